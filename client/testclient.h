@@ -1,0 +1,171 @@
+/*
+ * testclient: the small client library the integration tests (and later the
+ * load tools) are built on.
+ *
+ * - servers: pick a free TCP port, start a percore-server (or a real
+ *   redis-server, to validate a test against the reference) as a child
+ *   process with its output captured to a log file, wait until it answers
+ *   PING, stop it with SIGTERM and return how it exited.
+ * - raw connections (struct pc_conn): write any bytes, read back exactly one
+ *   RESP value as the bytes the server sent, for byte-exact comparisons with
+ *   Redis 7.0.  hiredis (pc_hiredis_connect) is there for convenience where
+ *   parsed replies are enough.
+ * - expectations: pc_expect_* compare and, on mismatch, print what was sent,
+ *   the expected and the received bytes (escaped), and count a failure;
+ *   pc_test_done() prints the tally and gives the exit status.
+ *
+ * Threading: none of this is thread-safe except distinct pc_conn objects used
+ * from distinct threads (the failure counter is atomic).
+ */
+#ifndef PERCORE_TESTCLIENT_H
+#define PERCORE_TESTCLIENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include <hiredis/hiredis.h>
+
+/* ---- servers ----------------------------------------------------------- */
+
+struct pc_server {
+    pid_t pid;            /* child pid, 0 when not running */
+    int port;             /* TCP port it listens on (127.0.0.1) */
+    int is_redis;         /* 1 when the binary is a real redis-server */
+    int external;         /* 1 when PC_SERVER_PORT pointed us at a running server */
+    char log_path[512];   /* stdout+stderr of the child */
+};
+
+/* A TCP port on 127.0.0.1 that was free a moment ago (bind to 0, read, close).
+ * Ports handed out by this process are never repeated. -1 on error. */
+int pc_free_port(void);
+
+/* Start `bin --port P --bind 127.0.0.1 [extra...]` (extra is NULL-terminated,
+ * may be NULL).  For a redis-server binary `--save "" --appendonly no` are
+ * added and `--threads N` pairs in extra are dropped.  Waits up to 20 s for
+ * PING.  0 ok, -1 (with a message on stderr and the log tail) on failure. */
+int pc_server_start(struct pc_server *s, const char *bin, const char *const *extra);
+
+/* SIGTERM, wait up to timeout_ms, then SIGKILL.  Returns the exit status
+ * (0..255), 128+signal if killed by a signal, -1 if it had to be SIGKILLed
+ * after the timeout or was not running. */
+int pc_server_stop(struct pc_server *s, int timeout_ms);
+
+/* 1 when the child is still running */
+int pc_server_alive(struct pc_server *s);
+
+/* print the last `max` bytes of the server log to stderr */
+void pc_server_dump_log(const struct pc_server *s, size_t max);
+
+/*
+ * The common command line of the integration tests:
+ *   test_x [--server PATH] [--threads N] [extra server args after --]
+ * PATH defaults to $PERCORE_SERVER; with PC_SERVER_PORT set, no server is
+ * started and the test talks to that port.  Returns 0 and a started server.
+ */
+int pc_test_setup(int argc, char **argv, struct pc_server *s);
+/* stop the server and require exit status 0; counts a failure otherwise */
+void pc_test_teardown(struct pc_server *s);
+
+/* ---- raw connections --------------------------------------------------- */
+
+struct pc_conn {
+    int fd;
+    char *buf;            /* bytes received, not yet returned */
+    size_t len;
+    size_t cap;
+    int eof;              /* peer closed (read returned 0 or ECONNRESET) */
+};
+
+/* connect to 127.0.0.1:port; NULL on error (message on stderr) */
+struct pc_conn *pc_conn_open(int port);
+/* same, silent on failure (for polling a server that is starting) */
+struct pc_conn *pc_conn_open_quiet(int port);
+void pc_conn_close(struct pc_conn **c);
+/* close with SO_LINGER {1,0}: the kernel sends RST instead of FIN */
+void pc_conn_abort(struct pc_conn **c);
+
+/* write all bytes (blocking); 0 ok, -1 error */
+int pc_conn_write(struct pc_conn *c, const void *buf, size_t len);
+/* append the RESP encoding of argv to a growing buffer *out (malloc'd) */
+void pc_resp_encode(char **out, size_t *len, size_t *cap, int argc,
+                    const char *const *argv, const size_t *argvlen);
+/* send one command as a RESP array (argvlen NULL: strlen) */
+int pc_conn_send(struct pc_conn *c, int argc, const char *const *argv, const size_t *argvlen);
+
+/*
+ * Read exactly one complete RESP value (RESP2 or RESP3), waiting up to
+ * timeout_ms.  On success *out is a malloc'd NUL-terminated copy of its
+ * bytes, *outlen its length, and the result is 1.  0: timed out, -1: the
+ * connection closed (or broke) before a whole value arrived, -2: the bytes
+ * are not RESP.
+ */
+int pc_conn_read_reply(struct pc_conn *c, char **out, size_t *outlen, int timeout_ms);
+
+/* 1 if the peer closes the connection within timeout_ms with no more bytes
+ * arriving first, 0 if it stays open, -1 if unexpected bytes arrived */
+int pc_conn_wait_closed(struct pc_conn *c, int timeout_ms);
+
+/* send argv, read one reply; returns the malloc'd reply or NULL */
+char *pc_conn_cmd(struct pc_conn *c, size_t *outlen, int argc, const char *const *argv);
+/* same, argv as a NULL-terminated list of C strings */
+char *pc_conn_cmdl(struct pc_conn *c, size_t *outlen, const char *arg0, ...);
+
+/* length of the complete RESP value at buf: >0 complete, 0 incomplete, -1 bad */
+long pc_resp_value_len(const char *buf, size_t len);
+
+/* ---- hiredis ----------------------------------------------------------- */
+
+/* hiredis context with a 10 s timeout; NULL on error */
+redisContext *pc_hiredis_connect(int port);
+
+/* ---- expectations ------------------------------------------------------ */
+
+/* timeout used by the expect helpers for one reply, ms (default 10000) */
+extern int pc_reply_timeout_ms;
+
+/* print bytes escaped (\r \n \xNN), at most max bytes then "..." */
+void pc_print_escaped(FILE *f, const char *buf, size_t len, size_t max);
+
+/* count a failure with a printf-style message */
+void pc_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int pc_failures(void);
+
+/* compare got with expected (exp NUL-terminated); 1 equal, 0 mismatch
+ * (printed with `what` and the first differing offset) */
+int pc_expect_bytes(const char *what, const char *got, size_t gotlen, const char *exp);
+int pc_expect_bytes_n(const char *what, const char *got, size_t gotlen,
+                      const char *exp, size_t explen);
+
+/* send the NULL-terminated command, expect the reply bytes exactly */
+int pc_expect(struct pc_conn *c, const char *exp, const char *arg0, ...);
+/* same with argv/argvlen (binary-safe) */
+int pc_expectv(struct pc_conn *c, const char *exp, size_t explen, int argc,
+               const char *const *argv, const size_t *argvlen);
+/* read one reply (already sent) and expect it */
+int pc_expect_reply(struct pc_conn *c, const char *what, const char *exp, size_t explen);
+
+/* print "N passed, M failed" and return the process exit status */
+int pc_test_done(const char *name);
+
+/* ---- keys and slots ---------------------------------------------------- */
+
+/* Redis Cluster slot of a key (CRC16-XMODEM mod 16384, {hash tags}) */
+unsigned pc_key_slot(const char *key, size_t len);
+/* write "<prefix><n>" for the smallest n >= 0 whose key hashes to `slot`
+ * into buf; returns its length (prefix must hold no hash tag) */
+size_t pc_key_for_slot(const char *prefix, unsigned slot, char *buf, size_t bufsize);
+/*
+ * PC_SPREAD_KEYS keys that cover every shard for any shard count dividing 16
+ * under either slot->shard mapping (contiguous ranges or slot mod N): key i
+ * has slot i*1024 + i, so slot/1024 and slot%16 both take every value 0..15.
+ */
+#define PC_SPREAD_KEYS 16
+void pc_spread_keys(const char *prefix, char keys[PC_SPREAD_KEYS][64]);
+
+/* monotonic milliseconds */
+long long pc_now_ms(void);
+void pc_sleep_ms(int ms);
+
+#endif

@@ -1,0 +1,99 @@
+/*
+ * command: the command table and the handler interface.
+ *
+ * A handler runs on the shard that owns the keys it names, against that
+ * shard's store, and appends exactly one reply to ctx->out.  It never knows
+ * whether it was called inline on the connection's own shard or from a
+ * cross-shard batch: the dispatcher (core/dispatch.c) decides where it runs
+ * from the command's `route`, and splits multi-key commands into per-shard
+ * parts whose replies it merges.  ctx->conn is set only for ROUTE_HOME
+ * commands (connection and server state live on the home shard).
+ */
+#ifndef PERCORE_COMMAND_H
+#define PERCORE_COMMAND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "percore/reply.h"
+#include "percore/resp.h"
+
+struct store;
+struct conn;
+struct config;
+
+/* per-thread counters a handler may bump (the owner shard's) */
+struct cmd_stats {
+    uint64_t keyspace_hits;
+    uint64_t keyspace_misses;
+};
+
+struct cmd_ctx {
+    struct store *store;          /* the owner shard's store */
+    struct reply *out;            /* append the reply here */
+    const struct resp_arg *argv;  /* argv[0] is the command name as sent */
+    int argc;
+    int db;                       /* selected database */
+    int64_t now;                  /* cached unix time in ms */
+    const struct config *config;  /* RCU-protected snapshot, valid for this call */
+    struct cmd_stats *stats;      /* the running shard's counters */
+    struct conn *conn;            /* home connection (ROUTE_HOME only), else NULL */
+    int shard;                    /* index of the running shard */
+};
+
+typedef void cmd_handler(struct cmd_ctx *ctx);
+
+/* flags, as COMMAND INFO names them */
+enum {
+    CMD_WRITE = 1u << 0,
+    CMD_READONLY = 1u << 1,
+    CMD_DENYOOM = 1u << 2,
+    CMD_ADMIN = 1u << 3,
+    CMD_PUBSUB = 1u << 4,
+    CMD_NOSCRIPT = 1u << 5,
+    CMD_BLOCKING = 1u << 6,
+    CMD_LOADING = 1u << 7,
+    CMD_STALE = 1u << 8,
+    CMD_FAST = 1u << 9,
+    CMD_NO_AUTH = 1u << 10,
+    CMD_INTERNAL = 1u << 11, /* not callable by clients (cross-shard helpers) */
+};
+
+/* where a command runs (see dispatch.c) */
+enum cmd_route {
+    ROUTE_HOME = 0,    /* no keys: runs on the connection's shard, ctx->conn set */
+    ROUTE_OWNER,       /* all keys on one shard: runs there (inline when that is home) */
+    ROUTE_SPLIT_SUM,   /* keys split by shard; integer replies summed (DEL EXISTS UNLINK TOUCH) */
+    ROUTE_SPLIT_MGET,  /* keys split by shard; array replies put back in key order (MGET) */
+    ROUTE_SPLIT_OK,    /* key/value pairs split by shard; +OK (MSET) */
+    ROUTE_FANOUT_SUM,  /* every shard runs it; integers summed (DBSIZE) */
+    ROUTE_FANOUT_OK,   /* every shard runs it; +OK or the first error (FLUSHALL FLUSHDB SWAPDB) */
+    ROUTE_FANOUT_CONCAT, /* every shard runs it; arrays concatenated (KEYS) */
+    ROUTE_SPECIAL,     /* the dispatcher drives it step by step (SCAN RANDOMKEY RENAME MSETNX) */
+};
+
+struct command {
+    const char *name;   /* lower case */
+    cmd_handler *proc;
+    int arity;          /* Redis's convention: -N means at least N */
+    uint32_t flags;
+    int first_key;      /* 0: no keys */
+    int last_key;       /* negative: counts from the end (-1 = last argument) */
+    int key_step;
+    enum cmd_route route;
+    const char *group;   /* COMMAND DOCS group: "string", "generic", "connection", "server" */
+    const char *summary;
+    const char *since;
+    const char *categories; /* ACL categories, space separated, e.g. "@read @string @fast" */
+};
+
+void command_setup(void);
+/* case-insensitive; NULL when unknown (internal commands are never found) */
+const struct command *command_lookup(const char *name, size_t len);
+/* internal commands by exact name, for the dispatcher */
+const struct command *command_internal(const char *name);
+/* iterate the public table (COMMAND, COMMAND COUNT/INFO/DOCS) */
+size_t command_count(void);
+const struct command *command_at(size_t i);
+
+#endif

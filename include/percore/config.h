@@ -1,0 +1,80 @@
+/*
+ * config: the server's configuration, read-mostly, published with userspace
+ * RCU (urcu-qsbr).
+ *
+ * One immutable struct config is current at any time.  Shard threads read it
+ * with config_current() (an rcu_dereference; no lock) and may keep the
+ * pointer until their next quiescent state, i.e. for the rest of the loop
+ * turn.  CONFIG SET builds a modified copy under a writer mutex (never on the
+ * command path), publishes it with rcu_assign_pointer and frees the old one
+ * after a grace period (call_rcu).
+ *
+ * Keys follow redis.conf: `name value...` lines, '#' comments, quoted
+ * values; the same keys work as `--name value` on the command line.
+ */
+#ifndef PERCORE_CONFIG_H
+#define PERCORE_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "percore/reply.h"
+#include "percore/resp.h"
+#include "percore/slot.h"
+
+#define CONFIG_MAX_BIND 16
+#define CONFIG_MAX_THREADS 1024
+
+enum loglevel { LOG_DEBUG = 0, LOG_VERBOSE, LOG_NOTICE, LOG_WARNING, LOG_NOTHING };
+
+struct config {
+    /* network */
+    char *bind[CONFIG_MAX_BIND];
+    int bind_count;
+    int port;
+    int tcp_backlog;
+    int tcp_keepalive;          /* seconds, 0 off */
+    /* threads and placement */
+    int threads;                /* shard threads */
+    char *cpu_list;             /* "0-3,8" or NULL: pin shard i to the i-th allowed cpu */
+    /* keyspace */
+    int databases;
+    /* limits */
+    long long proto_max_bulk_len;
+    long long client_query_buffer_limit;
+    int maxclients;
+    int timeout;                /* idle client timeout, seconds, 0 off */
+    int hz;                     /* shard timer frequency (active expiry) */
+    char *requirepass;          /* NULL: no AUTH needed */
+    long long maxmemory;        /* bytes, 0 no limit (enforced with the control-plane issue) */
+    /* handoff */
+    int inbox_size;             /* batches per shard inbox (power of two) */
+    int handoff_credits;        /* remote batches a shard may have in flight */
+    /* logging */
+    enum loglevel loglevel;
+    char *logfile;              /* "" or NULL: stdout */
+    char *pidfile;
+    char *dir;
+    /* where the config was loaded from (CONFIG REWRITE, INFO config_file) */
+    char *config_file;
+    /* slot -> shard */
+    uint16_t slot_shard[SLOT_COUNT];
+};
+
+/* load defaults, then the file (if any), then --key value pairs; 0 ok, -1 with err filled */
+int config_setup(int argc, char **argv, char *err, size_t errlen);
+void config_teardown(void);
+
+/* the current config; caller is an online RCU thread (or the main thread at setup) */
+const struct config *config_current(void);
+
+/* CONFIG GET pattern [pattern ...]: appends the map reply */
+void config_get_reply(struct reply *out, const struct resp_arg *patterns, int n);
+/* CONFIG SET name value [name value ...]: all-or-nothing; appends +OK or the error */
+void config_set_reply(struct reply *out, const struct resp_arg *args, int n);
+
+/* --help text: every key with its default */
+void config_print_help(void);
+
+#endif

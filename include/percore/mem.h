@@ -1,0 +1,23 @@
+/*
+ * mem: the allocator for everything (mimalloc).
+ *
+ * Every allocation goes through these wrappers so that each shard thread
+ * allocates from its own thread-local mimalloc heap (mimalloc's default heap
+ * is per thread).  Allocation failure aborts with a message: like Redis, an
+ * in-memory server out of address space has no useful way to go on, and
+ * maxmemory is the mechanism that keeps it from getting there.
+ */
+#ifndef PERCORE_MEM_H
+#define PERCORE_MEM_H
+
+#include <stddef.h>
+
+void *mem_alloc(size_t size);
+void *mem_calloc(size_t n, size_t size);
+void *mem_realloc(void *ptr, size_t size);
+void  mem_release(void *ptr);
+char *mem_strndup(const char *s, size_t n);
+/* usable size of a block, for memory accounting */
+size_t mem_usable(const void *ptr);
+
+#endif

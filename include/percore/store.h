@@ -1,0 +1,101 @@
+/*
+ * store: one shard's keyspace.
+ *
+ * A store holds `databases` tables (SELECT 0..N-1), each a hash table keyed
+ * by binary-safe key bytes with siphash under a random per-process seed, so
+ * crafted keys cannot pile into one bucket.  Tables grow and shrink by
+ * incremental rehash: every lookup/insert/delete moves a bucket or two, and
+ * the shard's timer moves more while idle, so no single operation pauses for
+ * time proportional to the table's size.
+ *
+ * Expiry: an absolute unix time in ms per key (-1 none).  Lookups expire
+ * lazily (an expired key is deleted and reported missing);
+ * store_active_expire() samples keys with a TTL, Redis's algorithm, and is
+ * driven by the shard's timer.
+ *
+ * A store is touched only by the thread that owns it (DESIGN.md rule 1).
+ * Functions taking `now` use it (ms, the shard's cached clock) to decide
+ * whether a key has expired.
+ */
+#ifndef PERCORE_STORE_H
+#define PERCORE_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "percore/object.h"
+
+struct store;
+
+/* process-wide hash seed, set once at startup before any store exists */
+void store_set_seed(const uint8_t seed[16]);
+
+struct store *store_create(int databases);
+void store_destroy(struct store **s);
+int store_databases(const struct store *s);
+
+/* NULL when missing or expired (an expired key is deleted on the way) */
+struct object *store_lookup(struct store *s, int db, const char *key, size_t klen, int64_t now);
+
+enum {
+    STORE_KEEPTTL = 1, /* keep the key's existing expire when replacing */
+};
+/*
+ * Set key to val (the store takes ownership of val), replacing any existing
+ * value (destroyed) and clearing its TTL unless STORE_KEEPTTL.  If val is the
+ * object already stored under key nothing is freed.  Returns 1 if the key was
+ * new, 0 if replaced.
+ */
+int store_set(struct store *s, int db, const char *key, size_t klen, struct object *val, int flags);
+/* 1 if a live key was deleted, 0 if there was none (expired counts as none) */
+int store_delete(struct store *s, int db, const char *key, size_t klen, int64_t now);
+/* remove key and hand its object to the caller (NULL if none); TTL returned in *expire */
+struct object *store_take(struct store *s, int db, const char *key, size_t klen, int64_t now,
+                          int64_t *expire);
+
+/* expire of a live key: ms unix time, -1 no TTL, -2 no such key */
+int64_t store_get_expire(struct store *s, int db, const char *key, size_t klen, int64_t now);
+/* set an absolute expire (ms) on an existing key; 0 ok, -1 no such key */
+int store_set_expire(struct store *s, int db, const char *key, size_t klen, int64_t when, int64_t now);
+/* 1 if a TTL was removed, 0 if the key had none or does not exist */
+int store_persist(struct store *s, int db, const char *key, size_t klen, int64_t now);
+
+size_t store_size(const struct store *s, int db);          /* keys (may count not-yet-reaped expired) */
+size_t store_expires_size(const struct store *s, int db);  /* keys with a TTL */
+
+/* drop every key of db (db < 0: of every db) */
+void store_flush(struct store *s, int db);
+/* swap two databases' contents; 0 ok, -1 bad index */
+int store_swapdb(struct store *s, int a, int b);
+/* MOVE: 1 moved, 0 not moved (missing in src or present in dst) */
+int store_move(struct store *s, int src_db, int dst_db, const char *key, size_t klen, int64_t now);
+
+/*
+ * One step of a full-coverage cursor scan (Redis's reverse-binary cursor):
+ * calls fn for the keys of a bucket or more (about `count` keys), skipping
+ * expired ones, and returns the next cursor, 0 when the scan is complete.
+ * Every key present for the whole scan is returned at least once, even
+ * across rehashes.
+ */
+typedef void store_scan_fn(void *arg, const char *key, size_t klen, struct object *val);
+uint64_t store_scan(struct store *s, int db, uint64_t cursor, long count, int64_t now,
+                    store_scan_fn *fn, void *arg);
+
+/* a random live key: returns true and points *key and *klen into the store */
+bool store_random_key(struct store *s, int db, int64_t now, const char **key, size_t *klen);
+
+/*
+ * Active expiry: sample keys with a TTL in every db and delete the expired
+ * ones, Redis's adaptive cycle (repeat while more than 10% of a sample was
+ * expired), spending at most budget_us microseconds.  Returns keys deleted.
+ */
+size_t store_active_expire(struct store *s, int64_t now, long budget_us);
+/* a few rehash steps on every table that is rehashing (idle-time work) */
+void store_rehash_step(struct store *s);
+
+/* counters, owned by this store's thread */
+uint64_t store_expired_keys(const struct store *s);  /* lazily + actively expired, total */
+size_t store_memory(const struct store *s);          /* bytes in tables, keys and objects */
+
+#endif

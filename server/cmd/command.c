@@ -1,0 +1,90 @@
+/*
+ * command: joins the families' tables into one case-insensitive lookup.
+ *
+ * command_setup() builds an open-addressed table of pointers keyed by the
+ * lower-cased name; lookups lower-case at most 32 bytes on the stack, so a
+ * lookup costs one hash and one or two compares, with no allocation.
+ * Internal commands (CMD_INTERNAL) are kept apart: clients can never call
+ * them by name.
+ */
+#include "percore/command.h"
+
+#include "families.h"
+
+#include <string.h>
+
+#define COMMAND_MAX 512
+#define COMMAND_HASH_SIZE 1024 /* power of two, > 2x COMMAND_MAX */
+#define COMMAND_NAME_MAX 32
+
+static const struct command *command_list[COMMAND_MAX];
+static size_t command_list_len;
+static const struct command *command_hash[COMMAND_HASH_SIZE];
+
+static unsigned command_hash_name(const char *lower, size_t len)
+{
+    unsigned h = 2166136261u; /* FNV-1a */
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ (unsigned char)lower[i]) * 16777619u;
+    return h & (COMMAND_HASH_SIZE - 1);
+}
+
+static void command_add_family(const struct command *family, size_t n)
+{
+    for (size_t i = 0; i < n && command_list_len < COMMAND_MAX; i++) {
+        const struct command *c = &family[i];
+        if (c->flags & CMD_INTERNAL)
+            continue;
+        command_list[command_list_len++] = c;
+        unsigned h = command_hash_name(c->name, strlen(c->name));
+        while (command_hash[h])
+            h = (h + 1) & (COMMAND_HASH_SIZE - 1);
+        command_hash[h] = c;
+    }
+}
+
+void command_setup(void)
+{
+    if (command_list_len)
+        return;
+    command_add_family(command_family_server, command_family_server_count);
+    command_add_family(command_family_string, command_family_string_count);
+    command_add_family(command_family_keys, command_family_keys_count);
+}
+
+const struct command *command_lookup(const char *name, size_t len)
+{
+    if (len == 0 || len > COMMAND_NAME_MAX)
+        return NULL;
+    char lower[COMMAND_NAME_MAX];
+    for (size_t i = 0; i < len; i++) {
+        char ch = name[i];
+        lower[i] = (ch >= 'A' && ch <= 'Z') ? (char)(ch + 32) : ch;
+    }
+    unsigned h = command_hash_name(lower, len);
+    while (command_hash[h]) {
+        const char *n = command_hash[h]->name;
+        if (strlen(n) == len && memcmp(n, lower, len) == 0)
+            return command_hash[h];
+        h = (h + 1) & (COMMAND_HASH_SIZE - 1);
+    }
+    return NULL;
+}
+
+const struct command *command_internal(const char *name)
+{
+    for (size_t i = 0; i < command_family_internal_count; i++)
+        if (strcmp(command_family_internal[i].name, name) == 0)
+            return &command_family_internal[i];
+    return NULL;
+}
+
+size_t command_count(void)
+{
+    return command_list_len;
+}
+
+const struct command *command_at(size_t i)
+{
+    return i < command_list_len ? command_list[i] : NULL;
+}

@@ -1,0 +1,22 @@
+/*
+ * families: each command family (one file, like Redis's t_string.c) exports
+ * its slice of the command table; command.c joins them into one lookup.
+ */
+#ifndef PERCORE_CMD_FAMILIES_H
+#define PERCORE_CMD_FAMILIES_H
+
+#include <stddef.h>
+
+#include "percore/command.h"
+
+extern const struct command command_family_string[];
+extern const size_t command_family_string_count;
+extern const struct command command_family_keys[];
+extern const size_t command_family_keys_count;
+extern const struct command command_family_server[];
+extern const size_t command_family_server_count;
+/* internal helpers for cross-shard steps (RENAME's take/put, INFO keyspace) */
+extern const struct command command_family_internal[];
+extern const size_t command_family_internal_count;
+
+#endif

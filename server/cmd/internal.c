@@ -1,0 +1,95 @@
+/*
+ * internal: cross-shard helper commands, never callable by clients.
+ *
+ * Design: RENAME/RENAMENX whose two keys live on different shards cannot run
+ * in one handler (a handler sees one store).  The dispatcher runs them as two
+ * steps through these commands, each on the owner of its key:
+ *
+ *   __take key                  -> nil when the key is missing, else
+ *                                  *2 [$blob (object_serialize), :expire-ms or -1]
+ *                                  and the key is removed from this store
+ *   __put key blob expire nx    -> :0 when nx is "1" and key exists; else the
+ *                                  value is rebuilt with object_deserialize,
+ *                                  stored (replacing, TTL = expire unless -1)
+ *                                  and :1; "-ERR corrupt value" on a bad blob
+ *
+ * The blob is a byte string, so the value crosses threads as a copy: no
+ * object is ever touched by a thread other than its owner (DESIGN.md rule 1).
+ * The replies follow ctx->out's protocol (nil is "$-1" in RESP2, "_" in RESP3).
+ *
+ * Threading: each runs on the shard owning argv[1] (ROUTE_OWNER, key 1).
+ */
+#include "families.h"
+
+#include "percore/command.h"
+#include "percore/object.h"
+#include "percore/reply.h"
+#include "percore/store.h"
+#include "percore/util.h"
+
+#include <stdint.h>
+
+static void emit_to_reply(void *arg, const void *p, size_t n)
+{
+    reply_raw(arg, p, n);
+}
+
+static void cmd_take(struct cmd_ctx *ctx)
+{
+    const struct resp_arg *key = &ctx->argv[1];
+    int64_t expire = -1;
+    struct object *o = store_take(ctx->store, ctx->db, key->ptr, key->len, ctx->now, &expire);
+    struct reply blob;
+
+    if (o == NULL) {
+        reply_null(ctx->out);
+        return;
+    }
+    reply_init(&blob);
+    object_serialize(o, emit_to_reply, &blob);
+    object_destroy(&o);
+
+    reply_array(ctx->out, 2);
+    reply_bulk(ctx->out, blob.buf ? blob.buf : "", blob.len);
+    reply_int(ctx->out, expire < 0 ? -1 : expire);
+    reply_deinit(&blob);
+}
+
+static void cmd_put(struct cmd_ctx *ctx)
+{
+    const struct resp_arg *key = &ctx->argv[1];
+    const struct resp_arg *blob = &ctx->argv[2];
+    const struct resp_arg *nx = &ctx->argv[4];
+    long long expire;
+    struct object *o;
+
+    if (!util_str_to_ll(ctx->argv[3].ptr, ctx->argv[3].len, &expire)) {
+        reply_not_integer(ctx->out);
+        return;
+    }
+    if (nx->len == 1 && nx->ptr[0] == '1' &&
+        store_lookup(ctx->store, ctx->db, key->ptr, key->len, ctx->now) != NULL) {
+        reply_int(ctx->out, 0);
+        return;
+    }
+    o = object_deserialize(blob->ptr, blob->len);
+    if (o == NULL) {
+        reply_error(ctx->out, "ERR corrupt value");
+        return;
+    }
+    store_set(ctx->store, ctx->db, key->ptr, key->len, o, 0);
+    if (expire != -1)
+        store_set_expire(ctx->store, ctx->db, key->ptr, key->len, expire, ctx->now);
+    reply_int(ctx->out, 1);
+}
+
+const struct command command_family_internal[] = {
+    {"__take", cmd_take, 2, CMD_INTERNAL | CMD_WRITE, 1, 1, 1, ROUTE_OWNER,
+     "generic", "Remove a key and return its serialized value and expire (cross-shard RENAME)",
+     "", ""},
+    {"__put", cmd_put, 5, CMD_INTERNAL | CMD_WRITE, 1, 1, 1, ROUTE_OWNER,
+     "generic", "Store a serialized value under a key (cross-shard RENAME)", "", ""},
+};
+
+const size_t command_family_internal_count =
+    sizeof(command_family_internal) / sizeof(command_family_internal[0]);

@@ -1,0 +1,792 @@
+/*
+ * keys: the generic keyspace commands (Redis's db.c and expire.c): DEL,
+ * EXISTS, TYPE, the EXPIRE/TTL family, KEYS, SCAN, RANDOMKEY, RENAME, MOVE,
+ * DBSIZE, FLUSHDB/FLUSHALL, SWAPDB and OBJECT.
+ *
+ * Design: each handler follows its Redis 7.0 counterpart in the order of its
+ * checks, so the same input gets the same error.  Reads count keyspace
+ * hits/misses like Redis's lookupKeyRead (EXISTS, TYPE, TTL, TOUCH, OBJECT,
+ * SCAN's TYPE filter); writes do not.
+ *
+ * Threading and routing: a handler runs on the shard thread that owns its
+ * keys and sees only that shard's store (DESIGN.md rule 1).  Keyspace-wide
+ * commands are answered for this one store and merged by the dispatcher:
+ * KEYS returns this store's matches (ROUTE_FANOUT_CONCAT), DBSIZE its count
+ * (ROUTE_FANOUT_SUM), FLUSHDB, FLUSHALL and SWAPDB act on it (ROUTE_FANOUT_OK).  SCAN reads
+ * a shard-local cursor (the dispatcher rewrote argv[1]) and replies with the
+ * next shard-local cursor.  RENAME/RENAMENX handle both keys in this store;
+ * the cross-shard case is the dispatcher's (internal.c's __take/__put).
+ *
+ * Each handler appends exactly one reply to ctx->out.
+ */
+#include "families.h"
+
+#include "percore/command.h"
+#include "percore/config.h"
+#include "percore/mem.h"
+#include "percore/object.h"
+#include "percore/reply.h"
+#include "percore/store.h"
+#include "percore/util.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { UNIT_SECONDS = 0, UNIT_MILLISECONDS = 1 };
+
+enum {
+    EXPIRE_NX = 1 << 0,
+    EXPIRE_XX = 1 << 1,
+    EXPIRE_GT = 1 << 2,
+    EXPIRE_LT = 1 << 3,
+};
+
+/* ---- helpers ------------------------------------------------------------- */
+
+static struct object *lookup_read(struct cmd_ctx *ctx, const struct resp_arg *k)
+{
+    struct object *o = store_lookup(ctx->store, ctx->db, k->ptr, k->len, ctx->now);
+    if (ctx->stats) {
+        if (o)
+            ctx->stats->keyspace_hits++;
+        else
+            ctx->stats->keyspace_misses++;
+    }
+    return o;
+}
+
+static struct object *lookup_write(struct cmd_ctx *ctx, const struct resp_arg *k)
+{
+    return store_lookup(ctx->store, ctx->db, k->ptr, k->len, ctx->now);
+}
+
+/* Redis compares options as C strings: the argument up to its first NUL */
+static size_t cstr_len(const struct resp_arg *a)
+{
+    return strnlen(a->ptr, a->len);
+}
+
+static bool opt_is(const struct resp_arg *a, const char *name)
+{
+    return util_eq_nocase(a->ptr, cstr_len(a), name);
+}
+
+static bool get_ll_or_reply(struct cmd_ctx *ctx, const struct resp_arg *a, long long *v)
+{
+    if (!util_str_to_ll(a->ptr, a->len, v)) {
+        reply_not_integer(ctx->out);
+        return false;
+    }
+    return true;
+}
+
+/* Redis getIntFromObjectOrReply: msg (when not NULL) replaces both errors */
+static bool get_int_or_reply(struct cmd_ctx *ctx, const struct resp_arg *a, int *v,
+                             const char *msg)
+{
+    long long ll;
+    if (!util_str_to_ll(a->ptr, a->len, &ll)) {
+        if (msg)
+            reply_error(ctx->out, msg);
+        else
+            reply_not_integer(ctx->out);
+        return false;
+    }
+    if (ll < INT_MIN || ll > INT_MAX) {
+        if (msg)
+            reply_error(ctx->out, msg);
+        else
+            reply_errorf(ctx->out, "ERR value is out of range, value must between %d and %d",
+                         INT_MIN, INT_MAX);
+        return false;
+    }
+    *v = (int)ll;
+    return true;
+}
+
+static bool same_bytes(const struct resp_arg *a, const struct resp_arg *b)
+{
+    return a->len == b->len && memcmp(a->ptr, b->ptr, a->len) == 0;
+}
+
+/* ---- DEL UNLINK EXISTS TOUCH TYPE ------------------------------------------ */
+
+static void cmd_del(struct cmd_ctx *ctx)
+{
+    long long n = 0;
+    for (int j = 1; j < ctx->argc; j++)
+        n += store_delete(ctx->store, ctx->db, ctx->argv[j].ptr, ctx->argv[j].len, ctx->now);
+    reply_int(ctx->out, n);
+}
+
+static void cmd_exists(struct cmd_ctx *ctx)
+{
+    long long n = 0;
+    for (int j = 1; j < ctx->argc; j++)
+        if (lookup_read(ctx, &ctx->argv[j]) != NULL)
+            n++;
+    reply_int(ctx->out, n);
+}
+
+static void cmd_type(struct cmd_ctx *ctx)
+{
+    struct object *o = lookup_read(ctx, &ctx->argv[1]);
+    reply_simple(ctx->out, o ? object_type_name(o) : "none");
+}
+
+/* ---- EXPIRE family --------------------------------------------------------- */
+
+/* Redis parseExtendedExpireArgumentsOrReply */
+static bool parse_expire_flags_or_reply(struct cmd_ctx *ctx, int *flags)
+{
+    bool nx = false, xx = false, gt = false, lt = false;
+
+    for (int j = 3; j < ctx->argc; j++) {
+        const struct resp_arg *opt = &ctx->argv[j];
+        if (opt_is(opt, "nx")) {
+            *flags |= EXPIRE_NX;
+            nx = true;
+        } else if (opt_is(opt, "xx")) {
+            *flags |= EXPIRE_XX;
+            xx = true;
+        } else if (opt_is(opt, "gt")) {
+            *flags |= EXPIRE_GT;
+            gt = true;
+        } else if (opt_is(opt, "lt")) {
+            *flags |= EXPIRE_LT;
+            lt = true;
+        } else {
+            reply_errorf(ctx->out, "ERR Unsupported option %.*s", (int)cstr_len(opt), opt->ptr);
+            return false;
+        }
+    }
+    if ((nx && xx) || (nx && gt) || (nx && lt)) {
+        reply_error(ctx->out, "ERR NX and XX, GT or LT options at the same time are not compatible");
+        return false;
+    }
+    if (gt && lt) {
+        reply_error(ctx->out, "ERR GT and LT options at the same time are not compatible");
+        return false;
+    }
+    return true;
+}
+
+/* Redis expireGenericCommand; basetime is ctx->now for the relative forms */
+static void expire_generic(struct cmd_ctx *ctx, long long basetime, int unit, const char *cmd)
+{
+    const struct resp_arg *key = &ctx->argv[1];
+    long long when;
+    int flags = 0;
+
+    if (!parse_expire_flags_or_reply(ctx, &flags))
+        return;
+    if (!get_ll_or_reply(ctx, &ctx->argv[2], &when))
+        return;
+
+    /* negative values are allowed, overflows are not */
+    if (unit == UNIT_SECONDS) {
+        if (when > LLONG_MAX / 1000 || when < LLONG_MIN / 1000) {
+            reply_errorf(ctx->out, "ERR invalid expire time in '%s' command", cmd);
+            return;
+        }
+        when *= 1000;
+    }
+    if (when > LLONG_MAX - basetime) {
+        reply_errorf(ctx->out, "ERR invalid expire time in '%s' command", cmd);
+        return;
+    }
+    when += basetime;
+
+    if (lookup_write(ctx, key) == NULL) {
+        reply_int(ctx->out, 0);
+        return;
+    }
+
+    if (flags) {
+        long long current = store_get_expire(ctx->store, ctx->db, key->ptr, key->len, ctx->now);
+        if ((flags & EXPIRE_NX) && current != -1) {
+            reply_int(ctx->out, 0);
+            return;
+        }
+        if ((flags & EXPIRE_XX) && current == -1) {
+            reply_int(ctx->out, 0);
+            return;
+        }
+        /* no TTL counts as infinite: GT always fails, LT always succeeds */
+        if ((flags & EXPIRE_GT) && (when <= current || current == -1)) {
+            reply_int(ctx->out, 0);
+            return;
+        }
+        if ((flags & EXPIRE_LT) && current != -1 && when >= current) {
+            reply_int(ctx->out, 0);
+            return;
+        }
+    }
+
+    if (when <= ctx->now) {
+        /* an expire in the past deletes the key */
+        store_delete(ctx->store, ctx->db, key->ptr, key->len, ctx->now);
+    } else {
+        store_set_expire(ctx->store, ctx->db, key->ptr, key->len, when, ctx->now);
+    }
+    reply_int(ctx->out, 1);
+}
+
+static void cmd_expire(struct cmd_ctx *ctx)
+{
+    expire_generic(ctx, ctx->now, UNIT_SECONDS, "expire");
+}
+
+static void cmd_pexpire(struct cmd_ctx *ctx)
+{
+    expire_generic(ctx, ctx->now, UNIT_MILLISECONDS, "pexpire");
+}
+
+static void cmd_expireat(struct cmd_ctx *ctx)
+{
+    expire_generic(ctx, 0, UNIT_SECONDS, "expireat");
+}
+
+static void cmd_pexpireat(struct cmd_ctx *ctx)
+{
+    expire_generic(ctx, 0, UNIT_MILLISECONDS, "pexpireat");
+}
+
+/* Redis ttlGenericCommand */
+static void ttl_generic(struct cmd_ctx *ctx, bool output_ms, bool output_abs)
+{
+    const struct resp_arg *key = &ctx->argv[1];
+    long long expire, ttl = -1;
+
+    if (lookup_read(ctx, key) == NULL) {
+        reply_int(ctx->out, -2);
+        return;
+    }
+    expire = store_get_expire(ctx->store, ctx->db, key->ptr, key->len, ctx->now);
+    if (expire != -1) {
+        ttl = output_abs ? expire : expire - ctx->now;
+        if (ttl < 0)
+            ttl = 0;
+    }
+    if (ttl == -1)
+        reply_int(ctx->out, -1);
+    else
+        reply_int(ctx->out, output_ms ? ttl : ((ttl + 500) / 1000));
+}
+
+static void cmd_ttl(struct cmd_ctx *ctx)
+{
+    ttl_generic(ctx, false, false);
+}
+
+static void cmd_pttl(struct cmd_ctx *ctx)
+{
+    ttl_generic(ctx, true, false);
+}
+
+static void cmd_expiretime(struct cmd_ctx *ctx)
+{
+    ttl_generic(ctx, false, true);
+}
+
+static void cmd_pexpiretime(struct cmd_ctx *ctx)
+{
+    ttl_generic(ctx, true, true);
+}
+
+static void cmd_persist(struct cmd_ctx *ctx)
+{
+    const struct resp_arg *key = &ctx->argv[1];
+    if (lookup_write(ctx, key) == NULL) {
+        reply_int(ctx->out, 0);
+        return;
+    }
+    reply_int(ctx->out, store_persist(ctx->store, ctx->db, key->ptr, key->len, ctx->now));
+}
+
+/* ---- KEYS SCAN RANDOMKEY ------------------------------------------------------ */
+
+/*
+ * Keys are encoded into a scratch reply while the store is walked (the array
+ * length is known only at the end), then copied behind the array header.  No
+ * pointer into the store is kept across store calls.
+ */
+struct key_collect {
+    struct reply buf;        /* bulk replies of the keys kept */
+    long long kept;          /* keys in buf */
+    long long seen;          /* keys visited (SCAN's COUNT budget) */
+    const char *pattern;     /* NULL: no pattern filter */
+    size_t plen;
+    const char *type;        /* NULL: no TYPE filter */
+    size_t tlen;
+    struct cmd_stats *stats; /* SCAN's TYPE filter counts a hit per key checked */
+};
+
+static void collect_key(void *arg, const char *key, size_t klen, struct object *val)
+{
+    struct key_collect *kc = arg;
+
+    kc->seen++;
+    if (kc->pattern && !util_glob_match(kc->pattern, kc->plen, key, klen, false))
+        return;
+    if (kc->type) {
+        if (kc->stats)
+            kc->stats->keyspace_hits++;
+        if (!util_eq_nocase(kc->type, kc->tlen, object_type_name(val)))
+            return;
+    }
+    reply_bulk(&kc->buf, key, klen);
+    kc->kept++;
+}
+
+static void cmd_keys(struct cmd_ctx *ctx)
+{
+    const struct resp_arg *pat = &ctx->argv[1];
+    struct key_collect kc;
+    uint64_t cursor = 0;
+
+    memset(&kc, 0, sizeof(kc));
+    reply_init(&kc.buf);
+    kc.buf.resp = ctx->out->resp;
+    if (!(pat->len == 1 && pat->ptr[0] == '*')) {
+        kc.pattern = pat->ptr;
+        kc.plen = pat->len;
+    }
+    do {
+        cursor = store_scan(ctx->store, ctx->db, cursor, 1024, ctx->now, collect_key, &kc);
+    } while (cursor != 0);
+
+    reply_array(ctx->out, kc.kept);
+    if (kc.buf.len)
+        reply_raw(ctx->out, kc.buf.buf, kc.buf.len);
+    reply_deinit(&kc.buf);
+}
+
+/* Redis parseScanCursorOrReply: strtoul() rules (a sign is accepted) */
+static bool parse_cursor_or_reply(struct cmd_ctx *ctx, const struct resp_arg *a, uint64_t *cursor)
+{
+    char stackbuf[64];
+    char *buf = stackbuf, *eptr;
+    size_t n = cstr_len(a); /* Redis reads the sds as a C string */
+    unsigned long v;
+    bool ok;
+
+    if (n >= sizeof(stackbuf))
+        buf = mem_alloc(n + 1);
+    memcpy(buf, a->ptr, n);
+    buf[n] = '\0';
+    errno = 0;
+    v = strtoul(buf, &eptr, 10);
+    ok = !(isspace((unsigned char)buf[0]) || eptr[0] != '\0' || errno == ERANGE);
+    if (buf != stackbuf)
+        mem_release(buf);
+    if (!ok) {
+        reply_error(ctx->out, "ERR invalid cursor");
+        return false;
+    }
+    *cursor = v;
+    return true;
+}
+
+static void cmd_scan(struct cmd_ctx *ctx)
+{
+    struct key_collect kc;
+    uint64_t cursor;
+    long long count = 10;
+    long long maxiter;
+    char num[24];
+    int numlen;
+
+    if (!parse_cursor_or_reply(ctx, &ctx->argv[1], &cursor))
+        return;
+
+    memset(&kc, 0, sizeof(kc));
+    for (int i = 2; i < ctx->argc;) {
+        int left = ctx->argc - i;
+        const struct resp_arg *opt = &ctx->argv[i];
+        if (opt_is(opt, "count") && left >= 2) {
+            if (!get_ll_or_reply(ctx, &ctx->argv[i + 1], &count))
+                return;
+            if (count < 1) {
+                reply_syntax_error(ctx->out);
+                return;
+            }
+            i += 2;
+        } else if (opt_is(opt, "match") && left >= 2) {
+            const struct resp_arg *p = &ctx->argv[i + 1];
+            /* the pattern is a no-op iff == "*" */
+            if (p->len == 1 && p->ptr[0] == '*') {
+                kc.pattern = NULL;
+            } else {
+                kc.pattern = p->ptr;
+                kc.plen = p->len;
+            }
+            i += 2;
+        } else if (opt_is(opt, "type") && left >= 2) {
+            kc.type = ctx->argv[i + 1].ptr;
+            kc.tlen = cstr_len(&ctx->argv[i + 1]);
+            i += 2;
+        } else {
+            reply_syntax_error(ctx->out);
+            return;
+        }
+    }
+
+    kc.stats = ctx->stats;
+    reply_init(&kc.buf);
+    kc.buf.resp = ctx->out->resp;
+    maxiter = count > LLONG_MAX / 10 ? LLONG_MAX : count * 10;
+    do {
+        cursor = store_scan(ctx->store, ctx->db, cursor, (long)(count - kc.seen), ctx->now,
+                            collect_key, &kc);
+    } while (cursor && maxiter-- && kc.seen < count);
+
+    reply_array(ctx->out, 2);
+    numlen = snprintf(num, sizeof(num), "%llu", (unsigned long long)cursor);
+    reply_bulk(ctx->out, num, (size_t)numlen);
+    reply_array(ctx->out, kc.kept);
+    if (kc.buf.len)
+        reply_raw(ctx->out, kc.buf.buf, kc.buf.len);
+    reply_deinit(&kc.buf);
+}
+
+static void cmd_randomkey(struct cmd_ctx *ctx)
+{
+    const char *key;
+    size_t klen;
+    if (store_random_key(ctx->store, ctx->db, ctx->now, &key, &klen))
+        reply_bulk(ctx->out, key, klen);
+    else
+        reply_null(ctx->out);
+}
+
+/* ---- RENAME RENAMENX MOVE ----------------------------------------------------- */
+
+/* Redis renameGenericCommand, both keys in this store */
+static void rename_generic(struct cmd_ctx *ctx, bool nx)
+{
+    const struct resp_arg *src = &ctx->argv[1];
+    const struct resp_arg *dst = &ctx->argv[2];
+    struct object *o;
+    int64_t expire = -1;
+
+    if (lookup_write(ctx, src) == NULL) {
+        reply_error(ctx->out, "ERR no such key");
+        return;
+    }
+    /* same key: nothing to do, but only if it exists (checked above) */
+    if (same_bytes(src, dst)) {
+        if (nx)
+            reply_int(ctx->out, 0);
+        else
+            reply_ok(ctx->out);
+        return;
+    }
+    if (lookup_write(ctx, dst) != NULL) {
+        if (nx) {
+            reply_int(ctx->out, 0);
+            return;
+        }
+        store_delete(ctx->store, ctx->db, dst->ptr, dst->len, ctx->now);
+    }
+    o = store_take(ctx->store, ctx->db, src->ptr, src->len, ctx->now, &expire);
+    store_set(ctx->store, ctx->db, dst->ptr, dst->len, o, 0);
+    if (expire != -1)
+        store_set_expire(ctx->store, ctx->db, dst->ptr, dst->len, expire, ctx->now);
+    if (nx)
+        reply_int(ctx->out, 1);
+    else
+        reply_ok(ctx->out);
+}
+
+static void cmd_rename(struct cmd_ctx *ctx)
+{
+    rename_generic(ctx, false);
+}
+
+static void cmd_renamenx(struct cmd_ctx *ctx)
+{
+    rename_generic(ctx, true);
+}
+
+static void cmd_move(struct cmd_ctx *ctx)
+{
+    const struct resp_arg *key = &ctx->argv[1];
+    int dbid;
+
+    if (!get_int_or_reply(ctx, &ctx->argv[2], &dbid, NULL))
+        return;
+    if (dbid < 0 || dbid >= store_databases(ctx->store)) {
+        reply_error(ctx->out, "ERR DB index is out of range");
+        return;
+    }
+    if (dbid == ctx->db) {
+        reply_error(ctx->out, "ERR source and destination objects are the same");
+        return;
+    }
+    if (lookup_write(ctx, key) == NULL) {
+        reply_int(ctx->out, 0);
+        return;
+    }
+    reply_int(ctx->out, store_move(ctx->store, ctx->db, dbid, key->ptr, key->len, ctx->now));
+}
+
+/* ---- DBSIZE FLUSHDB FLUSHALL SWAPDB --------------------------------------------- */
+
+static void cmd_dbsize(struct cmd_ctx *ctx)
+{
+    reply_int(ctx->out, (long long)store_size(ctx->store, ctx->db));
+}
+
+/* Redis getFlushCommandFlags: [ASYNC|SYNC]; both flush synchronously here */
+static bool flush_args_ok_or_reply(struct cmd_ctx *ctx)
+{
+    if (ctx->argc == 1)
+        return true;
+    if (ctx->argc == 2 && (opt_is(&ctx->argv[1], "sync") || opt_is(&ctx->argv[1], "async")))
+        return true;
+    reply_syntax_error(ctx->out);
+    return false;
+}
+
+static void cmd_flushdb(struct cmd_ctx *ctx)
+{
+    if (!flush_args_ok_or_reply(ctx))
+        return;
+    store_flush(ctx->store, ctx->db);
+    reply_ok(ctx->out);
+}
+
+static void cmd_flushall(struct cmd_ctx *ctx)
+{
+    if (!flush_args_ok_or_reply(ctx))
+        return;
+    store_flush(ctx->store, -1);
+    reply_ok(ctx->out);
+}
+
+static void cmd_swapdb(struct cmd_ctx *ctx)
+{
+    int id1, id2;
+    int n = store_databases(ctx->store);
+
+    if (!get_int_or_reply(ctx, &ctx->argv[1], &id1, "ERR invalid first DB index"))
+        return;
+    if (!get_int_or_reply(ctx, &ctx->argv[2], &id2, "ERR invalid second DB index"))
+        return;
+    if (id1 < 0 || id1 >= n || id2 < 0 || id2 >= n) {
+        reply_error(ctx->out, "ERR DB index is out of range");
+        return;
+    }
+    if (id1 != id2 && store_swapdb(ctx->store, id1, id2) != 0) {
+        reply_error(ctx->out, "ERR DB index is out of range");
+        return;
+    }
+    reply_ok(ctx->out);
+}
+
+/* ---- OBJECT -------------------------------------------------------------------- */
+
+static const char *const object_help[] = {
+    "ENCODING <key>",
+    "    Return the kind of internal representation used in order to store the value",
+    "    associated with a <key>.",
+    "FREQ <key>",
+    "    Return the access frequency index of the <key>. The returned integer is",
+    "    proportional to the logarithm of the recent access frequency of the key.",
+    "IDLETIME <key>",
+    "    Return the idle time of the <key>, that is the approximated number of",
+    "    seconds elapsed since the last access to the key.",
+    "REFCOUNT <key>",
+    "    Return the number of references of the value associated with the specified",
+    "    <key>.",
+    NULL,
+};
+
+/* Redis addReplyHelp: header with argv[0] upper-cased, the lines, the HELP footer */
+static void reply_help(struct cmd_ctx *ctx, const char *const *help)
+{
+    const struct resp_arg *name = &ctx->argv[0];
+    char upper[64];
+    size_t n = cstr_len(name), lines = 0;
+
+    if (n >= sizeof(upper))
+        n = sizeof(upper) - 1;
+    for (size_t i = 0; i < n; i++)
+        upper[i] = (char)toupper((unsigned char)name->ptr[i]);
+    upper[n] = '\0';
+    while (help[lines])
+        lines++;
+    reply_array(ctx->out, (long long)lines + 3);
+    {
+        char head[160];
+        snprintf(head, sizeof(head), "%s <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+                 upper);
+        reply_simple(ctx->out, head);
+    }
+    for (size_t i = 0; i < lines; i++)
+        reply_simple(ctx->out, help[i]);
+    reply_simple(ctx->out, "HELP");
+    reply_simple(ctx->out, "    Prints this help.");
+}
+
+static long long object_refcount(const struct object *o)
+{
+    /* Redis shares the integers 0..9999 (OBJ_SHARED_INTEGERS), refcount INT_MAX */
+    if (object_type(o) == OBJ_STRING && strcmp(object_encoding_name(o), "int") == 0) {
+        size_t len;
+        const char *p = object_string_ptr(o, &len);
+        long long v;
+        if (util_str_to_ll(p, len, &v) && v >= 0 && v < 10000)
+            return INT_MAX;
+    }
+    return 1;
+}
+
+static void cmd_object(struct cmd_ctx *ctx)
+{
+    const struct resp_arg *sub = &ctx->argv[1];
+    static const char *const subs[] = {"encoding", "freq", "idletime", "refcount", "help"};
+    const char *found = NULL;
+    struct object *o;
+
+    for (size_t i = 0; i < sizeof(subs) / sizeof(subs[0]); i++) {
+        if (util_eq_nocase(sub->ptr, sub->len, subs[i])) {
+            found = subs[i];
+            break;
+        }
+    }
+    if (found == NULL) {
+        const struct resp_arg *name = &ctx->argv[0];
+        char upper[64];
+        size_t n = cstr_len(name);
+        size_t sn = cstr_len(sub);
+        if (n >= sizeof(upper))
+            n = sizeof(upper) - 1;
+        for (size_t i = 0; i < n; i++)
+            upper[i] = (char)toupper((unsigned char)name->ptr[i]);
+        upper[n] = '\0';
+        reply_errorf(ctx->out, "ERR unknown subcommand '%.*s'. Try %s HELP.",
+                     (int)(sn > 128 ? 128 : sn), sub->ptr, upper);
+        return;
+    }
+    if (ctx->argc != (strcmp(found, "help") == 0 ? 2 : 3)) {
+        reply_errorf(ctx->out, "ERR wrong number of arguments for 'object|%s' command", found);
+        return;
+    }
+    if (strcmp(found, "help") == 0) {
+        reply_help(ctx, object_help);
+        return;
+    }
+
+    o = lookup_read(ctx, &ctx->argv[2]);
+    if (o == NULL) {
+        reply_null(ctx->out);
+        return;
+    }
+    if (strcmp(found, "encoding") == 0) {
+        reply_bulk_cstr(ctx->out, object_encoding_name(o));
+    } else if (strcmp(found, "refcount") == 0) {
+        reply_int(ctx->out, object_refcount(o));
+    } else if (strcmp(found, "idletime") == 0) {
+        /* access times are not tracked (no LRU eviction yet) */
+        reply_int(ctx->out, 0);
+    } else {
+        reply_error(ctx->out,
+                    "ERR An LFU maxmemory policy is not selected, access frequency not tracked. "
+                    "Please note that when switching between policies at runtime LRU and LFU "
+                    "data will take some time to adjust.");
+    }
+}
+
+/* ---- table --------------------------------------------------------------------- */
+
+/* arity, flags, key positions, group, summary, since and ACL categories as
+ * Redis 7.0.15's COMMAND INFO / COMMAND DOCS report them (OBJECT is a
+ * container command there; here it is one entry whose key is argv[2]) */
+const struct command command_family_keys[] = {
+    {"del", cmd_del, -2, CMD_WRITE, 1, -1, 1, ROUTE_SPLIT_SUM,
+     "generic", "Delete a key", "1.0.0",
+     "@keyspace @write @slow"},
+    {"unlink", cmd_del, -2, CMD_WRITE | CMD_FAST, 1, -1, 1, ROUTE_SPLIT_SUM,
+     "generic", "Delete a key asynchronously in another thread. Otherwise it is just as DEL, but non blocking.", "4.0.0",
+     "@keyspace @write @fast"},
+    {"exists", cmd_exists, -2, CMD_READONLY | CMD_FAST, 1, -1, 1, ROUTE_SPLIT_SUM,
+     "generic", "Determine if a key exists", "1.0.0",
+     "@keyspace @read @fast"},
+    {"touch", cmd_exists, -2, CMD_READONLY | CMD_FAST, 1, -1, 1, ROUTE_SPLIT_SUM,
+     "generic", "Alters the last access time of a key(s). Returns the number of existing keys specified.", "3.2.1",
+     "@keyspace @read @fast"},
+    {"type", cmd_type, 2, CMD_READONLY | CMD_FAST, 1, 1, 1, ROUTE_OWNER,
+     "generic", "Determine the type stored at key", "1.0.0",
+     "@keyspace @read @fast"},
+    {"expire", cmd_expire, -3, CMD_WRITE | CMD_FAST, 1, 1, 1, ROUTE_OWNER,
+     "generic", "Set a key's time to live in seconds", "1.0.0",
+     "@keyspace @write @fast"},
+    {"pexpire", cmd_pexpire, -3, CMD_WRITE | CMD_FAST, 1, 1, 1, ROUTE_OWNER,
+     "generic", "Set a key's time to live in milliseconds", "2.6.0",
+     "@keyspace @write @fast"},
+    {"expireat", cmd_expireat, -3, CMD_WRITE | CMD_FAST, 1, 1, 1, ROUTE_OWNER,
+     "generic", "Set the expiration for a key as a UNIX timestamp", "1.2.0",
+     "@keyspace @write @fast"},
+    {"pexpireat", cmd_pexpireat, -3, CMD_WRITE | CMD_FAST, 1, 1, 1, ROUTE_OWNER,
+     "generic", "Set the expiration for a key as a UNIX timestamp specified in milliseconds", "2.6.0",
+     "@keyspace @write @fast"},
+    {"ttl", cmd_ttl, 2, CMD_READONLY | CMD_FAST, 1, 1, 1, ROUTE_OWNER,
+     "generic", "Get the time to live for a key in seconds", "1.0.0",
+     "@keyspace @read @fast"},
+    {"pttl", cmd_pttl, 2, CMD_READONLY | CMD_FAST, 1, 1, 1, ROUTE_OWNER,
+     "generic", "Get the time to live for a key in milliseconds", "2.6.0",
+     "@keyspace @read @fast"},
+    {"expiretime", cmd_expiretime, 2, CMD_READONLY | CMD_FAST, 1, 1, 1, ROUTE_OWNER,
+     "generic", "Get the expiration Unix timestamp for a key", "7.0.0",
+     "@keyspace @read @fast"},
+    {"pexpiretime", cmd_pexpiretime, 2, CMD_READONLY | CMD_FAST, 1, 1, 1, ROUTE_OWNER,
+     "generic", "Get the expiration Unix timestamp for a key in milliseconds", "7.0.0",
+     "@keyspace @read @fast"},
+    {"persist", cmd_persist, 2, CMD_WRITE | CMD_FAST, 1, 1, 1, ROUTE_OWNER,
+     "generic", "Remove the expiration from a key", "2.2.0",
+     "@keyspace @write @fast"},
+    {"keys", cmd_keys, 2, CMD_READONLY, 0, 0, 0, ROUTE_FANOUT_CONCAT,
+     "generic", "Find all keys matching the given pattern", "1.0.0",
+     "@keyspace @read @slow @dangerous"},
+    {"scan", cmd_scan, -2, CMD_READONLY, 0, 0, 0, ROUTE_SPECIAL,
+     "generic", "Incrementally iterate the keys space", "2.8.0",
+     "@keyspace @read @slow"},
+    {"randomkey", cmd_randomkey, 1, CMD_READONLY, 0, 0, 0, ROUTE_SPECIAL,
+     "generic", "Return a random key from the keyspace", "1.0.0",
+     "@keyspace @read @slow"},
+    {"rename", cmd_rename, 3, CMD_WRITE, 1, 2, 1, ROUTE_SPECIAL,
+     "generic", "Rename a key", "1.0.0",
+     "@keyspace @write @slow"},
+    {"renamenx", cmd_renamenx, 3, CMD_WRITE | CMD_FAST, 1, 2, 1, ROUTE_SPECIAL,
+     "generic", "Rename a key, only if the new key does not exist", "1.0.0",
+     "@keyspace @write @fast"},
+    {"dbsize", cmd_dbsize, 1, CMD_READONLY | CMD_FAST, 0, 0, 0, ROUTE_FANOUT_SUM,
+     "server", "Return the number of keys in the selected database", "1.0.0",
+     "@keyspace @read @fast"},
+    {"flushdb", cmd_flushdb, -1, CMD_WRITE, 0, 0, 0, ROUTE_FANOUT_OK,
+     "server", "Remove all keys from the current database", "1.0.0",
+     "@keyspace @write @slow @dangerous"},
+    {"flushall", cmd_flushall, -1, CMD_WRITE, 0, 0, 0, ROUTE_FANOUT_OK,
+     "server", "Remove all keys from all databases", "1.0.0",
+     "@keyspace @write @slow @dangerous"},
+    {"swapdb", cmd_swapdb, 3, CMD_WRITE | CMD_FAST, 0, 0, 0, ROUTE_FANOUT_OK,
+     "server", "Swaps two Redis databases", "4.0.0",
+     "@keyspace @write @fast @dangerous"},
+    {"move", cmd_move, 3, CMD_WRITE | CMD_FAST, 1, 1, 1, ROUTE_OWNER,
+     "generic", "Move a key to another database", "1.0.0",
+     "@keyspace @write @fast"},
+    {"object", cmd_object, -2, CMD_READONLY, 2, 2, 1, ROUTE_OWNER,
+     "generic", "A container for object introspection commands", "2.2.3",
+     "@keyspace @read @slow"},
+};
+
+const size_t command_family_keys_count =
+    sizeof(command_family_keys) / sizeof(command_family_keys[0]);

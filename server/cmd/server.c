@@ -1,0 +1,1629 @@
+/*
+ * server: the connection and server commands (Redis's server.c, networking.c
+ * and config.c command procs): PING ECHO QUIT SELECT AUTH HELLO, COMMAND,
+ * CONFIG, INFO, TIME LASTSAVE SHUTDOWN WAIT, CLIENT.
+ *
+ * Replies follow Redis 7.0.15 byte for byte where percore has the feature,
+ * including the exact error texts and the shape of COMMAND INFO / DOCS, so
+ * that clients which probe the server at connect (redis-cli's COMMAND DOCS,
+ * redis-benchmark's CONFIG GET, ioredis's INFO loading:0, HELLO) work
+ * unchanged.
+ *
+ * The container commands (COMMAND, CONFIG, CLIENT) keep their subcommands in
+ * private tables here: the public command table (command.h) has one entry per
+ * top-level name, and the container's handler looks the subcommand up, checks
+ * its arity ("wrong number of arguments for 'config|get' command") and calls
+ * it.  The same tables feed COMMAND INFO / DOCS / LIST / GETKEYS, together
+ * with a small table of what struct command cannot say (the flags our enum
+ * lacks, such as allow_busy, and the command tips), so that the entries of
+ * these commands match Redis's exactly.
+ *
+ * Threading: every command here is ROUTE_HOME; it runs on the connection's
+ * own shard thread with ctx->conn set, touches only that connection, the
+ * RCU-protected config snapshot in ctx->config, and reads the other shards'
+ * stats blocks with relaxed loads (stats.h: single writer per block).  The
+ * process-wide identifiers (run_id, replid) are made once under pthread_once.
+ */
+#include "families.h"
+
+#include "percore/command.h"
+#include "percore/config.h"
+#include "percore/conn.h"
+#include "percore/reply.h"
+#include "percore/shard.h"
+#include "percore/stats.h"
+#include "percore/util.h"
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/resource.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#define REDIS_COMPAT_VERSION "7.0.15"
+#ifndef PERCORE_VERSION
+#define PERCORE_VERSION "0.0.0"
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* small helpers                                                            */
+
+/* length of an argument as Redis's "%s" would print it: up to a NUL, capped */
+static int arg_print_len(const struct resp_arg *a, size_t cap)
+{
+    size_t n = a->len < cap ? a->len : cap;
+    const char *z = memchr(a->ptr, '\0', n);
+    return (int)(z ? (size_t)(z - a->ptr) : n);
+}
+
+static bool arg_is(const struct resp_arg *a, const char *s)
+{
+    return util_eq_nocase(a->ptr, a->len, s);
+}
+
+static bool arg_to_ll(const struct resp_arg *a, long long *v)
+{
+    return util_str_to_ll(a->ptr, a->len, v);
+}
+
+/* Redis addReplyHelp: the header names the command as sent, upper-cased */
+static void reply_help(struct cmd_ctx *ctx, const char *const *lines)
+{
+    char head[96];
+    int n = arg_print_len(&ctx->argv[0], 32);
+    for (int i = 0; i < n; i++) {
+        char ch = ctx->argv[0].ptr[i];
+        head[i] = (ch >= 'a' && ch <= 'z') ? (char)(ch - 32) : ch;
+    }
+    snprintf(head + n, sizeof head - (size_t)n,
+             " <subcommand> [<arg> [value] [opt] ...]. Subcommands are:");
+    long long count = 0;
+    while (lines[count])
+        count++;
+    reply_array(ctx->out, count + 3);
+    reply_simple(ctx->out, head);
+    for (long long i = 0; i < count; i++)
+        reply_simple(ctx->out, lines[i]);
+    reply_simple(ctx->out, "HELP");
+    reply_simple(ctx->out, "    Prints this help.");
+}
+
+/* a scratch text buffer (INFO, CLIENT LIST) built on struct reply */
+static void text_printf(struct reply *t, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void text_printf(struct reply *t, const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    if ((size_t)n >= sizeof buf)
+        n = sizeof buf - 1;
+    reply_raw(t, buf, (size_t)n);
+}
+
+/* Redis bytesToHuman */
+static void bytes_to_human(char *s, size_t cap, unsigned long long n)
+{
+    double d;
+    if (n < 1024) {
+        snprintf(s, cap, "%lluB", n);
+    } else if (n < (1024ULL * 1024)) {
+        d = (double)n / 1024;
+        snprintf(s, cap, "%.2fK", d);
+    } else if (n < (1024ULL * 1024 * 1024)) {
+        d = (double)n / (1024 * 1024);
+        snprintf(s, cap, "%.2fM", d);
+    } else if (n < (1024ULL * 1024 * 1024 * 1024)) {
+        d = (double)n / (1024ULL * 1024 * 1024);
+        snprintf(s, cap, "%.2fG", d);
+    } else if (n < (1024ULL * 1024 * 1024 * 1024 * 1024)) {
+        d = (double)n / (1024ULL * 1024 * 1024 * 1024);
+        snprintf(s, cap, "%.2fT", d);
+    } else if (n < (1024ULL * 1024 * 1024 * 1024 * 1024 * 1024)) {
+        d = (double)n / (1024ULL * 1024 * 1024 * 1024 * 1024);
+        snprintf(s, cap, "%.2fP", d);
+    } else {
+        snprintf(s, cap, "%lluB", n);
+    }
+}
+
+static bool password_configured(const struct config *cfg)
+{
+    return cfg && cfg->requirepass && cfg->requirepass[0];
+}
+
+/* compare without an early exit on the first differing byte */
+static bool password_matches(const struct config *cfg, const struct resp_arg *pass)
+{
+    const char *want = cfg->requirepass;
+    size_t wlen = strlen(want);
+    unsigned diff = (unsigned)(wlen ^ pass->len);
+    for (size_t i = 0; i < pass->len; i++)
+        diff |= (unsigned char)pass->ptr[i] ^ (unsigned char)(wlen ? want[i % wlen] : 0);
+    return diff == 0;
+}
+
+/* Redis ACLAuthenticateUser with only the default user: nopass when no
+ * requirepass is set, else the one password */
+static bool auth_check(const struct config *cfg, const struct resp_arg *user,
+                       const struct resp_arg *pass)
+{
+    if (!(user->len == 7 && memcmp(user->ptr, "default", 7) == 0))
+        return false;
+    if (!password_configured(cfg))
+        return true;
+    return password_matches(cfg, pass);
+}
+
+static bool conn_is_authenticated(struct cmd_ctx *ctx)
+{
+    return !password_configured(ctx->config) || conn_authenticated(ctx->conn);
+}
+
+static void reply_wrongpass(struct reply *out)
+{
+    reply_error(out, "WRONGPASS invalid username-password pair or user is disabled.");
+}
+
+/* Redis clientSetName's charset rule (also CLIENT SETINFO's) */
+static bool client_attr_valid(const struct resp_arg *a)
+{
+    for (size_t i = 0; i < a->len; i++) {
+        unsigned char ch = (unsigned char)a->ptr[i];
+        if (ch < '!' || ch > '~')
+            return false;
+    }
+    return true;
+}
+
+static bool client_setname_or_reply(struct cmd_ctx *ctx, const struct resp_arg *name)
+{
+    if (!client_attr_valid(name)) {
+        reply_error(ctx->out, "ERR Client names cannot contain spaces, newlines or special characters.");
+        return false;
+    }
+    conn_set_name(ctx->conn, name->ptr, name->len); /* len 0 removes the name */
+    return true;
+}
+
+/* ------------------------------------------------------------------------ */
+/* subcommand tables                                                        */
+
+struct subcommand {
+    const char *parent;       /* the container's name */
+    const char *sub;          /* the subcommand, lower case */
+    struct command cmd;       /* cmd.name is the full name "parent|sub" */
+    const char *more_flags;   /* COMMAND INFO flags our enum lacks, in Redis order */
+    const char *tips;         /* COMMAND INFO tips, space separated */
+};
+
+/* what struct command cannot say about this file's top-level commands */
+struct command_extra {
+    const char *name;
+    const char *more_flags;
+    const char *tips;
+};
+
+static const struct subcommand *subcommand_find(const char *parent, const char *sub, size_t len);
+static size_t subcommands_of(const char *parent, const struct subcommand **first);
+static const struct command_extra *command_extra_find(const char *name);
+
+/* runs the subcommand named by argv[1], or replies Redis's errors */
+static void container_dispatch(struct cmd_ctx *ctx, const char *parent, const char *upper)
+{
+    const struct subcommand *s = subcommand_find(parent, ctx->argv[1].ptr, ctx->argv[1].len);
+    if (!s) {
+        reply_errorf(ctx->out, "ERR unknown subcommand '%.*s'. Try %s HELP.",
+                     arg_print_len(&ctx->argv[1], 128), ctx->argv[1].ptr, upper);
+        return;
+    }
+    int arity = s->cmd.arity;
+    if ((arity > 0 && ctx->argc != arity) || ctx->argc < -arity) {
+        reply_errorf(ctx->out, "ERR wrong number of arguments for '%s' command", s->cmd.name);
+        return;
+    }
+    s->cmd.proc(ctx);
+}
+
+/* ------------------------------------------------------------------------ */
+/* PING ECHO QUIT SELECT AUTH HELLO                                         */
+
+static void cmd_ping(struct cmd_ctx *ctx)
+{
+    if (ctx->argc > 2) {
+        reply_error(ctx->out, "ERR wrong number of arguments for 'ping' command");
+        return;
+    }
+    if (ctx->argc == 1)
+        reply_simple(ctx->out, "PONG");
+    else
+        reply_bulk(ctx->out, ctx->argv[1].ptr, ctx->argv[1].len);
+}
+
+static void cmd_echo(struct cmd_ctx *ctx)
+{
+    reply_bulk(ctx->out, ctx->argv[1].ptr, ctx->argv[1].len);
+}
+
+static void cmd_quit(struct cmd_ctx *ctx)
+{
+    reply_ok(ctx->out);
+    if (ctx->conn)
+        conn_close_after_reply(ctx->conn);
+}
+
+static void cmd_select(struct cmd_ctx *ctx)
+{
+    long long id;
+    if (!arg_to_ll(&ctx->argv[1], &id)) {
+        reply_not_integer(ctx->out);
+        return;
+    }
+    if (id < -2147483648LL || id > 2147483647LL) { /* Redis getIntFromObjectOrReply */
+        reply_error(ctx->out, "ERR value is out of range, value must between -2147483648 and 2147483647");
+        return;
+    }
+    if (id < 0 || id >= ctx->config->databases) {
+        reply_error(ctx->out, "ERR DB index is out of range");
+        return;
+    }
+    conn_select(ctx->conn, (int)id);
+    ctx->db = (int)id;
+    reply_ok(ctx->out);
+}
+
+static void cmd_auth(struct cmd_ctx *ctx)
+{
+    static const struct resp_arg default_user = {"default", 7};
+    const struct resp_arg *user, *pass;
+    if (ctx->argc > 3) {
+        reply_syntax_error(ctx->out);
+        return;
+    }
+    if (ctx->argc == 2) {
+        if (!password_configured(ctx->config)) {
+            reply_error(ctx->out, "ERR AUTH <password> called without any password configured "
+                                  "for the default user. Are you sure your configuration is correct?");
+            return;
+        }
+        user = &default_user;
+        pass = &ctx->argv[1];
+    } else {
+        user = &ctx->argv[1];
+        pass = &ctx->argv[2];
+    }
+    if (!auth_check(ctx->config, user, pass)) {
+        reply_wrongpass(ctx->out);
+        return;
+    }
+    conn_set_authenticated(ctx->conn, true);
+    reply_ok(ctx->out);
+}
+
+static void cmd_hello(struct cmd_ctx *ctx)
+{
+    long long ver = 0;
+    int next = 1;
+    if (ctx->argc >= 2) {
+        if (!arg_to_ll(&ctx->argv[next++], &ver)) {
+            reply_error(ctx->out, "ERR Protocol version is not an integer or out of range");
+            return;
+        }
+        if (ver < 2 || ver > 3) {
+            reply_error(ctx->out, "NOPROTO unsupported protocol version");
+            return;
+        }
+    }
+    const struct resp_arg *user = NULL, *pass = NULL, *name = NULL;
+    for (int j = next; j < ctx->argc; j++) {
+        int more = (ctx->argc - 1) - j;
+        const struct resp_arg *opt = &ctx->argv[j];
+        if (arg_is(opt, "auth") && more >= 2) {
+            user = &ctx->argv[j + 1];
+            pass = &ctx->argv[j + 2];
+            j += 2;
+        } else if (arg_is(opt, "setname") && more) {
+            name = &ctx->argv[j + 1];
+            j++;
+        } else {
+            reply_errorf(ctx->out, "ERR Syntax error in HELLO option '%.*s'",
+                         arg_print_len(opt, 256), opt->ptr);
+            return;
+        }
+    }
+    if (user) {
+        if (!auth_check(ctx->config, user, pass)) {
+            reply_wrongpass(ctx->out);
+            return;
+        }
+        conn_set_authenticated(ctx->conn, true);
+    }
+    if (!conn_is_authenticated(ctx)) {
+        reply_error(ctx->out, "NOAUTH HELLO must be called with the client already authenticated, "
+                              "otherwise the HELLO AUTH <user> <pass> option can be used to "
+                              "authenticate the client and select the RESP protocol version at the "
+                              "same time");
+        return;
+    }
+    if (name && !client_setname_or_reply(ctx, name))
+        return;
+    if (ver) {
+        conn_set_resp(ctx->conn, (int)ver);
+        ctx->out->resp = (int)ver; /* this reply already speaks the new protocol */
+    }
+    reply_map(ctx->out, 7);
+    reply_bulk_cstr(ctx->out, "server");
+    reply_bulk_cstr(ctx->out, "redis");
+    reply_bulk_cstr(ctx->out, "version");
+    reply_bulk_cstr(ctx->out, REDIS_COMPAT_VERSION);
+    reply_bulk_cstr(ctx->out, "proto");
+    reply_int(ctx->out, ver ? ver : conn_resp(ctx->conn));
+    reply_bulk_cstr(ctx->out, "id");
+    reply_int(ctx->out, (long long)conn_id(ctx->conn));
+    reply_bulk_cstr(ctx->out, "mode");
+    reply_bulk_cstr(ctx->out, "standalone");
+    reply_bulk_cstr(ctx->out, "role");
+    reply_bulk_cstr(ctx->out, "master");
+    reply_bulk_cstr(ctx->out, "modules");
+    reply_array(ctx->out, 0);
+}
+
+/* ------------------------------------------------------------------------ */
+/* COMMAND                                                                  */
+
+/* Redis's ACL category order (acl.c ACLCommandCategories) */
+static const char *const acl_categories[] = {
+    "keyspace", "read", "write", "set", "sortedset", "list", "hash", "string",
+    "bitmap", "hyperloglog", "geo", "stream", "pubsub", "admin", "fast", "slow",
+    "blocking", "dangerous", "connection", "transaction", "scripting", NULL,
+};
+
+/* Redis's COMMAND INFO flag order, for the flags our enum has */
+static const struct {
+    uint32_t flag;
+    const char *name;
+} command_flag_names[] = {
+    {CMD_WRITE, "write"},     {CMD_READONLY, "readonly"}, {CMD_DENYOOM, "denyoom"},
+    {CMD_ADMIN, "admin"},     {CMD_PUBSUB, "pubsub"},     {CMD_NOSCRIPT, "noscript"},
+    {CMD_BLOCKING, "blocking"}, {CMD_LOADING, "loading"}, {CMD_STALE, "stale"},
+    {CMD_FAST, "fast"},       {CMD_NO_AUTH, "no_auth"},
+};
+
+/* does the space-separated list hold the word w (after an optional '@')? */
+static bool word_in(const char *list, const char *w, size_t wlen)
+{
+    if (!list)
+        return false;
+    const char *p = list;
+    while (*p) {
+        while (*p == ' ')
+            p++;
+        const char *s = p;
+        while (*p && *p != ' ')
+            p++;
+        const char *t = s;
+        if (*t == '@')
+            t++;
+        if ((size_t)(p - t) == wlen && strncasecmp(t, w, wlen) == 0)
+            return true;
+    }
+    return false;
+}
+
+static long long word_count(const char *list)
+{
+    long long n = 0;
+    for (const char *p = list; p && *p;) {
+        while (*p == ' ')
+            p++;
+        if (!*p)
+            break;
+        n++;
+        while (*p && *p != ' ')
+            p++;
+    }
+    return n;
+}
+
+/* each word of the list, as status (status=true) or bulk strings */
+static void reply_words(struct reply *out, const char *list, bool status)
+{
+    char w[128];
+    for (const char *p = list; p && *p;) {
+        while (*p == ' ')
+            p++;
+        const char *s = p;
+        while (*p && *p != ' ')
+            p++;
+        size_t n = (size_t)(p - s);
+        if (!n)
+            break;
+        if (n >= sizeof w)
+            n = sizeof w - 1;
+        memcpy(w, s, n);
+        w[n] = '\0';
+        if (status)
+            reply_simple(out, w);
+        else
+            reply_bulk(out, w, n);
+    }
+}
+
+static void reply_command_categories(struct reply *out, const char *cats)
+{
+    long long n = 0;
+    for (int i = 0; acl_categories[i]; i++)
+        if (word_in(cats, acl_categories[i], strlen(acl_categories[i])))
+            n++;
+    reply_set(out, n);
+    char w[32];
+    for (int i = 0; acl_categories[i]; i++)
+        if (word_in(cats, acl_categories[i], strlen(acl_categories[i]))) {
+            snprintf(w, sizeof w, "@%s", acl_categories[i]);
+            reply_simple(out, w);
+        }
+}
+
+static void reply_command_flags(struct reply *out, uint32_t flags, const char *more)
+{
+    long long n = word_count(more);
+    size_t nf = sizeof command_flag_names / sizeof command_flag_names[0];
+    for (size_t i = 0; i < nf; i++)
+        if (flags & command_flag_names[i].flag)
+            n++;
+    reply_set(out, n);
+    for (size_t i = 0; i < nf; i++)
+        if (flags & command_flag_names[i].flag)
+            reply_simple(out, command_flag_names[i].name);
+    reply_words(out, more, true);
+}
+
+/* the one key spec a first/last/step range amounts to (Redis's legacy range) */
+static void reply_command_key_specs(struct reply *out, const struct command *c)
+{
+    if (c->first_key <= 0) {
+        reply_set(out, 0);
+        return;
+    }
+    reply_set(out, 1);
+    reply_map(out, 3);
+    reply_bulk_cstr(out, "flags");
+    reply_set(out, 1);
+    reply_simple(out, (c->flags & CMD_WRITE) ? "RW" : "RO");
+    reply_bulk_cstr(out, "begin_search");
+    reply_map(out, 2);
+    reply_bulk_cstr(out, "type");
+    reply_bulk_cstr(out, "index");
+    reply_bulk_cstr(out, "spec");
+    reply_map(out, 1);
+    reply_bulk_cstr(out, "index");
+    reply_int(out, c->first_key);
+    reply_bulk_cstr(out, "find_keys");
+    reply_map(out, 2);
+    reply_bulk_cstr(out, "type");
+    reply_bulk_cstr(out, "range");
+    reply_bulk_cstr(out, "spec");
+    reply_map(out, 3);
+    reply_bulk_cstr(out, "lastkey");
+    reply_int(out, c->last_key >= 0 ? c->last_key - c->first_key : c->last_key);
+    reply_bulk_cstr(out, "keystep");
+    reply_int(out, c->key_step);
+    reply_bulk_cstr(out, "limit");
+    reply_int(out, 0);
+}
+
+static void reply_command_info_generic(struct reply *out, const struct command *c,
+                                       const char *more_flags, const char *tips,
+                                       const struct subcommand *subs, size_t nsubs)
+{
+    reply_array(out, 10);
+    reply_bulk_cstr(out, c->name);
+    reply_int(out, c->arity);
+    reply_command_flags(out, c->flags, more_flags);
+    reply_int(out, c->first_key);
+    reply_int(out, c->last_key);
+    reply_int(out, c->first_key ? c->key_step : 0);
+    reply_command_categories(out, c->categories);
+    reply_set(out, word_count(tips));
+    reply_words(out, tips, false);
+    reply_command_key_specs(out, c);
+    if (!nsubs) {
+        reply_set(out, 0);
+        return;
+    }
+    reply_array(out, (long long)nsubs);
+    for (size_t i = 0; i < nsubs; i++)
+        reply_command_info_generic(out, &subs[i].cmd, subs[i].more_flags, subs[i].tips, NULL, 0);
+}
+
+static void reply_command_info(struct reply *out, const struct command *c)
+{
+    const struct command_extra *x = command_extra_find(c->name);
+    const struct subcommand *subs = NULL;
+    size_t nsubs = subcommands_of(c->name, &subs);
+    reply_command_info_generic(out, c, x ? x->more_flags : NULL, x ? x->tips : NULL, subs, nsubs);
+}
+
+static void reply_command_docs_generic(struct reply *out, const struct command *c,
+                                       const char *group, const struct subcommand *subs,
+                                       size_t nsubs)
+{
+    reply_map(out, nsubs ? 4 : 3);
+    reply_bulk_cstr(out, "summary");
+    reply_bulk_cstr(out, c->summary ? c->summary : "");
+    reply_bulk_cstr(out, "since");
+    reply_bulk_cstr(out, c->since ? c->since : "");
+    reply_bulk_cstr(out, "group");
+    reply_bulk_cstr(out, group ? group : "generic");
+    if (nsubs) {
+        reply_bulk_cstr(out, "subcommands");
+        reply_map(out, (long long)nsubs);
+        for (size_t i = 0; i < nsubs; i++) {
+            reply_bulk_cstr(out, subs[i].cmd.name);
+            reply_command_docs_generic(out, &subs[i].cmd, group, NULL, 0);
+        }
+    }
+}
+
+static void reply_command_docs(struct reply *out, const struct command *c)
+{
+    const struct subcommand *subs = NULL;
+    size_t nsubs = subcommands_of(c->name, &subs);
+    reply_command_docs_generic(out, c, c->group, subs, nsubs);
+}
+
+/* Redis lookupCommandBySds: "name" or "container|sub"; NULL when unknown.
+ * *sub is set to the subcommand entry for a "container|sub" name. */
+static const struct command *command_by_fullname(const struct resp_arg *a,
+                                                 const struct subcommand **sub)
+{
+    *sub = NULL;
+    const char *bar = memchr(a->ptr, '|', a->len);
+    if (!bar)
+        return command_lookup(a->ptr, a->len);
+    const struct command *parent = command_lookup(a->ptr, (size_t)(bar - a->ptr));
+    if (!parent)
+        return NULL;
+    const char *rest = bar + 1;
+    size_t rlen = a->len - (size_t)(rest - a->ptr);
+    if (memchr(rest, '|', rlen))
+        return NULL;
+    *sub = subcommand_find(parent->name, rest, rlen);
+    return *sub ? &(*sub)->cmd : NULL;
+}
+
+static void cmd_command(struct cmd_ctx *ctx)
+{
+    if (ctx->argc == 1) {
+        size_t n = command_count();
+        reply_array(ctx->out, (long long)n);
+        for (size_t i = 0; i < n; i++)
+            reply_command_info(ctx->out, command_at(i));
+        return;
+    }
+    container_dispatch(ctx, "command", "COMMAND");
+}
+
+static void cmd_command_count(struct cmd_ctx *ctx)
+{
+    reply_int(ctx->out, (long long)command_count());
+}
+
+static void cmd_command_info(struct cmd_ctx *ctx)
+{
+    if (ctx->argc == 2) {
+        size_t n = command_count();
+        reply_array(ctx->out, (long long)n);
+        for (size_t i = 0; i < n; i++)
+            reply_command_info(ctx->out, command_at(i));
+        return;
+    }
+    reply_array(ctx->out, ctx->argc - 2);
+    for (int i = 2; i < ctx->argc; i++) {
+        const struct subcommand *sub;
+        const struct command *c = command_by_fullname(&ctx->argv[i], &sub);
+        if (!c)
+            reply_null(ctx->out);
+        else if (sub)
+            reply_command_info_generic(ctx->out, c, sub->more_flags, sub->tips, NULL, 0);
+        else
+            reply_command_info(ctx->out, c);
+    }
+}
+
+static void cmd_command_docs(struct cmd_ctx *ctx)
+{
+    if (ctx->argc == 2) {
+        size_t n = command_count();
+        reply_map(ctx->out, (long long)n);
+        for (size_t i = 0; i < n; i++) {
+            reply_bulk_cstr(ctx->out, command_at(i)->name);
+            reply_command_docs(ctx->out, command_at(i));
+        }
+        return;
+    }
+    long long found = 0;
+    for (int i = 2; i < ctx->argc; i++) {
+        const struct subcommand *sub;
+        if (command_by_fullname(&ctx->argv[i], &sub))
+            found++;
+    }
+    reply_map(ctx->out, found);
+    for (int i = 2; i < ctx->argc; i++) {
+        const struct subcommand *sub;
+        const struct command *c = command_by_fullname(&ctx->argv[i], &sub);
+        if (!c)
+            continue;
+        reply_bulk_cstr(ctx->out, c->name);
+        if (sub) {
+            const struct command *parent = command_lookup(sub->parent, strlen(sub->parent));
+            reply_command_docs_generic(ctx->out, c, parent ? parent->group : NULL, NULL, 0);
+        } else {
+            reply_command_docs(ctx->out, c);
+        }
+    }
+}
+
+enum list_filter { FILTER_NONE, FILTER_MODULE, FILTER_ACLCAT, FILTER_PATTERN };
+
+static bool command_list_match(const struct command *c, enum list_filter f,
+                               const struct resp_arg *arg)
+{
+    switch (f) {
+    case FILTER_NONE:
+        return true;
+    case FILTER_MODULE:
+        return false; /* no modules */
+    case FILTER_ACLCAT:
+        for (int i = 0; acl_categories[i]; i++)
+            if (util_eq_nocase(arg->ptr, arg->len, acl_categories[i]))
+                return word_in(c->categories, acl_categories[i], strlen(acl_categories[i]));
+        return false;
+    case FILTER_PATTERN:
+        return util_glob_match(arg->ptr, arg->len, c->name, strlen(c->name), true);
+    }
+    return false;
+}
+
+static void cmd_command_list(struct cmd_ctx *ctx)
+{
+    enum list_filter f = FILTER_NONE;
+    const struct resp_arg *farg = NULL;
+    for (int i = 2; i < ctx->argc; i++) {
+        int more = (ctx->argc - 1) - i;
+        if (arg_is(&ctx->argv[i], "filterby") && more == 2) {
+            const struct resp_arg *t = &ctx->argv[i + 1];
+            if (arg_is(t, "module"))
+                f = FILTER_MODULE;
+            else if (arg_is(t, "aclcat"))
+                f = FILTER_ACLCAT;
+            else if (arg_is(t, "pattern"))
+                f = FILTER_PATTERN;
+            else {
+                reply_syntax_error(ctx->out);
+                return;
+            }
+            farg = &ctx->argv[i + 2];
+            i += 2;
+        } else {
+            reply_syntax_error(ctx->out);
+            return;
+        }
+    }
+    /* two passes: count, then emit */
+    for (int pass = 0; pass < 2; pass++) {
+        long long n = 0;
+        for (size_t i = 0; i < command_count(); i++) {
+            const struct command *c = command_at(i);
+            if (command_list_match(c, f, farg)) {
+                if (pass)
+                    reply_bulk_cstr(ctx->out, c->name);
+                n++;
+            }
+            const struct subcommand *subs;
+            size_t nsubs = subcommands_of(c->name, &subs);
+            for (size_t j = 0; j < nsubs; j++)
+                if (command_list_match(&subs[j].cmd, f, farg)) {
+                    if (pass)
+                        reply_bulk_cstr(ctx->out, subs[j].cmd.name);
+                    n++;
+                }
+        }
+        if (!pass)
+            reply_array(ctx->out, n);
+    }
+}
+
+static void cmd_command_getkeys(struct cmd_ctx *ctx)
+{
+    const struct resp_arg *av = ctx->argv + 2;
+    int n = ctx->argc - 2;
+    const struct command *c = command_lookup(av[0].ptr, av[0].len);
+    const struct subcommand *subs;
+    if (c && n >= 2 && subcommands_of(c->name, &subs)) {
+        const struct subcommand *s = subcommand_find(c->name, av[1].ptr, av[1].len);
+        c = s ? &s->cmd : NULL;
+    }
+    if (!c) {
+        reply_error(ctx->out, "ERR Invalid command specified");
+        return;
+    }
+    if (c->first_key <= 0) {
+        reply_error(ctx->out, "ERR The command has no key arguments");
+        return;
+    }
+    if ((c->arity > 0 && c->arity != n) || n < -c->arity) {
+        reply_error(ctx->out, "ERR Invalid number of arguments specified for command");
+        return;
+    }
+    int first = c->first_key;
+    int last = c->last_key >= 0 ? c->last_key : n + c->last_key;
+    int step = c->key_step > 0 ? c->key_step : 1;
+    if (last >= n || last < first || first >= n) {
+        reply_error(ctx->out, "ERR Invalid arguments specified for command");
+        return;
+    }
+    reply_array(ctx->out, (last - first) / step + 1);
+    for (int i = first; i <= last; i += step)
+        reply_bulk(ctx->out, av[i].ptr, av[i].len);
+}
+
+static void cmd_command_help(struct cmd_ctx *ctx)
+{
+    static const char *const help[] = {
+        "(no subcommand)",
+        "    Return details about all Redis commands.",
+        "COUNT",
+        "    Return the total number of commands in this Redis server.",
+        "LIST",
+        "    Return a list of all commands in this Redis server.",
+        "INFO [<command-name> ...]",
+        "    Return details about multiple Redis commands.",
+        "    If no command names are given, documentation details for all",
+        "    commands are returned.",
+        "DOCS [<command-name> ...]",
+        "    Return documentation details about multiple Redis commands.",
+        "    If no command names are given, documentation details for all",
+        "    commands are returned.",
+        "GETKEYS <full-command>",
+        "    Return the keys from a full Redis command.",
+        NULL,
+    };
+    reply_help(ctx, help);
+}
+
+/* ------------------------------------------------------------------------ */
+/* CONFIG                                                                   */
+
+static void cmd_config(struct cmd_ctx *ctx)
+{
+    container_dispatch(ctx, "config", "CONFIG");
+}
+
+static void cmd_config_get(struct cmd_ctx *ctx)
+{
+    config_get_reply(ctx->out, ctx->argv + 2, ctx->argc - 2);
+}
+
+static void cmd_config_set(struct cmd_ctx *ctx)
+{
+    if (ctx->argc & 1) { /* name value pairs */
+        reply_syntax_error(ctx->out);
+        return;
+    }
+    config_set_reply(ctx->out, ctx->argv + 2, ctx->argc - 2);
+}
+
+static void cmd_config_resetstat(struct cmd_ctx *ctx)
+{
+    reply_ok(ctx->out);
+}
+
+static void cmd_config_rewrite(struct cmd_ctx *ctx)
+{
+    const char *file = ctx->config->config_file;
+    if (!file || !file[0]) {
+        reply_error(ctx->out, "ERR The server is running without a config file");
+        return;
+    }
+    reply_error(ctx->out, "ERR Rewriting config file: not supported by this server");
+}
+
+static void cmd_config_help(struct cmd_ctx *ctx)
+{
+    static const char *const help[] = {
+        "GET <pattern>",
+        "    Return parameters matching the glob-like <pattern> and their values.",
+        "SET <directive> <value>",
+        "    Set the configuration <directive> to <value>.",
+        "RESETSTAT",
+        "    Reset statistics reported by the INFO command.",
+        "REWRITE",
+        "    Rewrite the configuration file.",
+        NULL,
+    };
+    reply_help(ctx, help);
+}
+
+/* ------------------------------------------------------------------------ */
+/* CLIENT                                                                   */
+
+static void cmd_client(struct cmd_ctx *ctx)
+{
+    container_dispatch(ctx, "client", "CLIENT");
+}
+
+static void cmd_client_id(struct cmd_ctx *ctx)
+{
+    reply_int(ctx->out, (long long)conn_id(ctx->conn));
+}
+
+static void client_describe_line(struct cmd_ctx *ctx, struct reply *t)
+{
+    char line[1024];
+    size_t n = conn_describe(ctx->conn, ctx->now, line, sizeof line);
+    if (n >= sizeof line)
+        n = sizeof line - 1;
+    reply_raw(t, line, n);
+    reply_raw(t, "\n", 1);
+}
+
+static void cmd_client_info(struct cmd_ctx *ctx)
+{
+    struct reply t;
+    reply_init(&t);
+    client_describe_line(ctx, &t);
+    reply_verbatim(ctx->out, t.buf, t.len, "txt");
+    reply_deinit(&t);
+}
+
+/* only this connection is listed: the others live on other shard threads */
+static void cmd_client_list(struct cmd_ctx *ctx)
+{
+    bool include = true;
+    if (ctx->argc == 4 && arg_is(&ctx->argv[2], "type")) {
+        const struct resp_arg *t = &ctx->argv[3];
+        if (arg_is(t, "normal")) {
+            include = true;
+        } else if (arg_is(t, "slave") || arg_is(t, "replica") || arg_is(t, "pubsub") ||
+                   arg_is(t, "master")) {
+            include = false;
+        } else {
+            reply_errorf(ctx->out, "ERR Unknown client type '%.*s'",
+                         arg_print_len(t, 256), t->ptr);
+            return;
+        }
+    } else if (ctx->argc > 3 && arg_is(&ctx->argv[2], "id")) {
+        include = false;
+        for (int j = 3; j < ctx->argc; j++) {
+            long long id;
+            if (!arg_to_ll(&ctx->argv[j], &id)) {
+                reply_error(ctx->out, "ERR Invalid client ID");
+                return;
+            }
+            if ((uint64_t)id == conn_id(ctx->conn))
+                include = true;
+        }
+    } else if (ctx->argc != 2) {
+        reply_syntax_error(ctx->out);
+        return;
+    }
+    struct reply t;
+    reply_init(&t);
+    if (include)
+        client_describe_line(ctx, &t);
+    reply_verbatim(ctx->out, t.buf ? t.buf : "", t.len, "txt");
+    reply_deinit(&t);
+}
+
+static void cmd_client_getname(struct cmd_ctx *ctx)
+{
+    const char *name = conn_name(ctx->conn);
+    if (name)
+        reply_bulk_cstr(ctx->out, name);
+    else
+        reply_null(ctx->out);
+}
+
+static void cmd_client_setname(struct cmd_ctx *ctx)
+{
+    if (client_setname_or_reply(ctx, &ctx->argv[2]))
+        reply_ok(ctx->out);
+}
+
+/* CLIENT SETINFO LIB-NAME|LIB-VER value (Redis 7.2 semantics) */
+static void cmd_client_setinfo(struct cmd_ctx *ctx)
+{
+    const struct resp_arg *attr = &ctx->argv[2], *val = &ctx->argv[3];
+    bool version;
+    if (arg_is(attr, "lib-name")) {
+        version = false;
+    } else if (arg_is(attr, "lib-ver")) {
+        version = true;
+    } else {
+        reply_errorf(ctx->out, "ERR Unrecognized option '%.*s'", arg_print_len(attr, 256),
+                     attr->ptr);
+        return;
+    }
+    if (!client_attr_valid(val)) {
+        reply_errorf(ctx->out, "ERR %.*s cannot contain spaces, newlines or special characters.",
+                     arg_print_len(attr, 256), attr->ptr);
+        return;
+    }
+    conn_set_lib(ctx->conn, version, val->ptr, val->len);
+    reply_ok(ctx->out);
+}
+
+static void cmd_client_no_evict(struct cmd_ctx *ctx)
+{
+    if (arg_is(&ctx->argv[2], "on") || arg_is(&ctx->argv[2], "off"))
+        reply_ok(ctx->out); /* no client eviction in percore: nothing to protect from */
+    else
+        reply_syntax_error(ctx->out);
+}
+
+static void cmd_client_getredir(struct cmd_ctx *ctx)
+{
+    reply_int(ctx->out, -1); /* tracking is never on */
+}
+
+static void cmd_client_unpause(struct cmd_ctx *ctx)
+{
+    reply_ok(ctx->out); /* clients are never paused */
+}
+
+static void cmd_client_help(struct cmd_ctx *ctx)
+{
+    static const char *const help[] = {
+        "GETNAME",
+        "    Return the name of the current connection.",
+        "GETREDIR",
+        "    Return the client ID we are redirecting to when tracking is enabled.",
+        "ID",
+        "    Return the ID of the current connection.",
+        "INFO",
+        "    Return information about the current client connection.",
+        "LIST [options ...]",
+        "    Return information about client connections. Options:",
+        "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+        "      Return clients of specified type.",
+        "UNPAUSE",
+        "    Stop the current client pause, resuming traffic.",
+        "SETNAME <name>",
+        "    Assign the name <name> to the current connection.",
+        "SETINFO <option> <value>",
+        "    Set client meta attr. Options are:",
+        "    * LIB-NAME: the client lib name.",
+        "    * LIB-VER: the client lib version.",
+        "NO-EVICT (ON|OFF)",
+        "    Protect current client connection from eviction.",
+        NULL,
+    };
+    reply_help(ctx, help);
+}
+
+/* ------------------------------------------------------------------------ */
+/* INFO                                                                     */
+
+enum {
+    SEC_SERVER = 1u << 0,
+    SEC_CLIENTS = 1u << 1,
+    SEC_MEMORY = 1u << 2,
+    SEC_PERSISTENCE = 1u << 3,
+    SEC_STATS = 1u << 4,
+    SEC_REPLICATION = 1u << 5,
+    SEC_CPU = 1u << 6,
+    SEC_MODULES = 1u << 7,
+    SEC_CLUSTER = 1u << 8,
+    SEC_KEYSPACE = 1u << 9,
+    SEC_SHARDS = 1u << 10,
+    SEC_ALL = (1u << 11) - 1,
+    SEC_DEFAULT = SEC_ALL,
+};
+
+static const struct {
+    const char *name;
+    unsigned bit;
+} info_section_names[] = {
+    {"server", SEC_SERVER},       {"clients", SEC_CLIENTS},   {"memory", SEC_MEMORY},
+    {"persistence", SEC_PERSISTENCE}, {"stats", SEC_STATS},   {"replication", SEC_REPLICATION},
+    {"cpu", SEC_CPU},             {"modules", SEC_MODULES},   {"module_list", SEC_MODULES},
+    {"cluster", SEC_CLUSTER},     {"keyspace", SEC_KEYSPACE}, {"shards", SEC_SHARDS},
+};
+
+static pthread_once_t ids_once = PTHREAD_ONCE_INIT;
+static char run_id[41];
+static char repl_id[41];
+
+static void random_hex(char *dst, size_t nhex)
+{
+    unsigned char raw[32];
+    size_t nraw = nhex / 2;
+    if (getrandom(raw, nraw, 0) != (ssize_t)nraw) {
+        /* fall back to a mix of time and pid: unique enough for an id */
+        unsigned long long x = (unsigned long long)util_us_time() ^ ((unsigned long long)getpid() << 32);
+        for (size_t i = 0; i < nraw; i++) {
+            x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+            raw[i] = (unsigned char)(x >> 56);
+        }
+    }
+    static const char hex[] = "0123456789abcdef";
+    for (size_t i = 0; i < nraw; i++) {
+        dst[2 * i] = hex[raw[i] >> 4];
+        dst[2 * i + 1] = hex[raw[i] & 15];
+    }
+    dst[nhex] = '\0';
+}
+
+static void ids_init(void)
+{
+    random_hex(run_id, 40);
+    random_hex(repl_id, 40);
+}
+
+struct info_totals {
+#define TOTAL_FIELD(name, desc) unsigned long long name;
+    STATS_COUNTERS(TOTAL_FIELD)
+#undef TOTAL_FIELD
+    unsigned long long db_keys[STATS_MAX_DB];
+    unsigned long long db_expires[STATS_MAX_DB];
+};
+
+static void info_sum(struct info_totals *t)
+{
+    memset(t, 0, sizeof *t);
+    int n = shard_count();
+    for (int i = 0; i < n; i++) {
+        const struct stats *st = shard_stats(i);
+        if (!st)
+            continue;
+#define TOTAL_ADD(name, desc) t->name += STATS_GET(st, name);
+        STATS_COUNTERS(TOTAL_ADD)
+#undef TOTAL_ADD
+        for (int db = 0; db < STATS_MAX_DB; db++) {
+            t->db_keys[db] += STATS_GET(st, db_keys[db]);
+            t->db_expires[db] += STATS_GET(st, db_expires[db]);
+        }
+    }
+}
+
+static void info_server(struct cmd_ctx *ctx, struct reply *t)
+{
+    const struct config *cfg = ctx->config;
+    struct utsname name;
+    if (uname(&name) != 0) {
+        strcpy(name.sysname, "Linux");
+        name.release[0] = name.machine[0] = '\0';
+    }
+    char exe[512];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    exe[n > 0 ? n : 0] = '\0';
+    long long now_us = util_us_time();
+    long long uptime = (now_us / 1000 - shard_start_time_ms()) / 1000;
+    if (uptime < 0)
+        uptime = 0;
+    text_printf(t,
+                "# Server\r\n"
+                "redis_version:" REDIS_COMPAT_VERSION "\r\n"
+                "redis_git_sha1:00000000\r\n"
+                "redis_git_dirty:0\r\n"
+                "redis_build_id:0\r\n"
+                "redis_mode:standalone\r\n"
+                "os:%s %s %s\r\n"
+                "arch_bits:%d\r\n"
+                "monotonic_clock:POSIX clock_gettime\r\n"
+                "multiplexing_api:epoll\r\n"
+                "atomicvar_api:c11-builtin\r\n"
+                "gcc_version:%d.%d.%d\r\n"
+                "process_id:%ld\r\n"
+                "process_supervised:no\r\n",
+                name.sysname, name.release, name.machine, (int)sizeof(long) * 8,
+#ifdef __GNUC__
+                __GNUC__, __GNUC_MINOR__, __GNUC_PATCHLEVEL__,
+#else
+                0, 0, 0,
+#endif
+                (long)getpid());
+    text_printf(t,
+                "run_id:%s\r\n"
+                "tcp_port:%d\r\n"
+                "server_time_usec:%lld\r\n"
+                "uptime_in_seconds:%lld\r\n"
+                "uptime_in_days:%lld\r\n"
+                "hz:%d\r\n"
+                "configured_hz:%d\r\n"
+                "lru_clock:%lld\r\n",
+                run_id, cfg->port, now_us, uptime, uptime / 86400, cfg->hz, cfg->hz,
+                (now_us / 1000000) & ((1LL << 24) - 1));
+    text_printf(t, "executable:%s\r\n", exe);
+    text_printf(t, "config_file:%s\r\n", cfg->config_file ? cfg->config_file : "");
+    text_printf(t,
+                "io_threads_active:0\r\n"
+                "percore_version:" PERCORE_VERSION "\r\n"
+#ifdef PERCORE_GLOBAL_LOCK
+                "percore_build:global-lock\r\n"
+#else
+                "percore_build:sharded\r\n"
+#endif
+                "shard_threads:%d\r\n",
+                shard_count());
+}
+
+static void info_clients(struct cmd_ctx *ctx, struct reply *t, const struct info_totals *s)
+{
+    text_printf(t,
+                "# Clients\r\n"
+                "connected_clients:%llu\r\n"
+                "cluster_connections:0\r\n"
+                "maxclients:%d\r\n"
+                "client_recent_max_input_buffer:0\r\n"
+                "client_recent_max_output_buffer:0\r\n"
+                "blocked_clients:0\r\n"
+                "tracking_clients:0\r\n"
+                "clients_in_timeout_table:0\r\n",
+                s->connected_clients, ctx->config->maxclients);
+}
+
+static unsigned long long process_rss(void)
+{
+    FILE *f = fopen("/proc/self/statm", "r");
+    unsigned long long size = 0, resident = 0;
+    if (!f)
+        return 0;
+    if (fscanf(f, "%llu %llu", &size, &resident) != 2)
+        resident = 0;
+    fclose(f);
+    return resident * (unsigned long long)sysconf(_SC_PAGESIZE);
+}
+
+static void info_memory(struct cmd_ctx *ctx, struct reply *t, const struct info_totals *s)
+{
+    char used_h[32], rss_h[32], sys_h[32], max_h[32];
+    unsigned long long rss = process_rss();
+    long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+    unsigned long long sys = pages > 0 && psize > 0 ? (unsigned long long)pages * (unsigned long long)psize : 0;
+    unsigned long long maxmem = ctx->config->maxmemory > 0 ? (unsigned long long)ctx->config->maxmemory : 0;
+    bytes_to_human(used_h, sizeof used_h, s->used_memory);
+    bytes_to_human(rss_h, sizeof rss_h, rss);
+    bytes_to_human(sys_h, sizeof sys_h, sys);
+    bytes_to_human(max_h, sizeof max_h, maxmem);
+    text_printf(t,
+                "# Memory\r\n"
+                "used_memory:%llu\r\n"
+                "used_memory_human:%s\r\n"
+                "used_memory_rss:%llu\r\n"
+                "used_memory_rss_human:%s\r\n"
+                "total_system_memory:%llu\r\n"
+                "total_system_memory_human:%s\r\n"
+                "maxmemory:%llu\r\n"
+                "maxmemory_human:%s\r\n"
+                "maxmemory_policy:noeviction\r\n"
+                "mem_allocator:mimalloc\r\n"
+                "lazyfree_pending_objects:0\r\n",
+                s->used_memory, used_h, rss, rss_h, sys, sys_h, maxmem, max_h);
+}
+
+static void info_persistence(struct reply *t)
+{
+    text_printf(t,
+                "# Persistence\r\n"
+                "loading:0\r\n"
+                "async_loading:0\r\n"
+                "current_cow_peak:0\r\n"
+                "current_cow_size:0\r\n"
+                "current_cow_size_age:0\r\n"
+                "current_fork_perc:0.00\r\n"
+                "current_save_keys_processed:0\r\n"
+                "current_save_keys_total:0\r\n"
+                "rdb_changes_since_last_save:0\r\n"
+                "rdb_bgsave_in_progress:0\r\n"
+                "rdb_last_save_time:%lld\r\n",
+                (long long)(shard_start_time_ms() / 1000));
+    text_printf(t,
+                "rdb_last_bgsave_status:ok\r\n"
+                "rdb_last_bgsave_time_sec:-1\r\n"
+                "rdb_current_bgsave_time_sec:-1\r\n"
+                "rdb_saves:0\r\n"
+                "rdb_last_cow_size:0\r\n"
+                "rdb_last_load_keys_expired:0\r\n"
+                "rdb_last_load_keys_loaded:0\r\n"
+                "aof_enabled:0\r\n"
+                "aof_rewrite_in_progress:0\r\n"
+                "aof_rewrite_scheduled:0\r\n"
+                "aof_last_rewrite_time_sec:-1\r\n"
+                "aof_current_rewrite_time_sec:-1\r\n"
+                "aof_last_bgrewrite_status:ok\r\n"
+                "aof_rewrites:0\r\n"
+                "aof_rewrites_consecutive_failures:0\r\n"
+                "aof_last_write_status:ok\r\n"
+                "aof_last_cow_size:0\r\n"
+                "module_fork_in_progress:0\r\n"
+                "module_fork_last_cow_size:0\r\n");
+}
+
+static void info_stats(struct reply *t, const struct info_totals *s)
+{
+    text_printf(t,
+                "# Stats\r\n"
+                "total_connections_received:%llu\r\n"
+                "total_commands_processed:%llu\r\n"
+                "instantaneous_ops_per_sec:0\r\n"
+                "total_net_input_bytes:%llu\r\n"
+                "total_net_output_bytes:%llu\r\n"
+                "total_net_repl_input_bytes:0\r\n"
+                "total_net_repl_output_bytes:0\r\n"
+                "instantaneous_input_kbps:0.00\r\n"
+                "instantaneous_output_kbps:0.00\r\n"
+                "instantaneous_input_repl_kbps:0.00\r\n"
+                "instantaneous_output_repl_kbps:0.00\r\n"
+                "rejected_connections:%llu\r\n"
+                "sync_full:0\r\n"
+                "sync_partial_ok:0\r\n"
+                "sync_partial_err:0\r\n"
+                "expired_keys:%llu\r\n",
+                s->total_connections_received, s->total_commands_processed,
+                s->total_net_input_bytes, s->total_net_output_bytes, s->rejected_connections,
+                s->expired_keys);
+    text_printf(t,
+                "evicted_keys:0\r\n"
+                "evicted_clients:0\r\n"
+                "keyspace_hits:%llu\r\n"
+                "keyspace_misses:%llu\r\n"
+                "pubsub_channels:0\r\n"
+                "pubsub_patterns:0\r\n"
+                "pubsubshard_channels:0\r\n"
+                "latest_fork_usec:0\r\n"
+                "total_forks:0\r\n"
+                "migrate_cached_sockets:0\r\n"
+                "slave_expires_tracked_keys:0\r\n"
+                "tracking_total_keys:0\r\n"
+                "tracking_total_items:0\r\n"
+                "tracking_total_prefixes:0\r\n",
+                s->keyspace_hits, s->keyspace_misses);
+}
+
+static void info_replication(struct reply *t)
+{
+    text_printf(t,
+                "# Replication\r\n"
+                "role:master\r\n"
+                "connected_slaves:0\r\n"
+                "master_failover_state:no-failover\r\n"
+                "master_replid:%s\r\n"
+                "master_replid2:0000000000000000000000000000000000000000\r\n"
+                "master_repl_offset:0\r\n"
+                "second_repl_offset:-1\r\n"
+                "repl_backlog_active:0\r\n"
+                "repl_backlog_size:1048576\r\n"
+                "repl_backlog_first_byte_offset:0\r\n"
+                "repl_backlog_histlen:0\r\n",
+                repl_id);
+}
+
+static void info_cpu(struct reply *t)
+{
+    struct rusage self, children;
+    memset(&self, 0, sizeof self);
+    memset(&children, 0, sizeof children);
+    getrusage(RUSAGE_SELF, &self);
+    getrusage(RUSAGE_CHILDREN, &children);
+    text_printf(t,
+                "# CPU\r\n"
+                "used_cpu_sys:%ld.%06ld\r\n"
+                "used_cpu_user:%ld.%06ld\r\n"
+                "used_cpu_sys_children:%ld.%06ld\r\n"
+                "used_cpu_user_children:%ld.%06ld\r\n",
+                (long)self.ru_stime.tv_sec, (long)self.ru_stime.tv_usec,
+                (long)self.ru_utime.tv_sec, (long)self.ru_utime.tv_usec,
+                (long)children.ru_stime.tv_sec, (long)children.ru_stime.tv_usec,
+                (long)children.ru_utime.tv_sec, (long)children.ru_utime.tv_usec);
+}
+
+static void info_keyspace(struct cmd_ctx *ctx, struct reply *t, const struct info_totals *s)
+{
+    text_printf(t, "# Keyspace\r\n");
+    int dbs = ctx->config->databases < STATS_MAX_DB ? ctx->config->databases : STATS_MAX_DB;
+    for (int db = 0; db < dbs; db++)
+        if (s->db_keys[db])
+            text_printf(t, "db%d:keys=%llu,expires=%llu,avg_ttl=0\r\n", db, s->db_keys[db],
+                        s->db_expires[db]);
+}
+
+static void info_shards(struct reply *t)
+{
+    text_printf(t, "# Shards\r\n");
+    int n = shard_count();
+    for (int i = 0; i < n; i++) {
+        const struct stats *st = shard_stats(i);
+        if (!st)
+            continue;
+        unsigned long long keys = 0;
+        for (int db = 0; db < STATS_MAX_DB; db++)
+            keys += STATS_GET(st, db_keys[db]);
+        text_printf(t,
+                    "shard%d:cpu=%d,node=%d,keys=%llu,commands=%llu,handoff_sent=%llu,"
+                    "handoff_received=%llu,inbox_full=%llu\r\n",
+                    i, shard_cpu(i), shard_numa_node(i), keys,
+                    (unsigned long long)STATS_GET(st, total_commands_processed),
+                    (unsigned long long)STATS_GET(st, handoff_batches_sent),
+                    (unsigned long long)STATS_GET(st, handoff_batches_received),
+                    (unsigned long long)STATS_GET(st, handoff_inbox_full));
+    }
+}
+
+static void cmd_info(struct cmd_ctx *ctx)
+{
+    unsigned sections = 0;
+    if (ctx->argc == 1)
+        sections = SEC_DEFAULT;
+    for (int i = 1; i < ctx->argc; i++) {
+        const struct resp_arg *a = &ctx->argv[i];
+        if (arg_is(a, "all") || arg_is(a, "everything") || arg_is(a, "default")) {
+            sections |= SEC_ALL;
+            continue;
+        }
+        for (size_t j = 0; j < sizeof info_section_names / sizeof info_section_names[0]; j++)
+            if (arg_is(a, info_section_names[j].name))
+                sections |= info_section_names[j].bit;
+    }
+    pthread_once(&ids_once, ids_init);
+    struct info_totals s;
+    info_sum(&s);
+    struct reply t;
+    reply_init(&t);
+    int done = 0;
+#define SECTION(bit, call)              \
+    if (sections & (bit)) {            \
+        if (done++)                    \
+            reply_raw(&t, "\r\n", 2);  \
+        call;                          \
+    }
+    SECTION(SEC_SERVER, info_server(ctx, &t));
+    SECTION(SEC_CLIENTS, info_clients(ctx, &t, &s));
+    SECTION(SEC_MEMORY, info_memory(ctx, &t, &s));
+    SECTION(SEC_PERSISTENCE, info_persistence(&t));
+    SECTION(SEC_STATS, info_stats(&t, &s));
+    SECTION(SEC_REPLICATION, info_replication(&t));
+    SECTION(SEC_CPU, info_cpu(&t));
+    SECTION(SEC_MODULES, text_printf(&t, "# Modules\r\n"));
+    SECTION(SEC_CLUSTER, text_printf(&t, "# Cluster\r\ncluster_enabled:0\r\n"));
+    SECTION(SEC_KEYSPACE, info_keyspace(ctx, &t, &s));
+    SECTION(SEC_SHARDS, info_shards(&t));
+#undef SECTION
+    reply_verbatim(ctx->out, t.len ? t.buf : "", t.len, "txt");
+    reply_deinit(&t);
+}
+
+/* ------------------------------------------------------------------------ */
+/* TIME LASTSAVE SHUTDOWN WAIT                                              */
+
+static void cmd_time(struct cmd_ctx *ctx)
+{
+    long long us = util_us_time();
+    reply_array(ctx->out, 2);
+    reply_bulk_ll(ctx->out, us / 1000000);
+    reply_bulk_ll(ctx->out, us % 1000000);
+}
+
+static void cmd_lastsave(struct cmd_ctx *ctx)
+{
+    reply_int(ctx->out, (long long)(shard_start_time_ms() / 1000));
+}
+
+static void cmd_shutdown(struct cmd_ctx *ctx)
+{
+    bool nosave = false, save = false, now = false, force = false, abort_it = false;
+    for (int i = 1; i < ctx->argc; i++) {
+        const struct resp_arg *a = &ctx->argv[i];
+        if (arg_is(a, "nosave"))
+            nosave = true;
+        else if (arg_is(a, "save"))
+            save = true;
+        else if (arg_is(a, "now"))
+            now = true;
+        else if (arg_is(a, "force"))
+            force = true;
+        else if (arg_is(a, "abort"))
+            abort_it = true;
+        else {
+            reply_syntax_error(ctx->out);
+            return;
+        }
+    }
+    if ((abort_it && (nosave || save || now || force)) || (nosave && save)) {
+        reply_syntax_error(ctx->out);
+        return;
+    }
+    if (abort_it) {
+        reply_error(ctx->out, "ERR No shutdown in progress.");
+        return;
+    }
+    if (save) {
+        /* Redis would write an RDB file; percore has no persistence, and
+         * acknowledging a save that never happened would lose data silently */
+        reply_error(ctx->out, "ERR SHUTDOWN SAVE is not supported: this server has no "
+                              "persistence (use SHUTDOWN NOSAVE)");
+        return;
+    }
+    /* like Redis, no reply on success: the connection closes as the server stops */
+    shard_request_shutdown();
+    if (ctx->conn)
+        conn_close_after_reply(ctx->conn);
+}
+
+static void cmd_wait(struct cmd_ctx *ctx)
+{
+    long long replicas, timeout;
+    if (!arg_to_ll(&ctx->argv[1], &replicas)) {
+        reply_not_integer(ctx->out);
+        return;
+    }
+    if (!arg_to_ll(&ctx->argv[2], &timeout)) {
+        reply_error(ctx->out, "ERR timeout is not an integer or out of range");
+        return;
+    }
+    if (timeout < 0) {
+        reply_error(ctx->out, "ERR timeout is negative");
+        return;
+    }
+    reply_int(ctx->out, 0); /* no replicas: none acknowledged */
+}
+
+/* ------------------------------------------------------------------------ */
+/* tables                                                                   */
+
+#define SUB(parent_, sub_, proc_, arity_, flags_, cats_, summary_, since_, more_, tips_) \
+    {parent_, sub_,                                                                  \
+     {parent_ "|" sub_, proc_, arity_, flags_, 0, 0, 0, ROUTE_HOME, NULL, summary_, since_, cats_}, \
+     more_, tips_}
+
+#define LS (CMD_LOADING | CMD_STALE)
+#define NLS (CMD_NOSCRIPT | CMD_LOADING | CMD_STALE)
+#define ANLS (CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE)
+
+static const struct subcommand subcommands[] = {
+    SUB("command", "count", cmd_command_count, 2, LS, "@slow @connection",
+        "Get total number of Redis commands", "2.8.13", NULL, NULL),
+    SUB("command", "list", cmd_command_list, -2, LS, "@slow @connection",
+        "Get an array of Redis command names", "7.0.0", NULL, "nondeterministic_output_order"),
+    SUB("command", "getkeys", cmd_command_getkeys, -4, LS, "@slow @connection",
+        "Extract keys given a full Redis command", "2.8.13", NULL, NULL),
+    SUB("command", "docs", cmd_command_docs, -2, LS, "@slow @connection",
+        "Get array of specific Redis command documentation", "7.0.0", NULL,
+        "nondeterministic_output_order"),
+    SUB("command", "info", cmd_command_info, -2, LS, "@slow @connection",
+        "Get array of specific Redis command details, or all when no argument is given.",
+        "2.8.13", NULL, "nondeterministic_output_order"),
+    SUB("command", "help", cmd_command_help, 2, LS, "@slow @connection",
+        "Show helpful text about the different subcommands", "5.0.0", NULL, NULL),
+
+    SUB("config", "rewrite", cmd_config_rewrite, 2, ANLS, "@admin @slow @dangerous",
+        "Rewrite the configuration file with the in memory configuration", "2.8.0", NULL, NULL),
+    SUB("config", "resetstat", cmd_config_resetstat, 2, ANLS, "@admin @slow @dangerous",
+        "Reset the stats returned by INFO", "2.0.0", NULL, NULL),
+    SUB("config", "help", cmd_config_help, 2, LS, "@slow",
+        "Show helpful text about the different subcommands", "5.0.0", NULL, NULL),
+    SUB("config", "get", cmd_config_get, -3, ANLS, "@admin @slow @dangerous",
+        "Get the values of configuration parameters", "2.0.0", NULL, NULL),
+    SUB("config", "set", cmd_config_set, -4, ANLS, "@admin @slow @dangerous",
+        "Set configuration parameters to the given values", "2.0.0", NULL,
+        "request_policy:all_nodes response_policy:all_succeeded"),
+
+    SUB("client", "getredir", cmd_client_getredir, 2, NLS, "@slow @connection",
+        "Get tracking notifications redirection client ID if any", "6.0.0", NULL, NULL),
+    SUB("client", "help", cmd_client_help, 2, LS, "@slow @connection",
+        "Show helpful text about the different subcommands", "5.0.0", NULL, NULL),
+    SUB("client", "getname", cmd_client_getname, 2, NLS, "@slow @connection",
+        "Get the current connection name", "2.6.9", NULL, NULL),
+    SUB("client", "setname", cmd_client_setname, 3, NLS, "@slow @connection",
+        "Set the current connection name", "2.6.9", NULL, NULL),
+    SUB("client", "setinfo", cmd_client_setinfo, 4, NLS, "@slow @connection",
+        "Set client or connection specific info", "7.2.0", NULL, NULL),
+    SUB("client", "no-evict", cmd_client_no_evict, 3, ANLS, "@admin @slow @dangerous @connection",
+        "Set client eviction mode for the current connection", "7.0.0", NULL, NULL),
+    SUB("client", "id", cmd_client_id, 2, NLS, "@slow @connection",
+        "Returns the client ID for the current connection", "5.0.0", NULL, NULL),
+    SUB("client", "info", cmd_client_info, 2, NLS, "@slow @connection",
+        "Returns information about the current client connection.", "6.2.0", NULL,
+        "nondeterministic_output"),
+    SUB("client", "list", cmd_client_list, -2, ANLS, "@admin @slow @dangerous @connection",
+        "Get the list of client connections", "2.4.0", NULL, "nondeterministic_output"),
+    SUB("client", "unpause", cmd_client_unpause, 2, ANLS, "@admin @slow @dangerous @connection",
+        "Resume processing of clients that were paused", "6.2.0", NULL, NULL),
+};
+
+static const struct command_extra command_extras[] = {
+    {"ping", NULL, "request_policy:all_shards response_policy:all_succeeded"},
+    {"quit", "allow_busy", NULL},
+    {"auth", "allow_busy", NULL},
+    {"hello", "allow_busy", NULL},
+    {"command", NULL, "nondeterministic_output_order"},
+    {"info", NULL, "nondeterministic_output request_policy:all_shards response_policy:special"},
+    {"time", NULL, "nondeterministic_output"},
+    {"lastsave", NULL, "nondeterministic_output"},
+    {"shutdown", "no_multi allow_busy", NULL},
+    {"wait", NULL, "request_policy:all_shards response_policy:agg_min"},
+};
+
+static const struct subcommand *subcommand_find(const char *parent, const char *sub, size_t len)
+{
+    for (size_t i = 0; i < sizeof subcommands / sizeof subcommands[0]; i++) {
+        const struct subcommand *s = &subcommands[i];
+        if (strcmp(s->parent, parent) == 0 && util_eq_nocase(sub, len, s->sub))
+            return s;
+    }
+    return NULL;
+}
+
+/* the container's subcommands are contiguous in the table */
+static size_t subcommands_of(const char *parent, const struct subcommand **first)
+{
+    size_t n = 0;
+    *first = NULL;
+    for (size_t i = 0; i < sizeof subcommands / sizeof subcommands[0]; i++)
+        if (strcmp(subcommands[i].parent, parent) == 0) {
+            if (!*first)
+                *first = &subcommands[i];
+            n++;
+        }
+    return n;
+}
+
+static const struct command_extra *command_extra_find(const char *name)
+{
+    for (size_t i = 0; i < sizeof command_extras / sizeof command_extras[0]; i++)
+        if (strcmp(command_extras[i].name, name) == 0)
+            return &command_extras[i];
+    return NULL;
+}
+
+#define CMD(name_, proc_, arity_, flags_, group_, summary_, since_, cats_) \
+    {name_, proc_, arity_, flags_, 0, 0, 0, ROUTE_HOME, group_, summary_, since_, cats_}
+
+const struct command command_family_server[] = {
+    CMD("ping", cmd_ping, -1, CMD_FAST, "connection", "Ping the server", "1.0.0",
+        "@fast @connection"),
+    CMD("echo", cmd_echo, 2, LS | CMD_FAST, "connection", "Echo the given string", "1.0.0",
+        "@fast @connection"),
+    CMD("quit", cmd_quit, -1, NLS | CMD_FAST | CMD_NO_AUTH, "connection", "Close the connection",
+        "1.0.0", "@fast @connection"),
+    CMD("select", cmd_select, 2, LS | CMD_FAST, "connection",
+        "Change the selected database for the current connection", "1.0.0", "@fast @connection"),
+    CMD("auth", cmd_auth, -2, NLS | CMD_FAST | CMD_NO_AUTH, "connection",
+        "Authenticate to the server", "1.0.0", "@fast @connection"),
+    CMD("hello", cmd_hello, -1, NLS | CMD_FAST | CMD_NO_AUTH, "connection",
+        "Handshake with Redis", "6.0.0", "@fast @connection"),
+    CMD("client", cmd_client, -2, 0, "connection", "A container for client connection commands",
+        "2.4.0", "@slow"),
+    CMD("command", cmd_command, -1, LS, "server", "Get array of Redis command details", "2.8.13",
+        "@slow @connection"),
+    CMD("config", cmd_config, -2, 0, "server", "A container for server configuration commands",
+        "2.0.0", "@slow"),
+    CMD("info", cmd_info, -1, LS, "server", "Get information and statistics about the server",
+        "1.0.0", "@slow @dangerous"),
+    CMD("time", cmd_time, 1, LS | CMD_FAST, "server", "Return the current server time", "2.6.0",
+        "@fast"),
+    CMD("lastsave", cmd_lastsave, 1, LS | CMD_FAST, "server",
+        "Get the UNIX time stamp of the last successful save to disk", "1.0.0",
+        "@admin @fast @dangerous"),
+    CMD("shutdown", cmd_shutdown, -1, ANLS, "server",
+        "Synchronously save the dataset to disk and then shut down the server", "1.0.0",
+        "@admin @slow @dangerous"),
+    CMD("wait", cmd_wait, 3, CMD_NOSCRIPT, "generic",
+        "Wait for the synchronous replication of all the write commands sent in the context of "
+        "the current connection",
+        "3.0.0", "@slow @connection"),
+};
+
+const size_t command_family_server_count =
+    sizeof command_family_server / sizeof command_family_server[0];

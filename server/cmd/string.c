@@ -1,0 +1,682 @@
+/*
+ * string: the string command family (Redis's t_string.c).
+ *
+ * Design: every handler follows its Redis 7.0 counterpart step for step, in
+ * the same order of checks, because the order decides which error a client
+ * sees (SET parses its options before it looks at the key; GETEX looks up
+ * the key before it validates the expire value; INCRBYFLOAT parses the
+ * stored value before the increment).  Reads go through lookup_read(), which
+ * counts keyspace hits/misses as Redis's lookupKeyRead does; writes look up
+ * without counting (lookupKeyWrite).
+ *
+ * Threading: a handler runs on the shard thread that owns its keys and
+ * touches only ctx->store (DESIGN.md rule 1).  Multi-key handlers (MGET,
+ * MSET, MSETNX) see only the keys the dispatcher routed to this shard; MSETNX
+ * is driven across shards by the dispatcher and only reaches this handler
+ * when all its keys live here.
+ *
+ * Each handler appends exactly one reply to ctx->out.
+ */
+#include "families.h"
+
+#include "percore/command.h"
+#include "percore/config.h"
+#include "percore/object.h"
+#include "percore/reply.h"
+#include "percore/store.h"
+#include "percore/util.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#define DEFAULT_PROTO_MAX_BULK_LEN (512LL * 1024 * 1024)
+
+/* SET / GETEX option flags (Redis OBJ_*) */
+enum {
+    SET_NX = 1 << 0,
+    SET_XX = 1 << 1,
+    SET_EX = 1 << 2,
+    SET_PX = 1 << 3,
+    SET_KEEPTTL = 1 << 4,
+    SET_GET = 1 << 5,
+    SET_EXAT = 1 << 6,
+    SET_PXAT = 1 << 7,
+    SET_PERSIST = 1 << 8,
+};
+
+enum { UNIT_SECONDS = 0, UNIT_MILLISECONDS = 1 };
+enum { PARSE_SET = 0, PARSE_GET = 1 };
+
+/* ---- helpers ------------------------------------------------------------- */
+
+static struct object *lookup_read(struct cmd_ctx *ctx, const struct resp_arg *k)
+{
+    struct object *o = store_lookup(ctx->store, ctx->db, k->ptr, k->len, ctx->now);
+    if (ctx->stats) {
+        if (o)
+            ctx->stats->keyspace_hits++;
+        else
+            ctx->stats->keyspace_misses++;
+    }
+    return o;
+}
+
+static struct object *lookup_write(struct cmd_ctx *ctx, const struct resp_arg *k)
+{
+    return store_lookup(ctx->store, ctx->db, k->ptr, k->len, ctx->now);
+}
+
+/* Redis compares options as C strings: the argument up to its first NUL */
+static bool opt_is(const struct resp_arg *a, const char *name)
+{
+    return util_eq_nocase(a->ptr, strnlen(a->ptr, a->len), name);
+}
+
+static void reply_object(struct reply *out, const struct object *o)
+{
+    size_t len;
+    const char *p = object_string_ptr(o, &len);
+    reply_bulk(out, p, len);
+}
+
+static bool get_ll_or_reply(struct cmd_ctx *ctx, const struct resp_arg *a, long long *v)
+{
+    if (!util_str_to_ll(a->ptr, a->len, v)) {
+        reply_not_integer(ctx->out);
+        return false;
+    }
+    return true;
+}
+
+/* Redis checkStringLength(size, append), overflow-safe (CVE-2022-35977 fix) */
+static bool check_string_length_or_reply(struct cmd_ctx *ctx, long long size, long long append)
+{
+    long long max = ctx->config ? ctx->config->proto_max_bulk_len : DEFAULT_PROTO_MAX_BULK_LEN;
+    long long total = (long long)((uint64_t)size + (uint64_t)append);
+    if (total > max || total < size || total < append) {
+        reply_error(ctx->out, "ERR string exceeds maximum allowed size (proto-max-bulk-len)");
+        return false;
+    }
+    return true;
+}
+
+static void reply_expire_time_error(struct cmd_ctx *ctx, const char *cmd)
+{
+    reply_errorf(ctx->out, "ERR invalid expire time in '%s' command", cmd);
+}
+
+/* Redis parseExtendedStringArgumentsOrReply */
+static bool parse_extended_or_reply(struct cmd_ctx *ctx, int *flags, int *unit,
+                                    const struct resp_arg **expire, int type)
+{
+    int j = type == PARSE_GET ? 2 : 3;
+    for (; j < ctx->argc; j++) {
+        const struct resp_arg *opt = &ctx->argv[j];
+        const struct resp_arg *next = (j == ctx->argc - 1) ? NULL : &ctx->argv[j + 1];
+        int f = *flags;
+
+        if (opt_is(opt, "nx") && !(f & SET_XX) && type == PARSE_SET) {
+            *flags |= SET_NX;
+        } else if (opt_is(opt, "xx") && !(f & SET_NX) && type == PARSE_SET) {
+            *flags |= SET_XX;
+        } else if (opt_is(opt, "get") && type == PARSE_SET) {
+            *flags |= SET_GET;
+        } else if (opt_is(opt, "keepttl") && !(f & SET_PERSIST) && !(f & SET_EX) &&
+                   !(f & SET_EXAT) && !(f & SET_PX) && !(f & SET_PXAT) && type == PARSE_SET) {
+            *flags |= SET_KEEPTTL;
+        } else if (opt_is(opt, "persist") && type == PARSE_GET && !(f & SET_EX) &&
+                   !(f & SET_EXAT) && !(f & SET_PX) && !(f & SET_PXAT) && !(f & SET_KEEPTTL)) {
+            *flags |= SET_PERSIST;
+        } else if (opt_is(opt, "ex") && !(f & SET_KEEPTTL) && !(f & SET_PERSIST) &&
+                   !(f & SET_EXAT) && !(f & SET_PX) && !(f & SET_PXAT) && next) {
+            *flags |= SET_EX;
+            *expire = next;
+            j++;
+        } else if (opt_is(opt, "px") && !(f & SET_KEEPTTL) && !(f & SET_PERSIST) &&
+                   !(f & SET_EX) && !(f & SET_EXAT) && !(f & SET_PXAT) && next) {
+            *flags |= SET_PX;
+            *unit = UNIT_MILLISECONDS;
+            *expire = next;
+            j++;
+        } else if (opt_is(opt, "exat") && !(f & SET_KEEPTTL) && !(f & SET_PERSIST) &&
+                   !(f & SET_EX) && !(f & SET_PX) && !(f & SET_PXAT) && next) {
+            *flags |= SET_EXAT;
+            *expire = next;
+            j++;
+        } else if (opt_is(opt, "pxat") && !(f & SET_KEEPTTL) && !(f & SET_PERSIST) &&
+                   !(f & SET_EX) && !(f & SET_EXAT) && !(f & SET_PX) && next) {
+            *flags |= SET_PXAT;
+            *unit = UNIT_MILLISECONDS;
+            *expire = next;
+            j++;
+        } else {
+            reply_syntax_error(ctx->out);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Redis getExpireMillisecondsOrReply: the absolute expire in ms */
+static bool get_expire_ms_or_reply(struct cmd_ctx *ctx, const struct resp_arg *expire, int flags,
+                                   int unit, const char *cmd, long long *ms)
+{
+    if (!get_ll_or_reply(ctx, expire, ms))
+        return false;
+    if (*ms <= 0 || (unit == UNIT_SECONDS && *ms > LLONG_MAX / 1000)) {
+        reply_expire_time_error(ctx, cmd);
+        return false;
+    }
+    if (unit == UNIT_SECONDS)
+        *ms *= 1000;
+    if ((flags & SET_PX) || (flags & SET_EX))
+        *ms = (long long)((uint64_t)*ms + (uint64_t)ctx->now); /* wraps negative on overflow */
+    if (*ms <= 0) {
+        reply_expire_time_error(ctx, cmd);
+        return false;
+    }
+    return true;
+}
+
+/*
+ * Redis getGenericCommand: replies with the value or nil; false (after a
+ * WRONGTYPE reply) when the key holds another type.  *found says whether a
+ * string value was replied.
+ */
+static bool get_generic(struct cmd_ctx *ctx, bool *found)
+{
+    struct object *o = lookup_read(ctx, &ctx->argv[1]);
+    *found = false;
+    if (o == NULL) {
+        reply_null(ctx->out);
+        return true;
+    }
+    if (object_type(o) != OBJ_STRING) {
+        reply_wrongtype(ctx->out);
+        return false;
+    }
+    reply_object(ctx->out, o);
+    *found = true;
+    return true;
+}
+
+static void set_value(struct cmd_ctx *ctx, const struct resp_arg *key, const struct resp_arg *val,
+                      int store_flags)
+{
+    store_set(ctx->store, ctx->db, key->ptr, key->len, object_string_create(val->ptr, val->len),
+              store_flags);
+}
+
+enum set_reply { SETR_OK, SETR_NX }; /* +OK/nil, or :1/:0 (SETNX) */
+
+/* Redis setGenericCommand */
+static void set_generic(struct cmd_ctx *ctx, int flags, const struct resp_arg *key,
+                        const struct resp_arg *val, const struct resp_arg *expire, int unit,
+                        enum set_reply style, const char *cmd)
+{
+    long long ms = 0;
+    bool found;
+
+    if (expire && !get_expire_ms_or_reply(ctx, expire, flags, unit, cmd, &ms))
+        return;
+
+    if (flags & SET_GET) {
+        bool had;
+        if (!get_generic(ctx, &had))
+            return;
+    }
+
+    found = lookup_write(ctx, key) != NULL;
+    if (((flags & SET_NX) && found) || ((flags & SET_XX) && !found)) {
+        if (!(flags & SET_GET)) {
+            if (style == SETR_NX)
+                reply_int(ctx->out, 0);
+            else
+                reply_null(ctx->out);
+        }
+        return;
+    }
+
+    set_value(ctx, key, val, (flags & SET_KEEPTTL) ? STORE_KEEPTTL : 0);
+    if (expire)
+        store_set_expire(ctx->store, ctx->db, key->ptr, key->len, ms, ctx->now);
+
+    if (!(flags & SET_GET)) {
+        if (style == SETR_NX)
+            reply_int(ctx->out, 1);
+        else
+            reply_ok(ctx->out);
+    }
+}
+
+/* ---- handlers ------------------------------------------------------------ */
+
+static void cmd_get(struct cmd_ctx *ctx)
+{
+    bool found;
+    get_generic(ctx, &found);
+}
+
+static void cmd_set(struct cmd_ctx *ctx)
+{
+    const struct resp_arg *expire = NULL;
+    int unit = UNIT_SECONDS;
+    int flags = 0;
+
+    if (!parse_extended_or_reply(ctx, &flags, &unit, &expire, PARSE_SET))
+        return;
+    set_generic(ctx, flags, &ctx->argv[1], &ctx->argv[2], expire, unit, SETR_OK, "set");
+}
+
+static void cmd_setnx(struct cmd_ctx *ctx)
+{
+    set_generic(ctx, SET_NX, &ctx->argv[1], &ctx->argv[2], NULL, 0, SETR_NX, "setnx");
+}
+
+static void cmd_setex(struct cmd_ctx *ctx)
+{
+    set_generic(ctx, SET_EX, &ctx->argv[1], &ctx->argv[3], &ctx->argv[2], UNIT_SECONDS, SETR_OK,
+                "setex");
+}
+
+static void cmd_psetex(struct cmd_ctx *ctx)
+{
+    set_generic(ctx, SET_PX, &ctx->argv[1], &ctx->argv[3], &ctx->argv[2], UNIT_MILLISECONDS,
+                SETR_OK, "psetex");
+}
+
+static void cmd_getset(struct cmd_ctx *ctx)
+{
+    bool found;
+    if (!get_generic(ctx, &found))
+        return;
+    set_value(ctx, &ctx->argv[1], &ctx->argv[2], 0);
+}
+
+static void cmd_getdel(struct cmd_ctx *ctx)
+{
+    bool found;
+    if (!get_generic(ctx, &found))
+        return;
+    if (found)
+        store_delete(ctx->store, ctx->db, ctx->argv[1].ptr, ctx->argv[1].len, ctx->now);
+}
+
+static void cmd_getex(struct cmd_ctx *ctx)
+{
+    const struct resp_arg *expire = NULL;
+    const struct resp_arg *key = &ctx->argv[1];
+    int unit = UNIT_SECONDS;
+    int flags = 0;
+    long long ms = 0;
+    struct object *o;
+
+    if (!parse_extended_or_reply(ctx, &flags, &unit, &expire, PARSE_GET))
+        return;
+
+    o = lookup_read(ctx, key);
+    if (o == NULL) {
+        reply_null(ctx->out);
+        return;
+    }
+    if (object_type(o) != OBJ_STRING) {
+        reply_wrongtype(ctx->out);
+        return;
+    }
+    if (expire && !get_expire_ms_or_reply(ctx, expire, flags, unit, "getex", &ms))
+        return;
+
+    /* reply before the key may be deleted */
+    reply_object(ctx->out, o);
+
+    if (((flags & SET_PXAT) || (flags & SET_EXAT)) && ms <= ctx->now) {
+        store_delete(ctx->store, ctx->db, key->ptr, key->len, ctx->now);
+    } else if (expire) {
+        store_set_expire(ctx->store, ctx->db, key->ptr, key->len, ms, ctx->now);
+    } else if (flags & SET_PERSIST) {
+        store_persist(ctx->store, ctx->db, key->ptr, key->len, ctx->now);
+    }
+}
+
+static void cmd_mget(struct cmd_ctx *ctx)
+{
+    reply_array(ctx->out, ctx->argc - 1);
+    for (int j = 1; j < ctx->argc; j++) {
+        struct object *o = lookup_read(ctx, &ctx->argv[j]);
+        if (o == NULL || object_type(o) != OBJ_STRING)
+            reply_null(ctx->out);
+        else
+            reply_object(ctx->out, o);
+    }
+}
+
+static void mset_generic(struct cmd_ctx *ctx, bool nx, const char *cmd)
+{
+    if ((ctx->argc % 2) == 0) {
+        reply_errorf(ctx->out, "ERR wrong number of arguments for '%s' command", cmd);
+        return;
+    }
+    if (nx) {
+        for (int j = 1; j < ctx->argc; j += 2) {
+            if (lookup_write(ctx, &ctx->argv[j]) != NULL) {
+                reply_int(ctx->out, 0);
+                return;
+            }
+        }
+    }
+    for (int j = 1; j < ctx->argc; j += 2)
+        set_value(ctx, &ctx->argv[j], &ctx->argv[j + 1], 0);
+    if (nx)
+        reply_int(ctx->out, 1);
+    else
+        reply_ok(ctx->out);
+}
+
+static void cmd_mset(struct cmd_ctx *ctx)
+{
+    mset_generic(ctx, false, "mset");
+}
+
+static void cmd_msetnx(struct cmd_ctx *ctx)
+{
+    mset_generic(ctx, true, "msetnx");
+}
+
+/* Redis incrDecrCommand */
+static void incr_decr(struct cmd_ctx *ctx, long long incr)
+{
+    const struct resp_arg *key = &ctx->argv[1];
+    struct object *o = lookup_write(ctx, key);
+    long long value = 0;
+
+    if (o != NULL) {
+        size_t len;
+        const char *p;
+        if (object_type(o) != OBJ_STRING) {
+            reply_wrongtype(ctx->out);
+            return;
+        }
+        p = object_string_ptr(o, &len);
+        if (!util_str_to_ll(p, len, &value)) {
+            reply_not_integer(ctx->out);
+            return;
+        }
+    }
+    if ((incr < 0 && value < 0 && incr < (LLONG_MIN - value)) ||
+        (incr > 0 && value > 0 && incr > (LLONG_MAX - value))) {
+        reply_error(ctx->out, "ERR increment or decrement would overflow");
+        return;
+    }
+    value += incr;
+    /* dbOverwrite keeps the TTL */
+    store_set(ctx->store, ctx->db, key->ptr, key->len, object_string_from_ll(value),
+              STORE_KEEPTTL);
+    reply_int(ctx->out, value);
+}
+
+static void cmd_incr(struct cmd_ctx *ctx)
+{
+    incr_decr(ctx, 1);
+}
+
+static void cmd_decr(struct cmd_ctx *ctx)
+{
+    incr_decr(ctx, -1);
+}
+
+static void cmd_incrby(struct cmd_ctx *ctx)
+{
+    long long incr;
+    if (!get_ll_or_reply(ctx, &ctx->argv[2], &incr))
+        return;
+    incr_decr(ctx, incr);
+}
+
+static void cmd_decrby(struct cmd_ctx *ctx)
+{
+    long long incr;
+    if (!get_ll_or_reply(ctx, &ctx->argv[2], &incr))
+        return;
+    /* negating LLONG_MIN would overflow */
+    if (incr == LLONG_MIN) {
+        reply_error(ctx->out, "ERR decrement would overflow");
+        return;
+    }
+    incr_decr(ctx, -incr);
+}
+
+static void cmd_incrbyfloat(struct cmd_ctx *ctx)
+{
+    const struct resp_arg *key = &ctx->argv[1];
+    struct object *o = lookup_write(ctx, key);
+    long double value = 0, incr;
+    char buf[5 * 1024 + 32];
+    int len;
+
+    if (o != NULL) {
+        size_t n;
+        const char *p;
+        if (object_type(o) != OBJ_STRING) {
+            reply_wrongtype(ctx->out);
+            return;
+        }
+        p = object_string_ptr(o, &n);
+        if (!util_str_to_ld(p, n, &value)) {
+            reply_error(ctx->out, "ERR value is not a valid float");
+            return;
+        }
+    }
+    if (!util_str_to_ld(ctx->argv[2].ptr, ctx->argv[2].len, &incr)) {
+        reply_error(ctx->out, "ERR value is not a valid float");
+        return;
+    }
+    value += incr;
+    if (isnan(value) || isinf(value)) {
+        reply_error(ctx->out, "ERR increment would produce NaN or Infinity");
+        return;
+    }
+    len = util_ld_to_str(buf, sizeof(buf), value);
+    store_set(ctx->store, ctx->db, key->ptr, key->len, object_string_create(buf, (size_t)len),
+              STORE_KEEPTTL);
+    reply_bulk(ctx->out, buf, (size_t)len);
+}
+
+static void cmd_append(struct cmd_ctx *ctx)
+{
+    const struct resp_arg *key = &ctx->argv[1];
+    const struct resp_arg *val = &ctx->argv[2];
+    struct object *o = lookup_write(ctx, key);
+    size_t totlen;
+
+    if (o == NULL) {
+        set_value(ctx, key, val, 0);
+        totlen = val->len;
+    } else {
+        if (object_type(o) != OBJ_STRING) {
+            reply_wrongtype(ctx->out);
+            return;
+        }
+        if (!check_string_length_or_reply(ctx, (long long)object_string_len(o),
+                                          (long long)val->len))
+            return;
+        totlen = object_string_append(o, val->ptr, val->len);
+    }
+    reply_int(ctx->out, (long long)totlen);
+}
+
+static void cmd_strlen(struct cmd_ctx *ctx)
+{
+    struct object *o = lookup_read(ctx, &ctx->argv[1]);
+    if (o == NULL) {
+        reply_int(ctx->out, 0);
+        return;
+    }
+    if (object_type(o) != OBJ_STRING) {
+        reply_wrongtype(ctx->out);
+        return;
+    }
+    reply_int(ctx->out, (long long)object_string_len(o));
+}
+
+/* GETRANGE and SUBSTR */
+static void cmd_getrange(struct cmd_ctx *ctx)
+{
+    long long start, end;
+    struct object *o;
+    const char *str;
+    size_t slen;
+
+    if (!get_ll_or_reply(ctx, &ctx->argv[2], &start))
+        return;
+    if (!get_ll_or_reply(ctx, &ctx->argv[3], &end))
+        return;
+    o = lookup_read(ctx, &ctx->argv[1]);
+    if (o == NULL) {
+        reply_bulk(ctx->out, "", 0);
+        return;
+    }
+    if (object_type(o) != OBJ_STRING) {
+        reply_wrongtype(ctx->out);
+        return;
+    }
+    str = object_string_ptr(o, &slen);
+
+    if (start < 0 && end < 0 && start > end) {
+        reply_bulk(ctx->out, "", 0);
+        return;
+    }
+    if (start < 0)
+        start = (long long)slen + start;
+    if (end < 0)
+        end = (long long)slen + end;
+    if (start < 0)
+        start = 0;
+    if (end < 0)
+        end = 0;
+    if ((unsigned long long)end >= slen)
+        end = (long long)slen - 1;
+    if (start > end || slen == 0)
+        reply_bulk(ctx->out, "", 0);
+    else
+        reply_bulk(ctx->out, str + start, (size_t)(end - start + 1));
+}
+
+static void cmd_setrange(struct cmd_ctx *ctx)
+{
+    const struct resp_arg *key = &ctx->argv[1];
+    const struct resp_arg *val = &ctx->argv[3];
+    long long offset;
+    struct object *o;
+    size_t newlen;
+
+    if (!get_ll_or_reply(ctx, &ctx->argv[2], &offset))
+        return;
+    if (offset < 0) {
+        reply_error(ctx->out, "ERR offset is out of range");
+        return;
+    }
+
+    o = lookup_write(ctx, key);
+    if (o == NULL) {
+        /* Return 0 when setting nothing on a non-existing string */
+        if (val->len == 0) {
+            reply_int(ctx->out, 0);
+            return;
+        }
+        if (!check_string_length_or_reply(ctx, offset, (long long)val->len))
+            return;
+        o = object_string_create("", 0);
+        newlen = object_string_setrange(o, (size_t)offset, val->ptr, val->len);
+        store_set(ctx->store, ctx->db, key->ptr, key->len, o, 0);
+    } else {
+        if (object_type(o) != OBJ_STRING) {
+            reply_wrongtype(ctx->out);
+            return;
+        }
+        /* Return existing string length when setting nothing */
+        if (val->len == 0) {
+            reply_int(ctx->out, (long long)object_string_len(o));
+            return;
+        }
+        if (!check_string_length_or_reply(ctx, offset, (long long)val->len))
+            return;
+        newlen = object_string_setrange(o, (size_t)offset, val->ptr, val->len);
+    }
+    reply_int(ctx->out, (long long)newlen);
+}
+
+/* ---- table --------------------------------------------------------------- */
+
+/* arity, flags, key positions, group, summary, since and ACL categories as
+ * Redis 7.0.15's COMMAND INFO / COMMAND DOCS report them */
+const struct command command_family_string[] = {
+    {"get", cmd_get, 2, CMD_READONLY | CMD_FAST, 1, 1, 1, ROUTE_OWNER,
+     "string", "Get the value of a key", "1.0.0",
+     "@read @string @fast"},
+    {"set", cmd_set, -3, CMD_WRITE | CMD_DENYOOM, 1, 1, 1, ROUTE_OWNER,
+     "string", "Set the string value of a key", "1.0.0",
+     "@write @string @slow"},
+    {"setnx", cmd_setnx, 3, CMD_WRITE | CMD_DENYOOM | CMD_FAST, 1, 1, 1, ROUTE_OWNER,
+     "string", "Set the value of a key, only if the key does not exist", "1.0.0",
+     "@write @string @fast"},
+    {"setex", cmd_setex, 4, CMD_WRITE | CMD_DENYOOM, 1, 1, 1, ROUTE_OWNER,
+     "string", "Set the value and expiration of a key", "2.0.0",
+     "@write @string @slow"},
+    {"psetex", cmd_psetex, 4, CMD_WRITE | CMD_DENYOOM, 1, 1, 1, ROUTE_OWNER,
+     "string", "Set the value and expiration in milliseconds of a key", "2.6.0",
+     "@write @string @slow"},
+    {"getset", cmd_getset, 3, CMD_WRITE | CMD_DENYOOM | CMD_FAST, 1, 1, 1, ROUTE_OWNER,
+     "string", "Set the string value of a key and return its old value", "1.0.0",
+     "@write @string @fast"},
+    {"getdel", cmd_getdel, 2, CMD_WRITE | CMD_FAST, 1, 1, 1, ROUTE_OWNER,
+     "string", "Get the value of a key and delete the key", "6.2.0",
+     "@write @string @fast"},
+    {"getex", cmd_getex, -2, CMD_WRITE | CMD_FAST, 1, 1, 1, ROUTE_OWNER,
+     "string", "Get the value of a key and optionally set its expiration", "6.2.0",
+     "@write @string @fast"},
+    {"mget", cmd_mget, -2, CMD_READONLY | CMD_FAST, 1, -1, 1, ROUTE_SPLIT_MGET,
+     "string", "Get the values of all the given keys", "1.0.0",
+     "@read @string @fast"},
+    {"mset", cmd_mset, -3, CMD_WRITE | CMD_DENYOOM, 1, -1, 2, ROUTE_SPLIT_OK,
+     "string", "Set multiple keys to multiple values", "1.0.1",
+     "@write @string @slow"},
+    {"msetnx", cmd_msetnx, -3, CMD_WRITE | CMD_DENYOOM, 1, -1, 2, ROUTE_SPECIAL,
+     "string", "Set multiple keys to multiple values, only if none of the keys exist", "1.0.1",
+     "@write @string @slow"},
+    {"incr", cmd_incr, 2, CMD_WRITE | CMD_DENYOOM | CMD_FAST, 1, 1, 1, ROUTE_OWNER,
+     "string", "Increment the integer value of a key by one", "1.0.0",
+     "@write @string @fast"},
+    {"decr", cmd_decr, 2, CMD_WRITE | CMD_DENYOOM | CMD_FAST, 1, 1, 1, ROUTE_OWNER,
+     "string", "Decrement the integer value of a key by one", "1.0.0",
+     "@write @string @fast"},
+    {"incrby", cmd_incrby, 3, CMD_WRITE | CMD_DENYOOM | CMD_FAST, 1, 1, 1, ROUTE_OWNER,
+     "string", "Increment the integer value of a key by the given amount", "1.0.0",
+     "@write @string @fast"},
+    {"decrby", cmd_decrby, 3, CMD_WRITE | CMD_DENYOOM | CMD_FAST, 1, 1, 1, ROUTE_OWNER,
+     "string", "Decrement the integer value of a key by the given number", "1.0.0",
+     "@write @string @fast"},
+    {"incrbyfloat", cmd_incrbyfloat, 3, CMD_WRITE | CMD_DENYOOM | CMD_FAST, 1, 1, 1, ROUTE_OWNER,
+     "string", "Increment the float value of a key by the given amount", "2.6.0",
+     "@write @string @fast"},
+    {"append", cmd_append, 3, CMD_WRITE | CMD_DENYOOM | CMD_FAST, 1, 1, 1, ROUTE_OWNER,
+     "string", "Append a value to a key", "2.0.0",
+     "@write @string @fast"},
+    {"strlen", cmd_strlen, 2, CMD_READONLY | CMD_FAST, 1, 1, 1, ROUTE_OWNER,
+     "string", "Get the length of the value stored in a key", "2.2.0",
+     "@read @string @fast"},
+    {"getrange", cmd_getrange, 4, CMD_READONLY, 1, 1, 1, ROUTE_OWNER,
+     "string", "Get a substring of the string stored at a key", "2.4.0",
+     "@read @string @slow"},
+    {"setrange", cmd_setrange, 4, CMD_WRITE | CMD_DENYOOM, 1, 1, 1, ROUTE_OWNER,
+     "string", "Overwrite part of a string at key starting at the specified offset", "2.2.0",
+     "@write @string @slow"},
+    {"substr", cmd_getrange, 4, CMD_READONLY, 1, 1, 1, ROUTE_OWNER,
+     "string", "Get a substring of the string stored at a key", "1.0.0",
+     "@read @string @slow"},
+};
+
+const size_t command_family_string_count =
+    sizeof(command_family_string) / sizeof(command_family_string[0]);

@@ -1,0 +1,555 @@
+/*
+ * config: every config key in one table, one immutable struct config
+ * published with urcu-qsbr (see include/percore/config.h).
+ *
+ * The table gives each key its type, default, bounds and whether CONFIG SET
+ * may change it at runtime; the same table drives the conf-file loader, the
+ * `--key value` command line, CONFIG GET/SET and --help.  CONFIG SET copies
+ * the current struct, applies every pair to the copy (all-or-nothing), and
+ * publishes the copy; the old one is freed by call_rcu after every shard
+ * thread has passed a quiescent state.
+ */
+#include "percore/config.h"
+
+#include "percore/mem.h"
+#include "percore/util.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <urcu-qsbr.h>
+#include <urcu/rculist.h>
+
+enum config_type { CT_INT, CT_MEMORY, CT_STRING, CT_BIND, CT_LOGLEVEL, CT_PERSIST_OFF };
+
+struct config_key {
+    const char *name;
+    enum config_type type;
+    size_t offset;        /* field in struct config */
+    const char *dflt;     /* default, in conf-file syntax */
+    long long min, max;   /* numeric bounds */
+    bool runtime;         /* CONFIG SET allowed */
+    const char *help;
+};
+
+#define OFF(f) offsetof(struct config, f)
+static const struct config_key config_keys[] = {
+    {"bind", CT_BIND, OFF(bind), "127.0.0.1", 0, 0, false, "addresses to listen on"},
+    {"port", CT_INT, OFF(port), "6379", 0, 65535, false, "TCP port"},
+    {"tcp-backlog", CT_INT, OFF(tcp_backlog), "511", 0, INT_MAX, false, "listen() backlog"},
+    {"tcp-keepalive", CT_INT, OFF(tcp_keepalive), "300", 0, INT_MAX, true, "TCP keepalive, seconds"},
+    {"threads", CT_INT, OFF(threads), "0", 0, CONFIG_MAX_THREADS, false,
+     "shard threads, 0 = one per online cpu"},
+    {"cpu-list", CT_STRING, OFF(cpu_list), "", 0, 0, false, "cpus to pin shards to, e.g. 0-3,8"},
+    {"databases", CT_INT, OFF(databases), "16", 1, INT_MAX, false, "number of databases"},
+    {"proto-max-bulk-len", CT_MEMORY, OFF(proto_max_bulk_len), "512mb", 1024 * 1024, LLONG_MAX, true,
+     "largest bulk string accepted"},
+    {"client-query-buffer-limit", CT_MEMORY, OFF(client_query_buffer_limit), "1gb", 1024 * 1024,
+     LONG_MAX, true, "largest unprocessed input per client"},
+    {"maxclients", CT_INT, OFF(maxclients), "10000", 1, INT_MAX, true, "connections at once"},
+    {"timeout", CT_INT, OFF(timeout), "0", 0, INT_MAX, true, "close idle clients after N s, 0 never"},
+    {"hz", CT_INT, OFF(hz), "10", 1, 500, true, "shard timer frequency"},
+    {"requirepass", CT_STRING, OFF(requirepass), "", 0, 0, true, "password for AUTH"},
+    {"maxmemory", CT_MEMORY, OFF(maxmemory), "0", 0, LLONG_MAX, true, "memory limit, 0 none"},
+    {"inbox-size", CT_INT, OFF(inbox_size), "1024", 2, 1 << 20, false,
+     "batches a shard inbox holds (power of two)"},
+    {"handoff-credits", CT_INT, OFF(handoff_credits), "256", 1, 1 << 20, false,
+     "cross-shard batches a shard may have in flight"},
+    {"loglevel", CT_LOGLEVEL, OFF(loglevel), "notice", 0, 0, true, "debug verbose notice warning nothing"},
+    {"logfile", CT_STRING, OFF(logfile), "", 0, 0, false, "log file, empty = stdout"},
+    {"pidfile", CT_STRING, OFF(pidfile), "", 0, 0, false, "pid file, empty = none"},
+    {"dir", CT_STRING, OFF(dir), ".", 0, 0, false, "working directory"},
+    {"save", CT_PERSIST_OFF, 0, "", 0, 0, true, "no persistence: only \"\" is accepted"},
+    {"appendonly", CT_PERSIST_OFF, 0, "no", 0, 0, true, "no persistence: only no is accepted"},
+};
+#undef OFF
+#define CONFIG_KEY_COUNT (sizeof(config_keys) / sizeof(config_keys[0]))
+
+static struct config *config_published;
+static pthread_mutex_t config_writer = PTHREAD_MUTEX_INITIALIZER;
+
+struct config_box {
+    struct rcu_head rcu;
+    struct config config;
+};
+
+static const struct config_key *config_find(const char *name, size_t len)
+{
+    for (size_t i = 0; i < CONFIG_KEY_COUNT; i++)
+        if (strlen(config_keys[i].name) == len && util_eq_nocase(name, len, config_keys[i].name))
+            return &config_keys[i];
+    return NULL;
+}
+
+static void config_free_strings(struct config *c)
+{
+    for (int i = 0; i < c->bind_count; i++)
+        mem_release(c->bind[i]);
+    c->bind_count = 0;
+    for (size_t i = 0; i < CONFIG_KEY_COUNT; i++) {
+        if (config_keys[i].type == CT_STRING) {
+            char **s = (char **)((char *)c + config_keys[i].offset);
+            mem_release(*s);
+            *s = NULL;
+        }
+    }
+    mem_release(c->config_file);
+    c->config_file = NULL;
+}
+
+/* deep copy: strings duplicated so each published struct owns its own */
+static struct config_box *config_copy(const struct config *src)
+{
+    struct config_box *box = mem_calloc(1, sizeof(*box));
+    box->config = *src;
+    struct config *c = &box->config;
+    for (int i = 0; i < c->bind_count; i++)
+        c->bind[i] = mem_strndup(src->bind[i], strlen(src->bind[i]));
+    for (size_t i = 0; i < CONFIG_KEY_COUNT; i++) {
+        if (config_keys[i].type == CT_STRING) {
+            char **s = (char **)((char *)c + config_keys[i].offset);
+            if (*s)
+                *s = mem_strndup(*s, strlen(*s));
+        }
+    }
+    if (src->config_file)
+        c->config_file = mem_strndup(src->config_file, strlen(src->config_file));
+    return box;
+}
+
+static void config_box_destroy(struct rcu_head *head)
+{
+    struct config_box *box = caa_container_of(head, struct config_box, rcu);
+    config_free_strings(&box->config);
+    mem_release(box);
+}
+
+/* Redis memtoull: digits with an optional b k kb m mb g gb suffix */
+static bool config_parse_memory(const char *s, size_t len, long long *out)
+{
+    size_t i = 0;
+    while (i < len && isdigit((unsigned char)s[i]))
+        i++;
+    if (i == 0 || i > 19)
+        return false;
+    long long mul = 1;
+    const char *unit = s + i;
+    size_t ulen = len - i;
+    if (ulen == 0 || util_eq_nocase(unit, ulen, "b")) mul = 1;
+    else if (util_eq_nocase(unit, ulen, "k")) mul = 1000;
+    else if (util_eq_nocase(unit, ulen, "kb")) mul = 1024;
+    else if (util_eq_nocase(unit, ulen, "m")) mul = 1000LL * 1000;
+    else if (util_eq_nocase(unit, ulen, "mb")) mul = 1024LL * 1024;
+    else if (util_eq_nocase(unit, ulen, "g")) mul = 1000LL * 1000 * 1000;
+    else if (util_eq_nocase(unit, ulen, "gb")) mul = 1024LL * 1024 * 1024;
+    else return false;
+    long long v;
+    if (!util_str_to_ll(s, i, &v) && !(i > 1 && s[0] == '0'))
+        return false;
+    if (i > 1 && s[0] == '0') { /* leading zeros: accept like strtoull */
+        char tmp[24];
+        memcpy(tmp, s, i);
+        tmp[i] = '\0';
+        errno = 0;
+        v = strtoll(tmp, NULL, 10);
+        if (errno)
+            return false;
+    }
+    if (v > LLONG_MAX / mul)
+        return false;
+    *out = v * mul;
+    return true;
+}
+
+static const char *loglevel_names[] = {"debug", "verbose", "notice", "warning", "nothing"};
+
+/* apply one value to c; NULL ok, else the reason (Redis's wording) */
+static const char *config_apply(struct config *c, const struct config_key *k, const struct resp_arg *vals,
+                                int nvals, char *errbuf, size_t errlen)
+{
+    void *field = (char *)c + k->offset;
+    if (k->type != CT_BIND && nvals != 1)
+        return "wrong number of arguments";
+    const char *v = vals[0].ptr;
+    size_t vlen = vals[0].len;
+    switch (k->type) {
+    case CT_INT:
+    case CT_MEMORY: {
+        long long n;
+        if (k->type == CT_INT) {
+            if (!util_str_to_ll(v, vlen, &n))
+                return "argument couldn't be parsed into an integer";
+        } else if (!config_parse_memory(v, vlen, &n)) {
+            return "argument must be a memory value";
+        }
+        if (n < k->min || n > k->max) {
+            snprintf(errbuf, errlen, "argument must be between %lld and %lld inclusive", k->min, k->max);
+            return errbuf;
+        }
+        if (k->type == CT_INT)
+            *(int *)field = (int)n;
+        else
+            *(long long *)field = n;
+        if (strcmp(k->name, "inbox-size") == 0 && (n & (n - 1)) != 0)
+            return "argument must be a power of two";
+        return NULL;
+    }
+    case CT_STRING: {
+        char **s = field;
+        mem_release(*s);
+        *s = mem_strndup(v, vlen);
+        return NULL;
+    }
+    case CT_LOGLEVEL:
+        for (int i = 0; i < 5; i++) {
+            if (util_eq_nocase(v, vlen, loglevel_names[i])) {
+                *(enum loglevel *)field = (enum loglevel)i;
+                return NULL;
+            }
+        }
+        return "argument(s) must be one of the following: debug, verbose, notice, warning, nothing";
+    case CT_BIND:
+        if (nvals > CONFIG_MAX_BIND)
+            return "Too many bind addresses specified.";
+        for (int i = 0; i < c->bind_count; i++)
+            mem_release(c->bind[i]);
+        c->bind_count = 0;
+        for (int i = 0; i < nvals; i++)
+            c->bind[c->bind_count++] = mem_strndup(vals[i].ptr, vals[i].len);
+        return NULL;
+    case CT_PERSIST_OFF:
+        if (strcmp(k->name, "save") == 0 ? vlen == 0 : util_eq_nocase(v, vlen, "no"))
+            return NULL;
+        return "percore keeps no persistence: only the persistence-off value is accepted";
+    }
+    return "unknown type";
+}
+
+/* value of a key as CONFIG GET prints it */
+static void config_format(const struct config *c, const struct config_key *k, char *buf, size_t cap)
+{
+    const void *field = (const char *)c + k->offset;
+    switch (k->type) {
+    case CT_INT: snprintf(buf, cap, "%d", *(const int *)field); break;
+    case CT_MEMORY: snprintf(buf, cap, "%lld", *(const long long *)field); break;
+    case CT_STRING: snprintf(buf, cap, "%s", *(char *const *)field ? *(char *const *)field : ""); break;
+    case CT_LOGLEVEL: snprintf(buf, cap, "%s", loglevel_names[*(const enum loglevel *)field]); break;
+    case CT_PERSIST_OFF: snprintf(buf, cap, "%s", strcmp(k->name, "save") == 0 ? "" : "no"); break;
+    case CT_BIND: {
+        size_t off = 0;
+        buf[0] = '\0';
+        for (int i = 0; i < c->bind_count && off < cap; i++)
+            off += (size_t)snprintf(buf + off, cap - off, "%s%s", i ? " " : "", c->bind[i]);
+        break;
+    }
+    }
+}
+
+/* split a conf line into words: "double quotes" with \ escapes, 'single quotes' */
+static int config_split_line(const char *line, char words[][1024], int max, bool *bad_quotes)
+{
+    int n = 0;
+    const char *p = line;
+    *bad_quotes = false;
+    for (;;) {
+        while (*p && isspace((unsigned char)*p))
+            p++;
+        if (!*p)
+            return n;
+        if (n == max)
+            return -1;
+        size_t len = 0;
+        char *w = words[n];
+        char quote = 0;
+        if (*p == '"' || *p == '\'')
+            quote = *p++;
+        for (;;) {
+            if (quote) {
+                if (!*p) {
+                    *bad_quotes = true;
+                    return -1;
+                }
+                if (*p == quote) {
+                    p++;
+                    if (*p && !isspace((unsigned char)*p)) {
+                        *bad_quotes = true;
+                        return -1;
+                    }
+                    break;
+                }
+                if (quote == '"' && *p == '\\' && p[1]) {
+                    p++;
+                    char ch = *p == 'n' ? '\n' : *p == 't' ? '\t' : *p == 'r' ? '\r' : *p;
+                    if (len < 1023) w[len++] = ch;
+                    p++;
+                    continue;
+                }
+            } else if (!*p || isspace((unsigned char)*p)) {
+                break;
+            }
+            if (len < 1023) w[len++] = *p;
+            p++;
+        }
+        w[len] = '\0';
+        n++;
+    }
+}
+
+static int config_directive(struct config *c, char words[][1024], int n, char *err, size_t errlen)
+{
+    const struct config_key *k = config_find(words[0], strlen(words[0]));
+    if (!k) {
+        snprintf(err, errlen, "Bad directive or wrong number of arguments");
+        return -1;
+    }
+    struct resp_arg vals[CONFIG_MAX_BIND + 1];
+    int nvals = n - 1;
+    if (nvals < 1 || nvals > CONFIG_MAX_BIND) {
+        snprintf(err, errlen, "wrong number of arguments for '%s'", k->name);
+        return -1;
+    }
+    for (int i = 0; i < nvals; i++) {
+        vals[i].ptr = words[i + 1];
+        vals[i].len = strlen(words[i + 1]);
+    }
+    char buf[160];
+    const char *why = config_apply(c, k, vals, nvals, buf, sizeof(buf));
+    if (why) {
+        snprintf(err, errlen, "%s", why);
+        return -1;
+    }
+    return 0;
+}
+
+static void config_fatal_line(char *err, size_t errlen, const char *where, int lineno, const char *line,
+                              const char *why)
+{
+    snprintf(err, errlen,
+             "\n*** FATAL CONFIG FILE ERROR (percore %s) ***\n"
+             "Reading the configuration %s, at line %d\n>>> '%s'\n%s",
+             PERCORE_VERSION, where, lineno, line, why);
+}
+
+static int config_load_text(struct config *c, FILE *f, const char *where, char *err, size_t errlen)
+{
+    static char words[CONFIG_MAX_BIND + 2][1024];
+    char line[4096];
+    int lineno = 0;
+    while (fgets(line, sizeof(line), f)) {
+        lineno++;
+        line[strcspn(line, "\r\n")] = '\0';
+        const char *p = line;
+        while (isspace((unsigned char)*p))
+            p++;
+        if (*p == '#' || *p == '\0')
+            continue;
+        bool bad_quotes;
+        int n = config_split_line(p, words, CONFIG_MAX_BIND + 2, &bad_quotes);
+        char why[256];
+        if (n < 0) {
+            config_fatal_line(err, errlen, where, lineno, line,
+                              bad_quotes ? "Unbalanced quotes in configuration line"
+                                         : "Too many arguments");
+            return -1;
+        }
+        if (config_directive(c, words, n, why, sizeof(why)) < 0) {
+            config_fatal_line(err, errlen, where, lineno, line, why);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static void config_defaults(struct config *c)
+{
+    memset(c, 0, sizeof(*c));
+    for (size_t i = 0; i < CONFIG_KEY_COUNT; i++) {
+        const struct config_key *k = &config_keys[i];
+        struct resp_arg v = {k->dflt, strlen(k->dflt)};
+        char buf[160];
+        config_apply(c, k, &v, 1, buf, sizeof(buf));
+    }
+}
+
+static void config_default_slot_table(struct config *c)
+{
+    for (unsigned s = 0; s < SLOT_COUNT; s++)
+        c->slot_shard[s] = (uint16_t)((unsigned long)s * (unsigned long)c->threads / SLOT_COUNT);
+}
+
+int config_setup(int argc, char **argv, char *err, size_t errlen)
+{
+    struct config_box *box = mem_calloc(1, sizeof(*box));
+    struct config *c = &box->config;
+    config_defaults(c);
+    int i = 1;
+    if (argc > 1 && argv[1][0] != '-') {
+        FILE *f = fopen(argv[1], "r");
+        if (!f) {
+            snprintf(err, errlen, "Fatal error, can't open config file '%s': %s", argv[1], strerror(errno));
+            goto fail;
+        }
+        int rc = config_load_text(c, f, "file", err, errlen);
+        fclose(f);
+        if (rc < 0)
+            goto fail;
+        char *abs = realpath(argv[1], NULL);
+        c->config_file = mem_strndup(abs ? abs : argv[1], strlen(abs ? abs : argv[1]));
+        free(abs);
+        i = 2;
+    }
+    /* --key value [value...] pairs become conf lines, as redis-server does */
+    char line[8192];
+    size_t off = 0;
+    line[0] = '\0';
+    for (; i < argc; i++) {
+        const char *a = argv[i];
+        if (a[0] == '-' && a[1] == '-' && a[2]) {
+            if (off)
+                off += (size_t)snprintf(line + off, sizeof(line) - off, "\n");
+            off += (size_t)snprintf(line + off, sizeof(line) - off, "%s", a + 2);
+        } else {
+            if (!off) {
+                snprintf(err, errlen, "Invalid option '%s': options are --key value", a);
+                goto fail;
+            }
+            /* quote each value so spaces survive */
+            off += (size_t)snprintf(line + off, sizeof(line) - off, " \"");
+            for (const char *q = a; *q && off < sizeof(line) - 4; q++) {
+                if (*q == '"' || *q == '\\')
+                    line[off++] = '\\';
+                line[off++] = *q;
+            }
+            off += (size_t)snprintf(line + off, sizeof(line) - off, "\"");
+        }
+        if (off >= sizeof(line) - 8) {
+            snprintf(err, errlen, "command line too long");
+            goto fail;
+        }
+    }
+    if (off) {
+        FILE *f = fmemopen(line, off, "r");
+        int rc = config_load_text(c, f, "command line", err, errlen);
+        fclose(f);
+        if (rc < 0)
+            goto fail;
+    }
+    if (c->threads == 0) {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        c->threads = n > 0 ? (int)(n > CONFIG_MAX_THREADS ? CONFIG_MAX_THREADS : n) : 1;
+    }
+    config_default_slot_table(c);
+    rcu_assign_pointer(config_published, c);
+    return 0;
+fail:
+    config_free_strings(c);
+    mem_release(box);
+    return -1;
+}
+
+void config_teardown(void)
+{
+    struct config *c = config_published;
+    if (!c)
+        return;
+    rcu_assign_pointer(config_published, NULL);
+    struct config_box *box = caa_container_of(c, struct config_box, config);
+    config_free_strings(c);
+    mem_release(box);
+}
+
+const struct config *config_current(void)
+{
+    return rcu_dereference(config_published);
+}
+
+void config_get_reply(struct reply *out, const struct resp_arg *patterns, int n)
+{
+    const struct config *c = config_current();
+    bool matched[CONFIG_KEY_COUNT] = {false};
+    size_t count = 0;
+    for (size_t i = 0; i < CONFIG_KEY_COUNT; i++) {
+        for (int p = 0; p < n; p++) {
+            if (util_glob_match(patterns[p].ptr, patterns[p].len, config_keys[i].name,
+                                strlen(config_keys[i].name), true)) {
+                matched[i] = true;
+                count++;
+                break;
+            }
+        }
+    }
+    reply_map(out, (long long)count);
+    char buf[1024];
+    for (size_t i = 0; i < CONFIG_KEY_COUNT; i++) {
+        if (!matched[i])
+            continue;
+        reply_bulk_cstr(out, config_keys[i].name);
+        config_format(c, &config_keys[i], buf, sizeof(buf));
+        reply_bulk_cstr(out, buf);
+    }
+}
+
+void config_set_reply(struct reply *out, const struct resp_arg *args, int n)
+{
+    const struct config_key *keys[CONFIG_KEY_COUNT];
+    int npairs = n / 2;
+    for (int i = 0; i < npairs; i++) {
+        const struct config_key *k = config_find(args[2 * i].ptr, args[2 * i].len);
+        if (!k) {
+            reply_errorf(out, "ERR Unknown option or number of arguments for CONFIG SET - '%.*s'",
+                         (int)args[2 * i].len, args[2 * i].ptr);
+            return;
+        }
+        for (int j = 0; j < i; j++) {
+            if (keys[j] == k) {
+                reply_errorf(out, "ERR CONFIG SET failed (possibly related to argument '%.*s') - "
+                                  "duplicate parameter",
+                             (int)args[2 * i].len, args[2 * i].ptr);
+                return;
+            }
+        }
+        if (!k->runtime) {
+            reply_errorf(out, "ERR CONFIG SET failed (possibly related to argument '%.*s') - "
+                              "can't set immutable config",
+                         (int)args[2 * i].len, args[2 * i].ptr);
+            return;
+        }
+        keys[i] = k;
+    }
+    pthread_mutex_lock(&config_writer);
+    struct config_box *box = config_copy(config_current());
+    for (int i = 0; i < npairs; i++) {
+        char buf[160];
+        const char *why = config_apply(&box->config, keys[i], &args[2 * i + 1], 1, buf, sizeof(buf));
+        if (why) {
+            pthread_mutex_unlock(&config_writer);
+            reply_errorf(out, "ERR CONFIG SET failed (possibly related to argument '%.*s') - %s",
+                         (int)args[2 * i].len, args[2 * i].ptr, why);
+            config_free_strings(&box->config);
+            mem_release(box);
+            return;
+        }
+    }
+    struct config *old = config_published;
+    rcu_assign_pointer(config_published, &box->config);
+    pthread_mutex_unlock(&config_writer);
+    call_rcu(&caa_container_of(old, struct config_box, config)->rcu, config_box_destroy);
+    reply_ok(out);
+}
+
+void config_print_help(void)
+{
+    printf("Usage: percore-server [/path/to/percore.conf] [--key value ...]\n"
+           "       percore-server --version | --help\n\n"
+           "Config keys (conf file `key value`, or `--key value`); * = CONFIG SET works at runtime:\n");
+    for (size_t i = 0; i < CONFIG_KEY_COUNT; i++) {
+        const struct config_key *k = &config_keys[i];
+        printf("  %-27s %c default %-11s %s\n", k->name, k->runtime ? '*' : ' ',
+               k->dflt[0] ? k->dflt : "\"\"", k->help);
+    }
+}

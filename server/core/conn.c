@@ -1,0 +1,373 @@
+/*
+ * conn: a client connection, owned by the shard thread that accepted it.
+ *
+ * Read: one read() per readable event into the connection's buffer, then
+ * every complete command in it is parsed (zero-copy) and dispatched; the
+ * batches this built for other shards are pushed once, at the end.  A
+ * connection whose batches wait for credits or inbox space, or that has a
+ * multi-step command in progress, stops parsing and reading until that
+ * clears (backpressure).  Write: replies accumulate in `out` and the shard
+ * flushes every dirty connection once per loop turn with one write().
+ *
+ * A closed connection with batches in flight keeps its memory until the
+ * last one comes back (conn_unref).
+ */
+#include "percore/conn.h"
+
+#include "core.h"
+#include "percore/config.h"
+#include "percore/mem.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <event2/event.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#define CONN_READ_CHUNK (16 * 1024)
+#define CONN_BIG_ARG (32 * 1024)
+#define CONN_OUT_SHRINK (1u << 20)
+
+static uint64_t conn_next_id[CONFIG_MAX_THREADS];
+
+static void conn_on_read(evutil_socket_t fd, short what, void *arg);
+static void conn_on_write(evutil_socket_t fd, short what, void *arg);
+
+static void conn_format_addr(const struct sockaddr_storage *ss, char *buf, size_t cap)
+{
+    char ip[INET6_ADDRSTRLEN] = "?";
+    int port = 0;
+    if (ss->ss_family == AF_INET) {
+        const struct sockaddr_in *a = (const struct sockaddr_in *)ss;
+        inet_ntop(AF_INET, &a->sin_addr, ip, sizeof(ip));
+        port = ntohs(a->sin_port);
+    } else if (ss->ss_family == AF_INET6) {
+        const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)ss;
+        inet_ntop(AF_INET6, &a->sin6_addr, ip, sizeof(ip));
+        port = ntohs(a->sin6_port);
+    }
+    snprintf(buf, cap, "%s:%d", ip, port);
+}
+
+static uint64_t conn_total_clients(void)
+{
+    uint64_t n = 0;
+    for (int i = 0; i < shard_count(); i++)
+        n += STATS_GET(shard_stats(i), connected_clients);
+    return n;
+}
+
+void conn_accept(struct shard *self, int fd)
+{
+    const struct config *cfg = config_current();
+    STATS_ADD(&self->stats, total_connections_received, 1);
+    if (conn_total_clients() >= (uint64_t)cfg->maxclients) {
+        static const char msg[] = "-ERR max number of clients reached\r\n";
+        ssize_t rc = write(fd, msg, sizeof(msg) - 1);
+        (void)rc;
+        close(fd);
+        STATS_ADD(&self->stats, rejected_connections, 1);
+        return;
+    }
+    int one = 1;
+    evutil_make_socket_nonblocking(fd);
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    if (cfg->tcp_keepalive > 0) {
+        int idle = cfg->tcp_keepalive;
+        setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+        setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
+    }
+    struct conn *c = mem_calloc(1, sizeof(*c));
+    c->fd = fd;
+    c->home = self;
+    /* ids are unique across shards: the shard index in the low bits */
+    c->id = ++conn_next_id[self->index] * (uint64_t)shard_count() + (uint64_t)self->index;
+    c->resp = 2;
+    c->ctime = self->now;
+    c->last_interaction = self->now;
+    resp_parser_init(&c->parser);
+    reply_init(&c->out);
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof(ss);
+    if (getpeername(fd, (struct sockaddr *)&ss, &sl) == 0)
+        conn_format_addr(&ss, c->peer, sizeof(c->peer));
+    sl = sizeof(ss);
+    if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0)
+        conn_format_addr(&ss, c->local, sizeof(c->local));
+    c->read_ev = event_new(self->base, fd, EV_READ | EV_PERSIST, conn_on_read, c);
+    c->write_ev = event_new(self->base, fd, EV_WRITE | EV_PERSIST, conn_on_write, c);
+    event_add(c->read_ev, NULL);
+    c->next = self->conns;
+    if (self->conns)
+        self->conns->prev = c;
+    self->conns = c;
+    self->conn_count++;
+    STATS_ADD(&self->stats, connected_clients, 1);
+}
+
+static void conn_destroy(struct conn *c)
+{
+    while (c->slot_head) {
+        struct slot *s = c->slot_head;
+        c->slot_head = s->next;
+        dispatch_slot_release(s);
+    }
+    resp_parser_deinit(&c->parser);
+    reply_deinit(&c->out);
+    mem_release(c->rbuf);
+    mem_release(c->name);
+    mem_release(c->lib_name);
+    mem_release(c->lib_ver);
+    mem_release(c);
+}
+
+void conn_close(struct conn *c)
+{
+    if (c->closed)
+        return;
+    struct shard *self = c->home;
+    c->closed = true;
+    event_free(c->read_ev);
+    event_free(c->write_ev);
+    c->read_ev = c->write_ev = NULL;
+    close(c->fd);
+    c->fd = -1;
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        self->conns = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    self->conn_count--;
+    STATS_ADD(&self->stats, connected_clients, (uint64_t)-1);
+    handoff_drop_stalled(c);
+    if (c->inflight == 0)
+        conn_destroy(c);
+}
+
+void conn_unref(struct conn *c)
+{
+    c->inflight--;
+    if (c->closed && c->inflight == 0)
+        conn_destroy(c);
+}
+
+static bool conn_blocked(const struct conn *c)
+{
+    return c->stalled_head != NULL || (c->slot_tail && c->slot_tail->argv && !c->slot_tail->complete);
+}
+
+static void conn_pause_reading(struct conn *c)
+{
+    if (!c->read_paused && !c->closed) {
+        event_del(c->read_ev);
+        c->read_paused = true;
+    }
+}
+
+/* parse and dispatch every complete command buffered */
+static void conn_process_input(struct conn *c)
+{
+    struct shard *self = c->home;
+    const struct config *cfg = config_current();
+    if (c->processing)
+        return;
+    c->processing = true;
+    while (c->rpos < c->rlen && !c->closed && !c->close_after_reply && !conn_blocked(c)) {
+        size_t consumed = 0;
+        enum resp_status st = resp_parse(&c->parser, c->rbuf + c->rpos, c->rlen - c->rpos,
+                                         cfg->proto_max_bulk_len, &consumed);
+        if (st == RESP_AGAIN)
+            break;
+        if (st == RESP_ERROR) {
+            reply_errorf(dispatch_reply_target(c), "ERR %s", c->parser.error);
+            c->close_after_reply = true;
+            c->rpos = c->rlen;
+            break;
+        }
+        c->rpos += consumed;
+        if (c->parser.argc > 0)
+            dispatch_command(c, c->parser.argc, c->parser.argv);
+    }
+    c->processing = false;
+    handoff_flush(self);
+    if (c->rpos == c->rlen) {
+        c->rpos = c->rlen = 0;
+    } else if (c->rpos > 0 && !conn_blocked(c)) {
+        memmove(c->rbuf, c->rbuf + c->rpos, c->rlen - c->rpos);
+        c->rlen -= c->rpos;
+        c->rpos = 0;
+    }
+    if (conn_blocked(c))
+        conn_pause_reading(c);
+    shard_mark_dirty(c);
+}
+
+void conn_resume(struct conn *c)
+{
+    if (c->closed || conn_blocked(c))
+        return;
+    if (c->read_paused) {
+        c->read_paused = false;
+        event_add(c->read_ev, NULL);
+    }
+    conn_process_input(c);
+}
+
+static void conn_on_read(evutil_socket_t fd, short what, void *arg)
+{
+    (void)what;
+    struct conn *c = arg;
+    struct shard *self = c->home;
+    shard_wake_up(self);
+    const struct config *cfg = config_current();
+    size_t want = CONN_READ_CHUNK;
+    size_t pending = c->rlen - c->rpos;
+    /* a big argument in progress: make room for all of it at once */
+    if (c->parser.need > pending && c->parser.need - pending > want && c->parser.need >= CONN_BIG_ARG)
+        want = c->parser.need - pending;
+    if (c->rcap - c->rlen < want) {
+        if (c->rpos > 0) {
+            memmove(c->rbuf, c->rbuf + c->rpos, c->rlen - c->rpos);
+            c->rlen -= c->rpos;
+            c->rpos = 0;
+        }
+        if (c->rcap - c->rlen < want) {
+            c->rcap = c->rlen + want;
+            c->rbuf = mem_realloc(c->rbuf, c->rcap);
+        }
+    }
+    ssize_t n = read(fd, c->rbuf + c->rlen, want);
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+        conn_close(c);
+        return;
+    }
+    if (n < 0)
+        return;
+    c->rlen += (size_t)n;
+    c->last_interaction = self->now;
+    STATS_ADD(&self->stats, total_net_input_bytes, (uint64_t)n);
+    if ((long long)(c->rlen - c->rpos) > cfg->client_query_buffer_limit) {
+        fprintf(stderr, "percore: closing client %s that reached max query buffer length\n", c->peer);
+        conn_close(c);
+        return;
+    }
+    conn_process_input(c);
+}
+
+void conn_flush(struct conn *c)
+{
+    struct shard *self = c->home;
+    if (c->closed)
+        return;
+    while (c->out_sent < c->out.len) {
+        ssize_t n = write(c->fd, c->out.buf + c->out_sent, c->out.len - c->out_sent);
+        if (n > 0) {
+            c->out_sent += (size_t)n;
+            STATS_ADD(&self->stats, total_net_output_bytes, (uint64_t)n);
+            continue;
+        }
+        if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
+            if (errno == EAGAIN) {
+                event_add(c->write_ev, NULL);
+                return;
+            }
+            continue;
+        }
+        conn_close(c);
+        return;
+    }
+    c->out.len = 0;
+    c->out_sent = 0;
+    if (c->out.cap > CONN_OUT_SHRINK) {
+        reply_deinit(&c->out);
+        reply_init(&c->out);
+        c->out.resp = c->resp;
+    }
+    event_del(c->write_ev);
+    if (c->close_after_reply && !c->slot_head)
+        conn_close(c);
+}
+
+static void conn_on_write(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    struct conn *c = arg;
+    shard_wake_up(c->home);
+    conn_flush(c);
+}
+
+void conn_close_all(struct shard *self)
+{
+    while (self->conns)
+        conn_close(self->conns);
+}
+
+void conn_reap_idle(struct shard *self, int timeout_s)
+{
+    if (timeout_s <= 0)
+        return;
+    struct conn *c = self->conns;
+    while (c) {
+        struct conn *next = c->next;
+        if (!c->slot_head && self->now - c->last_interaction > (int64_t)timeout_s * 1000)
+            conn_close(c);
+        c = next;
+    }
+}
+
+/* ---------------------------------------------------------------- conn.h */
+
+uint64_t conn_id(const struct conn *c) { return c->id; }
+int conn_db(const struct conn *c) { return c->db; }
+void conn_select(struct conn *c, int db) { c->db = db; }
+int conn_resp(const struct conn *c) { return c->resp; }
+const char *conn_name(const struct conn *c) { return c->name; }
+bool conn_authenticated(const struct conn *c) { return c->authenticated; }
+void conn_set_authenticated(struct conn *c, bool ok) { c->authenticated = ok; }
+void conn_close_after_reply(struct conn *c) { c->close_after_reply = true; }
+const char *conn_peer(const struct conn *c) { return c->peer; }
+const char *conn_local(const struct conn *c) { return c->local; }
+int conn_fd(const struct conn *c) { return c->fd; }
+long long conn_age(const struct conn *c, int64_t now) { return (now - c->ctime) / 1000; }
+long long conn_idle(const struct conn *c, int64_t now) { return (now - c->last_interaction) / 1000; }
+
+void conn_set_resp(struct conn *c, int resp)
+{
+    c->resp = resp;
+}
+
+static void conn_replace_string(char **dst, const char *s, size_t len)
+{
+    mem_release(*dst);
+    *dst = len ? mem_strndup(s, len) : NULL;
+}
+
+void conn_set_name(struct conn *c, const char *name, size_t len)
+{
+    conn_replace_string(&c->name, name, len);
+}
+
+void conn_set_lib(struct conn *c, bool version, const char *s, size_t len)
+{
+    conn_replace_string(version ? &c->lib_ver : &c->lib_name, s, len);
+}
+
+size_t conn_describe(const struct conn *c, int64_t now, char *buf, size_t cap)
+{
+    int n = snprintf(buf, cap,
+                     "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=N db=%d sub=0 psub=0 "
+                     "ssub=0 multi=-1 qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 rbs=%zu rbp=0 obl=0 "
+                     "oll=0 omem=%zu tot-mem=%zu events=r cmd=NULL user=default redir=-1 resp=%d "
+                     "lib-name=%s lib-ver=%s shard=%d",
+                     (unsigned long long)c->id, c->peer, c->local, c->fd, c->name ? c->name : "",
+                     conn_age(c, now), conn_idle(c, now), c->db, c->rlen - c->rpos, c->rcap - c->rlen, c->rcap,
+                     c->out.len - c->out_sent, c->rcap + c->out.cap + sizeof(*c), c->resp,
+                     c->lib_name ? c->lib_name : "", c->lib_ver ? c->lib_ver : "", c->home->index);
+    return n < 0 ? 0 : ((size_t)n < cap ? (size_t)n : cap - 1);
+}

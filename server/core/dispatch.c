@@ -1,0 +1,744 @@
+/*
+ * dispatch: where a parsed command runs, and how its reply finds its place.
+ *
+ *   lookup -> arity -> auth -> keys' slots -> shard(s)
+ *     all keys on this shard        -> the handler runs now (no message, no atomic)
+ *     all keys on one other shard   -> one entry in that shard's batch; a slot
+ *                                      holds the reply's place
+ *     keys on several shards        -> one part per shard, merged in the slot
+ *     keyspace-wide                 -> one part per shard, merged
+ *     RENAME/RENAMENX/MSETNX across shards -> steps, each a round of parts
+ *
+ * Local replies go straight to the connection's output while nothing is
+ * pending, else behind the last pending slot, so replies always leave in
+ * request order (DESIGN.md rule 6).  A multi-step command is a barrier:
+ * the connection parses nothing more until it completes, so that a later
+ * command of the same pipeline cannot overtake one of its steps.
+ */
+#include "core.h"
+
+#include "percore/config.h"
+#include "percore/mem.h"
+#include "percore/slot.h"
+#include "percore/util.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SCAN_SHARD_SHIFT 54
+#define SCAN_LOCAL_MASK ((1ull << SCAN_SHARD_SHIFT) - 1)
+
+struct reply *dispatch_reply_target(struct conn *c)
+{
+    struct reply *r = c->slot_tail ? &c->slot_tail->after : &c->out;
+    r->resp = c->resp;
+    return r;
+}
+
+static void run_handler(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv,
+                        struct reply *out, bool with_conn)
+{
+    struct shard *self = c->home;
+    struct cmd_ctx ctx = {
+        .store = self->store,
+        .out = out,
+        .argv = argv,
+        .argc = argc,
+        .db = c->db,
+        .now = self->now,
+        .config = config_current(),
+        .stats = &self->cstats,
+        .conn = with_conn ? c : NULL,
+        .shard = self->index,
+    };
+    out->resp = c->resp;
+    cmd->proc(&ctx);
+}
+
+/* ---------------------------------------------------------------- slots */
+
+static struct slot *slot_create(struct conn *c, const struct command *cmd)
+{
+    struct slot *s = mem_calloc(1, sizeof(*s));
+    reply_init(&s->reply);
+    reply_init(&s->after);
+    reply_init(&s->gather);
+    s->cmd = cmd;
+    s->db = c->db;
+    s->resp = c->resp;
+    s->reply.resp = c->resp;
+    if (c->slot_tail)
+        c->slot_tail->next = s;
+    else
+        c->slot_head = s;
+    c->slot_tail = s;
+    return s;
+}
+
+void dispatch_slot_release(struct slot *s)
+{
+    reply_deinit(&s->reply);
+    reply_deinit(&s->after);
+    reply_deinit(&s->gather);
+    mem_release(s->key_shard);
+    mem_release(s->elem);
+    mem_release(s->argv);
+    mem_release(s->argv_bytes);
+    mem_release(s);
+}
+
+/* the slot's reply is final: move every complete slot at the head to the output */
+static void slot_complete(struct conn *c, struct slot *s)
+{
+    s->complete = true;
+    bool was_barrier = s->argv != NULL;
+    while (c->slot_head && c->slot_head->complete) {
+        struct slot *h = c->slot_head;
+        reply_raw(&c->out, h->reply.buf, h->reply.len);
+        reply_raw(&c->out, h->after.buf, h->after.len);
+        c->slot_head = h->next;
+        if (!c->slot_head)
+            c->slot_tail = NULL;
+        dispatch_slot_release(h);
+    }
+    shard_mark_dirty(c);
+    if (was_barrier)
+        conn_resume(c);
+}
+
+static void slot_fail(struct slot *s, const char *reply, size_t len)
+{
+    if (!s->failed) {
+        s->failed = true;
+        reply_clear(&s->reply);
+        reply_raw(&s->reply, reply, len);
+    }
+}
+
+void dispatch_part_reply(struct conn *c, struct slot *s, int part, const char *reply, size_t len)
+{
+    s->on_part(c, s, part, reply, len);
+    if (--s->parts_left == 0)
+        s->on_done(c, s);
+}
+
+/* a part of slot s for shard `target`: queued for it, or run now when it is us */
+static void send_part(struct conn *c, struct slot *s, int target, const struct command *cmd, int argc,
+                      const struct resp_arg *argv)
+{
+    struct shard *self = c->home;
+    if (target != self->index) {
+        handoff_send(c, target, cmd, s->db, argc, argv, s, target);
+        return;
+    }
+    struct reply *scratch = &self->scratch;
+    reply_clear(scratch);
+    struct cmd_ctx ctx = {
+        .store = self->store, .out = scratch, .argv = argv, .argc = argc, .db = s->db,
+        .now = self->now, .config = config_current(), .stats = &self->cstats, .conn = NULL,
+        .shard = self->index,
+    };
+    scratch->resp = s->resp;
+    cmd->proc(&ctx);
+    dispatch_part_reply(c, s, target, scratch->buf, scratch->len);
+}
+
+static int key_shard(const struct config *cfg, const struct resp_arg *key)
+{
+    return cfg->slot_shard[slot_of_key(key->ptr, key->len)];
+}
+
+/* ---------------------------------------------------------------- merges */
+
+static const char *parse_line_ll(const char *p, size_t len, long long *v)
+{
+    const char *end = memchr(p, '\r', len);
+    if (!end || !util_str_to_ll(p + 1, (size_t)(end - p - 1), v))
+        return NULL;
+    return end + 2;
+}
+
+static void part_copy(struct conn *c, struct slot *s, int part, const char *reply, size_t len)
+{
+    (void)c;
+    (void)part;
+    reply_raw(&s->reply, reply, len);
+}
+
+static void part_sum(struct conn *c, struct slot *s, int part, const char *reply, size_t len)
+{
+    (void)c;
+    (void)part;
+    long long v;
+    if (len && reply[0] == ':' && parse_line_ll(reply, len, &v))
+        s->sum += v;
+    else
+        slot_fail(s, reply, len);
+}
+
+static void part_ok(struct conn *c, struct slot *s, int part, const char *reply, size_t len)
+{
+    (void)c;
+    (void)part;
+    if (!len || reply[0] != '+')
+        slot_fail(s, reply, len);
+}
+
+static void part_concat(struct conn *c, struct slot *s, int part, const char *reply, size_t len)
+{
+    (void)c;
+    (void)part;
+    long long n;
+    const char *rest;
+    if (!len || (reply[0] != '*' && reply[0] != '~') || !(rest = parse_line_ll(reply, len, &n)) || n < 0) {
+        slot_fail(s, reply, len);
+        return;
+    }
+    s->count += n;
+    reply_raw(&s->gather, rest, len - (size_t)(rest - reply));
+}
+
+static void part_mget(struct conn *c, struct slot *s, int part, const char *reply, size_t len)
+{
+    (void)c;
+    long long n;
+    const char *p;
+    if (!len || reply[0] != '*' || !(p = parse_line_ll(reply, len, &n))) {
+        slot_fail(s, reply, len);
+        return;
+    }
+    const char *end = reply + len;
+    for (uint32_t i = 0; i < s->nkeys && p < end; i++) {
+        if (s->key_shard[i] != part)
+            continue;
+        size_t elen = reply_value_len(p, (size_t)(end - p));
+        if (!elen)
+            break;
+        s->elem[i] = ((uint64_t)s->gather.len << 32) | elen;
+        reply_raw(&s->gather, p, elen);
+        p += elen;
+    }
+}
+
+static void done_copy(struct conn *c, struct slot *s)
+{
+    slot_complete(c, s);
+}
+
+static void done_sum(struct conn *c, struct slot *s)
+{
+    if (!s->failed)
+        reply_int(&s->reply, s->sum);
+    slot_complete(c, s);
+}
+
+static void done_ok(struct conn *c, struct slot *s)
+{
+    if (!s->failed)
+        reply_ok(&s->reply);
+    slot_complete(c, s);
+}
+
+static void done_concat(struct conn *c, struct slot *s)
+{
+    if (!s->failed) {
+        reply_array(&s->reply, s->count);
+        reply_raw(&s->reply, s->gather.buf, s->gather.len);
+    }
+    slot_complete(c, s);
+}
+
+static void done_mget(struct conn *c, struct slot *s)
+{
+    if (!s->failed) {
+        reply_array(&s->reply, s->nkeys);
+        for (uint32_t i = 0; i < s->nkeys; i++) {
+            uint64_t e = s->elem[i];
+            reply_raw(&s->reply, s->gather.buf + (e >> 32), (size_t)(e & 0xffffffffu));
+        }
+    }
+    slot_complete(c, s);
+}
+
+/* ---------------------------------------------------------------- sending */
+
+/*
+ * Split the keys of argv (from `first`, `step` arguments per key) by owner
+ * shard and send each shard its part: argv[0] then its keys (with their
+ * values when step is 2), in the original order.
+ */
+static void send_split(struct conn *c, struct slot *s, const struct command *cmd, int argc,
+                       const struct resp_arg *argv, int first, int step)
+{
+    const struct config *cfg = config_current();
+    uint32_t nkeys = (uint32_t)((argc - first) / step);
+    mem_release(s->key_shard);
+    s->key_shard = mem_alloc(nkeys * sizeof(uint16_t));
+    s->nkeys = nkeys;
+    int nshards = shard_count();
+    uint8_t *present = mem_calloc((size_t)nshards, 1);
+    int parts = 0;
+    for (uint32_t i = 0; i < nkeys; i++) {
+        int sh = key_shard(cfg, &argv[first + (int)i * step]);
+        s->key_shard[i] = (uint16_t)sh;
+        if (!present[sh]++)
+            parts++;
+    }
+    s->parts_left = parts;
+    struct resp_arg *sub = mem_alloc((size_t)(1 + nkeys * (uint32_t)step) * sizeof(*sub));
+    int home = c->home->index;
+    /* remote parts first, ours last, so no merge can complete the slot early */
+    for (int pass = 0; pass < 2; pass++) {
+        for (int sh = 0; sh < nshards; sh++) {
+            if (!present[sh] || (pass == 0) == (sh == home))
+                continue;
+            int n = 0;
+            sub[n++] = argv[0];
+            for (uint32_t i = 0; i < nkeys; i++) {
+                if (s->key_shard[i] != sh)
+                    continue;
+                for (int j = 0; j < step; j++)
+                    sub[n++] = argv[first + (int)i * step + j];
+            }
+            send_part(c, s, sh, cmd, n, sub);
+        }
+    }
+    mem_release(sub);
+    mem_release(present);
+}
+
+static void send_all(struct conn *c, struct slot *s, const struct command *cmd, int argc,
+                     const struct resp_arg *argv)
+{
+    int n = shard_count();
+    int home = c->home->index;
+    s->parts_left = n;
+    for (int sh = 0; sh < n; sh++)
+        if (sh != home)
+            send_part(c, s, sh, cmd, argc, argv);
+    send_part(c, s, home, cmd, argc, argv);
+}
+
+static void send_one(struct conn *c, struct slot *s, int target, const struct command *cmd, int argc,
+                     const struct resp_arg *argv)
+{
+    s->parts_left = 1;
+    send_part(c, s, target, cmd, argc, argv);
+}
+
+/* keep a copy of the command in the slot: later steps run after the read buffer moved on */
+static void slot_keep_argv(struct slot *s, int argc, const struct resp_arg *argv)
+{
+    size_t total = 0;
+    for (int i = 0; i < argc; i++)
+        total += argv[i].len;
+    s->argv = mem_alloc((size_t)argc * sizeof(*s->argv));
+    s->argv_bytes = mem_alloc(total ? total : 1);
+    size_t off = 0;
+    for (int i = 0; i < argc; i++) {
+        memcpy(s->argv_bytes + off, argv[i].ptr, argv[i].len);
+        s->argv[i].ptr = s->argv_bytes + off;
+        s->argv[i].len = argv[i].len;
+        off += argv[i].len;
+    }
+    s->argc = argc;
+}
+
+/* ---------------------------------------------------------------- multi-step commands */
+
+static const struct command *cmd_named(const char *name)
+{
+    return command_lookup(name, strlen(name));
+}
+
+/* RENAME / RENAMENX across shards: [exists src, dst] -> take src -> put dst */
+static void rename_step(struct conn *c, struct slot *s);
+
+static void rename_part(struct conn *c, struct slot *s, int part, const char *reply, size_t len)
+{
+    (void)c;
+    if (s->failed)
+        return;
+    const struct config *cfg = config_current();
+    long long v;
+    if (len && reply[0] == '-') {
+        slot_fail(s, reply, len);
+        return;
+    }
+    switch (s->step) {
+    case 0: /* EXISTS replies: count = src exists, sum = dst exists */
+        if (parse_line_ll(reply, len, &v)) {
+            if (part == key_shard(cfg, &s->argv[1]))
+                s->count = v;
+            else
+                s->sum = v;
+        }
+        break;
+    case 1: { /* __take: nil, or [blob, expire] */
+        const char *p;
+        long long n, blen;
+        if (reply[0] != '*' || !(p = parse_line_ll(reply, len, &n)) || n != 2) {
+            s->count = 0; /* no such key */
+            break;
+        }
+        const char *blob = parse_line_ll(p, len - (size_t)(p - reply), &blen);
+        reply_clear(&s->gather);
+        reply_raw(&s->gather, blob, (size_t)blen);
+        parse_line_ll(blob + blen + 2, len - (size_t)(blob + blen + 2 - reply), &s->sum);
+        s->count = 1;
+        break;
+    }
+    default: /* __put */
+        break;
+    }
+}
+
+static void rename_done(struct conn *c, struct slot *s)
+{
+    if (s->failed) {
+        slot_complete(c, s);
+        return;
+    }
+    bool nx = s->cmd->name[6] == 'n';
+    if (s->step == 0) {
+        if (s->count == 0) {
+            reply_error(&s->reply, "ERR no such key");
+            slot_complete(c, s);
+            return;
+        }
+        if (s->sum) {
+            reply_int(&s->reply, 0);
+            slot_complete(c, s);
+            return;
+        }
+    } else if (s->step == 1) {
+        if (s->count == 0) {
+            reply_error(&s->reply, "ERR no such key");
+            slot_complete(c, s);
+            return;
+        }
+    } else {
+        if (nx)
+            reply_int(&s->reply, 1);
+        else
+            reply_ok(&s->reply);
+        slot_complete(c, s);
+        return;
+    }
+    s->step++;
+    rename_step(c, s);
+}
+
+static void rename_step(struct conn *c, struct slot *s)
+{
+    const struct config *cfg = config_current();
+    int src = key_shard(cfg, &s->argv[1]);
+    int dst = key_shard(cfg, &s->argv[2]);
+    if (s->step == 0) {
+        struct resp_arg a[2] = {{"exists", 6}, s->argv[1]};
+        struct resp_arg b[2] = {{"exists", 6}, s->argv[2]};
+        s->count = -1;
+        s->sum = 0;
+        s->parts_left = 2;
+        send_part(c, s, dst, cmd_named("exists"), 2, b);
+        send_part(c, s, src, cmd_named("exists"), 2, a);
+    } else if (s->step == 1) {
+        struct resp_arg a[2] = {{"__take", 6}, s->argv[1]};
+        send_one(c, s, src, command_internal("__take"), 2, a);
+    } else {
+        char exp[32];
+        int elen = snprintf(exp, sizeof(exp), "%lld", s->sum);
+        struct resp_arg a[5] = {{"__put", 5}, s->argv[2], {s->gather.buf, s->gather.len}, {exp, (size_t)elen},
+                                {"0", 1}};
+        send_one(c, s, dst, command_internal("__put"), 5, a);
+    }
+    handoff_flush(c->home);
+}
+
+/* MSETNX across shards: EXISTS split -> MSET split */
+static void msetnx_done(struct conn *c, struct slot *s)
+{
+    if (s->failed) {
+        slot_complete(c, s);
+        return;
+    }
+    if (s->step == 0) {
+        if (s->sum > 0) {
+            reply_int(&s->reply, 0);
+            slot_complete(c, s);
+            return;
+        }
+        s->step = 1;
+        s->on_part = part_ok;
+        send_split(c, s, cmd_named("mset"), s->argc, s->argv, 1, 2);
+        handoff_flush(c->home);
+        return;
+    }
+    reply_int(&s->reply, 1);
+    slot_complete(c, s);
+}
+
+static void msetnx_start(struct conn *c, struct slot *s)
+{
+    int nkeys = (s->argc - 1) / 2;
+    struct resp_arg *keys = mem_alloc((size_t)(nkeys + 1) * sizeof(*keys));
+    keys[0] = (struct resp_arg){"exists", 6};
+    for (int i = 0; i < nkeys; i++)
+        keys[1 + i] = s->argv[1 + 2 * i];
+    s->on_part = part_sum;
+    s->on_done = msetnx_done;
+    send_split(c, s, cmd_named("exists"), nkeys + 1, keys, 1, 1);
+    mem_release(keys);
+}
+
+/* SCAN: the cursor's high bits name the shard */
+static void scan_part(struct conn *c, struct slot *s, int part, const char *reply, size_t len)
+{
+    (void)c;
+    long long n, clen;
+    const char *p, *cur;
+    if (!len || reply[0] != '*' || !(p = parse_line_ll(reply, len, &n)) || n != 2 ||
+        !(cur = parse_line_ll(p, len - (size_t)(p - reply), &clen))) {
+        reply_raw(&s->reply, reply, len);
+        return;
+    }
+    unsigned long long local = strtoull(cur, NULL, 10);
+    unsigned long long next;
+    if (local != 0)
+        next = ((unsigned long long)part << SCAN_SHARD_SHIFT) | local;
+    else if (part + 1 < shard_count())
+        next = (unsigned long long)(part + 1) << SCAN_SHARD_SHIFT;
+    else
+        next = 0;
+    char buf[24];
+    int blen = snprintf(buf, sizeof(buf), "%llu", next);
+    reply_array(&s->reply, 2);
+    reply_bulk(&s->reply, buf, (size_t)blen);
+    const char *rest = cur + clen + 2;
+    reply_raw(&s->reply, rest, len - (size_t)(rest - reply));
+}
+
+static void scan_start(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv)
+{
+    struct reply *out = dispatch_reply_target(c);
+    char tmp[32];
+    unsigned long long cursor;
+    char *end;
+    if (argv[1].len == 0 || argv[1].len >= sizeof(tmp)) {
+        reply_error(out, "ERR invalid cursor");
+        return;
+    }
+    memcpy(tmp, argv[1].ptr, argv[1].len);
+    tmp[argv[1].len] = '\0';
+    errno = 0;
+    cursor = strtoull(tmp, &end, 10);
+    if (errno || *end != '\0' || tmp[0] == '-' || isspace((unsigned char)tmp[0])) {
+        reply_error(out, "ERR invalid cursor");
+        return;
+    }
+    unsigned long long sh = cursor >> SCAN_SHARD_SHIFT;
+    if (sh >= (unsigned long long)shard_count()) {
+        reply_raw(out, "*2\r\n$1\r\n0\r\n*0\r\n", 15);
+        return;
+    }
+    struct resp_arg *sub = mem_alloc((size_t)argc * sizeof(*sub));
+    memcpy(sub, argv, (size_t)argc * sizeof(*sub));
+    int clen = snprintf(tmp, sizeof(tmp), "%llu", cursor & SCAN_LOCAL_MASK);
+    sub[1] = (struct resp_arg){tmp, (size_t)clen};
+    struct slot *s = slot_create(c, cmd);
+    s->on_part = scan_part;
+    s->on_done = done_copy;
+    send_one(c, s, (int)sh, cmd, argc, sub);
+    mem_release(sub);
+}
+
+/* RANDOMKEY: every shard proposes one; pick among the non-nil answers */
+static void randomkey_part(struct conn *c, struct slot *s, int part, const char *reply, size_t len)
+{
+    (void)c;
+    (void)part;
+    if (len && reply[0] == '-') {
+        slot_fail(s, reply, len);
+        return;
+    }
+    if (len < 2 || reply[0] != '$' || reply[1] == '-')
+        return;
+    s->count++;
+    if (rand() % s->count == 0) {
+        reply_clear(&s->gather);
+        reply_raw(&s->gather, reply, len);
+    }
+}
+
+static void randomkey_done(struct conn *c, struct slot *s)
+{
+    if (!s->failed) {
+        if (s->count)
+            reply_raw(&s->reply, s->gather.buf, s->gather.len);
+        else
+            reply_null(&s->reply);
+    }
+    slot_complete(c, s);
+}
+
+/* ---------------------------------------------------------------- the entry point */
+
+static void reply_unknown_command(struct reply *out, int argc, const struct resp_arg *argv)
+{
+    char args[256];
+    size_t len = 0;
+    args[0] = '\0';
+    for (int j = 1; j < argc && len < 128; j++) {
+        int room = 128 - (int)len;
+        int n = snprintf(args + len, sizeof(args) - len, "'%.*s' ",
+                         (int)(argv[j].len < (size_t)room ? argv[j].len : (size_t)room), argv[j].ptr);
+        if (n < 0)
+            break;
+        len += (size_t)n;
+        if (len >= sizeof(args))
+            len = sizeof(args) - 1;
+    }
+    reply_errorf(out, "ERR unknown command '%.*s', with args beginning with: %s",
+                 (int)(argv[0].len < 128 ? argv[0].len : 128), argv[0].ptr, args);
+}
+
+/* keys of a command: first, last (resolved), step; false when it names none */
+static bool key_range(const struct command *cmd, int argc, int *first, int *last)
+{
+    if (cmd->first_key <= 0 || cmd->first_key >= argc)
+        return false;
+    *first = cmd->first_key;
+    *last = cmd->last_key < 0 ? argc + cmd->last_key : cmd->last_key;
+    if (*last >= argc)
+        *last = argc - 1;
+    return *last >= *first;
+}
+
+/* the one shard all keys live on, or -1 when they span several */
+static int keys_owner(const struct config *cfg, const struct command *cmd, int argc, const struct resp_arg *argv)
+{
+    int first, last;
+    if (!key_range(cmd, argc, &first, &last))
+        return -2;
+    int owner = key_shard(cfg, &argv[first]);
+    for (int i = first + cmd->key_step; i <= last; i += cmd->key_step)
+        if (key_shard(cfg, &argv[i]) != owner)
+            return -1;
+    return owner;
+}
+
+static void run_remote(struct conn *c, const struct command *cmd, int owner, int argc, const struct resp_arg *argv)
+{
+    struct slot *s = slot_create(c, cmd);
+    s->on_part = part_copy;
+    s->on_done = done_copy;
+    send_one(c, s, owner, cmd, argc, argv);
+}
+
+static void run_split(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv)
+{
+    struct slot *s = slot_create(c, cmd);
+    switch (cmd->route) {
+    case ROUTE_SPLIT_SUM: s->on_part = part_sum; s->on_done = done_sum; break;
+    case ROUTE_SPLIT_OK: s->on_part = part_ok; s->on_done = done_ok; break;
+    default:
+        s->on_part = part_mget;
+        s->on_done = done_mget;
+        s->elem = mem_calloc((size_t)(argc - 1), sizeof(uint64_t));
+        break;
+    }
+    send_split(c, s, cmd, argc, argv, cmd->first_key, cmd->key_step);
+}
+
+static void run_fanout(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv)
+{
+    struct slot *s = slot_create(c, cmd);
+    switch (cmd->route) {
+    case ROUTE_FANOUT_SUM: s->on_part = part_sum; s->on_done = done_sum; break;
+    case ROUTE_FANOUT_OK: s->on_part = part_ok; s->on_done = done_ok; break;
+    case ROUTE_FANOUT_CONCAT: s->on_part = part_concat; s->on_done = done_concat; break;
+    default: s->on_part = randomkey_part; s->on_done = randomkey_done; break;
+    }
+    send_all(c, s, cmd, argc, argv);
+}
+
+static void run_special(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv,
+                        int owner)
+{
+    const char *n = cmd->name;
+    if (strcmp(n, "scan") == 0) {
+        scan_start(c, cmd, argc, argv);
+    } else if (strcmp(n, "randomkey") == 0) {
+        run_fanout(c, cmd, argc, argv);
+    } else if (owner >= 0 || (strcmp(n, "msetnx") == 0 && (argc - 1) % 2 != 0)) {
+        if (owner == c->home->index || owner < 0)
+            run_handler(c, cmd, argc, argv, dispatch_reply_target(c), false);
+        else
+            run_remote(c, cmd, owner, argc, argv);
+    } else {
+        struct slot *s = slot_create(c, cmd);
+        slot_keep_argv(s, argc, argv); /* a barrier until it completes */
+        if (strcmp(n, "msetnx") == 0) {
+            msetnx_start(c, s);
+        } else {
+            s->on_part = rename_part;
+            s->on_done = rename_done;
+            s->step = strcmp(n, "renamenx") == 0 ? 0 : 1;
+            rename_step(c, s);
+        }
+    }
+}
+
+void dispatch_command(struct conn *c, int argc, const struct resp_arg *argv)
+{
+    struct shard *self = c->home;
+    const struct config *cfg = config_current();
+    STATS_ADD(&self->stats, total_commands_processed, 1);
+    const struct command *cmd = command_lookup(argv[0].ptr, argv[0].len);
+    if (!cmd) {
+        reply_unknown_command(dispatch_reply_target(c), argc, argv);
+        return;
+    }
+    if ((cmd->arity > 0 && cmd->arity != argc) || argc < -cmd->arity) {
+        reply_errorf(dispatch_reply_target(c), "ERR wrong number of arguments for '%s' command", cmd->name);
+        return;
+    }
+    if (cfg->requirepass && cfg->requirepass[0] && !c->authenticated && !(cmd->flags & CMD_NO_AUTH)) {
+        reply_error(dispatch_reply_target(c), "NOAUTH Authentication required.");
+        return;
+    }
+    int nshards = shard_count();
+    if (cmd->route == ROUTE_HOME || nshards == 1) {
+        run_handler(c, cmd, argc, argv, dispatch_reply_target(c), cmd->route == ROUTE_HOME);
+        return;
+    }
+    switch (cmd->route) {
+    case ROUTE_FANOUT_SUM:
+    case ROUTE_FANOUT_OK:
+    case ROUTE_FANOUT_CONCAT:
+        run_fanout(c, cmd, argc, argv);
+        return;
+    default:
+        break;
+    }
+    int owner = keys_owner(cfg, cmd, argc, argv);
+    if (cmd->route == ROUTE_SPECIAL) {
+        run_special(c, cmd, argc, argv, owner);
+        return;
+    }
+    if (owner == self->index || owner == -2) {
+        run_handler(c, cmd, argc, argv, dispatch_reply_target(c), false);
+    } else if (owner >= 0) {
+        run_remote(c, cmd, owner, argc, argv);
+    } else if (cmd->route == ROUTE_OWNER) {
+        reply_error(dispatch_reply_target(c), "CROSSSLOT Keys in request don't hash to the same slot");
+    } else if ((argc - cmd->first_key) % cmd->key_step != 0) {
+        run_handler(c, cmd, argc, argv, dispatch_reply_target(c), false); /* the handler's arity error */
+    } else {
+        run_split(c, cmd, argc, argv);
+    }
+}

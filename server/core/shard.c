@@ -1,0 +1,437 @@
+/*
+ * shard: one thread per core, each with its own event_base, listener,
+ * store, rings and stats (DESIGN.md "The shape").
+ *
+ * Setup: the main thread binds one SO_REUSEPORT listener per shard and bind
+ * address (so a busy port fails the start with a clear message), then starts
+ * the threads.  Each thread pins itself (libnuma), allocates its own shard
+ * struct and store from its own heap, registers with urcu-qsbr and waits on
+ * a barrier until every shard is published, since any shard may push to any
+ * other's inbox.
+ *
+ * The loop turn:  events (reads, dispatch) -> drain inbox and done rings ->
+ * flush every dirty connection once -> ring the doorbells of shards we fed
+ * -> announce a quiescent state -> set `asleep`, fence, re-check the rings,
+ * go RCU-offline and block in the event loop.  The first callback of the
+ * next turn comes back online (shard_wake_up) before it reads any config.
+ */
+#include "percore/shard.h"
+
+#include "core.h"
+#include "percore/config.h"
+#include "percore/mem.h"
+#include "percore/ring.h"
+#include "percore/store.h"
+#include "percore/util.h"
+
+#include <errno.h>
+#include <event2/event.h>
+#include <netdb.h>
+#include <numa.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+#include <urcu-qsbr.h>
+
+__thread struct shard *shard_self;
+
+static struct shard **shards;
+static int nshards;
+static pthread_t *threads;
+static pthread_barrier_t start_barrier;
+static int **listen_fds; /* [shard][bind] */
+static int nbind;
+static int64_t start_time_ms;
+static atomic_int shutdown_requested;
+static int *shard_cpus;
+
+struct shard *shard_at(int i) { return shards[i]; }
+int shard_count(void) { return nshards; }
+int shard_self_index(void) { return shard_self ? shard_self->index : -1; }
+const struct stats *shard_stats(int i) { return &shards[i]->stats; }
+int shard_cpu(int i) { return shards[i]->cpu; }
+int shard_numa_node(int i) { return shards[i]->numa_node; }
+int64_t shard_start_time_ms(void) { return start_time_ms; }
+
+void shard_request_shutdown(void)
+{
+    atomic_store(&shutdown_requested, 1);
+    kill(getpid(), SIGTERM);
+}
+
+void shard_wake_up(struct shard *self)
+{
+    if (!self->rcu_online) {
+        rcu_thread_online();
+        self->rcu_online = true;
+        self->now = util_ms_time();
+    }
+}
+
+void shard_mark_dirty(struct conn *c)
+{
+    if (!c->in_dirty && !c->closed) {
+        c->in_dirty = true;
+        c->dirty_next = c->home->dirty;
+        c->home->dirty = c;
+    }
+}
+
+void shard_mark_stalled(struct conn *c)
+{
+    struct shard *self = c->home;
+    if (!c->in_stalled) {
+        c->in_stalled = true;
+        c->stalled_next = self->stalled;
+        self->stalled = c;
+    }
+    if (!evtimer_pending(self->retry_ev, NULL)) {
+        struct timeval tv = {0, 1000};
+        evtimer_add(self->retry_ev, &tv);
+    }
+}
+
+/* retry every stalled connection's batches; resume those that got through */
+static void shard_retry_stalled(struct shard *self)
+{
+    struct conn *c = self->stalled, *keep = NULL;
+    self->stalled = NULL;
+    while (c) {
+        struct conn *next = c->stalled_next;
+        c->in_stalled = false;
+        if (!c->closed) {
+            if (handoff_retry(c)) {
+                conn_resume(c);
+            } else {
+                c->in_stalled = true;
+                c->stalled_next = keep;
+                keep = c;
+            }
+        }
+        c = next;
+    }
+    /* conn_resume may have stalled others meanwhile: append them */
+    while (keep) {
+        struct conn *next = keep->stalled_next;
+        keep->stalled_next = self->stalled;
+        self->stalled = keep;
+        keep = next;
+    }
+    if (self->stalled && !evtimer_pending(self->retry_ev, NULL)) {
+        struct timeval tv = {0, 1000};
+        evtimer_add(self->retry_ev, &tv);
+    }
+}
+
+static void shard_on_retry(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    struct shard *self = arg;
+    shard_wake_up(self);
+    shard_retry_stalled(self);
+}
+
+static void shard_on_doorbell(evutil_socket_t fd, short what, void *arg)
+{
+    (void)what;
+    struct shard *self = arg;
+    shard_wake_up(self);
+    uint64_t v;
+    ssize_t rc = read(fd, &v, sizeof(v));
+    (void)rc;
+}
+
+static void shard_publish_keyspace(struct shard *self)
+{
+    int dbs = store_databases(self->store);
+    for (int db = 0; db < dbs && db < STATS_MAX_DB; db++) {
+        STATS_SET(&self->stats, db_keys[db], store_size(self->store, db));
+        STATS_SET(&self->stats, db_expires[db], store_expires_size(self->store, db));
+    }
+    STATS_SET(&self->stats, keyspace_hits, self->cstats.keyspace_hits);
+    STATS_SET(&self->stats, keyspace_misses, self->cstats.keyspace_misses);
+    STATS_SET(&self->stats, expired_keys, store_expired_keys(self->store));
+    STATS_SET(&self->stats, used_memory, store_memory(self->store));
+}
+
+static void shard_on_timer(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    struct shard *self = arg;
+    shard_wake_up(self);
+    const struct config *cfg = config_current();
+    self->now = util_ms_time();
+    /* Redis: 25% of each timer period for active expiry */
+    store_active_expire(self->store, self->now, 250000L / cfg->hz);
+    store_rehash_step(self->store);
+    conn_reap_idle(self, cfg->timeout);
+    struct timeval tv = {0, 1000000 / cfg->hz};
+    evtimer_add(self->timer_ev, &tv);
+}
+
+static void shard_on_accept(evutil_socket_t fd, short what, void *arg)
+{
+    (void)what;
+    struct shard *self = arg;
+    shard_wake_up(self);
+    for (int i = 0; i < 64; i++) {
+        int cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (cfd < 0) {
+            if (errno == EMFILE || errno == ENFILE)
+                fprintf(stderr, "percore: accept: %s (out of file descriptors)\n", strerror(errno));
+            return;
+        }
+        conn_accept(self, cfd);
+    }
+}
+
+static int shard_pin(int index)
+{
+    int cpu = shard_cpus ? shard_cpus[index] : -1;
+    if (cpu < 0)
+        return -1;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    if (pthread_setaffinity_np(pthread_self(), sizeof(set), &set) != 0)
+        return -1;
+    if (numa_available() >= 0) {
+        int node = numa_node_of_cpu(cpu);
+        if (node >= 0)
+            numa_set_preferred(node);
+    }
+    return cpu;
+}
+
+static void shard_loop(struct shard *self)
+{
+    while (!atomic_load_explicit(&self->stopping, memory_order_relaxed)) {
+        self->now = util_ms_time();
+        handoff_drain(self);
+        if (self->stalled)
+            shard_retry_stalled(self);
+        while (self->dirty) {
+            struct conn *c = self->dirty;
+            self->dirty = c->dirty_next;
+            c->in_dirty = false;
+            conn_flush(c);
+        }
+        handoff_ring(self);
+        shard_publish_keyspace(self);
+        rcu_quiescent_state();
+        atomic_store(&self->asleep, 1);
+        atomic_thread_fence(memory_order_seq_cst);
+        if (!ring_empty(self->inbox) || !ring_empty(self->done)) {
+            atomic_store(&self->asleep, 0);
+            event_base_loop(self->base, EVLOOP_NONBLOCK);
+            continue;
+        }
+        rcu_thread_offline();
+        self->rcu_online = false;
+        event_base_loop(self->base, EVLOOP_ONCE);
+        shard_wake_up(self);
+        atomic_store(&self->asleep, 0);
+    }
+}
+
+static void *shard_main(void *arg)
+{
+    int index = (int)(intptr_t)arg;
+    int cpu = shard_pin(index);
+    struct shard *self = mem_calloc(1, sizeof(*self));
+    self->index = index;
+    self->cpu = cpu;
+    self->numa_node = (cpu >= 0 && numa_available() >= 0) ? numa_node_of_cpu(cpu) : -1;
+    shard_self = self;
+    rcu_register_thread();
+    self->rcu_online = true;
+    const struct config *cfg = config_current();
+    struct event_config *ec = event_config_new();
+    event_config_set_flag(ec, EVENT_BASE_FLAG_NOLOCK);
+    self->base = event_base_new_with_config(ec);
+    event_config_free(ec);
+    self->store = store_create(cfg->databases);
+    self->now = util_ms_time();
+    reply_init(&self->scratch);
+    handoff_setup_shard(self, nshards, cfg->inbox_size, cfg->handoff_credits);
+    self->doorbell_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    self->doorbell_ev = event_new(self->base, self->doorbell_fd, EV_READ | EV_PERSIST, shard_on_doorbell, self);
+    event_add(self->doorbell_ev, NULL);
+    self->retry_ev = evtimer_new(self->base, shard_on_retry, self);
+    self->timer_ev = evtimer_new(self->base, shard_on_timer, self);
+    struct timeval tv = {0, 1000000 / cfg->hz};
+    evtimer_add(self->timer_ev, &tv);
+    self->listen_ev = mem_calloc((size_t)nbind, sizeof(*self->listen_ev));
+    self->listen_count = nbind;
+    for (int b = 0; b < nbind; b++) {
+        self->listen_ev[b] = event_new(self->base, listen_fds[index][b], EV_READ | EV_PERSIST, shard_on_accept, self);
+        event_add(self->listen_ev[b], NULL);
+    }
+    shards[index] = self;
+    pthread_barrier_wait(&start_barrier); /* every shard published */
+    shard_loop(self);
+
+    /* teardown: finish what is in flight, then free our own memory */
+    for (int b = 0; b < nbind; b++) {
+        event_free(self->listen_ev[b]);
+        close(listen_fds[index][b]);
+    }
+    conn_close_all(self);
+    pthread_barrier_wait(&start_barrier); /* nobody sends any more */
+    for (int spin = 0; spin < 1000; spin++) {
+        self->now = util_ms_time();
+        if (handoff_drain(self) == 0 && self->credits == config_current()->handoff_credits)
+            break;
+        usleep(1000);
+    }
+    pthread_barrier_wait(&start_barrier); /* every ring is empty */
+    mem_release(self->listen_ev);
+    event_free(self->doorbell_ev);
+    event_free(self->retry_ev);
+    event_free(self->timer_ev);
+    close(self->doorbell_fd);
+    event_base_free(self->base);
+    store_destroy(&self->store);
+    reply_deinit(&self->scratch);
+    rcu_unregister_thread();
+    return NULL;
+}
+
+static int shard_open_listener(const char *addr, int port)
+{
+    struct addrinfo hints = {0}, *res = NULL;
+    char portstr[16];
+    snprintf(portstr, sizeof(portstr), "%d", port);
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_PASSIVE | AI_NUMERICHOST;
+    if (getaddrinfo(addr, portstr, &hints, &res) != 0 || !res) {
+        fprintf(stderr, "percore: bad bind address '%s'\n", addr);
+        return -1;
+    }
+    int fd = socket(res->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
+    if (res->ai_family == AF_INET6)
+        setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+    if (bind(fd, res->ai_addr, res->ai_addrlen) < 0 || listen(fd, config_current()->tcp_backlog) < 0) {
+        fprintf(stderr, "percore: could not listen on %s:%d: %s\n", addr, port, strerror(errno));
+        close(fd);
+        freeaddrinfo(res);
+        return -1;
+    }
+    freeaddrinfo(res);
+    return fd;
+}
+
+/* shard i -> the i-th cpu of cpu-list (or of our affinity mask); none when there are too few */
+static void shard_plan_cpus(const struct config *cfg)
+{
+    int allowed[CONFIG_MAX_THREADS];
+    int n = 0;
+    if (cfg->cpu_list && cfg->cpu_list[0]) {
+        struct bitmask *bm = numa_parse_cpustring_all(cfg->cpu_list);
+        if (bm) {
+            for (unsigned i = 0; i < bm->size && n < CONFIG_MAX_THREADS; i++)
+                if (numa_bitmask_isbitset(bm, i))
+                    allowed[n++] = (int)i;
+            numa_bitmask_free(bm);
+        }
+    } else {
+        cpu_set_t set;
+        if (sched_getaffinity(0, sizeof(set), &set) == 0)
+            for (int i = 0; i < CPU_SETSIZE && n < CONFIG_MAX_THREADS; i++)
+                if (CPU_ISSET(i, &set))
+                    allowed[n++] = i;
+    }
+    if (n < nshards) {
+        fprintf(stderr, "percore: %d shard threads on %d cpus: threads are not pinned\n", nshards, n);
+        return;
+    }
+    shard_cpus = mem_alloc((size_t)nshards * sizeof(int));
+    for (int i = 0; i < nshards; i++)
+        shard_cpus[i] = allowed[i];
+}
+
+int shard_setup(void)
+{
+    const struct config *cfg = config_current();
+    nshards = cfg->threads;
+    nbind = cfg->bind_count;
+    start_time_ms = util_ms_time();
+    shards = mem_calloc((size_t)nshards, sizeof(*shards));
+    threads = mem_calloc((size_t)nshards, sizeof(*threads));
+    listen_fds = mem_calloc((size_t)nshards, sizeof(*listen_fds));
+    for (int i = 0; i < nshards; i++) {
+        listen_fds[i] = mem_calloc((size_t)nbind, sizeof(int));
+        for (int b = 0; b < nbind; b++) {
+            listen_fds[i][b] = shard_open_listener(cfg->bind[b], cfg->port);
+            if (listen_fds[i][b] < 0)
+                return -1;
+        }
+    }
+    shard_plan_cpus(cfg);
+    pthread_barrier_init(&start_barrier, NULL, (unsigned)nshards);
+    for (int i = 0; i < nshards; i++) {
+        if (pthread_create(&threads[i], NULL, shard_main, (void *)(intptr_t)i) != 0) {
+            fprintf(stderr, "percore: cannot start shard thread %d\n", i);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static void shard_stop_all(void)
+{
+    for (int i = 0; i < nshards; i++) {
+        struct shard *s = shards[i];
+        if (!s)
+            continue;
+        atomic_store(&s->stopping, true); /* seen by its thread after the doorbell wakes it */
+        uint64_t one = 1;
+        ssize_t rc = write(s->doorbell_fd, &one, sizeof(one));
+        (void)rc;
+    }
+}
+
+void shard_run_until_signal(void)
+{
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    int sig = 0;
+    sigwait(&set, &sig);
+    fprintf(stderr, "percore: received %s, shutting down\n", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+    shard_stop_all();
+    for (int i = 0; i < nshards; i++)
+        pthread_join(threads[i], NULL);
+}
+
+void shard_teardown(void)
+{
+    for (int i = 0; i < nshards; i++) {
+        if (shards && shards[i]) {
+            handoff_teardown_shard(shards[i]);
+            mem_release(shards[i]);
+        }
+        if (listen_fds)
+            mem_release(listen_fds[i]);
+    }
+    mem_release(shards);
+    mem_release(threads);
+    mem_release(listen_fds);
+    mem_release(shard_cpus);
+    shards = NULL;
+    pthread_barrier_destroy(&start_barrier);
+}

@@ -1,0 +1,401 @@
+/*
+ * reply: the RESP2/RESP3 reply encoder (include/percore/reply.h).
+ *
+ * What.  Appends encoded replies to a growable byte buffer, byte for byte as
+ * Redis 7.0's addReply* functions write them (networking.c), in RESP2 or
+ * RESP3 per r->resp.  reply_value_len() measures one encoded value, so
+ * replies gathered from several shards can be split and merged.
+ *
+ * Why this shape.  Every command ends here, so the common paths do one
+ * bounds check and no formatting: integers and headers are written with a
+ * two-digits-at-a-time ll2string, and a header plus its payload is reserved
+ * in one go.  The buffer grows geometrically, so appends are amortised O(1).
+ * Only doubles (which must match "%.17g" exactly) and reply_errorf() use the
+ * printf family.
+ *
+ * Threading.  A struct reply is owned by one thread at a time (a connection's
+ * thread, or the shard filling a cross-shard batch); no locking inside.
+ */
+#include "percore/reply.h"
+
+#include "percore/mem.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#define REPLY_MIN_CAP 256
+#define HDR_MAX 24 /* prefix, 20 digits, CRLF */
+
+static const char digits2[] =
+    "0001020304050607080910111213141516171819"
+    "2021222324252627282930313233343536373839"
+    "4041424344454647484950515253545556575859"
+    "6061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+
+void reply_init(struct reply *r)
+{
+    r->buf = NULL;
+    r->len = 0;
+    r->cap = 0;
+    r->resp = 2;
+}
+
+void reply_deinit(struct reply *r)
+{
+    mem_release(r->buf);
+    reply_init(r);
+}
+
+static void reply_grow(struct reply *r, size_t n)
+{
+    size_t cap = r->cap ? r->cap * 2 : REPLY_MIN_CAP;
+
+    if (cap - r->len < n)
+        cap = r->len + n;
+    r->buf = mem_realloc(r->buf, cap);
+    r->cap = cap;
+}
+
+char *reply_reserve(struct reply *r, size_t n)
+{
+    if (r->cap - r->len < n)
+        reply_grow(r, n);
+    return r->buf + r->len;
+}
+
+/* unsigned to decimal, no NUL; dst has room for 20 bytes */
+static int u64_to_str(char *dst, unsigned long long v)
+{
+    char tmp[20];
+    char *p = tmp + sizeof(tmp);
+
+    while (v >= 100) {
+        unsigned i = (unsigned)(v % 100) * 2;
+        v /= 100;
+        p -= 2;
+        memcpy(p, digits2 + i, 2);
+    }
+    if (v >= 10) {
+        p -= 2;
+        memcpy(p, digits2 + v * 2, 2);
+    } else {
+        *--p = (char)('0' + v);
+    }
+    int n = (int)(tmp + sizeof(tmp) - p);
+    memcpy(dst, p, (size_t)n);
+    return n;
+}
+
+/* long long to decimal, no NUL; dst has room for 20 bytes */
+static int ll_to_str(char *dst, long long v)
+{
+    if (v >= 0)
+        return u64_to_str(dst, (unsigned long long)v);
+    *dst = '-';
+    return 1 + u64_to_str(dst + 1, 0ULL - (unsigned long long)v);
+}
+
+int reply_ll_to_str(char *dst, long long v)
+{
+    int n = ll_to_str(dst, v);
+    dst[n] = '\0';
+    return n;
+}
+
+/* "<prefix><v>\r\n" at dst (HDR_MAX bytes of room); returns its length */
+static size_t put_hdr(char *dst, char prefix, long long v)
+{
+    size_t n;
+
+    dst[0] = prefix;
+    n = 1 + (size_t)ll_to_str(dst + 1, v);
+    dst[n] = '\r';
+    dst[n + 1] = '\n';
+    return n + 2;
+}
+
+static void reply_hdr(struct reply *r, char prefix, long long v)
+{
+    char *dst = reply_reserve(r, HDR_MAX);
+    r->len += put_hdr(dst, prefix, v);
+}
+
+void reply_raw(struct reply *r, const void *p, size_t n)
+{
+    memcpy(reply_reserve(r, n), p, n);
+    r->len += n;
+}
+
+/* prefix, s[0..n), CRLF */
+static void reply_line(struct reply *r, char prefix, const char *s, size_t n)
+{
+    char *dst = reply_reserve(r, n + 3);
+
+    dst[0] = prefix;
+    memcpy(dst + 1, s, n);
+    dst[n + 1] = '\r';
+    dst[n + 2] = '\n';
+    r->len += n + 3;
+}
+
+void reply_simple(struct reply *r, const char *s)
+{
+    reply_line(r, '+', s, strlen(s));
+}
+
+void reply_ok(struct reply *r)
+{
+    reply_raw(r, "+OK\r\n", 5);
+}
+
+/* an error line already at r->buf[from..len): CR/LF inside become spaces */
+static void error_finish(struct reply *r, size_t from)
+{
+    for (size_t i = from; i < r->len; i++)
+        if (r->buf[i] == '\r' || r->buf[i] == '\n')
+            r->buf[i] = ' ';
+    reply_raw(r, "\r\n", 2);
+}
+
+void reply_error(struct reply *r, const char *msg)
+{
+    size_t n = strlen(msg);
+    char *dst = reply_reserve(r, 1 + n + 2);
+
+    dst[0] = '-';
+    memcpy(dst + 1, msg, n);
+    r->len += 1 + n;
+    error_finish(r, r->len - n);
+}
+
+void reply_errorf(struct reply *r, const char *fmt, ...)
+{
+    size_t room = 256;
+    va_list ap;
+    int n;
+
+    for (;;) {
+        char *dst = reply_reserve(r, 1 + room);
+        va_start(ap, fmt);
+        n = vsnprintf(dst + 1, room, fmt, ap);
+        va_end(ap);
+        if (n < 0)
+            n = 0;
+        if ((size_t)n < room)
+            break;
+        room = (size_t)n + 1;
+    }
+    r->buf[r->len] = '-';
+    r->len += 1 + (size_t)n;
+    error_finish(r, r->len - (size_t)n);
+}
+
+void reply_int(struct reply *r, long long v)
+{
+    reply_hdr(r, ':', v);
+}
+
+void reply_bulk(struct reply *r, const void *p, size_t n)
+{
+    char *dst = reply_reserve(r, HDR_MAX + n + 2);
+    size_t h = put_hdr(dst, '$', (long long)n);
+
+    memcpy(dst + h, p, n);
+    dst[h + n] = '\r';
+    dst[h + n + 1] = '\n';
+    r->len += h + n + 2;
+}
+
+void reply_bulk_cstr(struct reply *r, const char *s)
+{
+    if (s == NULL)
+        reply_null(r);
+    else
+        reply_bulk(r, s, strlen(s));
+}
+
+void reply_bulk_ll(struct reply *r, long long v)
+{
+    char digits[20];
+    int n = ll_to_str(digits, v);
+
+    reply_bulk(r, digits, (size_t)n);
+}
+
+void reply_double(struct reply *r, double d)
+{
+    char dbuf[40];
+    int n;
+
+    if (isinf(d)) { /* spelled out, as Redis does, whatever libc prints */
+        if (r->resp == 2)
+            reply_bulk(r, d > 0 ? "inf" : "-inf", d > 0 ? 3 : 4);
+        else
+            reply_raw(r, d > 0 ? ",inf\r\n" : ",-inf\r\n", d > 0 ? 6 : 7);
+        return;
+    }
+    n = snprintf(dbuf, sizeof(dbuf), "%.17g", d);
+    if (r->resp == 2)
+        reply_bulk(r, dbuf, (size_t)n);
+    else
+        reply_line(r, ',', dbuf, (size_t)n);
+}
+
+void reply_null(struct reply *r)
+{
+    if (r->resp == 2)
+        reply_raw(r, "$-1\r\n", 5);
+    else
+        reply_raw(r, "_\r\n", 3);
+}
+
+void reply_null_array(struct reply *r)
+{
+    if (r->resp == 2)
+        reply_raw(r, "*-1\r\n", 5);
+    else
+        reply_raw(r, "_\r\n", 3);
+}
+
+void reply_array(struct reply *r, long long n)
+{
+    reply_hdr(r, '*', n);
+}
+
+void reply_map(struct reply *r, long long n)
+{
+    if (r->resp == 2)
+        reply_hdr(r, '*', n * 2);
+    else
+        reply_hdr(r, '%', n);
+}
+
+void reply_set(struct reply *r, long long n)
+{
+    reply_hdr(r, r->resp == 2 ? '*' : '~', n);
+}
+
+void reply_bool(struct reply *r, int v)
+{
+    if (r->resp == 2)
+        reply_raw(r, v ? ":1\r\n" : ":0\r\n", 4);
+    else
+        reply_raw(r, v ? "#t\r\n" : "#f\r\n", 4);
+}
+
+void reply_verbatim(struct reply *r, const char *p, size_t n, const char *ext)
+{
+    char *dst;
+    size_t h;
+
+    if (r->resp == 2) {
+        reply_bulk(r, p, n);
+        return;
+    }
+    /* "=<n+4>\r\n" + 3-byte format (space padded, as Redis) + ':' + text */
+    dst = reply_reserve(r, HDR_MAX + 4 + n + 2);
+    h = put_hdr(dst, '=', (long long)n + 4);
+    for (int i = 0; i < 3; i++)
+        dst[h + (size_t)i] = *ext ? *ext++ : ' ';
+    dst[h + 3] = ':';
+    memcpy(dst + h + 4, p, n);
+    dst[h + 4 + n] = '\r';
+    dst[h + 4 + n + 1] = '\n';
+    r->len += h + 4 + n + 2;
+}
+
+void reply_wrongtype(struct reply *r)
+{
+    reply_raw(r, "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n", 68);
+}
+
+void reply_syntax_error(struct reply *r)
+{
+    reply_raw(r, "-ERR syntax error\r\n", 19);
+}
+
+void reply_not_integer(struct reply *r)
+{
+    reply_raw(r, "-ERR value is not an integer or out of range\r\n", 46);
+}
+
+/*
+ * reply_value_len: walk the values with a count of those still expected
+ * instead of recursing, so deep nesting costs no stack.  Every value takes
+ * at least 3 bytes ("_\r\n"), which bounds the count by the bytes left.
+ */
+
+/* the decimal in s[0..n) ("-1" allowed); false when malformed */
+static bool len_field(const char *s, size_t n, long long *out)
+{
+    bool neg = n > 0 && s[0] == '-';
+    long long v = 0;
+    size_t i = neg;
+
+    if (i == n || n - i > 18)
+        return false;
+    for (; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return false;
+        v = v * 10 + (s[i] - '0');
+    }
+    *out = neg ? -v : v;
+    return true;
+}
+
+size_t reply_value_len(const char *p, size_t n)
+{
+    unsigned long long pending = 1;
+    size_t off = 0;
+
+    while (pending > 0) {
+        const char *cr;
+        size_t next;
+        long long v;
+
+        if (off >= n)
+            return 0;
+        cr = memchr(p + off, '\r', n - off);
+        if (cr == NULL || (size_t)(cr - p) + 2 > n)
+            return 0;
+        next = (size_t)(cr - p) + 2;
+        pending--;
+        switch (p[off]) {
+        case '$': /* bulk string */
+        case '!': /* blob error */
+        case '=': /* verbatim string */
+            if (!len_field(p + off + 1, (size_t)(cr - p) - off - 1, &v) || v < -1)
+                return 0;
+            if (v >= 0) {
+                if (n - next < (size_t)v + 2)
+                    return 0;
+                next += (size_t)v + 2;
+            }
+            break;
+        case '*': /* array */
+        case '~': /* set */
+        case '>': /* push */
+        case '%': /* map */
+        case '|': /* attribute: a map, then the value it describes */
+            if (!len_field(p + off + 1, (size_t)(cr - p) - off - 1, &v) || v < -1)
+                return 0;
+            if (v > 0)
+                pending += (unsigned long long)v * (p[off] == '%' || p[off] == '|' ? 2 : 1);
+            if (p[off] == '|')
+                pending++;
+            break;
+        case '+': case '-': case ':': case '_': case '#': case ',': case '(':
+            break;
+        default:
+            return 0;
+        }
+        off = next;
+        if (pending > (n - off) / 3)
+            return 0;
+    }
+    return off;
+}

@@ -1,0 +1,304 @@
+/*
+ * object: values stored under keys (see include/percore/object.h).
+ *
+ * Design.  A string object is one allocation: an 8-byte header (40-bit
+ * length, type, flags, block size) followed by the bytes, so a small string
+ * costs its length plus 8, rounded up by mimalloc (Redis's embstr costs
+ * 16 + 3 + 1).  There is no capacity field: the capacity of the inline bytes
+ * is what the block holds past the header, its usable size cached in 8-byte
+ * units when it fits 16 bits so that object_memory(), which the store calls
+ * on every lookup, need not ask the allocator.  The header address is
+ * what the store keeps, so it can never move; when APPEND/SETRANGE outgrow
+ * the inline room the bytes move to a separate buffer (OBJ_EXTERNAL), whose
+ * pointer takes the first 8 bytes after the header (every object is
+ * allocated with at least that much room) and whose capacity is again
+ * mem_usable() of the buffer.  Growth is greedy like Redis's sdsMakeRoomFor:
+ * double below 1 MiB, then 1 MiB more, so repeated APPENDs are amortised.
+ *
+ * Encoding names are computed from the bytes when asked (OBJECT ENCODING is
+ * rare): "int" for a canonical long long of at most 20 characters (Redis
+ * string2ll), "embstr" up to 44 bytes, "raw" beyond that or once APPEND or
+ * SETRANGE has modified the value in place (OBJ_RAW), as Redis 7.0 reports.
+ * object_string_set() (INCR and friends) clears OBJ_RAW, since Redis builds
+ * a fresh object for those results.
+ *
+ * Serialized form (private, for RENAME across shards):
+ *   type:u8  flags:u8  length:u64 little-endian  bytes[length]
+ *
+ * Threading: an object is touched only by the thread of the shard that owns
+ * it; serialize/deserialize is how a value crosses to another thread.
+ */
+#include "percore/object.h"
+
+#include "percore/mem.h"
+
+#include <assert.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+enum {
+    OBJ_EXTERNAL = 1, /* bytes live in a separate buffer, pointer at data[] */
+    OBJ_RAW = 2,      /* modified in place by APPEND/SETRANGE: encoding "raw" */
+};
+
+#define OBJ_EMBSTR_MAX 44          /* Redis OBJ_ENCODING_EMBSTR_SIZE_LIMIT */
+#define OBJ_GREEDY_MAX (1u << 20)  /* Redis SDS_MAX_PREALLOC */
+#define OBJ_LEN_MAX ((1ull << 40) - 1)
+#define OBJ_SER_HEADER 10          /* type + flags + u64 length */
+
+struct object {
+    uint32_t len_lo;  /* low 32 bits of the string length */
+    uint16_t units;   /* block size in 8-byte units, 0 if too big to say */
+    uint8_t len_hi;   /* bits 32..39 of the length: strings up to 1 TiB */
+    uint8_t tf;       /* low nibble: enum object_type; high nibble: OBJ_* flags */
+    char data[];      /* the bytes, or (OBJ_EXTERNAL) a char * to them */
+};
+
+_Static_assert(sizeof(struct object) == 8, "object header is 8 bytes");
+
+static unsigned obj_flags(const struct object *o)
+{
+    return o->tf >> 4;
+}
+
+static void obj_set_flags(struct object *o, unsigned flags)
+{
+    o->tf = (uint8_t)((o->tf & 0x0f) | (flags << 4));
+}
+
+/* the header block's usable size, without asking the allocator if cached */
+static size_t obj_block(const struct object *o)
+{
+    return o->units ? (size_t)o->units * 8 : mem_usable(o);
+}
+
+static size_t obj_len(const struct object *o)
+{
+    return (size_t)o->len_lo | ((size_t)o->len_hi << 32);
+}
+
+static void obj_set_len(struct object *o, size_t n)
+{
+    assert(n <= OBJ_LEN_MAX);
+    o->len_lo = (uint32_t)n;
+    o->len_hi = (uint8_t)((uint64_t)n >> 32);
+}
+
+static char *obj_ext(const struct object *o)
+{
+    char *p;
+    memcpy(&p, o->data, sizeof p);
+    return p;
+}
+
+static void obj_set_ext(struct object *o, char *p)
+{
+    memcpy(o->data, &p, sizeof p);
+}
+
+static char *obj_bytes(const struct object *o)
+{
+    return (obj_flags(o) & OBJ_EXTERNAL) ? obj_ext(o) : (char *)o->data;
+}
+
+static size_t obj_capacity(const struct object *o)
+{
+    if (obj_flags(o) & OBJ_EXTERNAL)
+        return mem_usable(obj_ext(o));
+    return obj_block(o) - sizeof(struct object);
+}
+
+/* make room for `need` bytes, keeping the first `keep` bytes; greedy if grow */
+static char *obj_reserve(struct object *o, size_t need, size_t keep, bool greedy)
+{
+    if (need <= obj_capacity(o))
+        return obj_bytes(o);
+    size_t cap = need;
+    if (greedy)
+        cap = need < OBJ_GREEDY_MAX ? need * 2 : need + OBJ_GREEDY_MAX;
+    char *p;
+    if (obj_flags(o) & OBJ_EXTERNAL) {
+        p = mem_realloc(obj_ext(o), cap);
+    } else {
+        p = mem_alloc(cap);
+        memcpy(p, o->data, keep);
+        obj_set_flags(o, obj_flags(o) | OBJ_EXTERNAL);
+    }
+    obj_set_ext(o, p);
+    return p;
+}
+
+struct object *object_string_create(const void *p, size_t n)
+{
+    assert(n <= OBJ_LEN_MAX);
+    size_t size = sizeof(struct object) + n;
+    if (size < sizeof(struct object) + sizeof(char *))
+        size = sizeof(struct object) + sizeof(char *);
+    struct object *o = mem_alloc(size);
+    size_t block = mem_usable(o);
+    o->units = block / 8 <= UINT16_MAX ? (uint16_t)(block / 8) : 0;
+    o->tf = OBJ_STRING;
+    obj_set_len(o, n);
+    if (n)
+        memcpy(o->data, p, n);
+    return o;
+}
+
+struct object *object_string_from_ll(long long v)
+{
+    char buf[32];
+    int n = snprintf(buf, sizeof buf, "%lld", v);
+    return object_string_create(buf, (size_t)n);
+}
+
+void object_destroy(struct object **o)
+{
+    if (o == NULL || *o == NULL)
+        return;
+    if (obj_flags(*o) & OBJ_EXTERNAL)
+        mem_release(obj_ext(*o));
+    mem_release(*o);
+    *o = NULL;
+}
+
+enum object_type object_type(const struct object *o)
+{
+    return (enum object_type)(o->tf & 0x0f);
+}
+
+const char *object_type_name(const struct object *o)
+{
+    switch (object_type(o)) {
+    case OBJ_STRING: return "string";
+    case OBJ_LIST: return "list";
+    case OBJ_SET: return "set";
+    case OBJ_ZSET: return "zset";
+    case OBJ_HASH: return "hash";
+    }
+    return "none";
+}
+
+/* Redis string2ll's acceptance test: canonical decimal that fits long long */
+static bool obj_is_canonical_ll(const char *s, size_t len)
+{
+    if (len == 0 || len > 20)
+        return false;
+    if (len == 1 && s[0] == '0')
+        return true;
+    size_t i = 0;
+    bool neg = s[0] == '-';
+    if (neg)
+        i++;
+    if (i == len || s[i] < '1' || s[i] > '9')
+        return false;
+    unsigned long long v = 0;
+    for (; i < len; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return false;
+        unsigned d = (unsigned)(s[i] - '0');
+        if (v > (ULLONG_MAX - d) / 10)
+            return false;
+        v = v * 10 + d;
+    }
+    return neg ? v <= (unsigned long long)LLONG_MAX + 1 : v <= (unsigned long long)LLONG_MAX;
+}
+
+const char *object_encoding_name(const struct object *o)
+{
+    if (object_type(o) != OBJ_STRING)
+        return "unknown";
+    size_t len = obj_len(o);
+    if (obj_flags(o) & OBJ_RAW)
+        return "raw";
+    if (obj_is_canonical_ll(obj_bytes(o), len))
+        return "int";
+    return len <= OBJ_EMBSTR_MAX ? "embstr" : "raw";
+}
+
+const char *object_string_ptr(const struct object *o, size_t *len)
+{
+    if (len)
+        *len = obj_len(o);
+    return obj_bytes(o);
+}
+
+size_t object_string_len(const struct object *o)
+{
+    return obj_len(o);
+}
+
+size_t object_string_append(struct object *o, const void *p, size_t n)
+{
+    size_t len = obj_len(o);
+    char *b = obj_reserve(o, len + n, len, true);
+    if (n)
+        memcpy(b + len, p, n);
+    obj_set_len(o, len + n);
+    obj_set_flags(o, obj_flags(o) | OBJ_RAW);
+    return len + n;
+}
+
+size_t object_string_setrange(struct object *o, size_t offset, const void *p, size_t n)
+{
+    size_t len = obj_len(o);
+    if (n == 0) /* Redis: an empty value changes nothing, not even padding */
+        return len;
+    size_t end = offset + n;
+    char *b = obj_reserve(o, end, len, true);
+    if (offset > len)
+        memset(b + len, 0, offset - len);
+    memcpy(b + offset, p, n);
+    if (end > len)
+        obj_set_len(o, end);
+    obj_set_flags(o, obj_flags(o) | OBJ_RAW);
+    return obj_len(o);
+}
+
+void object_string_set(struct object *o, const void *p, size_t n)
+{
+    char *b = obj_reserve(o, n, 0, false);
+    if (n)
+        memmove(b, p, n);
+    obj_set_len(o, n);
+    obj_set_flags(o, obj_flags(o) & ~(unsigned)OBJ_RAW);
+}
+
+size_t object_memory(const struct object *o)
+{
+    size_t m = obj_block(o);
+    if (obj_flags(o) & OBJ_EXTERNAL)
+        m += mem_usable(obj_ext(o));
+    return m;
+}
+
+void object_serialize(const struct object *o, void (*emit)(void *arg, const void *p, size_t n), void *arg)
+{
+    size_t len = obj_len(o);
+    unsigned char h[OBJ_SER_HEADER];
+    h[0] = (unsigned char)object_type(o);
+    h[1] = (unsigned char)(obj_flags(o) & OBJ_RAW);
+    for (int i = 0; i < 8; i++)
+        h[2 + i] = (unsigned char)((uint64_t)len >> (8 * i));
+    emit(arg, h, sizeof h);
+    if (len)
+        emit(arg, obj_bytes(o), len);
+}
+
+struct object *object_deserialize(const void *p, size_t n)
+{
+    const unsigned char *h = p;
+    if (p == NULL || n < OBJ_SER_HEADER)
+        return NULL;
+    if (h[0] != OBJ_STRING || (h[1] & ~OBJ_RAW) != 0)
+        return NULL;
+    uint64_t len = 0;
+    for (int i = 0; i < 8; i++)
+        len |= (uint64_t)h[2 + i] << (8 * i);
+    if (len != n - OBJ_SER_HEADER || len > OBJ_LEN_MAX)
+        return NULL;
+    struct object *o = object_string_create(h + OBJ_SER_HEADER, (size_t)len);
+    obj_set_flags(o, obj_flags(o) | h[1]);
+    return o;
+}

@@ -1,0 +1,809 @@
+#!/usr/bin/python3
+"""diff.py: differential tester, percore against a real redis-server 7.0.
+
+Starts `redis-server --port P --save '' --appendonly no` (the reference) and
+the candidate (percore-server --threads T, or another redis-server to validate
+this harness) on free ports, sends both the same commands over raw RESP in
+lockstep and compares the reply bytes.  Standard library only.
+
+    diff.py --candidate build/percore-server --threads 4 [SCRIPT.txt ...]
+    diff.py --candidate build/percore-server --threads 1 --random 2000 --seed 7
+    diff.py --candidate /usr/bin/redis-server            # harness self-check
+
+Scripts (tests/compat/scripts/*.txt by default): one command per line, split
+like redis-cli does (double quotes with \\xHH \\n \\r \\t escapes, single
+quotes), '#' starts a comment line.  Each file runs on a fresh connection
+after FLUSHALL.  A line may start with a marker saying how to compare:
+
+    !exact CMD...      the default: reply bytes must be equal
+    !any CMD...        read a reply from both, ignore it
+    !type CMD...       same RESP type (first byte) only
+    !len CMD...        same type, and same length (bulk) / element count
+    !sort CMD...       arrays compared with their elements sorted (KEYS);
+                       RESP3 maps with their pairs sorted
+    !pairs CMD...      a RESP2 array of field/value pairs, pairs sorted
+                       (CONFIG GET with several patterns)
+    !approx:N CMD...   integers within N of each other (TTL of relative expiry)
+    !shape CMD...      same type and element count (HELLO, COMMAND DOCS)
+    !info CMD...       both bulk strings in INFO format; section list reported
+    !scanall CMD...    CMD is a SCAN (cursor is the 2nd argument): iterate to
+                       cursor 0 on both, compare the sets of keys returned
+    !sleep MS          pause both
+    !inline TEXT       send TEXT + CRLF as an inline command, compare exactly
+    !rawclose ESCAPED  send the bytes (escapes as in quotes), compare the
+                       reply, require that both close the connection, reconnect
+
+Exit status: 0 when no differences, 1 otherwise, 77 when redis-server is
+missing (ctest marks that skipped).  The last line is "N passed, M failed".
+"""
+
+import argparse
+import glob
+import os
+import random
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+# ---------------------------------------------------------------- arguments
+
+def split_args(line):
+    """Port of Redis sdssplitargs(): returns a list of bytes, or raises."""
+    args = []
+    i, n = 0, len(line)
+    hexd = "0123456789abcdefABCDEF"
+    while True:
+        while i < n and line[i].isspace():
+            i += 1
+        if i >= n:
+            return args
+        inq = insq = False
+        cur = bytearray()
+        while True:
+            c = line[i] if i < n else None
+            if inq:
+                if c is None:
+                    raise ValueError("unbalanced quotes")
+                if (c == "\\" and i + 3 < n and line[i + 1] == "x"
+                        and line[i + 2] in hexd and line[i + 3] in hexd):
+                    cur.append(int(line[i + 2:i + 4], 16))
+                    i += 3
+                elif c == "\\" and i + 1 < n:
+                    i += 1
+                    e = line[i]
+                    cur += {"n": b"\n", "r": b"\r", "t": b"\t", "b": b"\b",
+                            "a": b"\a"}.get(e, e.encode())
+                elif c == '"':
+                    if i + 1 < n and not line[i + 1].isspace():
+                        raise ValueError("closing quote must be followed by a space")
+                    i += 1
+                    break
+                else:
+                    cur += c.encode()
+            elif insq:
+                if c is None:
+                    raise ValueError("unbalanced quotes")
+                if c == "\\" and i + 1 < n and line[i + 1] == "'":
+                    i += 1
+                    cur += b"'"
+                elif c == "'":
+                    if i + 1 < n and not line[i + 1].isspace():
+                        raise ValueError("closing quote must be followed by a space")
+                    i += 1
+                    break
+                else:
+                    cur += c.encode()
+            else:
+                if c is None or c in " \n\r\t\0":
+                    break
+                if c == '"':
+                    inq = True
+                elif c == "'":
+                    insq = True
+                else:
+                    cur += c.encode()
+            i += 1
+        args.append(bytes(cur))
+
+
+def unescape(s):
+    """bytes of s with \\r \\n \\t \\\\ \\xHH escapes decoded; all else literal"""
+    out, i = bytearray(), 0
+    while i < len(s):
+        c = s[i]
+        if c == "\\" and i + 1 < len(s):
+            e = s[i + 1]
+            if e == "x" and i + 3 < len(s):
+                out.append(int(s[i + 2:i + 4], 16))
+                i += 4
+                continue
+            out += {"r": b"\r", "n": b"\n", "t": b"\t", "\\": b"\\", "0": b"\0"}.get(e, ("\\" + e).encode())
+            i += 2
+            continue
+        out += c.encode()
+        i += 1
+    return bytes(out)
+
+
+def encode(args):
+    out = [b"*%d\r\n" % len(args)]
+    for a in args:
+        out.append(b"$%d\r\n%s\r\n" % (len(a), a))
+    return b"".join(out)
+
+
+def show(b, limit=400):
+    s = repr(bytes(b))[2:-1]
+    return s if len(s) <= limit else s[:limit] + "...(%d bytes)" % len(b)
+
+
+def show_cmd(args):
+    parts = []
+    for a in args:
+        s = a.decode("utf-8", "backslashreplace")
+        if not s or any(ch in s for ch in " \"'\\") or any(ord(ch) < 32 for ch in s):
+            s = '"' + repr(a)[2:-1].replace('"', '\\"') + '"'
+        parts.append(s)
+    line = " ".join(parts)
+    return line if len(line) < 300 else line[:300] + "..."
+
+
+# ---------------------------------------------------------------- RESP
+
+class Incomplete(Exception):
+    pass
+
+
+def value_end(buf, pos=0, depth=0):
+    """index just past the RESP value at buf[pos:]; raises Incomplete/ValueError"""
+    if depth > 64:
+        raise ValueError("too deep")
+    if pos >= len(buf):
+        raise Incomplete()
+    t = buf[pos:pos + 1]
+    le = buf.find(b"\r\n", pos)
+    if le < 0:
+        raise Incomplete()
+    body = buf[pos + 1:le]
+    after = le + 2
+    if t in b"+-:_,#(" and len(t) == 1:
+        return after
+    if t in (b"$", b"!", b"="):
+        n = int(body)
+        if n < 0:
+            return after
+        if len(buf) < after + n + 2:
+            raise Incomplete()
+        return after + n + 2
+    if t in (b"*", b"~", b">", b"%", b"|"):
+        n = int(body)
+        if n < 0:
+            return after
+        items = n * 2 if t in (b"%", b"|") else n
+        p = after
+        for _ in range(items):
+            p = value_end(buf, p, depth + 1)
+        if t == b"|":
+            return value_end(buf, p, depth + 1)
+        return p
+    raise ValueError("not RESP: %r" % buf[pos:pos + 40])
+
+
+def parse(buf, pos=0):
+    """(type char, scalar bytes or None, children list, end index)"""
+    t = chr(buf[pos])
+    le = buf.find(b"\r\n", pos)
+    body = buf[pos + 1:le]
+    after = le + 2
+    if t in "$!=":
+        n = int(body)
+        if n < 0:
+            return t, None, [], after
+        return t, buf[after:after + n], [], after + n + 2
+    if t in "*~>%":
+        n = int(body)
+        if n < 0:
+            return t, None, [], after
+        items = n * 2 if t == "%" else n
+        kids, p = [], after
+        for _ in range(items):
+            k = parse(buf, p)
+            kids.append((k[0], k[1], k[2], buf[p:k[3]]))
+            p = k[3]
+        return t, body, kids, p
+    return t, body, [], after
+
+
+class Conn:
+    def __init__(self, port, timeout=10.0):
+        self.port = port
+        self.timeout = timeout
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.buf = b""
+        self.closed = False
+
+    def send(self, data):
+        self.sock.sendall(data)
+
+    def read(self, timeout=None):
+        """one RESP value's bytes; None on timeout, b'' if the peer closed"""
+        deadline = time.monotonic() + (self.timeout if timeout is None else timeout)
+        while True:
+            if self.buf:
+                try:
+                    e = value_end(self.buf)
+                    v, self.buf = self.buf[:e], self.buf[e:]
+                    return v
+                except Incomplete:
+                    pass
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            self.sock.settimeout(left)
+            try:
+                d = self.sock.recv(65536)
+            except socket.timeout:
+                return None
+            except OSError:
+                d = b""
+            if not d:
+                self.closed = True
+                return b""
+            self.buf += d
+
+    def wait_closed(self, timeout=5.0):
+        if self.buf:
+            return False
+        r = self.read(timeout)
+        return r == b""
+
+    def close(self):
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+
+
+# ---------------------------------------------------------------- servers
+
+def free_port(rng=random.Random(os.getpid() ^ int(time.time() * 1000))):
+    for _ in range(2000):
+        p = rng.randrange(20000, 32000)
+        s = socket.socket()
+        try:
+            s.bind(("127.0.0.1", p))
+            return p
+        except OSError:
+            continue
+        finally:
+            s.close()
+    raise RuntimeError("no free port")
+
+
+class Server:
+    def __init__(self, binary, threads=None, name="server", logdir="."):
+        self.binary = binary
+        self.threads = threads
+        self.name = name
+        self.logdir = logdir
+        self.is_redis = "redis-server" in os.path.basename(binary)
+        self.proc = None
+
+    def start(self):
+        for _ in range(4):
+            self.port = free_port()
+            args = [self.binary, "--port", str(self.port), "--bind", "127.0.0.1"]
+            if self.is_redis:
+                args += ["--save", "", "--appendonly", "no"]
+            elif self.threads:
+                args += ["--threads", str(self.threads)]
+            self.log = os.path.join(self.logdir, "%s-%d.log" % (self.name, self.port))
+            self.logf = open(self.log, "wb")
+            self.proc = subprocess.Popen(args, stdout=self.logf, stderr=subprocess.STDOUT,
+                                         stdin=subprocess.DEVNULL)
+            deadline = time.monotonic() + 20
+            while time.monotonic() < deadline:
+                if self.proc.poll() is not None:
+                    break
+                try:
+                    c = Conn(self.port)
+                    c.send(b"*1\r\n$4\r\nPING\r\n")
+                    ok = c.read(2) == b"+PONG\r\n"
+                    c.close()
+                    if ok:
+                        return
+                except OSError:
+                    pass
+                time.sleep(0.02)
+            if self.proc.poll() is None:
+                self.proc.kill()
+                self.proc.wait()
+                raise RuntimeError("%s did not answer PING in 20 s (log %s)" % (self.name, self.log))
+        raise RuntimeError("%s exited at start, status %s (log %s):\n%s" % (
+            self.name, self.proc.returncode, self.log, self.tail()))
+
+    def alive(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def tail(self, n=3000):
+        try:
+            with open(self.log, "rb") as f:
+                return f.read()[-n:].decode("utf-8", "replace")
+        except OSError:
+            return ""
+
+    def stop(self):
+        """SIGTERM; returns the exit status (negative: killed by that signal)"""
+        if not self.proc:
+            return None
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+                return "hung (SIGKILLed after 15 s)"
+        self.logf.close()
+        return self.proc.returncode
+
+
+# ---------------------------------------------------------------- comparing
+
+def cmp_reply(marker, ref, got):
+    """(ok, note)"""
+    if marker == "exact":
+        return ref == got, ""
+    if marker == "any":
+        return True, ""
+    if not got:
+        return False, "no reply"
+    if marker == "type":
+        return ref[:1] == got[:1], "type differs"
+    pr, pg = parse(ref), parse(got)
+    if marker == "len":
+        if pr[0] != pg[0]:
+            return False, "type differs"
+        if pr[0] in "$=!":
+            return (pr[1] is None) == (pg[1] is None) and len(pr[1] or b"") == len(pg[1] or b""), \
+                "length differs"
+        if pr[0] in "*~%>":
+            return len(pr[2]) == len(pg[2]), "element count differs"
+        return ref == got, ""
+    if marker in ("sort", "pairs"):
+        if pr[0] != pg[0] or pr[1] != pg[1]:
+            return False, "type or count differs"
+        if marker == "pairs" or pr[0] == "%":
+            pairs = lambda kids: sorted((kids[i][3], kids[i + 1][3]) for i in range(0, len(kids) - 1, 2))
+            return pairs(pr[2]) == pairs(pg[2]), "pairs differ"
+        return sorted(k[3] for k in pr[2]) == sorted(k[3] for k in pg[2]), "elements differ"
+    if marker.startswith("approx:"):
+        tol = int(marker.split(":")[1])
+        if pr[0] != ":" or pg[0] != ":":
+            return ref == got, ""
+        a, b = int(pr[1]), int(pg[1])
+        if a < 0 or b < 0:
+            return a == b, ""
+        return abs(a - b) <= tol, "integers further apart than %d" % tol
+    if marker == "shape":
+        if pr[0] != pg[0]:
+            return False, "type differs"
+        return len(pr[2]) == len(pg[2]), "element count differs"
+    if marker == "info":
+        return check_info(ref, got)
+    raise ValueError("unknown marker " + marker)
+
+
+def info_sections(body):
+    return [ln[2:].strip() for ln in body.split(b"\r\n") if ln.startswith(b"# ")]
+
+
+def check_info(ref, got):
+    pr, pg = parse(ref), parse(got)
+    if pg[0] not in "$=" or pg[1] is None:
+        return False, "not a bulk string"
+    body = pg[1]
+    if pg[0] == "=":
+        body = body[4:]
+    for ln in body.split(b"\r\n"):
+        if ln and not ln.startswith(b"# ") and b":" not in ln:
+            return False, "line not 'field:value' or '# Section': %r" % ln[:80]
+    if b"\n" in body.replace(b"\r\n", b""):
+        return False, "bare LF in INFO text"
+    rs = info_sections(pr[1] or b"")
+    gs = info_sections(body)
+    missing = [s.decode() for s in rs if s not in gs]
+    extra = [s.decode() for s in gs if s not in rs]
+    note = ""
+    if missing or extra:
+        note = "sections missing: %s; extra: %s" % (missing, extra)
+    return True, note
+
+
+# ---------------------------------------------------------------- running
+
+class Result:
+    def __init__(self, max_show):
+        self.passed = 0
+        self.failed = 0
+        self.notes = []
+        self.max_show = max_show
+        self.shown = 0
+
+    def fail(self, where, args, ref, got, note=""):
+        self.failed += 1
+        if self.shown >= self.max_show:
+            return
+        self.shown += 1
+        print("DIFF %s\n  command:  %s\n  redis:    %s\n  got:      %s%s" % (
+            where, show_cmd(args) if isinstance(args, list) else args,
+            show(ref) if ref is not None else "(no reply: timeout)",
+            show(got) if got is not None else "(no reply: timeout)",
+            ("\n  note:     " + note) if note else ""), flush=True)
+
+
+class Pair:
+    """a connection to each server, kept in step"""
+
+    def __init__(self, ref_srv, cand_srv):
+        self.ref_srv, self.cand_srv = ref_srv, cand_srv
+        self.ref = self.cand = None
+        self.reconnect()
+
+    def reconnect(self):
+        for c in (self.ref, self.cand):
+            if c:
+                c.close()
+        self.ref = Conn(self.ref_srv.port)
+        self.cand = Conn(self.cand_srv.port)
+
+    def both(self, data):
+        self.ref.send(data)
+        r = self.ref.read()
+        try:
+            self.cand.send(data)
+            g = self.cand.read()
+        except OSError:
+            g = b""
+        return r, g
+
+    def close(self):
+        self.ref.close()
+        self.cand.close()
+
+
+def scan_all(conn, args):
+    """run SCAN args (cursor at args[1]) to the end; returns (sorted keys, error bytes)"""
+    keys = set()
+    cursor = b"0"
+    for _ in range(100000):
+        a = list(args)
+        a[1] = cursor
+        conn.send(encode(a))
+        r = conn.read()
+        if not r or not r.startswith(b"*2\r\n"):
+            return None, r
+        p = parse(r)
+        cursor = p[2][0][1]
+        for k in p[2][1][2]:
+            keys.add(k[1])
+        if cursor == b"0":
+            return sorted(keys), None
+    return None, b"(SCAN did not finish)"
+
+
+def run_line(pair, res, where, marker, args, raw=None, expect_close=False):
+    if marker == "scanall":
+        rk, rerr = scan_all(pair.ref, args)
+        gk, gerr = scan_all(pair.cand, args)
+        if rk is None and gk is None:
+            ok = rerr == gerr
+        else:
+            ok = rk == gk
+        if ok:
+            res.passed += 1
+        else:
+            res.fail(where, args, repr(rk).encode() if rk is not None else rerr,
+                     repr(gk).encode() if gk is not None else gerr, "SCAN iteration key sets differ")
+        return
+    data = raw if raw is not None else encode(args)
+    r, g = pair.both(data)
+    if r is None or r == b"":
+        raise RuntimeError("%s: the reference redis-server gave no reply to %s" % (
+            where, show_cmd(args) if args else show(data)))
+    if g is None or g == b"":
+        res.fail(where, args if args else show(data), r, g,
+                 "connection closed by the server" if g == b"" else "timeout")
+        pair.reconnect()
+        return
+    ok, note = cmp_reply(marker, r, g)
+    if ok:
+        res.passed += 1
+        if note and marker == "info":
+            res.notes.append("%s: %s: %s" % (where, show_cmd(args) if args else "", note))
+    else:
+        res.fail(where, args if args else show(data), r, g, note)
+    if expect_close:
+        rc = pair.ref.wait_closed()
+        gc = pair.cand.wait_closed()
+        if not rc:
+            raise RuntimeError("%s: reference did not close the connection" % where)
+        if not gc:
+            res.fail(where, show(data), b"(connection closed)", b"(connection still open)",
+                     "protocol error must close the connection")
+        pair.reconnect()
+
+
+def parse_script_line(line):
+    """(marker, args, raw, expect_close) or None for blank/comment, or ('sleep', ms)"""
+    s = line.strip()
+    if not s or s.startswith("#"):
+        return None
+    marker = "exact"
+    if s.startswith("!"):
+        head, _, rest = s.partition(" ")
+        marker = head[1:]
+        s = rest
+        if marker == "sleep":
+            return ("sleep", int(s), None, False)
+        if marker == "inline":
+            return ("exact", None, s.encode() + b"\r\n", False)
+        if marker == "rawclose":
+            return ("exact", None, unescape(s), True)
+    return (marker, split_args(s), None, False)
+
+
+def run_lines(pair, res, name, lines):
+    pair.both(encode([b"FLUSHALL"]))
+    for lineno, line in lines:
+        where = "%s:%s" % (name, lineno)
+        try:
+            p = parse_script_line(line)
+        except ValueError as e:
+            raise RuntimeError("%s: cannot parse line: %s" % (where, e))
+        if p is None:
+            continue
+        marker, args, raw, close = p
+        if marker == "sleep":
+            time.sleep(args / 1000.0)
+            continue
+        run_line(pair, res, where, marker, args, raw, close)
+
+
+# ---------------------------------------------------------------- random
+
+def spread_keys(rng):
+    """keys on many slots (so on every shard), some sharing hash tags"""
+    keys = ["k%d" % i for i in range(12)]
+    keys += ["{user%d}.a" % i for i in range(4)] + ["{user%d}.b" % i for i in range(4)]
+    keys += ["{}empty", "x{y}z", "sp ace", "\u00e9t\u00e9"]
+    return keys
+
+
+def random_lines(n, seed):
+    rng = random.Random(seed)
+    keys = spread_keys(rng)
+    far = lambda: str(rng.choice([10000, 20000, 50000, 86400, 100000, 1000000]))
+    abs_s = lambda: str(4102444800 + rng.randrange(0, 10) * 1000)  # year 2100: beyond any relative one
+    ints = ["0", "1", "-1", "10", "100", "9223372036854775806", "-9223372036854775807", "12x", "3.5", ""]
+    vals = ["v", "hello", "", "123", "-5", "1.5", "00", " 1", "x" * 50, "abc\r\ndef"]
+
+    def K():
+        return rng.choice(keys)
+
+    def V():
+        return rng.choice(vals + ints)
+
+    out = []
+    for i in range(n):
+        op = rng.randrange(100)
+        m = "exact"
+        if op < 10:
+            a = ["SET", K(), V()]
+            opt = rng.randrange(12)
+            if opt == 0:
+                a += ["EX", far()]
+            elif opt == 1:
+                a += ["PX", far() + "000"]
+            elif opt == 2:
+                a += ["NX"]
+            elif opt == 3:
+                a += ["XX"]
+            elif opt == 4:
+                a += ["GET"]
+            elif opt == 5:
+                a += ["KEEPTTL"]
+            elif opt == 6:
+                a += ["EXAT", abs_s()]
+            elif opt == 7:
+                a += ["XX", "GET", "PXAT", abs_s() + "000"]
+            elif opt == 8:
+                a += ["NX", "GET"]
+        elif op < 20:
+            a = ["GET", K()]
+        elif op < 24:
+            a = ["MGET"] + [K() for _ in range(rng.randrange(1, 6))]
+        elif op < 27:
+            a = ["MSET"]
+            for _ in range(rng.randrange(1, 4)):
+                a += [K(), V()]
+        elif op < 29:
+            a = ["MSETNX"]
+            for _ in range(rng.randrange(1, 4)):
+                a += [K(), V()]
+        elif op < 37:
+            c = rng.choice(["INCR", "DECR", "INCRBY", "DECRBY", "INCRBYFLOAT"])
+            a = [c, K()]
+            if c in ("INCRBY", "DECRBY"):
+                a.append(rng.choice(ints[:6] + ["5", "-3"]))
+            elif c == "INCRBYFLOAT":
+                a.append(rng.choice(["1.5", "-0.25", "10", "3e2", "abc", "0.1"]))
+        elif op < 41:
+            a = rng.choice([["APPEND", K(), V()], ["STRLEN", K()],
+                            ["GETRANGE", K(), str(rng.randrange(-8, 8)), str(rng.randrange(-8, 8))],
+                            ["SETRANGE", K(), str(rng.randrange(0, 12)), V()]])
+        elif op < 46:
+            a = [rng.choice(["DEL", "UNLINK", "EXISTS", "TOUCH"])] + [K() for _ in range(rng.randrange(1, 5))]
+        elif op < 49:
+            a = [rng.choice(["TYPE", "GETDEL", "GETSET"]), K()]
+            if a[0] == "GETSET":
+                a.append(V())
+        elif op < 53:
+            a = ["GETEX", K()]
+            opt = rng.randrange(5)
+            if opt == 0:
+                a += ["EX", far()]
+            elif opt == 1:
+                a += ["PERSIST"]
+            elif opt == 2:
+                a += ["EXAT", abs_s()]
+        elif op < 60:
+            c = rng.choice(["EXPIRE", "PEXPIRE"])
+            a = [c, K(), far() + ("000" if c == "PEXPIRE" else "")]
+            a += rng.choice([[], [], ["NX"], ["XX"]])
+        elif op < 64:
+            c = rng.choice(["EXPIREAT", "PEXPIREAT"])
+            a = [c, K(), abs_s() + ("000" if c == "PEXPIREAT" else "")]
+            a += rng.choice([[], ["NX"], ["XX"], ["GT"], ["LT"], ["NX", "XX"], ["GT", "LT"]])
+        elif op < 70:
+            c = rng.choice(["TTL", "PTTL", "EXPIRETIME", "PEXPIRETIME"])
+            a = [c, K()]
+            m = "approx:%d" % (3 if c in ("TTL", "EXPIRETIME") else 3000)
+        elif op < 72:
+            a = ["PERSIST", K()]
+        elif op < 76:
+            a = [rng.choice(["RENAME", "RENAMENX"]), K(), K()]
+        elif op < 78:
+            a = ["DBSIZE"]
+        elif op < 80:
+            a = ["KEYS", rng.choice(["*", "k*", "{user*", "*.a", "k?", "[a-k]*"])]
+            m = "sort"
+        elif op < 82:
+            a = ["SCAN", "0", "MATCH", rng.choice(["*", "k*", "{*"]), "COUNT", str(rng.randrange(1, 20))]
+            m = "scanall"
+        elif op < 84:
+            a = ["RANDOMKEY"]
+            m = "type"
+        elif op < 86:
+            a = ["SELECT", rng.choice(["0", "0", "1"])]
+        elif op < 88:
+            a = ["MOVE", K(), rng.choice(["0", "1"])]
+        elif op < 89:
+            a = ["SWAPDB", "0", "1"]
+        elif op < 93:
+            a = ["OBJECT", "ENCODING", K()]
+        elif op < 94:
+            a = ["SETNX", K(), V()]
+        elif op < 96:
+            a = [rng.choice(["SETEX", "PSETEX"]), K(), rng.choice([far(), "0", "-5", "abc"]), V()]
+        elif op < 97:
+            a = ["FLUSHDB"] if rng.randrange(4) == 0 else ["PING"]
+        else:
+            a = ["ECHO", V()]
+        out.append((m, [x.encode() for x in a]))
+    # final sweep over every key, both databases
+    for db in ("0", "1"):
+        out.append(("exact", [b"SELECT", db.encode()]))
+        out.append(("exact", [b"DBSIZE"]))
+        for k in keys:
+            out.append(("exact", [b"GET", k.encode()]))
+            out.append(("approx:3", [b"TTL", k.encode()]))
+    return out
+
+
+def run_random(pair, res, n, seed):
+    pair.both(encode([b"FLUSHALL"]))
+    for i, (m, args) in enumerate(random_lines(n, seed)):
+        run_line(pair, res, "random(seed=%d)#%d" % (seed, i), m, args)
+
+
+# ---------------------------------------------------------------- main
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("scripts", nargs="*", help="script files (default: scripts/*.txt)")
+    ap.add_argument("--candidate", default=os.environ.get("PERCORE_SERVER"),
+                    help="server under test (percore-server, or redis-server to self-check)")
+    ap.add_argument("--redis", default="/usr/bin/redis-server", help="reference redis-server")
+    ap.add_argument("--threads", type=int, default=4, help="percore --threads")
+    ap.add_argument("--random", type=int, default=0, metavar="N", help="also N random ops")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--no-scripts", action="store_true", help="random ops only")
+    ap.add_argument("--max-show", type=int, default=60, help="differences printed")
+    ap.add_argument("--logdir", default=os.environ.get("PC_LOG_DIR", "."))
+    o = ap.parse_args()
+
+    if not os.access(o.redis, os.X_OK):
+        print("SKIP: reference %s not found (apt-get install redis-server)" % o.redis)
+        return 77
+    if not o.candidate or not os.access(o.candidate, os.X_OK):
+        print("FAIL: candidate server %r is not an executable (pass --candidate)" % o.candidate)
+        return 1
+
+    files = o.scripts or ([] if o.no_scripts else sorted(glob.glob(os.path.join(HERE, "scripts", "*.txt"))))
+    ref = Server(o.redis, name="redis-ref", logdir=o.logdir)
+    cand = Server(o.candidate, threads=o.threads, name="candidate", logdir=o.logdir)
+    res = Result(o.max_show)
+    status = 0
+    try:
+        ref.start()
+        cand.start()
+        print("reference %s on %d; candidate %s%s on %d" % (
+            o.redis, ref.port, o.candidate,
+            "" if cand.is_redis else " --threads %d" % o.threads, cand.port), flush=True)
+        pair = Pair(ref, cand)
+        for f in files:
+            before = res.failed
+            with open(f, encoding="utf-8") as fh:
+                lines = list(enumerate(fh.read().split("\n"), 1))
+            pair.reconnect()
+            run_lines(pair, res, os.path.basename(f), lines)
+            if not cand.alive():
+                res.fail(os.path.basename(f), "(after the script)", b"(alive)", b"(server died)")
+                break
+            print("%-28s %s" % (os.path.basename(f),
+                                "ok" if res.failed == before else "%d differences" % (res.failed - before)),
+                  flush=True)
+        if o.random and cand.alive():
+            before = res.failed
+            pair.reconnect()
+            run_random(pair, res, o.random, o.seed)
+            print("%-28s %s" % ("random %d ops seed %d" % (o.random, o.seed),
+                                "ok" if res.failed == before else "%d differences" % (res.failed - before)),
+                  flush=True)
+        pair.close()
+    except (RuntimeError, OSError) as e:
+        print("ERROR: %s" % e)
+        status = 1
+    finally:
+        alive = cand.alive()
+        st = cand.stop()
+        ref.stop()
+    if res.failed > res.shown:
+        print("(%d more differences not shown)" % (res.failed - res.shown))
+    for n in res.notes[:20]:
+        print("note: " + n)
+    if not alive:
+        print("FAIL: the candidate server died during the run; log %s:\n%s" % (cand.log, cand.tail()))
+        res.failed += 1
+    elif st != 0:
+        print("FAIL: candidate exit status after SIGTERM: %s (want 0); log %s:\n%s" % (st, cand.log, cand.tail()))
+        res.failed += 1
+    else:
+        res.passed += 1
+    print("%d passed, %d failed" % (res.passed, res.failed))
+    if not (res.failed or status) and not os.environ.get("PC_KEEP_LOGS"):
+        for s in (ref, cand):
+            if getattr(s, "log", None) and os.path.exists(s.log):
+                os.unlink(s.log)
+    return 1 if (res.failed or status) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,182 @@
+/*
+ * test_disconnect: clients that write a pipeline of hundreds of cross-shard
+ * commands and go away at once, 3,000 times: half close normally (FIN), half
+ * reset (SO_LINGER 0: RST); some read part of their replies first, some
+ * leave a command half written.  This is the path where a connection dies
+ * with remote requests in flight (DESIGN.md rule 6).  Afterwards every shard
+ * must still answer correctly, a counter touched only by the survivors must
+ * be exact, and the server must exit 0 on SIGTERM.
+ */
+#include "testclient.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define ITERATIONS 3000
+#define PIPELINE 300
+
+static char keys[PC_SPREAD_KEYS][64];
+
+static void build_pipeline(char **req, size_t *len, size_t *cap, unsigned seed)
+{
+    for (int j = 0; j < PIPELINE; j++) {
+        const char *k = keys[(seed + (unsigned)j * 7u) % PC_SPREAD_KEYS];
+        const char *k2 = keys[(seed + (unsigned)j * 3u + 5u) % PC_SPREAD_KEYS];
+        switch ((seed + (unsigned)j) % 6) {
+        case 0: {
+            const char *a[] = { "SET", k, "some-value-of-moderate-length" };
+            pc_resp_encode(req, len, cap, 3, a, NULL);
+            break;
+        }
+        case 1: {
+            const char *a[] = { "GET", k };
+            pc_resp_encode(req, len, cap, 2, a, NULL);
+            break;
+        }
+        case 2: {
+            const char *a[] = { "MGET", k, k2, keys[0], keys[15] };
+            pc_resp_encode(req, len, cap, 5, a, NULL);
+            break;
+        }
+        case 3: {
+            const char *a[] = { "MSET", k, "1", k2, "2" };
+            pc_resp_encode(req, len, cap, 5, a, NULL);
+            break;
+        }
+        case 4: {
+            const char *a[] = { "DEL", k2, k };
+            pc_resp_encode(req, len, cap, 3, a, NULL);
+            break;
+        }
+        default: {
+            const char *a[] = { "EXISTS", k, k2, keys[7] };
+            pc_resp_encode(req, len, cap, 4, a, NULL);
+            break;
+        }
+        }
+    }
+}
+
+static int check_all_shards(struct pc_conn *c, const char *when)
+{
+    int before = pc_failures();
+    char what[160];
+    for (int i = 0; i < PC_SPREAD_KEYS; i++) {
+        char k[80];
+        snprintf(k, sizeof(k), "{%.60s}check", keys[i]);
+        snprintf(what, sizeof(what), "%.60s: SET/GET on shard of %.60s", when, keys[i]);
+        size_t rl;
+        char *r = pc_conn_cmdl(c, &rl, "SET", k, when, NULL);
+        pc_expect_bytes(what, r, rl, "+OK\r\n");
+        free(r);
+        r = pc_conn_cmdl(c, &rl, "GET", k, NULL);
+        char e[200];
+        snprintf(e, sizeof(e), "$%zu\r\n%s\r\n", strlen(when), when);
+        pc_expect_bytes(what, r, r ? rl : 0, e);
+        free(r);
+    }
+    return pc_failures() == before;
+}
+
+int main(int argc, char **argv)
+{
+    struct pc_server srv;
+    if (pc_test_setup(argc, argv, &srv) != 0)
+        return 2;
+    pc_spread_keys("dc:", keys);
+    struct pc_conn *ctl = pc_conn_open(srv.port);
+    if (!ctl)
+        return 2;
+
+    int connect_failures = 0;
+    for (int it = 0; it < ITERATIONS; it++) {
+        struct pc_conn *c = pc_conn_open(srv.port);
+        if (!c) {
+            if (++connect_failures > 20) {
+                pc_fail("iteration %d: cannot connect any more", it);
+                break;
+            }
+            pc_sleep_ms(50);
+            continue;
+        }
+        char *req = NULL;
+        size_t len = 0, cap = 0;
+        build_pipeline(&req, &len, &cap, (unsigned)it);
+        int mode = it % 4;
+        if (mode == 3) /* leave the last command half written */
+            len -= 7;
+        pc_conn_write(c, req, len);
+        free(req);
+        if (it % 10 == 1) {
+            /* read a few replies first: some remote requests are done, some not */
+            for (int n = 0; n < 3; n++) {
+                char *r;
+                size_t rl;
+                if (pc_conn_read_reply(c, &r, &rl, pc_reply_timeout_ms) != 1) {
+                    pc_fail("iteration %d: no reply before disconnect", it);
+                    break;
+                }
+                free(r);
+            }
+        }
+        if (it % 2)
+            pc_conn_abort(&c); /* RST */
+        else
+            pc_conn_close(&c); /* FIN */
+
+        if (it % 100 == 0) {
+            char *r = pc_conn_cmdl(ctl, NULL, "INCR", keys[it / 100 % PC_SPREAD_KEYS], NULL);
+            (void)r;
+            free(r);
+            char *p = pc_conn_cmdl(ctl, NULL, "PING", NULL);
+            if (!pc_expect_bytes("control connection PING during the storm", p, p ? strlen(p) : 0,
+                                 "+PONG\r\n")) {
+                free(p);
+                break;
+            }
+            free(p);
+            if (!pc_server_alive(&srv)) {
+                pc_fail("server died at iteration %d", it);
+                pc_server_dump_log(&srv, 8000);
+                return pc_test_done("test_disconnect");
+            }
+        }
+        if (it % 500 == 499) {
+            char when[64];
+            snprintf(when, sizeof(when), "after-%d-disconnects", it + 1);
+            if (!check_all_shards(ctl, when))
+                break;
+        }
+    }
+
+    /* a fresh connection: every shard answers, a counter on each is exact */
+    struct pc_conn *c = pc_conn_open(srv.port);
+    if (c) {
+        check_all_shards(c, "final");
+        for (int i = 0; i < PC_SPREAD_KEYS; i++) {
+            char k[80];
+            snprintf(k, sizeof(k), "{%.60s}counter", keys[i]);
+            for (int n = 1; n <= 50; n++) {
+                char e[32];
+                snprintf(e, sizeof(e), ":%d\r\n", n);
+                if (!pc_expect(c, e, "INCR", k, NULL))
+                    break;
+            }
+        }
+        const char *argv2[1 + PC_SPREAD_KEYS];
+        argv2[0] = "DEL";
+        for (int i = 0; i < PC_SPREAD_KEYS; i++)
+            argv2[1 + i] = keys[i];
+        char *r = pc_conn_cmd(c, NULL, 1 + PC_SPREAD_KEYS, argv2);
+        if (!r || r[0] != ':')
+            pc_fail("final multi-shard DEL: %s", r ? r : "(no reply)");
+        free(r);
+        pc_expect(c, "+PONG\r\n", "PING", NULL);
+        pc_conn_close(&c);
+    } else {
+        pc_fail("cannot connect after the storm");
+    }
+    pc_conn_close(&ctl);
+    pc_test_teardown(&srv);
+    return pc_test_done("test_disconnect");
+}

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Build percore and run the whole test suite:
+#   1. the release build: unit, integration (threads 1 and 4), compat
+#      (differential against a real redis-server 7, and real clients:
+#      redis-cli, redis-benchmark, python3-redis, ioredis);
+#   2. an AddressSanitizer + UBSan build: unit and integration again.
+# Installs the Debian packages (and the npm test client) it needs when missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need_pkgs=()
+for p in build-essential cmake pkg-config libevent-dev liburcu-dev libnuma-dev libmimalloc-dev \
+         libhiredis-dev redis-server redis-tools python3 python3-redis; do
+    dpkg -s "$p" >/dev/null 2>&1 || need_pkgs+=("$p")
+done
+command -v npm >/dev/null 2>&1 || need_pkgs+=(nodejs npm)
+if [ ${#need_pkgs[@]} -gt 0 ]; then
+    echo "tests/run.sh: installing ${need_pkgs[*]}"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_pkgs[@]}" >/dev/null
+fi
+if [ -f tests/compat/node/package.json ]; then
+    (cd tests/compat/node && npm ci --silent --no-audit --no-fund)
+fi
+
+jobs=$(nproc)
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build build -j"$jobs"
+(cd build && ctest --output-on-failure -j"$jobs")
+
+cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DPERCORE_SANITIZE=address >/dev/null
+cmake --build build-asan -j"$jobs"
+(cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 ctest --output-on-failure -j"$jobs" -L 'unit|integration')

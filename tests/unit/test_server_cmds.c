@@ -1,0 +1,150 @@
+/*
+ * test_server_cmds: the connection and server commands that need no
+ * connection or running shards (PING ECHO WAIT TIME, COMMAND and its
+ * subcommands, CONFIG's subcommand errors), called through the command table
+ * as the dispatcher would, replies compared with Redis 7.0.15's bytes.
+ */
+#include "percore/command.h"
+#include "percore/config.h"
+#include "percore/reply.h"
+
+#include "check.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static struct reply out;
+
+/* run "a b c" (space separated, no quoting) through the table; returns the reply */
+static const char *run(const char *line, int resp)
+{
+    static char copy[512];
+    struct resp_arg argv[32];
+    int argc = 0;
+    snprintf(copy, sizeof copy, "%s", line);
+    for (char *p = strtok(copy, " "); p && argc < 32; p = strtok(NULL, " ")) {
+        argv[argc].ptr = p;
+        argv[argc].len = strlen(p);
+        argc++;
+    }
+    reply_clear(&out);
+    out.resp = resp;
+    const struct command *c = command_lookup(argv[0].ptr, argv[0].len);
+    if (!c)
+        return NULL;
+    struct cmd_ctx ctx = {
+        .out = &out, .argv = argv, .argc = argc, .config = config_current(),
+    };
+    c->proc(&ctx);
+    reply_raw(&out, "", 1); /* NUL for strstr, not counted below */
+    out.len--;
+    return out.buf;
+}
+
+#define CHECK_REPLY(line, lit)                           \
+    do {                                                 \
+        run(line, 2);                                    \
+        CHECK_MEM(out.buf, out.len, lit);                \
+    } while (0)
+
+static void test_connection(void)
+{
+    CHECK_REPLY("PING", "+PONG\r\n");
+    CHECK_REPLY("ping hello", "$5\r\nhello\r\n");
+    CHECK_REPLY("PING a b", "-ERR wrong number of arguments for 'ping' command\r\n");
+    CHECK_REPLY("ECHO x", "$1\r\nx\r\n");
+    CHECK_REPLY("WAIT 0 0", ":0\r\n");
+    CHECK_REPLY("WAIT x 0", "-ERR value is not an integer or out of range\r\n");
+    CHECK_REPLY("WAIT 0 x", "-ERR timeout is not an integer or out of range\r\n");
+    CHECK_REPLY("WAIT 0 -1", "-ERR timeout is negative\r\n");
+    run("TIME", 2);
+    CHECK(strncmp(out.buf, "*2\r\n$10\r\n", 9) == 0);
+    CHECK_EQ_LL(reply_value_len(out.buf, out.len), out.len);
+}
+
+static void test_command(void)
+{
+    char want[32];
+    snprintf(want, sizeof want, ":%zu\r\n", command_count());
+    run("COMMAND COUNT", 2);
+    CHECK(out.len == strlen(want) && memcmp(out.buf, want, out.len) == 0);
+    CHECK(command_count() > 10);
+
+    CHECK_REPLY("COMMAND INFO nosuch", "*1\r\n$-1\r\n");
+    CHECK_REPLY("COMMAND INFO echo",
+                "*1\r\n*10\r\n$4\r\necho\r\n:2\r\n*3\r\n+loading\r\n+stale\r\n+fast\r\n"
+                ":0\r\n:0\r\n:0\r\n*2\r\n+@fast\r\n+@connection\r\n*0\r\n*0\r\n*0\r\n");
+    run("COMMAND INFO echo", 3);
+    CHECK_MEM(out.buf, out.len,
+              "*1\r\n*10\r\n$4\r\necho\r\n:2\r\n~3\r\n+loading\r\n+stale\r\n+fast\r\n"
+              ":0\r\n:0\r\n:0\r\n~2\r\n+@fast\r\n+@connection\r\n~0\r\n~0\r\n~0\r\n");
+    CHECK_REPLY("COMMAND INFO config|set",
+                "*1\r\n*10\r\n$10\r\nconfig|set\r\n:-4\r\n*4\r\n+admin\r\n+noscript\r\n"
+                "+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r\n"
+                "+@dangerous\r\n*2\r\n$24\r\nrequest_policy:all_nodes\r\n$29\r\n"
+                "response_policy:all_succeeded\r\n*0\r\n*0\r\n");
+    CHECK_REPLY("COMMAND DOCS nosuch", "*0\r\n");
+    CHECK_REPLY("COMMAND DOCS echo",
+                "*2\r\n$4\r\necho\r\n*6\r\n$7\r\nsummary\r\n$21\r\nEcho the given string\r\n"
+                "$5\r\nsince\r\n$5\r\n1.0.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n");
+    run("COMMAND DOCS", 3);
+    CHECK(out.buf[0] == '%');
+    CHECK_EQ_LL(reply_value_len(out.buf, out.len), out.len);
+    run("COMMAND", 2);
+    CHECK_EQ_LL(reply_value_len(out.buf, out.len), out.len);
+    run("COMMAND LIST", 2);
+    CHECK(strstr(out.buf, "$10\r\nconfig|get\r\n") != NULL);
+    CHECK_REPLY("COMMAND LIST FILTERBY PATTERN conf*",
+                "*6\r\n$6\r\nconfig\r\n$14\r\nconfig|rewrite\r\n$16\r\nconfig|resetstat\r\n"
+                "$11\r\nconfig|help\r\n$10\r\nconfig|get\r\n$10\r\nconfig|set\r\n");
+    CHECK_REPLY("COMMAND LIST FILTERBY MODULE x", "*0\r\n");
+    CHECK_REPLY("COMMAND LIST foo", "-ERR syntax error\r\n");
+    CHECK_REPLY("COMMAND GETKEYS ping x", "-ERR The command has no key arguments\r\n");
+    CHECK_REPLY("COMMAND GETKEYS nosuch x", "-ERR Invalid command specified\r\n");
+    CHECK_REPLY("COMMAND GETKEYS config foo", "-ERR Invalid command specified\r\n");
+    CHECK_REPLY("COMMAND GETKEYS get", "-ERR wrong number of arguments for 'command|getkeys' command\r\n");
+    CHECK_REPLY("COMMAND COUNT x", "-ERR wrong number of arguments for 'command|count' command\r\n");
+    CHECK_REPLY("command foo", "-ERR unknown subcommand 'foo'. Try COMMAND HELP.\r\n");
+    run("command help", 2);
+    const char *head = "*19\r\n+COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:\r\n";
+    CHECK(strncmp(out.buf, head, strlen(head)) == 0);
+    CHECK_EQ_LL(reply_value_len(out.buf, out.len), out.len);
+}
+
+static void test_config_client_errors(void)
+{
+    CHECK_REPLY("CONFIG GET", "-ERR wrong number of arguments for 'config|get' command\r\n");
+    CHECK_REPLY("CONFIG SET a", "-ERR wrong number of arguments for 'config|set' command\r\n");
+    CHECK_REPLY("CONFIG SET a b c", "-ERR syntax error\r\n");
+    CHECK_REPLY("CONFIG RESETSTAT x", "-ERR wrong number of arguments for 'config|resetstat' command\r\n");
+    CHECK_REPLY("CONFIG RESETSTAT", "+OK\r\n");
+    CHECK_REPLY("config Foo", "-ERR unknown subcommand 'Foo'. Try CONFIG HELP.\r\n");
+    run("config help", 2);
+    CHECK(strncmp(out.buf, "*11\r\n+CONFIG <subcommand>", 24) == 0);
+    CHECK_REPLY("CLIENT foo", "-ERR unknown subcommand 'foo'. Try CLIENT HELP.\r\n");
+    CHECK_REPLY("CLIENT SETNAME", "-ERR wrong number of arguments for 'client|setname' command\r\n");
+    CHECK_REPLY("CLIENT ID x", "-ERR wrong number of arguments for 'client|id' command\r\n");
+    CHECK_REPLY("CLIENT NO-EVICT x", "-ERR syntax error\r\n");
+    CHECK_REPLY("CLIENT GETREDIR", ":-1\r\n");
+    CHECK_REPLY("SHUTDOWN foo", "-ERR syntax error\r\n");
+    CHECK_REPLY("SHUTDOWN ABORT", "-ERR No shutdown in progress.\r\n");
+    CHECK_REPLY("SHUTDOWN SAVE NOSAVE", "-ERR syntax error\r\n");
+}
+
+int main(void)
+{
+    char err[256];
+    char *args[] = {"test_server_cmds", NULL};
+    if (config_setup(1, args, err, sizeof err) != 0) {
+        fprintf(stderr, "config_setup: %s\n", err);
+        return 1;
+    }
+    command_setup();
+    reply_init(&out);
+    test_connection();
+    test_command();
+    test_config_client_errors();
+    reply_deinit(&out);
+    config_teardown();
+    return check_done("test_server_cmds");
+}

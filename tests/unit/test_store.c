@@ -1,0 +1,592 @@
+/*
+ * test_store: the per-shard keyspace.  Keys are binary (they hold NUL
+ * bytes); time is a fake `now` passed in, so expiry is deterministic.
+ */
+#include "percore/store.h"
+
+#include "check.h"
+
+#include <stdlib.h>
+
+#define NOW 1000000 /* the fake clock, ms */
+
+/* key i: "k\0" + decimal i, so every key holds a NUL byte */
+static size_t key_of(char *buf, long i)
+{
+    buf[0] = 'k';
+    buf[1] = '\0';
+    return 2 + (size_t)snprintf(buf + 2, 30, "%ld", i);
+}
+
+static long index_of(const char *key, size_t klen)
+{
+    char tmp[32];
+    if (klen < 3 || klen > 30 || key[0] != 'k' || key[1] != '\0')
+        return -1;
+    memcpy(tmp, key + 2, klen - 2);
+    tmp[klen - 2] = '\0';
+    return strtol(tmp, NULL, 10);
+}
+
+static void put(struct store *s, int db, long i, long v)
+{
+    char k[32];
+    size_t n = key_of(k, i);
+    store_set(s, db, k, n, object_string_from_ll(v), 0);
+}
+
+static struct object *get(struct store *s, int db, long i, int64_t now)
+{
+    char k[32];
+    size_t n = key_of(k, i);
+    return store_lookup(s, db, k, n, now);
+}
+
+static int del(struct store *s, int db, long i, int64_t now)
+{
+    char k[32];
+    size_t n = key_of(k, i);
+    return store_delete(s, db, k, n, now);
+}
+
+static int expire_at(struct store *s, int db, long i, int64_t when)
+{
+    char k[32];
+    size_t n = key_of(k, i);
+    return store_set_expire(s, db, k, n, when, NOW);
+}
+
+static int64_t ttl_of(struct store *s, int db, long i, int64_t now)
+{
+    char k[32];
+    size_t n = key_of(k, i);
+    return store_get_expire(s, db, k, n, now);
+}
+
+static bool value_is(struct object *o, long v)
+{
+    char buf[32];
+    size_t len, n = (size_t)snprintf(buf, sizeof buf, "%ld", v);
+    const char *p = o ? object_string_ptr(o, &len) : NULL;
+    return p && len == n && memcmp(p, buf, n) == 0;
+}
+
+static void settle(struct store *s)
+{
+    for (int i = 0; i < 10000; i++)
+        store_rehash_step(s);
+}
+
+/* ---- scan helpers */
+
+struct seen {
+    unsigned char *hit; /* per key index */
+    long max;           /* indexes < max are tracked */
+    long calls;         /* callback count */
+    long bad;           /* keys not in range */
+};
+
+static void on_key(void *arg, const char *key, size_t klen, struct object *val)
+{
+    struct seen *sn = arg;
+    long i = index_of(key, klen);
+    sn->calls++;
+    if (i < 0 || i >= sn->max || val == NULL) {
+        sn->bad++;
+        return;
+    }
+    if (sn->hit[i] < 255)
+        sn->hit[i]++;
+}
+
+static void seen_init(struct seen *sn, long max)
+{
+    sn->hit = calloc((size_t)max, 1);
+    sn->max = max;
+    sn->calls = sn->bad = 0;
+}
+
+static void test_million(void)
+{
+    const long N = 1000000;
+    struct store *s = store_create(16);
+    size_t base = store_memory(s);
+    for (long i = 0; i < N; i++)
+        put(s, 0, i, i);
+    CHECK_EQ_LL(store_size(s, 0), N);
+    CHECK_EQ_LL(store_size(s, 1), 0);
+    long ok = 0;
+    for (long i = 0; i < N; i++)
+        ok += value_is(get(s, 0, i, NOW), i);
+    CHECK_EQ_LL(ok, N);
+    CHECK(get(s, 0, N, NOW) == NULL);
+    CHECK(store_lookup(s, 0, "k", 1, NOW) == NULL);
+    CHECK(store_lookup(s, 0, "k\0", 2, NOW) == NULL);
+    CHECK(store_lookup(s, 1, "k\0" "5", 3, NOW) == NULL);
+    /* replace returns 0 and keeps the count */
+    CHECK_EQ_LL(store_set(s, 0, "k\0" "7", 3, object_string_from_ll(-7), 0), 0);
+    CHECK(value_is(get(s, 0, 7, NOW), -7));
+    CHECK_EQ_LL(store_size(s, 0), N);
+
+    long deleted = 0;
+    for (long i = 0; i < N; i += 2)
+        deleted += del(s, 0, i, NOW);
+    CHECK_EQ_LL(deleted, N / 2);
+    CHECK_EQ_LL(del(s, 0, 0, NOW), 0);
+    ok = 0;
+    for (long i = 0; i < N; i++)
+        ok += (get(s, 0, i, NOW) != NULL) == (i % 2 == 1);
+    CHECK_EQ_LL(ok, N);
+    for (long i = 1; i < N; i += 2)
+        deleted += del(s, 0, i, NOW);
+    CHECK_EQ_LL(deleted, N);
+    CHECK_EQ_LL(store_size(s, 0), 0);
+    settle(s);
+    /* only the 4-bucket minimum table remains */
+    CHECK(store_memory(s) <= base + 64);
+    store_destroy(&s);
+    CHECK(s == NULL);
+    store_destroy(&s);
+}
+
+/* memory per key, redis-benchmark style keys and a 3-byte value */
+static void test_memory_per_key(void)
+{
+    const long N = 1000000;
+    struct store *s = store_create(16);
+    size_t base = store_memory(s);
+    char k[32];
+    for (long i = 0; i < N; i++) {
+        snprintf(k, sizeof k, "key:%012ld", i);
+        store_set(s, 0, k, 16, object_string_create("xxx", 3), 0);
+    }
+    settle(s);
+    double per = (double)(store_memory(s) - base) / (double)N;
+    printf("memory: %.1f bytes per key (16-byte key, 3-byte value), %.1f overhead\n",
+           per, per - 19);
+    CHECK(per < 80);
+    for (long i = 0; i < N; i++) {
+        snprintf(k, sizeof k, "key:%012ld", i);
+        store_delete(s, 0, k, 16, NOW);
+    }
+    settle(s);
+    CHECK(store_memory(s) <= base + 64);
+    store_destroy(&s);
+}
+
+static void test_rehash_churn(void)
+{
+    /* deletes and lookups while tables grow and shrink, checked at every size */
+    struct store *s = store_create(1);
+    const long N = 70000;
+    unsigned char *in = calloc((size_t)N, 1);
+    uint64_t x = 88172645463325252ULL;
+    long live = 0, bad = 0;
+    for (long step = 0; step < 600000; step++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        long i = (long)(x % (uint64_t)N);
+        /* phases: mostly inserts, then mostly deletes, then inserts again */
+        bool ins = (step / 100000) % 2 == 0 ? (x >> 40) % 4 != 0 : (x >> 40) % 4 == 0;
+        if (ins) {
+            put(s, 0, i, i);
+            live += !in[i];
+            in[i] = 1;
+        } else {
+            int d = del(s, 0, i, NOW);
+            bad += d != in[i];
+            live -= in[i];
+            in[i] = 0;
+        }
+        if (step % 50000 == 0) {
+            for (long j = 0; j < N; j++)
+                bad += (get(s, 0, j, NOW) != NULL) != in[j];
+        }
+    }
+    CHECK_EQ_LL(bad, 0);
+    CHECK_EQ_LL(store_size(s, 0), live);
+    free(in);
+    store_destroy(&s);
+}
+
+static void test_shrink(void)
+{
+    struct store *s = store_create(1);
+    size_t base = store_memory(s);
+    for (long i = 0; i < 100000; i++)
+        put(s, 0, i, i);
+    settle(s);
+    size_t full = store_memory(s);
+    for (long i = 100; i < 100000; i++)
+        del(s, 0, i, NOW);
+    settle(s);
+    size_t small = store_memory(s);
+    /* the bucket array shrank from 128K slots to a few hundred */
+    CHECK(small < base + 100 * 200);
+    CHECK(small < full / 100);
+    long ok = 0;
+    for (long i = 0; i < 100; i++)
+        ok += value_is(get(s, 0, i, NOW), i);
+    CHECK_EQ_LL(ok, 100);
+    store_destroy(&s);
+}
+
+static void scan_all(struct store *s, int db, long count, struct seen *sn)
+{
+    uint64_t c = 0;
+    do {
+        c = store_scan(s, db, c, count, NOW, on_key, sn);
+    } while (c != 0);
+}
+
+static void test_scan_coverage(void)
+{
+    struct store *s = store_create(2);
+    struct seen sn;
+    /* empty db: done at once */
+    seen_init(&sn, 10);
+    CHECK_EQ_LL(store_scan(s, 0, 0, 10, NOW, on_key, &sn), 0);
+    CHECK_EQ_LL(sn.calls, 0);
+    free(sn.hit);
+
+    /* full table, stable: every key exactly once */
+    const long N = 50000;
+    for (long i = 0; i < N; i++)
+        put(s, 0, i, i);
+    settle(s);
+    seen_init(&sn, N);
+    scan_all(s, 0, 10, &sn);
+    long once = 0;
+    for (long i = 0; i < N; i++)
+        once += sn.hit[i] == 1;
+    CHECK_EQ_LL(once, N);
+    CHECK_EQ_LL(sn.bad, 0);
+    free(sn.hit);
+
+    /* sparse: few keys in a table that is mid-shrink (both tables visited) */
+    for (long i = 0; i < N; i++)
+        if (i % 1000 != 0)
+            del(s, 0, i, NOW);
+    seen_init(&sn, N);
+    scan_all(s, 0, 1, &sn);
+    long got = 0;
+    for (long i = 0; i < N; i += 1000)
+        got += sn.hit[i] >= 1;
+    CHECK_EQ_LL(got, N / 1000);
+    CHECK_EQ_LL(sn.calls, N / 1000);
+    free(sn.hit);
+
+    /* expired keys are skipped and reaped */
+    for (long i = 0; i < N; i += 1000)
+        if (i % 2000 == 0)
+            expire_at(s, 0, i, NOW - 1);
+    uint64_t before = store_expired_keys(s);
+    seen_init(&sn, N);
+    scan_all(s, 0, 100, &sn);
+    CHECK_EQ_LL(sn.calls, N / 2000);
+    CHECK_EQ_LL(store_expired_keys(s) - before, N / 2000);
+    CHECK_EQ_LL(store_size(s, 0), N / 2000);
+    free(sn.hit);
+    store_destroy(&s);
+}
+
+static void test_scan_resize(void)
+{
+    /* growth during a scan: keys inserted between calls, originals all seen */
+    struct store *s = store_create(1);
+    const long N0 = 1000, MAX = 200000;
+    for (long i = 0; i < N0; i++)
+        put(s, 0, i, i);
+    struct seen sn;
+    seen_init(&sn, MAX);
+    uint64_t c = 0;
+    long next = N0;
+    do {
+        c = store_scan(s, 0, c, 5, NOW, on_key, &sn);
+        for (int k = 0; k < 50 && next < MAX; k++)
+            put(s, 0, next++, 0);
+    } while (c != 0);
+    long seen = 0;
+    for (long i = 0; i < N0; i++)
+        seen += sn.hit[i] >= 1;
+    CHECK_EQ_LL(seen, N0);
+    CHECK_EQ_LL(sn.bad, 0);
+    CHECK(next > 20 * N0); /* the table grew many times meanwhile */
+    free(sn.hit);
+
+    /* shrinking during a scan: keys < 500 stay, the rest go between calls */
+    seen_init(&sn, MAX);
+    c = 0;
+    long victim = 500;
+    do {
+        c = store_scan(s, 0, c, 10, NOW, on_key, &sn);
+        for (int k = 0; k < 2000 && victim < next; k++)
+            del(s, 0, victim++, NOW);
+    } while (c != 0);
+    seen = 0;
+    for (long i = 0; i < 500; i++)
+        seen += sn.hit[i] >= 1;
+    CHECK_EQ_LL(seen, 500);
+    free(sn.hit);
+    store_destroy(&s);
+}
+
+static void test_ttl(void)
+{
+    struct store *s = store_create(2);
+    put(s, 0, 1, 1);
+    CHECK_EQ_LL(ttl_of(s, 0, 1, NOW), -1);
+    CHECK_EQ_LL(ttl_of(s, 0, 2, NOW), -2);
+    CHECK_EQ_LL(expire_at(s, 0, 2, NOW + 5), -1);
+    CHECK_EQ_LL(expire_at(s, 0, 1, NOW + 5), 0);
+    CHECK_EQ_LL(ttl_of(s, 0, 1, NOW), NOW + 5);
+    CHECK_EQ_LL(store_expires_size(s, 0), 1);
+    /* alive at exactly its expire time (Redis: expired when now > when) */
+    CHECK(get(s, 0, 1, NOW + 5) != NULL);
+    CHECK(get(s, 0, 1, NOW + 6) == NULL);
+    CHECK_EQ_LL(store_expired_keys(s), 1);
+    CHECK_EQ_LL(store_size(s, 0), 0);
+    CHECK_EQ_LL(store_expires_size(s, 0), 0);
+    CHECK_EQ_LL(ttl_of(s, 0, 1, NOW), -2);
+
+    /* persist */
+    put(s, 0, 3, 3);
+    CHECK_EQ_LL(store_persist(s, 0, "k\0" "3", 3, NOW), 0);
+    expire_at(s, 0, 3, NOW + 100);
+    expire_at(s, 0, 3, NOW + 200);
+    CHECK_EQ_LL(ttl_of(s, 0, 3, NOW), NOW + 200);
+    CHECK_EQ_LL(store_expires_size(s, 0), 1);
+    CHECK_EQ_LL(store_persist(s, 0, "k\0" "3", 3, NOW), 1);
+    CHECK_EQ_LL(ttl_of(s, 0, 3, NOW), -1);
+    CHECK_EQ_LL(store_persist(s, 0, "k\0" "9", 3, NOW), 0);
+
+    /* SET clears the TTL, KEEPTTL keeps it; the same object is not freed */
+    expire_at(s, 0, 3, NOW + 300);
+    put(s, 0, 3, 33);
+    CHECK_EQ_LL(ttl_of(s, 0, 3, NOW), -1);
+    expire_at(s, 0, 3, NOW + 300);
+    CHECK_EQ_LL(store_set(s, 0, "k\0" "3", 3, object_string_from_ll(34), STORE_KEEPTTL), 0);
+    CHECK_EQ_LL(ttl_of(s, 0, 3, NOW), NOW + 300);
+    struct object *o = get(s, 0, 3, NOW);
+    CHECK_EQ_LL(store_set(s, 0, "k\0" "3", 3, o, STORE_KEEPTTL), 0);
+    CHECK(value_is(get(s, 0, 3, NOW), 34));
+    CHECK_EQ_LL(ttl_of(s, 0, 3, NOW), NOW + 300);
+    CHECK_EQ_LL(store_set(s, 0, "k\0" "3", 3, o, 0), 0);
+    CHECK_EQ_LL(ttl_of(s, 0, 3, NOW), -1);
+
+    /* delete and take of an expired key report nothing */
+    expire_at(s, 0, 3, NOW);
+    CHECK_EQ_LL(del(s, 0, 3, NOW + 1), 0);
+    put(s, 0, 4, 4);
+    expire_at(s, 0, 4, NOW);
+    int64_t when = 0;
+    CHECK(store_take(s, 0, "k\0" "4", 3, NOW + 1, &when) == NULL);
+    CHECK_EQ_LL(store_expired_keys(s), 3);
+    CHECK_EQ_LL(store_expires_size(s, 0), 0);
+    store_destroy(&s);
+}
+
+static void test_active_expire(void)
+{
+    struct store *s = store_create(4);
+    const long N = 20000;
+    /* db 1: half the keys expire, interleaved; db 2: all of them; db 3: none */
+    for (long i = 0; i < N; i++) {
+        put(s, 1, i, i);
+        expire_at(s, 1, i, i % 2 ? NOW - 10 : NOW + 1000);
+        put(s, 2, i, i);
+        expire_at(s, 2, i, NOW - 1);
+        put(s, 3, i, i);
+    }
+    size_t deleted = store_active_expire(s, NOW, 1000000000L);
+    /* db 2 empties in one cycle (every sample is 100% expired) */
+    CHECK_EQ_LL(store_size(s, 2), 0);
+    CHECK_EQ_LL(store_expires_size(s, 2), 0);
+    CHECK(store_size(s, 1) < (size_t)(N / 2 + N / 10));
+    int calls = 1;
+    while (store_size(s, 1) > (size_t)N / 2 && calls < 10000) {
+        deleted += store_active_expire(s, NOW, 1000000000L);
+        calls++;
+    }
+    CHECK_EQ_LL(store_size(s, 1), N / 2);
+    CHECK_EQ_LL(store_expires_size(s, 1), N / 2);
+    CHECK_EQ_LL(store_size(s, 3), N);
+    CHECK_EQ_LL(deleted, N + N / 2);
+    CHECK_EQ_LL(store_expired_keys(s), N + N / 2);
+    long ok = 0;
+    for (long i = 0; i < N; i++)
+        ok += (get(s, 1, i, NOW) != NULL) == (i % 2 == 0);
+    CHECK_EQ_LL(ok, N);
+    /* nothing more to do: a cycle deletes nothing */
+    CHECK_EQ_LL(store_active_expire(s, NOW, 1000), 0);
+    /* a zero budget still makes progress, bounded by the time check */
+    for (long i = 0; i < N; i++)
+        expire_at(s, 3, i, NOW - 1);
+    CHECK(store_active_expire(s, NOW, 0) > 0);
+    store_destroy(&s);
+}
+
+static void test_swapdb_move_take(void)
+{
+    struct store *s = store_create(3);
+    put(s, 0, 1, 10);
+    expire_at(s, 0, 1, NOW + 50);
+    put(s, 1, 2, 20);
+    CHECK_EQ_LL(store_swapdb(s, 0, 1), 0);
+    CHECK(value_is(get(s, 1, 1, NOW), 10));
+    CHECK_EQ_LL(ttl_of(s, 1, 1, NOW), NOW + 50);
+    CHECK(value_is(get(s, 0, 2, NOW), 20));
+    CHECK(get(s, 0, 1, NOW) == NULL);
+    CHECK_EQ_LL(store_swapdb(s, 0, 3), -1);
+    CHECK_EQ_LL(store_swapdb(s, -1, 0), -1);
+    CHECK_EQ_LL(store_swapdb(s, 2, 2), 0);
+
+    /* move: carries the TTL; refused if present in dst or missing in src */
+    CHECK_EQ_LL(store_move(s, 1, 2, "k\0" "1", 3, NOW), 1);
+    CHECK(get(s, 1, 1, NOW) == NULL);
+    CHECK(value_is(get(s, 2, 1, NOW), 10));
+    CHECK_EQ_LL(ttl_of(s, 2, 1, NOW), NOW + 50);
+    CHECK_EQ_LL(store_expires_size(s, 1), 0);
+    CHECK_EQ_LL(store_expires_size(s, 2), 1);
+    CHECK_EQ_LL(store_move(s, 1, 2, "k\0" "1", 3, NOW), 0);
+    put(s, 0, 1, 11);
+    CHECK_EQ_LL(store_move(s, 0, 2, "k\0" "1", 3, NOW), 0);
+    CHECK(value_is(get(s, 0, 1, NOW), 11));
+    /* an expired key in dst does not block the move */
+    CHECK_EQ_LL(store_move(s, 0, 2, "k\0" "1", 3, NOW + 51), 1);
+    CHECK(value_is(get(s, 2, 1, NOW + 51), 11));
+    CHECK_EQ_LL(ttl_of(s, 2, 1, NOW + 51), -1);
+
+    /* take: object and TTL handed over, key gone, memory back */
+    size_t m0 = store_memory(s);
+    put(s, 1, 5, 55);
+    expire_at(s, 1, 5, NOW + 9);
+    int64_t when = 0;
+    struct object *o = store_take(s, 1, "k\0" "5", 3, NOW, &when);
+    CHECK(value_is(o, 55));
+    CHECK_EQ_LL(when, NOW + 9);
+    CHECK(get(s, 1, 5, NOW) == NULL);
+    CHECK_EQ_LL(store_memory(s), m0);
+    /* and back in, as RENAME does */
+    store_set(s, 1, "k\0" "6", 3, o, 0);
+    CHECK(value_is(get(s, 1, 6, NOW), 55));
+    put(s, 1, 7, 7);
+    o = store_take(s, 1, "k\0" "7", 3, NOW, &when);
+    CHECK(value_is(o, 7) && when == -1);
+    object_destroy(&o);
+    CHECK(store_take(s, 1, "k\0" "8", 3, NOW, &when) == NULL);
+    store_destroy(&s);
+}
+
+static void test_random(void)
+{
+    struct store *s = store_create(2);
+    const char *key;
+    size_t klen;
+    CHECK(!store_random_key(s, 0, NOW, &key, &klen));
+    /* ten keys, 20000 draws: each comes up roughly a tenth of the time */
+    long hits[10] = {0};
+    for (long i = 0; i < 10; i++)
+        put(s, 0, i, i);
+    for (int d = 0; d < 20000; d++) {
+        CHECK(store_random_key(s, 0, NOW, &key, &klen));
+        long i = index_of(key, klen);
+        if (i >= 0 && i < 10)
+            hits[i]++;
+    }
+    for (int i = 0; i < 10; i++)
+        CHECK(hits[i] > 1000 && hits[i] < 3000);
+    /* all but one expired: the live one is found and the rest reaped */
+    for (long i = 0; i < 1000; i++) {
+        put(s, 1, i, i);
+        if (i != 777)
+            expire_at(s, 1, i, NOW - 1);
+    }
+    bool found = false;
+    for (int t = 0; t < 50 && !found; t++)
+        found = store_random_key(s, 1, NOW, &key, &klen) && index_of(key, klen) == 777 &&
+                get(s, 1, 777, NOW) != NULL;
+    CHECK(found);
+    CHECK(store_expired_keys(s) > 0);
+    CHECK(store_size(s, 1) < 1000);
+    store_destroy(&s);
+}
+
+static void test_flush(void)
+{
+    struct store *s = store_create(3);
+    size_t base = store_memory(s);
+    for (long i = 0; i < 100000; i++) {
+        put(s, 0, i, i);
+        expire_at(s, 0, i, NOW + i);
+    }
+    for (long i = 0; i < 100; i++)
+        put(s, 1, i, i);
+    put(s, 2, 1, 1);
+    store_flush(s, 0);
+    CHECK_EQ_LL(store_size(s, 0), 0);
+    CHECK_EQ_LL(store_expires_size(s, 0), 0);
+    CHECK(get(s, 0, 5, NOW) == NULL);
+    CHECK_EQ_LL(store_size(s, 1), 100);
+    /* the db is usable at once, while the old table is freed in steps */
+    put(s, 0, 5, 5);
+    CHECK(value_is(get(s, 0, 5, NOW), 5));
+    settle(s);
+    store_flush(s, -1);
+    CHECK_EQ_LL(store_size(s, 0) + store_size(s, 1) + store_size(s, 2), 0);
+    CHECK_EQ_LL(store_memory(s), base);
+    /* destroy with a flush still pending */
+    for (long i = 0; i < 100000; i++)
+        put(s, 2, i, i);
+    store_flush(s, 2);
+    store_destroy(&s);
+}
+
+static void test_memory_tracks_growth(void)
+{
+    struct store *s = store_create(1);
+    size_t base = store_memory(s);
+    put(s, 0, 1, 1);
+    put(s, 0, 2, 2);
+    size_t m1 = store_memory(s);
+    /* APPEND-style growth of a looked-up value is seen */
+    struct object *o = get(s, 0, 1, NOW);
+    char big[4096] = {0};
+    object_string_append(o, big, sizeof big);
+    CHECK(store_memory(s) >= m1 + sizeof big);
+    /* and stays right after more lookups push it out of the recent set */
+    for (int k = 0; k < 10; k++)
+        get(s, 0, 2, NOW);
+    o = get(s, 0, 2, NOW);
+    object_string_setrange(o, 10000, "x", 1);
+    for (long k = 3; k < 20; k++)
+        put(s, 0, k, k), get(s, 0, k, NOW);
+    CHECK(store_memory(s) >= m1 + sizeof big + 10000);
+    for (long k = 1; k < 20; k++)
+        del(s, 0, k, NOW);
+    settle(s);
+    CHECK(store_memory(s) <= base + 64);
+    store_destroy(&s);
+}
+
+int main(void)
+{
+    uint8_t seed[16];
+    for (int i = 0; i < 16; i++)
+        seed[i] = (uint8_t)(i * 37 + 11);
+    store_set_seed(seed);
+    test_million();
+    test_memory_per_key();
+    test_rehash_churn();
+    test_shrink();
+    test_scan_coverage();
+    test_scan_resize();
+    test_ttl();
+    test_active_expire();
+    test_swapdb_move_take();
+    test_random();
+    test_flush();
+    test_memory_tracks_growth();
+    return check_done("test_store");
+}
