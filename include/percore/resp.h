@@ -28,7 +28,6 @@ enum resp_status {
 };
 
 #define RESP_INLINE_MAX (64 * 1024)      /* PROTO_INLINE_MAX_SIZE */
-#define RESP_MULTIBULK_MAX (1024 * 1024) /* count above this is invalid */
 
 struct resp_parser {
     /* output of the last RESP_OK */

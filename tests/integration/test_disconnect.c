@@ -5,7 +5,9 @@
  * leave a command half written.  This is the path where a connection dies
  * with remote requests in flight (DESIGN.md rule 6).  Afterwards every shard
  * must still answer correctly, a counter touched only by the survivors must
- * be exact, and the server must exit 0 on SIGTERM.
+ * be exact, and the server must exit 0 on SIGTERM.  Every tenth client asks
+ * for megabytes of replies (GETs of 16 KB values on every shard) that it never
+ * reads, so it dies with the server's output to it backed up.
  */
 #include "testclient.h"
 
@@ -16,6 +18,21 @@
 #define PIPELINE 300
 
 static char keys[PC_SPREAD_KEYS][64];
+static char bigkeys[PC_SPREAD_KEYS][80];
+
+static void build_big_pipeline(char **req, size_t *len, size_t *cap, unsigned seed)
+{
+    for (int j = 0; j < PIPELINE; j++) {
+        const char *k = bigkeys[(seed + (unsigned)j) % PC_SPREAD_KEYS];
+        if (j % 3 == 2) {
+            const char *a[] = { "MGET", k, bigkeys[(seed + (unsigned)j + 7) % PC_SPREAD_KEYS] };
+            pc_resp_encode(req, len, cap, 3, a, NULL);
+        } else {
+            const char *a[] = { "GET", k };
+            pc_resp_encode(req, len, cap, 2, a, NULL);
+        }
+    }
+}
 
 static void build_pipeline(char **req, size_t *len, size_t *cap, unsigned seed)
 {
@@ -87,6 +104,16 @@ int main(int argc, char **argv)
     struct pc_conn *ctl = pc_conn_open(srv.port);
     if (!ctl)
         return 2;
+    size_t biglen = 16 * 1024;
+    char *bigval = malloc(biglen);
+    memset(bigval, 'B', biglen);
+    for (int i = 0; i < PC_SPREAD_KEYS; i++) {
+        snprintf(bigkeys[i], sizeof(bigkeys[i]), "{%.60s}big", keys[i]);
+        const char *a[] = { "SET", bigkeys[i], bigval };
+        size_t al[] = { 3, strlen(bigkeys[i]), biglen };
+        pc_expectv(ctl, "+OK\r\n", 5, 3, a, al);
+    }
+    free(bigval);
 
     int connect_failures = 0;
     for (int it = 0; it < ITERATIONS; it++) {
@@ -101,7 +128,10 @@ int main(int argc, char **argv)
         }
         char *req = NULL;
         size_t len = 0, cap = 0;
-        build_pipeline(&req, &len, &cap, (unsigned)it);
+        if (it % 10 == 5)
+            build_big_pipeline(&req, &len, &cap, (unsigned)it); /* ~6 MB of replies */
+        else
+            build_pipeline(&req, &len, &cap, (unsigned)it);
         int mode = it % 4;
         if (mode == 3) /* leave the last command half written */
             len -= 7;
@@ -162,6 +192,14 @@ int main(int argc, char **argv)
                 if (!pc_expect(c, e, "INCR", k, NULL))
                     break;
             }
+        }
+        for (int i = 0; i < PC_SPREAD_KEYS; i++) {
+            char what[128];
+            snprintf(what, sizeof(what), "STRLEN %.80s after the storm", bigkeys[i]);
+            size_t rl;
+            char *r = pc_conn_cmdl(c, &rl, "STRLEN", bigkeys[i], NULL);
+            pc_expect_bytes(what, r, r ? rl : 0, ":16384\r\n");
+            free(r);
         }
         const char *argv2[1 + PC_SPREAD_KEYS];
         argv2[0] = "DEL";

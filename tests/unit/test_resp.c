@@ -59,8 +59,8 @@ static void feed_max(const char *in, size_t n, size_t first, size_t step, long l
     memset(o, 0, sizeof(*o));
     o->need_ok = true;
     resp_parser_init(&p);
-    for (;;) {
-        size_t chunk = fed == 0 ? first : step;
+    for (bool start = true;; start = false) {
+        size_t chunk = start ? first : step;
         if (chunk > n - fed)
             chunk = n - fed;
         char *nb = malloc(have + chunk + 1);
