@@ -13,6 +13,7 @@
 #ifndef PERCORE_RESP_H
 #define PERCORE_RESP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -34,6 +35,9 @@ struct resp_parser {
     struct resp_arg *argv;
     int argc;
     int argv_cap;
+    /* set by the caller: the client has not authenticated yet, so (as Redis)
+     * more than 10 arguments or a bulk over 16 KB is a protocol error */
+    bool unauthenticated;
     /* resumable state (private to the parser) */
     int kind;              /* 0 unknown, 1 multibulk, 2 inline */
     long long multibulk;   /* args still expected */

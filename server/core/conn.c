@@ -177,8 +177,10 @@ static void conn_process_input(struct conn *c)
     if (c->processing)
         return;
     c->processing = true;
+    bool needs_auth = cfg->requirepass && cfg->requirepass[0];
     while (c->rpos < c->rlen && !c->closed && !c->close_after_reply && !conn_blocked(c)) {
         size_t consumed = 0;
+        c->parser.unauthenticated = needs_auth && !c->authenticated;
         enum resp_status st = resp_parse(&c->parser, c->rbuf + c->rpos, c->rlen - c->rpos,
                                          cfg->proto_max_bulk_len, &consumed);
         if (st == RESP_AGAIN)

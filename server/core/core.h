@@ -150,6 +150,8 @@ struct shard *shard_at(int i);
 void shard_wake_up(struct shard *self); /* called first thing in every event callback */
 void shard_mark_dirty(struct conn *c);
 void shard_mark_stalled(struct conn *c);
+/* publish key counts and counters to our stats block (before replies leave) */
+void shard_publish_keyspace(struct shard *self);
 
 /* conn.c */
 void conn_accept(struct shard *self, int fd);

@@ -313,6 +313,7 @@ static void handoff_execute(struct shard *self, struct batch *b)
         e->reply_len = b->replies.len - e->reply_off;
     }
     STATS_ADD(&self->stats, handoff_batches_received, 1);
+    shard_publish_keyspace(self);
 }
 
 /* home side: a batch came back */

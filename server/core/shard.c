@@ -149,7 +149,7 @@ static void shard_on_doorbell(evutil_socket_t fd, short what, void *arg)
     (void)rc;
 }
 
-static void shard_publish_keyspace(struct shard *self)
+void shard_publish_keyspace(struct shard *self)
 {
     int dbs = store_databases(self->store);
     for (int db = 0; db < dbs && db < STATS_MAX_DB; db++) {
@@ -212,6 +212,17 @@ static int shard_pin(int index)
     return cpu;
 }
 
+/* one write per dirty connection per loop turn */
+static void shard_flush_dirty(struct shard *self)
+{
+    while (self->dirty) {
+        struct conn *c = self->dirty;
+        self->dirty = c->dirty_next;
+        c->in_dirty = false;
+        conn_flush(c);
+    }
+}
+
 static void shard_loop(struct shard *self)
 {
     while (!atomic_load_explicit(&self->stopping, memory_order_relaxed)) {
@@ -219,14 +230,9 @@ static void shard_loop(struct shard *self)
         handoff_drain(self);
         if (self->stalled)
             shard_retry_stalled(self);
-        while (self->dirty) {
-            struct conn *c = self->dirty;
-            self->dirty = c->dirty_next;
-            c->in_dirty = false;
-            conn_flush(c);
-        }
-        handoff_ring(self);
+        shard_flush_dirty(self);
         shard_publish_keyspace(self);
+        handoff_ring(self);
         rcu_quiescent_state();
         atomic_store(&self->asleep, 1);
         atomic_thread_fence(memory_order_seq_cst);
@@ -280,7 +286,8 @@ static void *shard_main(void *arg)
     pthread_barrier_wait(&start_barrier); /* every shard published */
     shard_loop(self);
 
-    /* teardown: finish what is in flight, then free our own memory */
+    /* teardown: send what is ready, finish what is in flight, free our own memory */
+    shard_flush_dirty(self);
     for (int b = 0; b < nbind; b++) {
         event_free(self->listen_ev[b]);
         close(listen_fds[index][b]);

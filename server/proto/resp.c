@@ -54,6 +54,8 @@ static const char err_mbulk_len[] = "Protocol error: invalid multibulk length";
 static const char err_mbulk_big[] = "Protocol error: too big mbulk count string";
 static const char err_bulk_big[] = "Protocol error: too big bulk count string";
 static const char err_bulk_len[] = "Protocol error: invalid bulk length";
+static const char err_unauth_mbulk[] = "Protocol error: unauthenticated multibulk length";
+static const char err_unauth_bulk[] = "Protocol error: unauthenticated bulk length";
 
 void resp_parser_init(struct resp_parser *p)
 {
@@ -197,6 +199,8 @@ static enum resp_status parse_multibulk(struct resp_parser *p, const char *buf, 
         }
         if (!str_to_ll(buf + 1, nl - 1, &ll) || ll > INT_MAX)
             return fail(p, err_mbulk_len);
+        if (ll > 10 && p->unauthenticated)
+            return fail(p, err_unauth_mbulk);
         p->pos = nl + 2;
         if (ll <= 0) {
             *consumed = p->pos;
@@ -229,6 +233,8 @@ static enum resp_status parse_multibulk(struct resp_parser *p, const char *buf, 
                 return bad_dollar(p, buf[p->pos]);
             if (!str_to_ll(buf + p->pos + 1, nl - p->pos - 1, &ll) || ll < 0 || ll > max_bulk)
                 return fail(p, err_bulk_len);
+            if (ll > 16384 && p->unauthenticated)
+                return fail(p, err_unauth_bulk);
             p->pos = nl + 2;
             p->bulk = ll;
         }

@@ -6,6 +6,9 @@ set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 command -v node >/dev/null || { echo "SKIP: node is not installed (apt-get install nodejs npm)"; exit 77; }
 command -v npm >/dev/null || { echo "SKIP: npm is not installed (apt-get install npm)"; exit 77; }
+SERVER=${1:?usage: run_ioredis.sh SERVER [THREADS]}
+shift
+case "$SERVER" in /*) ;; *) SERVER="$(cd "$(dirname "$SERVER")" && pwd)/$(basename "$SERVER")" ;; esac
 cd "$HERE/../node" || exit 1
 if ! npm ci --no-audit --no-fund --loglevel=error >npm-ci.log 2>&1; then
   if [ -d node_modules/ioredis ]; then
@@ -15,4 +18,4 @@ if ! npm ci --no-audit --no-fund --loglevel=error >npm-ci.log 2>&1; then
   fi
 fi
 rm -f npm-ci.log
-exec node "$HERE/test_ioredis.js" "$@"
+exec node "$HERE/test_ioredis.js" "$SERVER" "$@"

@@ -168,8 +168,11 @@ async function run(port) {
 }
 
 async function main() {
-  const bin = process.argv[2];
+  const bin = process.argv[2] && path.resolve(process.argv[2]);
   if (!bin) { console.log('usage: test_ioredis.js SERVER [THREADS]'); process.exit(2); }
+  try { fs.accessSync(bin, fs.constants.X_OK); } catch (e) {
+    console.log(`FAIL: server binary ${bin} is not executable`); process.exit(1);
+  }
   const threads = process.argv[3] || '4';
   const srv = await startServer(bin, threads);
   console.log(`ioredis against ${bin} on port ${srv.port}`);
