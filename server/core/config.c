@@ -40,7 +40,7 @@ struct config_key {
 #define OFF(f) offsetof(struct config, f)
 static const struct config_key config_keys[] = {
     {"bind", CT_BIND, OFF(bind), "127.0.0.1", 0, 0, false, "addresses to listen on"},
-    {"port", CT_INT, OFF(port), "6379", 0, 65535, false, "TCP port"},
+    {"port", CT_INT, OFF(port), "6379", 1, 65535, false, "TCP port"},
     {"tcp-backlog", CT_INT, OFF(tcp_backlog), "511", 0, INT_MAX, false, "listen() backlog"},
     {"tcp-keepalive", CT_INT, OFF(tcp_keepalive), "300", 0, INT_MAX, true, "TCP keepalive, seconds"},
     {"threads", CT_INT, OFF(threads), "0", 0, CONFIG_MAX_THREADS, false,

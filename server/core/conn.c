@@ -31,6 +31,8 @@
 #define CONN_READ_CHUNK (16 * 1024)
 #define CONN_BIG_ARG (32 * 1024)
 #define CONN_OUT_SHRINK (1u << 20)
+/* a client that does not read its replies stops being read past this much pending output */
+#define CONN_OUT_PAUSE (64u << 20)
 
 static uint64_t conn_next_id[CONFIG_MAX_THREADS];
 
@@ -156,9 +158,11 @@ void conn_unref(struct conn *c)
         conn_destroy(c);
 }
 
+/* stop parsing: batches wait for room, a multi-step command is under way, or output piles up */
 static bool conn_blocked(const struct conn *c)
 {
-    return c->stalled_head != NULL || (c->slot_tail && c->slot_tail->argv && !c->slot_tail->complete);
+    return c->stalled_head != NULL || (c->slot_tail && c->slot_tail->argv && !c->slot_tail->complete) ||
+           c->out.len - c->out_sent > CONN_OUT_PAUSE;
 }
 
 static void conn_pause_reading(struct conn *c)
@@ -199,7 +203,7 @@ static void conn_process_input(struct conn *c)
     handoff_flush(self);
     if (c->rpos == c->rlen) {
         c->rpos = c->rlen = 0;
-    } else if (c->rpos > 0 && !conn_blocked(c)) {
+    } else if (c->rpos > 0) {
         memmove(c->rbuf, c->rbuf + c->rpos, c->rlen - c->rpos);
         c->rlen -= c->rpos;
         c->rpos = 0;
@@ -293,6 +297,8 @@ void conn_flush(struct conn *c)
     event_del(c->write_ev);
     if (c->close_after_reply && !c->slot_head)
         conn_close(c);
+    else if (c->read_paused)
+        conn_resume(c);
 }
 
 static void conn_on_write(evutil_socket_t fd, short what, void *arg)

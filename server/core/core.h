@@ -118,6 +118,8 @@ struct shard {
     struct event *doorbell_ev;
     struct event *timer_ev;
     struct event *retry_ev;   /* retries stalled sends */
+    struct event *accept_pause_ev; /* re-enables accepting after running out of fds */
+    int64_t accept_error_logged;
     struct event **listen_ev;
     int listen_count;
     int credits;              /* batches we may still send */

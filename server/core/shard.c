@@ -178,6 +178,25 @@ static void shard_on_timer(evutil_socket_t fd, short what, void *arg)
     evtimer_add(self->timer_ev, &tv);
 }
 
+/* out of file descriptors: stop accepting for a while instead of spinning on a readable listener */
+static void shard_pause_accept(struct shard *self)
+{
+    for (int b = 0; b < self->listen_count; b++)
+        event_del(self->listen_ev[b]);
+    struct timeval tv = {0, 100000};
+    evtimer_add(self->accept_pause_ev, &tv);
+}
+
+static void shard_on_accept_resume(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    struct shard *self = arg;
+    shard_wake_up(self);
+    for (int b = 0; b < self->listen_count; b++)
+        event_add(self->listen_ev[b], NULL);
+}
+
 static void shard_on_accept(evutil_socket_t fd, short what, void *arg)
 {
     (void)what;
@@ -186,8 +205,13 @@ static void shard_on_accept(evutil_socket_t fd, short what, void *arg)
     for (int i = 0; i < 64; i++) {
         int cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (cfd < 0) {
-            if (errno == EMFILE || errno == ENFILE)
-                fprintf(stderr, "percore: accept: %s (out of file descriptors)\n", strerror(errno));
+            if (errno == EMFILE || errno == ENFILE) {
+                if (self->now - self->accept_error_logged > 1000) {
+                    fprintf(stderr, "percore: accept: %s; pausing accepts for 100 ms\n", strerror(errno));
+                    self->accept_error_logged = self->now;
+                }
+                shard_pause_accept(self);
+            }
             return;
         }
         conn_accept(self, cfd);
@@ -274,6 +298,7 @@ static void *shard_main(void *arg)
     event_add(self->doorbell_ev, NULL);
     self->retry_ev = evtimer_new(self->base, shard_on_retry, self);
     self->timer_ev = evtimer_new(self->base, shard_on_timer, self);
+    self->accept_pause_ev = evtimer_new(self->base, shard_on_accept_resume, self);
     struct timeval tv = {0, 1000000 / cfg->hz};
     evtimer_add(self->timer_ev, &tv);
     self->listen_ev = mem_calloc((size_t)nbind, sizeof(*self->listen_ev));
@@ -305,6 +330,7 @@ static void *shard_main(void *arg)
     event_free(self->doorbell_ev);
     event_free(self->retry_ev);
     event_free(self->timer_ev);
+    event_free(self->accept_pause_ev);
     close(self->doorbell_fd);
     event_base_free(self->base);
     store_destroy(&self->store);
@@ -313,7 +339,23 @@ static void *shard_main(void *arg)
     return NULL;
 }
 
-static int shard_open_listener(const char *addr, int port)
+/*
+ * SO_REUSEPORT would let a second server share the port unnoticed: first
+ * bind once without it, which fails if anyone listens there already.
+ */
+static bool shard_port_free(const struct addrinfo *ai)
+{
+    int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    if (ai->ai_family == AF_INET6)
+        setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+    bool ok = bind(fd, ai->ai_addr, ai->ai_addrlen) == 0;
+    close(fd);
+    return ok;
+}
+
+static int shard_open_listener(const char *addr, int port, bool first)
 {
     struct addrinfo hints = {0}, *res = NULL;
     char portstr[16];
@@ -323,6 +365,11 @@ static int shard_open_listener(const char *addr, int port)
     hints.ai_flags = AI_PASSIVE | AI_NUMERICHOST;
     if (getaddrinfo(addr, portstr, &hints, &res) != 0 || !res) {
         fprintf(stderr, "percore: bad bind address '%s'\n", addr);
+        return -1;
+    }
+    if (first && !shard_port_free(res)) {
+        fprintf(stderr, "percore: could not listen on %s:%d: %s\n", addr, port, strerror(EADDRINUSE));
+        freeaddrinfo(res);
         return -1;
     }
     int fd = socket(res->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -382,7 +429,7 @@ int shard_setup(void)
     for (int i = 0; i < nshards; i++) {
         listen_fds[i] = mem_calloc((size_t)nbind, sizeof(int));
         for (int b = 0; b < nbind; b++) {
-            listen_fds[i][b] = shard_open_listener(cfg->bind[b], cfg->port);
+            listen_fds[i][b] = shard_open_listener(cfg->bind[b], cfg->port, i == 0);
             if (listen_fds[i][b] < 0)
                 return -1;
         }
