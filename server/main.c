@@ -68,9 +68,11 @@ int main(int argc, char **argv)
     pthread_sigmask(SIG_BLOCK, &set, NULL);
     signal(SIGPIPE, SIG_IGN);
 
+    /* once the shards run, CONFIG SET may replace cfg: this thread is no RCU reader */
+    int threads = cfg->threads, port = cfg->port;
     if (write_pidfile(cfg->pidfile) < 0 || shard_setup() < 0)
         return 1;
-    fprintf(stderr, "percore %s ready: %d shard threads, port %d\n", PERCORE_VERSION, cfg->threads, cfg->port);
+    fprintf(stderr, "percore %s ready: %d shard threads, port %d\n", PERCORE_VERSION, threads, port);
     fflush(stderr);
     shard_run_until_signal();
     shard_teardown();

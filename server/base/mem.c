@@ -67,5 +67,5 @@ char *mem_strndup(const char *s, size_t n)
 
 size_t mem_usable(const void *ptr)
 {
-    return ptr ? mi_usable_size(ptr) : 0;
+    return ptr ? mi_usable_size((void *)ptr) : 0;
 }

@@ -340,11 +340,12 @@ size_t handoff_drain(struct shard *self)
         size_t n = ring_pop_batch(self->inbox, items, 32);
         for (size_t i = 0; i < n; i++) {
             struct batch *b = items[i];
+            int home = b->home; /* once pushed, the batch is its home's again */
             handoff_execute(self, b);
-            bool pushed = ring_push(shard_at(b->home)->done, b);
+            bool pushed = ring_push(shard_at(home)->done, b);
             assert(pushed && "done ring sized by credits cannot be full");
             (void)pushed;
-            self->wake_targets[b->home / 64] |= 1ull << (b->home % 64);
+            self->wake_targets[home / 64] |= 1ull << (home % 64);
         }
         size_t m = ring_pop_batch(self->done, items, 32);
         for (size_t i = 0; i < m; i++)

@@ -45,7 +45,8 @@ __thread struct shard *shard_self;
 static struct shard **shards;
 static int nshards;
 static pthread_t *threads;
-static pthread_barrier_t start_barrier;
+static pthread_barrier_t start_barrier; /* the shards and the main thread: all published */
+static pthread_barrier_t stop_barrier;  /* the shards, at teardown */
 static int **listen_fds; /* [shard][bind] */
 static int nbind;
 static int64_t start_time_ms;
@@ -318,14 +319,14 @@ static void *shard_main(void *arg)
         close(listen_fds[index][b]);
     }
     conn_close_all(self);
-    pthread_barrier_wait(&start_barrier); /* nobody sends any more */
+    pthread_barrier_wait(&stop_barrier); /* nobody sends any more */
     for (int spin = 0; spin < 1000; spin++) {
         self->now = util_ms_time();
         if (handoff_drain(self) == 0 && self->credits == config_current()->handoff_credits)
             break;
         usleep(1000);
     }
-    pthread_barrier_wait(&start_barrier); /* every ring is empty */
+    pthread_barrier_wait(&stop_barrier); /* every ring is empty */
     mem_release(self->listen_ev);
     event_free(self->doorbell_ev);
     event_free(self->retry_ev);
@@ -435,13 +436,15 @@ int shard_setup(void)
         }
     }
     shard_plan_cpus(cfg);
-    pthread_barrier_init(&start_barrier, NULL, (unsigned)nshards);
+    pthread_barrier_init(&start_barrier, NULL, (unsigned)nshards + 1);
+    pthread_barrier_init(&stop_barrier, NULL, (unsigned)nshards);
     for (int i = 0; i < nshards; i++) {
         if (pthread_create(&threads[i], NULL, shard_main, (void *)(intptr_t)i) != 0) {
             fprintf(stderr, "percore: cannot start shard thread %d\n", i);
             return -1;
         }
     }
+    pthread_barrier_wait(&start_barrier);
     return 0;
 }
 
@@ -488,4 +491,5 @@ void shard_teardown(void)
     mem_release(shard_cpus);
     shards = NULL;
     pthread_barrier_destroy(&start_barrier);
+    pthread_barrier_destroy(&stop_barrier);
 }
