@@ -44,6 +44,10 @@ size_t object_string_setrange(struct object *o, size_t offset, const void *p, si
 /* replace the contents (INCR and friends reuse the object) */
 void object_string_set(struct object *o, const void *p, size_t n);
 
+/* the string was made from a float (INCRBYFLOAT): OBJECT ENCODING never says
+ * "int" for it, as in Redis; object_string_set() forgets this */
+void object_string_mark_float(struct object *o);
+
 /* bytes this object holds (header + payload), for memory accounting */
 size_t object_memory(const struct object *o);
 

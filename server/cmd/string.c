@@ -479,8 +479,9 @@ static void cmd_incrbyfloat(struct cmd_ctx *ctx)
         return;
     }
     len = util_ld_to_str(buf, sizeof(buf), value);
-    store_set(ctx->store, ctx->db, key->ptr, key->len, object_string_create(buf, (size_t)len),
-              STORE_KEEPTTL);
+    struct object *result = object_string_create(buf, (size_t)len);
+    object_string_mark_float(result);
+    store_set(ctx->store, ctx->db, key->ptr, key->len, result, STORE_KEEPTTL);
     reply_bulk(ctx->out, buf, (size_t)len);
 }
 

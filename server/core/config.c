@@ -468,18 +468,30 @@ const struct config *config_current(void)
     return rcu_dereference(config_published);
 }
 
+/*
+ * As Redis 7.0: a pattern without glob characters is looked up directly and
+ * answered under the name as the client wrote it; a glob matches the
+ * canonical names; each key is answered once.
+ */
 void config_get_reply(struct reply *out, const struct resp_arg *patterns, int n)
 {
     const struct config *c = config_current();
+    const struct resp_arg *shown[CONFIG_KEY_COUNT] = {NULL};
     bool matched[CONFIG_KEY_COUNT] = {false};
     size_t count = 0;
-    for (size_t i = 0; i < CONFIG_KEY_COUNT; i++) {
-        for (int p = 0; p < n; p++) {
-            if (util_glob_match(patterns[p].ptr, patterns[p].len, config_keys[i].name,
-                                strlen(config_keys[i].name), true)) {
+    for (int p = 0; p < n; p++) {
+        const struct resp_arg *pat = &patterns[p];
+        bool glob = memchr(pat->ptr, '*', pat->len) || memchr(pat->ptr, '?', pat->len) ||
+                    memchr(pat->ptr, '[', pat->len);
+        for (size_t i = 0; i < CONFIG_KEY_COUNT; i++) {
+            const char *name = config_keys[i].name;
+            if (matched[i])
+                continue;
+            if (glob ? util_glob_match(pat->ptr, pat->len, name, strlen(name), true)
+                     : (strlen(name) == pat->len && util_eq_nocase(pat->ptr, pat->len, name))) {
                 matched[i] = true;
+                shown[i] = glob ? NULL : pat;
                 count++;
-                break;
             }
         }
     }
@@ -488,7 +500,10 @@ void config_get_reply(struct reply *out, const struct resp_arg *patterns, int n)
     for (size_t i = 0; i < CONFIG_KEY_COUNT; i++) {
         if (!matched[i])
             continue;
-        reply_bulk_cstr(out, config_keys[i].name);
+        if (shown[i])
+            reply_bulk(out, shown[i]->ptr, shown[i]->len);
+        else
+            reply_bulk_cstr(out, config_keys[i].name);
         config_format(c, &config_keys[i], buf, sizeof(buf));
         reply_bulk_cstr(out, buf);
     }

@@ -113,6 +113,12 @@ void conn_accept(struct shard *self, int fd)
 
 static void conn_destroy(struct conn *c)
 {
+    /* still on the shard's dirty or stalled list: the turn's end frees it */
+    if (c->in_dirty || c->in_stalled) {
+        c->dead_next = c->home->dead;
+        c->home->dead = c;
+        return;
+    }
     while (c->slot_head) {
         struct slot *s = c->slot_head;
         c->slot_head = s->next;
@@ -161,7 +167,7 @@ void conn_unref(struct conn *c)
 /* stop parsing: batches wait for room, a multi-step command is under way, or output piles up */
 static bool conn_blocked(const struct conn *c)
 {
-    return c->stalled_head != NULL || (c->slot_tail && c->slot_tail->argv && !c->slot_tail->complete) ||
+    return c->stalled_head != NULL || (c->slot_tail && c->slot_tail->barrier && !c->slot_tail->complete) ||
            c->out.len - c->out_sent > CONN_OUT_PAUSE;
 }
 
@@ -308,6 +314,17 @@ static void conn_on_write(evutil_socket_t fd, short what, void *arg)
     struct conn *c = arg;
     shard_wake_up(c->home);
     conn_flush(c);
+}
+
+void conn_reap_dead(struct shard *self)
+{
+    struct conn *c = self->dead;
+    self->dead = NULL;
+    while (c) {
+        struct conn *next = c->dead_next;
+        conn_destroy(c); /* back on the list if it is still listed somewhere */
+        c = next;
+    }
 }
 
 void conn_close_all(struct shard *self)

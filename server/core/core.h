@@ -41,6 +41,7 @@ struct slot {
     struct reply after;      /* replies of later local commands, sent after this one */
     int parts_left;
     bool complete;
+    bool barrier;            /* the connection parses nothing more until this completes */
     slot_part_fn *on_part;
     slot_done_fn *on_done;
     /* merge state */
@@ -52,6 +53,7 @@ struct slot {
     uint16_t *key_shard;     /* MGET/MSETNX: owner shard of each key */
     uint64_t *elem;          /* MGET: offset << 32 | length of key i's element in gather */
     /* multi-step commands (RENAME, MSETNX, SCAN) */
+    uint64_t cursor;         /* SCAN: the shard-local cursor of the last part */
     const struct command *cmd;
     int step;
     int db;
@@ -93,6 +95,7 @@ struct conn {
     bool processing;         /* inside conn_process_input: no re-entry */
     struct conn *dirty_next;
     struct conn *stalled_next;
+    struct conn *dead_next;     /* closed, done, waiting to leave the shard's lists */
     struct conn *prev, *next;   /* the shard's list of open connections */
     /* client state */
     int db;
@@ -129,6 +132,7 @@ struct shard {
     uint64_t conn_count;
     struct conn *dirty;       /* connections with output to flush */
     struct conn *stalled;     /* connections with batches waiting */
+    struct conn *dead;        /* closed connections freed at the end of the turn */
     struct batch **building;  /* per target shard: the batch being filled */
     int *building_targets;
     int building_count;
@@ -164,6 +168,8 @@ void conn_unref(struct conn *c);
 /* resume parsing buffered input after a stall cleared */
 void conn_resume(struct conn *c);
 void conn_close_all(struct shard *self);
+/* free closed connections that were still listed when their last batch came back */
+void conn_reap_dead(struct shard *self);
 void conn_reap_idle(struct shard *self, int timeout_s);
 
 /* dispatch.c */

@@ -95,7 +95,7 @@ void dispatch_slot_release(struct slot *s)
 static void slot_complete(struct conn *c, struct slot *s)
 {
     s->complete = true;
-    bool was_barrier = s->argv != NULL;
+    bool was_barrier = s->barrier;
     while (c->slot_head && c->slot_head->complete) {
         struct slot *h = c->slot_head;
         reply_raw(&c->out, h->reply.buf, h->reply.len);
@@ -495,65 +495,102 @@ static void msetnx_start(struct conn *c, struct slot *s)
     mem_release(keys);
 }
 
-/* SCAN: the cursor's high bits name the shard */
+/*
+ * SCAN: the cursor's high bits name the shard, the low bits are that shard's
+ * own cursor.  When a shard's scan ends before COUNT keys were found, the
+ * same call goes on with the next shard, so a small keyspace is scanned in
+ * one call (cursor 0), as Redis does.
+ */
 static void scan_part(struct conn *c, struct slot *s, int part, const char *reply, size_t len)
 {
     (void)c;
-    long long n, clen;
-    const char *p, *cur;
+    (void)part;
+    long long n, clen, nkeys;
+    const char *p, *cur, *keys;
     if (!len || reply[0] != '*' || !(p = parse_line_ll(reply, len, &n)) || n != 2 ||
-        !(cur = parse_line_ll(p, len - (size_t)(p - reply), &clen))) {
-        reply_raw(&s->reply, reply, len);
+        !(cur = parse_line_ll(p, len - (size_t)(p - reply), &clen)) ||
+        !(keys = parse_line_ll(cur + clen + 2, len - (size_t)(cur + clen + 2 - reply), &nkeys))) {
+        slot_fail(s, reply, len);
         return;
     }
-    unsigned long long local = strtoull(cur, NULL, 10);
+    s->cursor = strtoull(cur, NULL, 10);
+    s->count += nkeys;
+    reply_raw(&s->gather, keys, len - (size_t)(keys - reply));
+}
+
+static void scan_send(struct conn *c, struct slot *s, unsigned long long local)
+{
+    char tmp[24];
+    int clen = snprintf(tmp, sizeof(tmp), "%llu", local);
+    struct resp_arg saved = s->argv[1];
+    s->argv[1] = (struct resp_arg){tmp, (size_t)clen};
+    send_one(c, s, s->step, s->cmd, s->argc, s->argv);
+    s->argv[1] = saved;
+}
+
+static void scan_done(struct conn *c, struct slot *s)
+{
+    if (s->failed) {
+        slot_complete(c, s);
+        return;
+    }
     unsigned long long next;
-    if (local != 0)
-        next = ((unsigned long long)part << SCAN_SHARD_SHIFT) | local;
-    else if (part + 1 < shard_count())
-        next = (unsigned long long)(part + 1) << SCAN_SHARD_SHIFT;
-    else
-        next = 0;
+    bool more_shards = s->step + 1 < shard_count();
+    if (s->cursor != 0) {
+        next = ((unsigned long long)s->step << SCAN_SHARD_SHIFT) | s->cursor;
+    } else if (more_shards && s->count < s->sum) {
+        s->step++;
+        scan_send(c, s, 0);
+        handoff_flush(c->home);
+        return;
+    } else {
+        next = more_shards ? (unsigned long long)(s->step + 1) << SCAN_SHARD_SHIFT : 0;
+    }
     char buf[24];
     int blen = snprintf(buf, sizeof(buf), "%llu", next);
     reply_array(&s->reply, 2);
     reply_bulk(&s->reply, buf, (size_t)blen);
-    const char *rest = cur + clen + 2;
-    reply_raw(&s->reply, rest, len - (size_t)(rest - reply));
+    reply_array(&s->reply, s->count);
+    reply_raw(&s->reply, s->gather.buf, s->gather.len);
+    slot_complete(c, s);
+}
+
+/* Redis's parseScanCursorOrReply: strtoul, so "-1" wraps and a NUL ends the number */
+static bool scan_parse_cursor(const struct resp_arg *a, unsigned long long *cursor)
+{
+    char *tmp = mem_strndup(a->ptr, a->len), *end;
+    errno = 0;
+    *cursor = strtoull(tmp, &end, 10);
+    bool ok = !isspace((unsigned char)tmp[0]) && *end == '\0' && errno != ERANGE;
+    mem_release(tmp);
+    return ok;
 }
 
 static void scan_start(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv)
 {
-    struct reply *out = dispatch_reply_target(c);
-    char tmp[32];
     unsigned long long cursor;
-    char *end;
-    if (argv[1].len == 0 || argv[1].len >= sizeof(tmp)) {
-        reply_error(out, "ERR invalid cursor");
-        return;
-    }
-    memcpy(tmp, argv[1].ptr, argv[1].len);
-    tmp[argv[1].len] = '\0';
-    errno = 0;
-    cursor = strtoull(tmp, &end, 10);
-    if (errno || *end != '\0' || tmp[0] == '-' || isspace((unsigned char)tmp[0])) {
-        reply_error(out, "ERR invalid cursor");
+    if (!scan_parse_cursor(&argv[1], &cursor)) {
+        reply_error(dispatch_reply_target(c), "ERR invalid cursor");
         return;
     }
     unsigned long long sh = cursor >> SCAN_SHARD_SHIFT;
-    if (sh >= (unsigned long long)shard_count()) {
-        reply_raw(out, "*2\r\n$1\r\n0\r\n*0\r\n", 15);
+    if (sh >= (unsigned long long)shard_count()) { /* no such shard: the scan is over */
+        reply_raw(dispatch_reply_target(c), "*2\r\n$1\r\n0\r\n*0\r\n", 15);
         return;
     }
-    struct resp_arg *sub = mem_alloc((size_t)argc * sizeof(*sub));
-    memcpy(sub, argv, (size_t)argc * sizeof(*sub));
-    int clen = snprintf(tmp, sizeof(tmp), "%llu", cursor & SCAN_LOCAL_MASK);
-    sub[1] = (struct resp_arg){tmp, (size_t)clen};
+    long long want = 10;
+    for (int i = 2; i + 1 < argc; i += 2) {
+        long long v;
+        if (util_eq_nocase(argv[i].ptr, argv[i].len, "count") && util_str_to_ll(argv[i + 1].ptr, argv[i + 1].len, &v))
+            want = v;
+    }
     struct slot *s = slot_create(c, cmd);
+    slot_keep_argv(s, argc, argv);
     s->on_part = scan_part;
-    s->on_done = done_copy;
-    send_one(c, s, (int)sh, cmd, argc, sub);
-    mem_release(sub);
+    s->on_done = scan_done;
+    s->step = (int)sh;
+    s->sum = want;
+    scan_send(c, s, cursor & SCAN_LOCAL_MASK);
 }
 
 /* RANDOMKEY: every shard proposes one; pick among the non-nil answers */
@@ -681,7 +718,8 @@ static void run_special(struct conn *c, const struct command *cmd, int argc, con
             run_remote(c, cmd, owner, argc, argv);
     } else {
         struct slot *s = slot_create(c, cmd);
-        slot_keep_argv(s, argc, argv); /* a barrier until it completes */
+        slot_keep_argv(s, argc, argv);
+        s->barrier = true;
         if (strcmp(n, "msetnx") == 0) {
             msetnx_start(c, s);
         } else {

@@ -256,6 +256,7 @@ static void shard_loop(struct shard *self)
         if (self->stalled)
             shard_retry_stalled(self);
         shard_flush_dirty(self);
+        conn_reap_dead(self);
         shard_publish_keyspace(self);
         handoff_ring(self);
         rcu_quiescent_state();
@@ -326,13 +327,16 @@ static void *shard_main(void *arg)
             break;
         usleep(1000);
     }
+    shard_flush_dirty(self);
+    if (self->stalled)
+        shard_retry_stalled(self);
+    conn_reap_dead(self);
     pthread_barrier_wait(&stop_barrier); /* every ring is empty */
     mem_release(self->listen_ev);
-    event_free(self->doorbell_ev);
+    event_free(self->doorbell_ev); /* its fd is closed by shard_teardown, after every thread joined */
     event_free(self->retry_ev);
     event_free(self->timer_ev);
     event_free(self->accept_pause_ev);
-    close(self->doorbell_fd);
     event_base_free(self->base);
     store_destroy(&self->store);
     reply_deinit(&self->scratch);
@@ -479,6 +483,7 @@ void shard_teardown(void)
 {
     for (int i = 0; i < nshards; i++) {
         if (shards && shards[i]) {
+            close(shards[i]->doorbell_fd);
             handoff_teardown_shard(shards[i]);
             mem_release(shards[i]);
         }

@@ -126,6 +126,8 @@ static void reply_hdr(struct reply *r, char prefix, long long v)
 
 void reply_raw(struct reply *r, const void *p, size_t n)
 {
+    if (n == 0)
+        return;
     memcpy(reply_reserve(r, n), p, n);
     r->len += n;
 }

@@ -41,6 +41,7 @@
 enum {
     OBJ_EXTERNAL = 1, /* bytes live in a separate buffer, pointer at data[] */
     OBJ_RAW = 2,      /* modified in place by APPEND/SETRANGE: encoding "raw" */
+    OBJ_FLOAT = 4,    /* made from a float (INCRBYFLOAT): never "int", as in Redis */
 };
 
 #define OBJ_EMBSTR_MAX 44          /* Redis OBJ_ENCODING_EMBSTR_SIZE_LIMIT */
@@ -212,7 +213,7 @@ const char *object_encoding_name(const struct object *o)
     size_t len = obj_len(o);
     if (obj_flags(o) & OBJ_RAW)
         return "raw";
-    if (obj_is_canonical_ll(obj_bytes(o), len))
+    if (!(obj_flags(o) & OBJ_FLOAT) && obj_is_canonical_ll(obj_bytes(o), len))
         return "int";
     return len <= OBJ_EMBSTR_MAX ? "embstr" : "raw";
 }
@@ -262,7 +263,12 @@ void object_string_set(struct object *o, const void *p, size_t n)
     if (n)
         memmove(b, p, n);
     obj_set_len(o, n);
-    obj_set_flags(o, obj_flags(o) & ~(unsigned)OBJ_RAW);
+    obj_set_flags(o, obj_flags(o) & ~(unsigned)(OBJ_RAW | OBJ_FLOAT));
+}
+
+void object_string_mark_float(struct object *o)
+{
+    obj_set_flags(o, obj_flags(o) | OBJ_FLOAT);
 }
 
 size_t object_memory(const struct object *o)
@@ -278,7 +284,7 @@ void object_serialize(const struct object *o, void (*emit)(void *arg, const void
     size_t len = obj_len(o);
     unsigned char h[OBJ_SER_HEADER];
     h[0] = (unsigned char)object_type(o);
-    h[1] = (unsigned char)(obj_flags(o) & OBJ_RAW);
+    h[1] = (unsigned char)(obj_flags(o) & (OBJ_RAW | OBJ_FLOAT));
     for (int i = 0; i < 8; i++)
         h[2 + i] = (unsigned char)((uint64_t)len >> (8 * i));
     emit(arg, h, sizeof h);
@@ -291,7 +297,7 @@ struct object *object_deserialize(const void *p, size_t n)
     const unsigned char *h = p;
     if (p == NULL || n < OBJ_SER_HEADER)
         return NULL;
-    if (h[0] != OBJ_STRING || (h[1] & ~OBJ_RAW) != 0)
+    if (h[0] != OBJ_STRING || (h[1] & ~(OBJ_RAW | OBJ_FLOAT)) != 0)
         return NULL;
     uint64_t len = 0;
     for (int i = 0; i < 8; i++)
