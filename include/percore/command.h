@@ -57,6 +57,7 @@ enum {
     CMD_FAST = 1u << 9,
     CMD_NO_AUTH = 1u << 10,
     CMD_INTERNAL = 1u << 11, /* not callable by clients (cross-shard helpers) */
+    CMD_ANY_DB = 1u << 12,   /* may change a database other than the selected one (MOVE) */
 };
 
 /* where a command runs (see dispatch.c) */

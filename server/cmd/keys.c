@@ -780,7 +780,7 @@ const struct command command_family_keys[] = {
     {"swapdb", cmd_swapdb, 3, CMD_WRITE | CMD_FAST, 0, 0, 0, ROUTE_FANOUT_OK,
      "server", "Swaps two Redis databases", "4.0.0",
      "@keyspace @write @fast @dangerous"},
-    {"move", cmd_move, 3, CMD_WRITE | CMD_FAST, 1, 1, 1, ROUTE_OWNER,
+    {"move", cmd_move, 3, CMD_WRITE | CMD_ANY_DB | CMD_FAST, 1, 1, 1, ROUTE_OWNER,
      "generic", "Move a key to another database", "1.0.0",
      "@keyspace @write @fast"},
     {"object", cmd_object, -2, CMD_READONLY, 2, 2, 1, ROUTE_OWNER,

@@ -13,10 +13,16 @@
  * private tables here: the public command table (command.h) has one entry per
  * top-level name, and the container's handler looks the subcommand up, checks
  * its arity ("wrong number of arguments for 'config|get' command") and calls
- * it.  The same tables feed COMMAND INFO / DOCS / LIST / GETKEYS, together
- * with a small table of what struct command cannot say (the flags our enum
- * lacks, such as allow_busy, and the command tips), so that the entries of
- * these commands match Redis's exactly.
+ * it.  The same tables feed COMMAND LIST / GETKEYS.
+ *
+ * COMMAND, COMMAND INFO and COMMAND DOCS send Redis's own entries, which
+ * gen_command_meta.py took from a real redis-server (command_meta.h): key
+ * specs, tips, doc arguments and history match Redis byte for byte, in RESP2
+ * and RESP3.  The entries cover every command percore serves; COMMAND COUNT
+ * and the no-argument forms still list percore's commands, not Redis's, but
+ * a container's entry lists all of Redis's subcommands, those percore lacks
+ * (CLIENT KILL) too, as Redis prints it.  A name Redis 7.0.15 lacks (CLIENT
+ * SETINFO) gets what Redis answers for an unknown name.
  *
  * Threading: every command here is ROUTE_HOME; it runs on the connection's
  * own shard thread with ctx->conn set, touches only that connection, the
@@ -27,6 +33,7 @@
 #include "families.h"
 
 #include "percore/command.h"
+#include "percore/command_meta.h"
 #include "percore/config.h"
 #include "percore/conn.h"
 #include "percore/reply.h"
@@ -38,6 +45,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <sys/resource.h>
@@ -203,20 +211,10 @@ struct subcommand {
     const char *parent;       /* the container's name */
     const char *sub;          /* the subcommand, lower case */
     struct command cmd;       /* cmd.name is the full name "parent|sub" */
-    const char *more_flags;   /* COMMAND INFO flags our enum lacks, in Redis order */
-    const char *tips;         /* COMMAND INFO tips, space separated */
-};
-
-/* what struct command cannot say about this file's top-level commands */
-struct command_extra {
-    const char *name;
-    const char *more_flags;
-    const char *tips;
 };
 
 static const struct subcommand *subcommand_find(const char *parent, const char *sub, size_t len);
 static size_t subcommands_of(const char *parent, const struct subcommand **first);
-static const struct command_extra *command_extra_find(const char *name);
 
 /* runs the subcommand named by argv[1], or replies Redis's errors */
 static void container_dispatch(struct cmd_ctx *ctx, const char *parent, const char *upper)
@@ -381,22 +379,11 @@ static void cmd_hello(struct cmd_ctx *ctx)
 /* ------------------------------------------------------------------------ */
 /* COMMAND                                                                  */
 
-/* Redis's ACL category order (acl.c ACLCommandCategories) */
+/* Redis's ACL categories (acl.c ACLCommandCategories), for COMMAND LIST FILTERBY ACLCAT */
 static const char *const acl_categories[] = {
     "keyspace", "read", "write", "set", "sortedset", "list", "hash", "string",
     "bitmap", "hyperloglog", "geo", "stream", "pubsub", "admin", "fast", "slow",
     "blocking", "dangerous", "connection", "transaction", "scripting", NULL,
-};
-
-/* Redis's COMMAND INFO flag order, for the flags our enum has */
-static const struct {
-    uint32_t flag;
-    const char *name;
-} command_flag_names[] = {
-    {CMD_WRITE, "write"},     {CMD_READONLY, "readonly"}, {CMD_DENYOOM, "denyoom"},
-    {CMD_ADMIN, "admin"},     {CMD_PUBSUB, "pubsub"},     {CMD_NOSCRIPT, "noscript"},
-    {CMD_BLOCKING, "blocking"}, {CMD_LOADING, "loading"}, {CMD_STALE, "stale"},
-    {CMD_FAST, "fast"},       {CMD_NO_AUTH, "no_auth"},
 };
 
 /* does the space-separated list hold the word w (after an optional '@')? */
@@ -420,174 +407,63 @@ static bool word_in(const char *list, const char *w, size_t wlen)
     return false;
 }
 
-static long long word_count(const char *list)
+/*
+ * Appends Redis's bytes from command_meta (RESP3) in out's protocol: for
+ * RESP2 every map header %n becomes *2n and every set header ~n becomes *n
+ * (command_meta.h).  The bytes are generated, so they are well formed.
+ */
+static void reply_meta(struct reply *out, const char *p, size_t n)
 {
-    long long n = 0;
-    for (const char *p = list; p && *p;) {
-        while (*p == ' ')
-            p++;
-        if (!*p)
-            break;
-        n++;
-        while (*p && *p != ' ')
-            p++;
+    if (out->resp == 3) {
+        reply_raw(out, p, n);
+        return;
     }
-    return n;
-}
-
-/* each word of the list, as status (status=true) or bulk strings */
-static void reply_words(struct reply *out, const char *list, bool status)
-{
-    char w[128];
-    for (const char *p = list; p && *p;) {
-        while (*p == ' ')
-            p++;
-        const char *s = p;
-        while (*p && *p != ' ')
-            p++;
-        size_t n = (size_t)(p - s);
-        if (!n)
-            break;
-        if (n >= sizeof w)
-            n = sizeof w - 1;
-        memcpy(w, s, n);
-        w[n] = '\0';
-        if (status)
-            reply_simple(out, w);
-        else
-            reply_bulk(out, w, n);
-    }
-}
-
-static void reply_command_categories(struct reply *out, const char *cats)
-{
-    long long n = 0;
-    for (int i = 0; acl_categories[i]; i++)
-        if (word_in(cats, acl_categories[i], strlen(acl_categories[i])))
-            n++;
-    reply_set(out, n);
-    char w[32];
-    for (int i = 0; acl_categories[i]; i++)
-        if (word_in(cats, acl_categories[i], strlen(acl_categories[i]))) {
-            snprintf(w, sizeof w, "@%s", acl_categories[i]);
-            reply_simple(out, w);
+    const char *end = p + n;
+    while (p < end) {
+        const char *eol = memchr(p, '\n', (size_t)(end - p));
+        size_t line = (size_t)(eol - p) + 1;
+        if (*p == '%' || *p == '~') {
+            long long k = strtoll(p + 1, NULL, 10);
+            reply_array(out, *p == '%' ? 2 * k : k);
+        } else {
+            if (*p == '$')
+                line += (size_t)strtoull(p + 1, NULL, 10) + 2; /* the payload and its CRLF */
+            reply_raw(out, p, line);
         }
-}
-
-static void reply_command_flags(struct reply *out, uint32_t flags, const char *more)
-{
-    long long n = word_count(more);
-    size_t nf = sizeof command_flag_names / sizeof command_flag_names[0];
-    for (size_t i = 0; i < nf; i++)
-        if (flags & command_flag_names[i].flag)
-            n++;
-    reply_set(out, n);
-    for (size_t i = 0; i < nf; i++)
-        if (flags & command_flag_names[i].flag)
-            reply_simple(out, command_flag_names[i].name);
-    reply_words(out, more, true);
-}
-
-/* the one key spec a first/last/step range amounts to (Redis's legacy range) */
-static void reply_command_key_specs(struct reply *out, const struct command *c)
-{
-    if (c->first_key <= 0) {
-        reply_set(out, 0);
-        return;
+        p += line;
     }
-    reply_set(out, 1);
-    reply_map(out, 3);
-    reply_bulk_cstr(out, "flags");
-    reply_set(out, 1);
-    reply_simple(out, (c->flags & CMD_WRITE) ? "RW" : "RO");
-    reply_bulk_cstr(out, "begin_search");
-    reply_map(out, 2);
-    reply_bulk_cstr(out, "type");
-    reply_bulk_cstr(out, "index");
-    reply_bulk_cstr(out, "spec");
-    reply_map(out, 1);
-    reply_bulk_cstr(out, "index");
-    reply_int(out, c->first_key);
-    reply_bulk_cstr(out, "find_keys");
-    reply_map(out, 2);
-    reply_bulk_cstr(out, "type");
-    reply_bulk_cstr(out, "range");
-    reply_bulk_cstr(out, "spec");
-    reply_map(out, 3);
-    reply_bulk_cstr(out, "lastkey");
-    reply_int(out, c->last_key >= 0 ? c->last_key - c->first_key : c->last_key);
-    reply_bulk_cstr(out, "keystep");
-    reply_int(out, c->key_step);
-    reply_bulk_cstr(out, "limit");
-    reply_int(out, 0);
 }
 
-static void reply_command_info_generic(struct reply *out, const struct command *c,
-                                       const char *more_flags, const char *tips,
-                                       const struct subcommand *subs, size_t nsubs)
-{
-    reply_array(out, 10);
-    reply_bulk_cstr(out, c->name);
-    reply_int(out, c->arity);
-    reply_command_flags(out, c->flags, more_flags);
-    reply_int(out, c->first_key);
-    reply_int(out, c->last_key);
-    reply_int(out, c->first_key ? c->key_step : 0);
-    reply_command_categories(out, c->categories);
-    reply_set(out, word_count(tips));
-    reply_words(out, tips, false);
-    reply_command_key_specs(out, c);
-    if (!nsubs) {
-        reply_set(out, 0);
-        return;
-    }
-    reply_array(out, (long long)nsubs);
-    for (size_t i = 0; i < nsubs; i++)
-        reply_command_info_generic(out, &subs[i].cmd, subs[i].more_flags, subs[i].tips, NULL, 0);
-}
-
+/* c's COMMAND INFO entry; a null for a name Redis 7.0.15 lacks, as Redis
+ * answers for an unknown name */
 static void reply_command_info(struct reply *out, const struct command *c)
 {
-    const struct command_extra *x = command_extra_find(c->name);
-    const struct subcommand *subs = NULL;
-    size_t nsubs = subcommands_of(c->name, &subs);
-    reply_command_info_generic(out, c, x ? x->more_flags : NULL, x ? x->tips : NULL, subs, nsubs);
+    size_t n;
+    const char *p = command_meta_info(c->name, &n);
+    if (p)
+        reply_meta(out, p, n);
+    else
+        reply_null(out);
 }
 
-static void reply_command_docs_generic(struct reply *out, const struct command *c,
-                                       const char *group, const struct subcommand *subs,
-                                       size_t nsubs)
+/* c's COMMAND DOCS name and doc; false (nothing sent) for a name Redis 7.0.15
+ * lacks, which Redis leaves out of the map */
+static bool reply_command_docs(struct reply *out, const struct command *c, bool send)
 {
-    reply_map(out, nsubs ? 4 : 3);
-    reply_bulk_cstr(out, "summary");
-    reply_bulk_cstr(out, c->summary ? c->summary : "");
-    reply_bulk_cstr(out, "since");
-    reply_bulk_cstr(out, c->since ? c->since : "");
-    reply_bulk_cstr(out, "group");
-    reply_bulk_cstr(out, group ? group : "generic");
-    if (nsubs) {
-        reply_bulk_cstr(out, "subcommands");
-        reply_map(out, (long long)nsubs);
-        for (size_t i = 0; i < nsubs; i++) {
-            reply_bulk_cstr(out, subs[i].cmd.name);
-            reply_command_docs_generic(out, &subs[i].cmd, group, NULL, 0);
-        }
+    size_t n;
+    const char *p = command_meta_docs(c->name, &n);
+    if (!p)
+        return false;
+    if (send) {
+        reply_bulk_cstr(out, c->name);
+        reply_meta(out, p, n);
     }
+    return true;
 }
 
-static void reply_command_docs(struct reply *out, const struct command *c)
+/* Redis lookupCommandBySds: "name" or "container|sub"; NULL when unknown */
+static const struct command *command_by_fullname(const struct resp_arg *a)
 {
-    const struct subcommand *subs = NULL;
-    size_t nsubs = subcommands_of(c->name, &subs);
-    reply_command_docs_generic(out, c, c->group, subs, nsubs);
-}
-
-/* Redis lookupCommandBySds: "name" or "container|sub"; NULL when unknown.
- * *sub is set to the subcommand entry for a "container|sub" name. */
-static const struct command *command_by_fullname(const struct resp_arg *a,
-                                                 const struct subcommand **sub)
-{
-    *sub = NULL;
     const char *bar = memchr(a->ptr, '|', a->len);
     if (!bar)
         return command_lookup(a->ptr, a->len);
@@ -598,17 +474,22 @@ static const struct command *command_by_fullname(const struct resp_arg *a,
     size_t rlen = a->len - (size_t)(rest - a->ptr);
     if (memchr(rest, '|', rlen))
         return NULL;
-    *sub = subcommand_find(parent->name, rest, rlen);
-    return *sub ? &(*sub)->cmd : NULL;
+    const struct subcommand *sub = subcommand_find(parent->name, rest, rlen);
+    return sub ? &sub->cmd : NULL;
+}
+
+static void reply_command_info_all(struct reply *out)
+{
+    size_t n = command_count();
+    reply_array(out, (long long)n);
+    for (size_t i = 0; i < n; i++)
+        reply_command_info(out, command_at(i));
 }
 
 static void cmd_command(struct cmd_ctx *ctx)
 {
     if (ctx->argc == 1) {
-        size_t n = command_count();
-        reply_array(ctx->out, (long long)n);
-        for (size_t i = 0; i < n; i++)
-            reply_command_info(ctx->out, command_at(i));
+        reply_command_info_all(ctx->out);
         return;
     }
     container_dispatch(ctx, "command", "COMMAND");
@@ -622,55 +503,35 @@ static void cmd_command_count(struct cmd_ctx *ctx)
 static void cmd_command_info(struct cmd_ctx *ctx)
 {
     if (ctx->argc == 2) {
-        size_t n = command_count();
-        reply_array(ctx->out, (long long)n);
-        for (size_t i = 0; i < n; i++)
-            reply_command_info(ctx->out, command_at(i));
+        reply_command_info_all(ctx->out);
         return;
     }
     reply_array(ctx->out, ctx->argc - 2);
     for (int i = 2; i < ctx->argc; i++) {
-        const struct subcommand *sub;
-        const struct command *c = command_by_fullname(&ctx->argv[i], &sub);
-        if (!c)
-            reply_null(ctx->out);
-        else if (sub)
-            reply_command_info_generic(ctx->out, c, sub->more_flags, sub->tips, NULL, 0);
-        else
+        const struct command *c = command_by_fullname(&ctx->argv[i]);
+        if (c)
             reply_command_info(ctx->out, c);
+        else
+            reply_null(ctx->out);
     }
 }
 
+/* two passes, as the map's length comes first: count, then send */
 static void cmd_command_docs(struct cmd_ctx *ctx)
 {
-    if (ctx->argc == 2) {
-        size_t n = command_count();
-        reply_map(ctx->out, (long long)n);
-        for (size_t i = 0; i < n; i++) {
-            reply_bulk_cstr(ctx->out, command_at(i)->name);
-            reply_command_docs(ctx->out, command_at(i));
-        }
-        return;
-    }
-    long long found = 0;
-    for (int i = 2; i < ctx->argc; i++) {
-        const struct subcommand *sub;
-        if (command_by_fullname(&ctx->argv[i], &sub))
-            found++;
-    }
-    reply_map(ctx->out, found);
-    for (int i = 2; i < ctx->argc; i++) {
-        const struct subcommand *sub;
-        const struct command *c = command_by_fullname(&ctx->argv[i], &sub);
-        if (!c)
-            continue;
-        reply_bulk_cstr(ctx->out, c->name);
-        if (sub) {
-            const struct command *parent = command_lookup(sub->parent, strlen(sub->parent));
-            reply_command_docs_generic(ctx->out, c, parent ? parent->group : NULL, NULL, 0);
+    for (int send = 0; send < 2; send++) {
+        long long found = 0;
+        if (ctx->argc == 2) {
+            for (size_t i = 0; i < command_count(); i++)
+                found += reply_command_docs(ctx->out, command_at(i), send);
         } else {
-            reply_command_docs(ctx->out, c);
+            for (int i = 2; i < ctx->argc; i++) {
+                const struct command *c = command_by_fullname(&ctx->argv[i]);
+                found += c && reply_command_docs(ctx->out, c, send);
+            }
         }
+        if (!send)
+            reply_map(ctx->out, found);
     }
 }
 
@@ -1482,10 +1343,9 @@ static void cmd_wait(struct cmd_ctx *ctx)
 /* ------------------------------------------------------------------------ */
 /* tables                                                                   */
 
-#define SUB(parent_, sub_, proc_, arity_, flags_, cats_, summary_, since_, more_, tips_) \
-    {parent_, sub_,                                                                  \
-     {parent_ "|" sub_, proc_, arity_, flags_, 0, 0, 0, ROUTE_HOME, NULL, summary_, since_, cats_}, \
-     more_, tips_}
+#define SUB(parent_, sub_, proc_, arity_, flags_, cats_, summary_, since_) \
+    {parent_, sub_,                                                    \
+     {parent_ "|" sub_, proc_, arity_, flags_, 0, 0, 0, ROUTE_HOME, NULL, summary_, since_, cats_}}
 
 #define LS (CMD_LOADING | CMD_STALE)
 #define NLS (CMD_NOSCRIPT | CMD_LOADING | CMD_STALE)
@@ -1493,66 +1353,50 @@ static void cmd_wait(struct cmd_ctx *ctx)
 
 static const struct subcommand subcommands[] = {
     SUB("command", "count", cmd_command_count, 2, LS, "@slow @connection",
-        "Get total number of Redis commands", "2.8.13", NULL, NULL),
+        "Get total number of Redis commands", "2.8.13"),
     SUB("command", "list", cmd_command_list, -2, LS, "@slow @connection",
-        "Get an array of Redis command names", "7.0.0", NULL, "nondeterministic_output_order"),
+        "Get an array of Redis command names", "7.0.0"),
     SUB("command", "getkeys", cmd_command_getkeys, -4, LS, "@slow @connection",
-        "Extract keys given a full Redis command", "2.8.13", NULL, NULL),
+        "Extract keys given a full Redis command", "2.8.13"),
     SUB("command", "docs", cmd_command_docs, -2, LS, "@slow @connection",
-        "Get array of specific Redis command documentation", "7.0.0", NULL,
-        "nondeterministic_output_order"),
+        "Get array of specific Redis command documentation", "7.0.0"),
     SUB("command", "info", cmd_command_info, -2, LS, "@slow @connection",
         "Get array of specific Redis command details, or all when no argument is given.",
-        "2.8.13", NULL, "nondeterministic_output_order"),
+        "2.8.13"),
     SUB("command", "help", cmd_command_help, 2, LS, "@slow @connection",
-        "Show helpful text about the different subcommands", "5.0.0", NULL, NULL),
+        "Show helpful text about the different subcommands", "5.0.0"),
 
     SUB("config", "rewrite", cmd_config_rewrite, 2, ANLS, "@admin @slow @dangerous",
-        "Rewrite the configuration file with the in memory configuration", "2.8.0", NULL, NULL),
+        "Rewrite the configuration file with the in memory configuration", "2.8.0"),
     SUB("config", "resetstat", cmd_config_resetstat, 2, ANLS, "@admin @slow @dangerous",
-        "Reset the stats returned by INFO", "2.0.0", NULL, NULL),
+        "Reset the stats returned by INFO", "2.0.0"),
     SUB("config", "help", cmd_config_help, 2, LS, "@slow",
-        "Show helpful text about the different subcommands", "5.0.0", NULL, NULL),
+        "Show helpful text about the different subcommands", "5.0.0"),
     SUB("config", "get", cmd_config_get, -3, ANLS, "@admin @slow @dangerous",
-        "Get the values of configuration parameters", "2.0.0", NULL, NULL),
+        "Get the values of configuration parameters", "2.0.0"),
     SUB("config", "set", cmd_config_set, -4, ANLS, "@admin @slow @dangerous",
-        "Set configuration parameters to the given values", "2.0.0", NULL,
-        "request_policy:all_nodes response_policy:all_succeeded"),
+        "Set configuration parameters to the given values", "2.0.0"),
 
     SUB("client", "getredir", cmd_client_getredir, 2, NLS, "@slow @connection",
-        "Get tracking notifications redirection client ID if any", "6.0.0", NULL, NULL),
+        "Get tracking notifications redirection client ID if any", "6.0.0"),
     SUB("client", "help", cmd_client_help, 2, LS, "@slow @connection",
-        "Show helpful text about the different subcommands", "5.0.0", NULL, NULL),
+        "Show helpful text about the different subcommands", "5.0.0"),
     SUB("client", "getname", cmd_client_getname, 2, NLS, "@slow @connection",
-        "Get the current connection name", "2.6.9", NULL, NULL),
+        "Get the current connection name", "2.6.9"),
     SUB("client", "setname", cmd_client_setname, 3, NLS, "@slow @connection",
-        "Set the current connection name", "2.6.9", NULL, NULL),
+        "Set the current connection name", "2.6.9"),
     SUB("client", "setinfo", cmd_client_setinfo, 4, NLS, "@slow @connection",
-        "Set client or connection specific info", "7.2.0", NULL, NULL),
+        "Set client or connection specific info", "7.2.0"),
     SUB("client", "no-evict", cmd_client_no_evict, 3, ANLS, "@admin @slow @dangerous @connection",
-        "Set client eviction mode for the current connection", "7.0.0", NULL, NULL),
+        "Set client eviction mode for the current connection", "7.0.0"),
     SUB("client", "id", cmd_client_id, 2, NLS, "@slow @connection",
-        "Returns the client ID for the current connection", "5.0.0", NULL, NULL),
+        "Returns the client ID for the current connection", "5.0.0"),
     SUB("client", "info", cmd_client_info, 2, NLS, "@slow @connection",
-        "Returns information about the current client connection.", "6.2.0", NULL,
-        "nondeterministic_output"),
+        "Returns information about the current client connection.", "6.2.0"),
     SUB("client", "list", cmd_client_list, -2, ANLS, "@admin @slow @dangerous @connection",
-        "Get the list of client connections", "2.4.0", NULL, "nondeterministic_output"),
+        "Get the list of client connections", "2.4.0"),
     SUB("client", "unpause", cmd_client_unpause, 2, ANLS, "@admin @slow @dangerous @connection",
-        "Resume processing of clients that were paused", "6.2.0", NULL, NULL),
-};
-
-static const struct command_extra command_extras[] = {
-    {"ping", NULL, "request_policy:all_shards response_policy:all_succeeded"},
-    {"quit", "allow_busy", NULL},
-    {"auth", "allow_busy", NULL},
-    {"hello", "allow_busy", NULL},
-    {"command", NULL, "nondeterministic_output_order"},
-    {"info", NULL, "nondeterministic_output request_policy:all_shards response_policy:special"},
-    {"time", NULL, "nondeterministic_output"},
-    {"lastsave", NULL, "nondeterministic_output"},
-    {"shutdown", "no_multi allow_busy", NULL},
-    {"wait", NULL, "request_policy:all_shards response_policy:agg_min"},
+        "Resume processing of clients that were paused", "6.2.0"),
 };
 
 static const struct subcommand *subcommand_find(const char *parent, const char *sub, size_t len)
@@ -1577,14 +1421,6 @@ static size_t subcommands_of(const char *parent, const struct subcommand **first
             n++;
         }
     return n;
-}
-
-static const struct command_extra *command_extra_find(const char *name)
-{
-    for (size_t i = 0; i < sizeof command_extras / sizeof command_extras[0]; i++)
-        if (strcmp(command_extras[i].name, name) == 0)
-            return &command_extras[i];
-    return NULL;
 }
 
 #define CMD(name_, proc_, arity_, flags_, group_, summary_, since_, cats_) \

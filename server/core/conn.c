@@ -285,7 +285,10 @@ void conn_flush(struct conn *c)
         }
         if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
             if (errno == EAGAIN) {
-                event_add(c->write_ev, NULL);
+                if (!c->write_armed) {
+                    event_add(c->write_ev, NULL);
+                    c->write_armed = true;
+                }
                 return;
             }
             continue;
@@ -300,7 +303,10 @@ void conn_flush(struct conn *c)
         reply_init(&c->out);
         c->out.resp = c->resp;
     }
-    event_del(c->write_ev);
+    if (c->write_armed) {
+        event_del(c->write_ev);
+        c->write_armed = false;
+    }
     if (c->close_after_reply && !c->slot_head)
         conn_close(c);
     else if (c->read_paused)

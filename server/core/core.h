@@ -89,6 +89,7 @@ struct conn {
     bool closed;             /* fd closed; freed when inflight reaches 0 */
     bool close_after_reply;
     bool read_paused;
+    bool write_armed;        /* write_ev is added: the socket was full */
     bool in_dirty;
     bool in_stalled;
     bool authenticated;
@@ -143,6 +144,7 @@ struct shard {
     int scratch_argc_cap;
     struct reply scratch;     /* local part replies */
     struct cmd_stats cstats;
+    uint64_t dirty_dbs;       /* databases written since the last publish (bit per db) */
     /* read by other threads: each on its own cache line */
     _Alignas(128) atomic_int asleep;
     atomic_bool stopping;     /* set by the main thread at shutdown */
@@ -157,7 +159,13 @@ void shard_wake_up(struct shard *self); /* called first thing in every event cal
 void shard_mark_dirty(struct conn *c);
 void shard_mark_stalled(struct conn *c);
 /* publish key counts and counters to our stats block (before replies leave) */
-void shard_publish_keyspace(struct shard *self);
+void shard_publish_keyspace(struct shard *self, bool everything);
+/* a write command ran on db: its key count is published before the reply leaves */
+static inline void shard_note_write(struct shard *self, const struct command *cmd, int db)
+{
+    if (cmd->flags & CMD_WRITE)
+        self->dirty_dbs |= (cmd->route >= ROUTE_FANOUT_SUM || (cmd->flags & CMD_ANY_DB) || db >= 64) ? ~0ull : 1ull << db;
+}
 
 /* conn.c */
 void conn_accept(struct shard *self, int fd);

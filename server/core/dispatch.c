@@ -57,6 +57,7 @@ static void run_handler(struct conn *c, const struct command *cmd, int argc, con
     };
     out->resp = c->resp;
     cmd->proc(&ctx);
+    shard_note_write(self, cmd, c->db);
 }
 
 /* ---------------------------------------------------------------- slots */
@@ -144,6 +145,7 @@ static void send_part(struct conn *c, struct slot *s, int target, const struct c
     };
     scratch->resp = s->resp;
     cmd->proc(&ctx);
+    shard_note_write(self, cmd, s->db);
     dispatch_part_reply(c, s, target, scratch->buf, scratch->len);
 }
 

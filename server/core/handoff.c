@@ -311,9 +311,10 @@ static void handoff_execute(struct shard *self, struct batch *b)
         e->reply_off = b->replies.len;
         e->cmd->proc(&ctx);
         e->reply_len = b->replies.len - e->reply_off;
+        shard_note_write(self, e->cmd, e->db);
     }
     STATS_ADD(&self->stats, handoff_batches_received, 1);
-    shard_publish_keyspace(self);
+    shard_publish_keyspace(self, false);
 }
 
 /* home side: a batch came back */

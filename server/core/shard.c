@@ -150,17 +150,28 @@ static void shard_on_doorbell(evutil_socket_t fd, short what, void *arg)
     (void)rc;
 }
 
-void shard_publish_keyspace(struct shard *self)
+/*
+ * Publish what INFO reads.  Key counts of the databases written since the
+ * last call (self->dirty_dbs) go out before their replies do, so SET then
+ * INFO agrees; the timer publishes every database and the memory figure,
+ * which also catches keys that expired or moved.
+ */
+void shard_publish_keyspace(struct shard *self, bool everything)
 {
     int dbs = store_databases(self->store);
-    for (int db = 0; db < dbs && db < STATS_MAX_DB; db++) {
+    uint64_t mask = everything ? ~0ull : self->dirty_dbs;
+    self->dirty_dbs = 0;
+    for (int db = 0; mask && db < dbs && db < STATS_MAX_DB; db++) {
+        if (!(mask & (1ull << db)))
+            continue;
         STATS_SET(&self->stats, db_keys[db], store_size(self->store, db));
         STATS_SET(&self->stats, db_expires[db], store_expires_size(self->store, db));
     }
     STATS_SET(&self->stats, keyspace_hits, self->cstats.keyspace_hits);
     STATS_SET(&self->stats, keyspace_misses, self->cstats.keyspace_misses);
     STATS_SET(&self->stats, expired_keys, store_expired_keys(self->store));
-    STATS_SET(&self->stats, used_memory, store_memory(self->store));
+    if (everything)
+        STATS_SET(&self->stats, used_memory, store_memory(self->store));
 }
 
 static void shard_on_timer(evutil_socket_t fd, short what, void *arg)
@@ -175,6 +186,7 @@ static void shard_on_timer(evutil_socket_t fd, short what, void *arg)
     store_active_expire(self->store, self->now, 250000L / cfg->hz);
     store_rehash_step(self->store);
     conn_reap_idle(self, cfg->timeout);
+    shard_publish_keyspace(self, true);
     struct timeval tv = {0, 1000000 / cfg->hz};
     evtimer_add(self->timer_ev, &tv);
 }
@@ -257,7 +269,7 @@ static void shard_loop(struct shard *self)
             shard_retry_stalled(self);
         shard_flush_dirty(self);
         conn_reap_dead(self);
-        shard_publish_keyspace(self);
+        shard_publish_keyspace(self, false);
         handoff_ring(self);
         rcu_quiescent_state();
         atomic_store(&self->asleep, 1);

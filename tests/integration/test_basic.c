@@ -99,7 +99,7 @@ static void check_keys_cmd(struct pc_conn *c, const char *pattern, int expect_al
             if (!has_key(v, n, keys[i]))
                 pc_fail("KEYS %s: %s missing", pattern, keys[i]);
     }
-    if (n > 0)
+    if (n >= 0)
         free_strv(v, n);
     free(r);
 }

@@ -2,9 +2,11 @@
  * test_server_cmds: the connection and server commands that need no
  * connection or running shards (PING ECHO WAIT TIME, COMMAND and its
  * subcommands, CONFIG's subcommand errors), called through the command table
- * as the dispatcher would, replies compared with Redis 7.0.15's bytes.
+ * as the dispatcher would, replies compared with Redis 7.0.15's bytes, and
+ * the coverage of the generated COMMAND INFO / DOCS entries (command_meta.h).
  */
 #include "percore/command.h"
+#include "percore/command_meta.h"
 #include "percore/config.h"
 #include "percore/reply.h"
 
@@ -83,15 +85,67 @@ static void test_command(void)
                 "+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r\n"
                 "+@dangerous\r\n*2\r\n$24\r\nrequest_policy:all_nodes\r\n$29\r\n"
                 "response_policy:all_succeeded\r\n*0\r\n*0\r\n");
+    /* key specs with all their flags (command_meta.c), sets and maps in RESP3 */
+    CHECK_REPLY("COMMAND INFO get",
+                "*1\r\n*10\r\n$3\r\nget\r\n:2\r\n*2\r\n+readonly\r\n+fast\r\n:1\r\n:1\r\n:1\r\n"
+                "*3\r\n+@read\r\n+@string\r\n+@fast\r\n*0\r\n*1\r\n*6\r\n$5\r\nflags\r\n*2\r\n"
+                "+RO\r\n+access\r\n$12\r\nbegin_search\r\n*4\r\n$4\r\ntype\r\n$5\r\nindex\r\n"
+                "$4\r\nspec\r\n*2\r\n$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n*4\r\n$4\r\ntype\r\n"
+                "$5\r\nrange\r\n$4\r\nspec\r\n*6\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n"
+                "$5\r\nlimit\r\n:0\r\n*0\r\n");
+    run("COMMAND INFO get", 3);
+    CHECK_MEM(out.buf, out.len,
+              "*1\r\n*10\r\n$3\r\nget\r\n:2\r\n~2\r\n+readonly\r\n+fast\r\n:1\r\n:1\r\n:1\r\n"
+              "~3\r\n+@read\r\n+@string\r\n+@fast\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n"
+              "+RO\r\n+access\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n"
+              "$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n"
+              "$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n"
+              "$5\r\nlimit\r\n:0\r\n~0\r\n");
     CHECK_REPLY("COMMAND DOCS nosuch", "*0\r\n");
     CHECK_REPLY("COMMAND DOCS echo",
-                "*2\r\n$4\r\necho\r\n*6\r\n$7\r\nsummary\r\n$21\r\nEcho the given string\r\n"
-                "$5\r\nsince\r\n$5\r\n1.0.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n");
-    run("COMMAND DOCS", 3);
-    CHECK(out.buf[0] == '%');
-    CHECK_EQ_LL(reply_value_len(out.buf, out.len), out.len);
-    run("COMMAND", 2);
-    CHECK_EQ_LL(reply_value_len(out.buf, out.len), out.len);
+                "*2\r\n$4\r\necho\r\n*10\r\n$7\r\nsummary\r\n$21\r\nEcho the given string\r\n"
+                "$5\r\nsince\r\n$5\r\n1.0.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n"
+                "$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n*4\r\n$4\r\nname\r\n"
+                "$7\r\nmessage\r\n$4\r\ntype\r\n$6\r\nstring\r\n");
+    run("COMMAND DOCS echo", 3);
+    CHECK_MEM(out.buf, out.len,
+              "%1\r\n$4\r\necho\r\n%5\r\n$7\r\nsummary\r\n$21\r\nEcho the given string\r\n"
+              "$5\r\nsince\r\n$5\r\n1.0.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n"
+              "$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n%2\r\n$4\r\nname\r\n"
+              "$7\r\nmessage\r\n$4\r\ntype\r\n$6\r\nstring\r\n");
+    /* CLIENT SETINFO came in Redis 7.2: 7.0.15 answers as for an unknown name */
+    CHECK_REPLY("COMMAND INFO client|setinfo", "*1\r\n$-1\r\n");
+    CHECK_REPLY("COMMAND DOCS client|setinfo nosuch", "*0\r\n");
+    /* the no-argument forms list percore's commands, every one with an entry */
+    for (int resp = 2; resp <= 3; resp++) {
+        run("COMMAND DOCS", resp);
+        CHECK(out.buf[0] == (resp == 3 ? '%' : '*'));
+        CHECK_EQ_LL(strtoll(out.buf + 1, NULL, 10), (long long)command_count() * (resp == 3 ? 1 : 2));
+        CHECK_EQ_LL(reply_value_len(out.buf, out.len), out.len);
+        run("COMMAND", resp);
+        CHECK_EQ_LL(strtoll(out.buf + 1, NULL, 10), (long long)command_count());
+        CHECK_EQ_LL(reply_value_len(out.buf, out.len), out.len);
+        CHECK(strstr(out.buf, "\r\n$-1\r\n") == NULL && strstr(out.buf, "\r\n_\r\n") == NULL);
+    }
+    /* every name COMMAND LIST gives (subcommands too) has Redis's entries */
+    run("COMMAND LIST", 2);
+    long long names = strtoll(out.buf + 1, NULL, 10);
+    int missing = 0;
+    const char *p = strchr(out.buf, '\n') + 1;
+    for (long long i = 0; i < names; i++) {
+        char name[64];
+        size_t len = strtoull(p + 1, NULL, 10), n;
+        p = strchr(p, '\n') + 1;
+        snprintf(name, sizeof name, "%.*s", (int)len, p);
+        p += len + 2;
+        if (strcmp(name, "client|setinfo") != 0 &&
+            (!command_meta_info(name, &n) || !command_meta_docs(name, &n))) {
+            fprintf(stderr, "no command_meta for %s\n", name);
+            missing++;
+        }
+    }
+    CHECK(names > (long long)command_count() && p == out.buf + out.len);
+    CHECK(missing == 0);
     run("COMMAND LIST", 2);
     CHECK(strstr(out.buf, "$10\r\nconfig|get\r\n") != NULL);
     CHECK_REPLY("COMMAND LIST FILTERBY PATTERN conf*",
