@@ -287,8 +287,10 @@ static void send_split(struct conn *c, struct slot *s, const struct command *cmd
     for (uint32_t i = 0; i < nkeys; i++) {
         int sh = key_shard(cfg, &argv[first + (int)i * step]);
         s->key_shard[i] = (uint16_t)sh;
-        if (!present[sh]++)
+        if (!present[sh]) {
+            present[sh] = 1;
             parts++;
+        }
     }
     s->parts_left = parts;
     struct resp_arg *sub = mem_alloc((size_t)(1 + nkeys * (uint32_t)step) * sizeof(*sub));

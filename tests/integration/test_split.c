@@ -156,6 +156,22 @@ int main(int argc, char **argv)
             pc_expect_reply(c, what, "$4\r\neven\r\n", 10);
     }
 
+    /* one command with thousands of keys, hundreds of them on each shard
+     * (a per-shard counter that wrapped at 256 once lost a part) */
+    enum { BIG = 3000 };
+    static char names[BIG][16];
+    static const char *margv[1 + 2 * BIG];
+    margv[0] = "MSET";
+    for (int i = 0; i < BIG; i++) {
+        snprintf(names[i], sizeof(names[i]), "big:%d", i);
+        margv[1 + 2 * i] = margv[2 + 2 * i] = names[i];
+    }
+    pc_expectv(c, "+OK\r\n", 5, 1 + 2 * BIG, margv, NULL);
+    margv[0] = "DEL";
+    for (int i = 0; i < BIG; i++)
+        margv[1 + i] = names[i];
+    pc_expectv(c, ":3000\r\n", 7, 1 + BIG, margv, NULL);
+
     pc_conn_close(&c);
     pc_test_teardown(&srv);
     return pc_test_done("test_split");
