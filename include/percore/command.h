@@ -82,9 +82,6 @@ struct command {
     int last_key;       /* negative: counts from the end (-1 = last argument) */
     int key_step;
     enum cmd_route route;
-    const char *group;   /* COMMAND DOCS group: "string", "generic", "connection", "server" */
-    const char *summary;
-    const char *since;
     const char *categories; /* ACL categories, space separated, e.g. "@read @string @fast" */
 };
 

@@ -74,6 +74,21 @@ void config_get_reply(struct reply *out, const struct resp_arg *patterns, int n)
 /* CONFIG SET name value [name value ...]: all-or-nothing; appends +OK or the error */
 void config_set_reply(struct reply *out, const struct resp_arg *args, int n);
 
+/*
+ * ThreadSanitizer cannot see urcu's grace periods, so in TSan builds every
+ * shard thread "releases" a marker at each quiescent state and the reclaimer
+ * "acquires" it before freeing an old config: the happens-before edge that
+ * the grace period guarantees.  Nothing at all in other builds.
+ */
+#ifdef PERCORE_SANITIZE_THREAD
+void __tsan_release(void *addr);
+void __tsan_acquire(void *addr);
+extern char config_grace_marker;
+static inline void config_note_quiescent(void) { __tsan_release(&config_grace_marker); }
+#else
+static inline void config_note_quiescent(void) {}
+#endif
+
 /* --help text: every key with its default */
 void config_print_help(void);
 

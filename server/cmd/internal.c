@@ -84,11 +84,8 @@ static void cmd_put(struct cmd_ctx *ctx)
 }
 
 const struct command command_family_internal[] = {
-    {"__take", cmd_take, 2, CMD_INTERNAL | CMD_WRITE, 1, 1, 1, ROUTE_OWNER,
-     "generic", "Remove a key and return its serialized value and expire (cross-shard RENAME)",
-     "", ""},
-    {"__put", cmd_put, 5, CMD_INTERNAL | CMD_WRITE, 1, 1, 1, ROUTE_OWNER,
-     "generic", "Store a serialized value under a key (cross-shard RENAME)", "", ""},
+    {"__take", cmd_take, 2, CMD_INTERNAL | CMD_WRITE, 1, 1, 1, ROUTE_OWNER, ""},
+    {"__put", cmd_put, 5, CMD_INTERNAL | CMD_WRITE, 1, 1, 1, ROUTE_OWNER, ""},
 };
 
 const size_t command_family_internal_count =

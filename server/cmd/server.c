@@ -1343,60 +1343,37 @@ static void cmd_wait(struct cmd_ctx *ctx)
 /* ------------------------------------------------------------------------ */
 /* tables                                                                   */
 
-#define SUB(parent_, sub_, proc_, arity_, flags_, cats_, summary_, since_) \
-    {parent_, sub_,                                                    \
-     {parent_ "|" sub_, proc_, arity_, flags_, 0, 0, 0, ROUTE_HOME, NULL, summary_, since_, cats_}}
+#define SUB(parent_, sub_, proc_, arity_, flags_, cats_) \
+    {parent_, sub_, {parent_ "|" sub_, proc_, arity_, flags_, 0, 0, 0, ROUTE_HOME, cats_}}
 
 #define LS (CMD_LOADING | CMD_STALE)
 #define NLS (CMD_NOSCRIPT | CMD_LOADING | CMD_STALE)
 #define ANLS (CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE)
 
 static const struct subcommand subcommands[] = {
-    SUB("command", "count", cmd_command_count, 2, LS, "@slow @connection",
-        "Get total number of Redis commands", "2.8.13"),
-    SUB("command", "list", cmd_command_list, -2, LS, "@slow @connection",
-        "Get an array of Redis command names", "7.0.0"),
-    SUB("command", "getkeys", cmd_command_getkeys, -4, LS, "@slow @connection",
-        "Extract keys given a full Redis command", "2.8.13"),
-    SUB("command", "docs", cmd_command_docs, -2, LS, "@slow @connection",
-        "Get array of specific Redis command documentation", "7.0.0"),
-    SUB("command", "info", cmd_command_info, -2, LS, "@slow @connection",
-        "Get array of specific Redis command details, or all when no argument is given.",
-        "2.8.13"),
-    SUB("command", "help", cmd_command_help, 2, LS, "@slow @connection",
-        "Show helpful text about the different subcommands", "5.0.0"),
+    SUB("command", "count", cmd_command_count, 2, LS, "@slow @connection"),
+    SUB("command", "list", cmd_command_list, -2, LS, "@slow @connection"),
+    SUB("command", "getkeys", cmd_command_getkeys, -4, LS, "@slow @connection"),
+    SUB("command", "docs", cmd_command_docs, -2, LS, "@slow @connection"),
+    SUB("command", "info", cmd_command_info, -2, LS, "@slow @connection"),
+    SUB("command", "help", cmd_command_help, 2, LS, "@slow @connection"),
 
-    SUB("config", "rewrite", cmd_config_rewrite, 2, ANLS, "@admin @slow @dangerous",
-        "Rewrite the configuration file with the in memory configuration", "2.8.0"),
-    SUB("config", "resetstat", cmd_config_resetstat, 2, ANLS, "@admin @slow @dangerous",
-        "Reset the stats returned by INFO", "2.0.0"),
-    SUB("config", "help", cmd_config_help, 2, LS, "@slow",
-        "Show helpful text about the different subcommands", "5.0.0"),
-    SUB("config", "get", cmd_config_get, -3, ANLS, "@admin @slow @dangerous",
-        "Get the values of configuration parameters", "2.0.0"),
-    SUB("config", "set", cmd_config_set, -4, ANLS, "@admin @slow @dangerous",
-        "Set configuration parameters to the given values", "2.0.0"),
+    SUB("config", "rewrite", cmd_config_rewrite, 2, ANLS, "@admin @slow @dangerous"),
+    SUB("config", "resetstat", cmd_config_resetstat, 2, ANLS, "@admin @slow @dangerous"),
+    SUB("config", "help", cmd_config_help, 2, LS, "@slow"),
+    SUB("config", "get", cmd_config_get, -3, ANLS, "@admin @slow @dangerous"),
+    SUB("config", "set", cmd_config_set, -4, ANLS, "@admin @slow @dangerous"),
 
-    SUB("client", "getredir", cmd_client_getredir, 2, NLS, "@slow @connection",
-        "Get tracking notifications redirection client ID if any", "6.0.0"),
-    SUB("client", "help", cmd_client_help, 2, LS, "@slow @connection",
-        "Show helpful text about the different subcommands", "5.0.0"),
-    SUB("client", "getname", cmd_client_getname, 2, NLS, "@slow @connection",
-        "Get the current connection name", "2.6.9"),
-    SUB("client", "setname", cmd_client_setname, 3, NLS, "@slow @connection",
-        "Set the current connection name", "2.6.9"),
-    SUB("client", "setinfo", cmd_client_setinfo, 4, NLS, "@slow @connection",
-        "Set client or connection specific info", "7.2.0"),
-    SUB("client", "no-evict", cmd_client_no_evict, 3, ANLS, "@admin @slow @dangerous @connection",
-        "Set client eviction mode for the current connection", "7.0.0"),
-    SUB("client", "id", cmd_client_id, 2, NLS, "@slow @connection",
-        "Returns the client ID for the current connection", "5.0.0"),
-    SUB("client", "info", cmd_client_info, 2, NLS, "@slow @connection",
-        "Returns information about the current client connection.", "6.2.0"),
-    SUB("client", "list", cmd_client_list, -2, ANLS, "@admin @slow @dangerous @connection",
-        "Get the list of client connections", "2.4.0"),
-    SUB("client", "unpause", cmd_client_unpause, 2, ANLS, "@admin @slow @dangerous @connection",
-        "Resume processing of clients that were paused", "6.2.0"),
+    SUB("client", "getredir", cmd_client_getredir, 2, NLS, "@slow @connection"),
+    SUB("client", "help", cmd_client_help, 2, LS, "@slow @connection"),
+    SUB("client", "getname", cmd_client_getname, 2, NLS, "@slow @connection"),
+    SUB("client", "setname", cmd_client_setname, 3, NLS, "@slow @connection"),
+    SUB("client", "setinfo", cmd_client_setinfo, 4, NLS, "@slow @connection"),
+    SUB("client", "no-evict", cmd_client_no_evict, 3, ANLS, "@admin @slow @dangerous @connection"),
+    SUB("client", "id", cmd_client_id, 2, NLS, "@slow @connection"),
+    SUB("client", "info", cmd_client_info, 2, NLS, "@slow @connection"),
+    SUB("client", "list", cmd_client_list, -2, ANLS, "@admin @slow @dangerous @connection"),
+    SUB("client", "unpause", cmd_client_unpause, 2, ANLS, "@admin @slow @dangerous @connection"),
 };
 
 static const struct subcommand *subcommand_find(const char *parent, const char *sub, size_t len)
@@ -1423,42 +1400,24 @@ static size_t subcommands_of(const char *parent, const struct subcommand **first
     return n;
 }
 
-#define CMD(name_, proc_, arity_, flags_, group_, summary_, since_, cats_) \
-    {name_, proc_, arity_, flags_, 0, 0, 0, ROUTE_HOME, group_, summary_, since_, cats_}
+#define CMD(name_, proc_, arity_, flags_, cats_) \
+    {name_, proc_, arity_, flags_, 0, 0, 0, ROUTE_HOME, cats_}
 
 const struct command command_family_server[] = {
-    CMD("ping", cmd_ping, -1, CMD_FAST, "connection", "Ping the server", "1.0.0",
-        "@fast @connection"),
-    CMD("echo", cmd_echo, 2, LS | CMD_FAST, "connection", "Echo the given string", "1.0.0",
-        "@fast @connection"),
-    CMD("quit", cmd_quit, -1, NLS | CMD_FAST | CMD_NO_AUTH, "connection", "Close the connection",
-        "1.0.0", "@fast @connection"),
-    CMD("select", cmd_select, 2, LS | CMD_FAST, "connection",
-        "Change the selected database for the current connection", "1.0.0", "@fast @connection"),
-    CMD("auth", cmd_auth, -2, NLS | CMD_FAST | CMD_NO_AUTH, "connection",
-        "Authenticate to the server", "1.0.0", "@fast @connection"),
-    CMD("hello", cmd_hello, -1, NLS | CMD_FAST | CMD_NO_AUTH, "connection",
-        "Handshake with Redis", "6.0.0", "@fast @connection"),
-    CMD("client", cmd_client, -2, 0, "connection", "A container for client connection commands",
-        "2.4.0", "@slow"),
-    CMD("command", cmd_command, -1, LS, "server", "Get array of Redis command details", "2.8.13",
-        "@slow @connection"),
-    CMD("config", cmd_config, -2, 0, "server", "A container for server configuration commands",
-        "2.0.0", "@slow"),
-    CMD("info", cmd_info, -1, LS, "server", "Get information and statistics about the server",
-        "1.0.0", "@slow @dangerous"),
-    CMD("time", cmd_time, 1, LS | CMD_FAST, "server", "Return the current server time", "2.6.0",
-        "@fast"),
-    CMD("lastsave", cmd_lastsave, 1, LS | CMD_FAST, "server",
-        "Get the UNIX time stamp of the last successful save to disk", "1.0.0",
-        "@admin @fast @dangerous"),
-    CMD("shutdown", cmd_shutdown, -1, ANLS, "server",
-        "Synchronously save the dataset to disk and then shut down the server", "1.0.0",
-        "@admin @slow @dangerous"),
-    CMD("wait", cmd_wait, 3, CMD_NOSCRIPT, "generic",
-        "Wait for the synchronous replication of all the write commands sent in the context of "
-        "the current connection",
-        "3.0.0", "@slow @connection"),
+    CMD("ping", cmd_ping, -1, CMD_FAST, "@fast @connection"),
+    CMD("echo", cmd_echo, 2, LS | CMD_FAST, "@fast @connection"),
+    CMD("quit", cmd_quit, -1, NLS | CMD_FAST | CMD_NO_AUTH, "@fast @connection"),
+    CMD("select", cmd_select, 2, LS | CMD_FAST, "@fast @connection"),
+    CMD("auth", cmd_auth, -2, NLS | CMD_FAST | CMD_NO_AUTH, "@fast @connection"),
+    CMD("hello", cmd_hello, -1, NLS | CMD_FAST | CMD_NO_AUTH, "@fast @connection"),
+    CMD("client", cmd_client, -2, 0, "@slow"),
+    CMD("command", cmd_command, -1, LS, "@slow @connection"),
+    CMD("config", cmd_config, -2, 0, "@slow"),
+    CMD("info", cmd_info, -1, LS, "@slow @dangerous"),
+    CMD("time", cmd_time, 1, LS | CMD_FAST, "@fast"),
+    CMD("lastsave", cmd_lastsave, 1, LS | CMD_FAST, "@admin @fast @dangerous"),
+    CMD("shutdown", cmd_shutdown, -1, ANLS, "@admin @slow @dangerous"),
+    CMD("wait", cmd_wait, 3, CMD_NOSCRIPT, "@slow @connection"),
 };
 
 const size_t command_family_server_count =

@@ -122,8 +122,15 @@ static struct config_box *config_copy(const struct config *src)
     return box;
 }
 
+#ifdef PERCORE_SANITIZE_THREAD
+char config_grace_marker;
+#endif
+
 static void config_box_destroy(struct rcu_head *head)
 {
+#ifdef PERCORE_SANITIZE_THREAD
+    __tsan_acquire(&config_grace_marker);
+#endif
     struct config_box *box = caa_container_of(head, struct config_box, rcu);
     config_free_strings(&box->config);
     mem_release(box);

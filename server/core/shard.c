@@ -271,6 +271,7 @@ static void shard_loop(struct shard *self)
         conn_reap_dead(self);
         shard_publish_keyspace(self, false);
         handoff_ring(self);
+        config_note_quiescent();
         rcu_quiescent_state();
         atomic_store(&self->asleep, 1);
         atomic_thread_fence(memory_order_seq_cst);
@@ -279,6 +280,7 @@ static void shard_loop(struct shard *self)
             event_base_loop(self->base, EVLOOP_NONBLOCK);
             continue;
         }
+        config_note_quiescent();
         rcu_thread_offline();
         self->rcu_online = false;
         event_base_loop(self->base, EVLOOP_ONCE);
@@ -352,6 +354,7 @@ static void *shard_main(void *arg)
     event_base_free(self->base);
     store_destroy(&self->store);
     reply_deinit(&self->scratch);
+    config_note_quiescent();
     rcu_unregister_thread();
     return NULL;
 }
