@@ -127,7 +127,11 @@ void dispatch_part_reply(struct conn *c, struct slot *s, int part, const char *r
         s->on_done(c, s);
 }
 
-/* a part of slot s for shard `target`: queued for it, or run now when it is us */
+/*
+ * A part of slot s for shard `target`: queued for it, or run now when it is
+ * us.  Running it may complete and free s: callers touch s no more after
+ * sending its last part.
+ */
 static void send_part(struct conn *c, struct slot *s, int target, const struct command *cmd, int argc,
                       const struct resp_arg *argv)
 {
@@ -522,14 +526,16 @@ static void scan_part(struct conn *c, struct slot *s, int part, const char *repl
     reply_raw(&s->gather, keys, len - (size_t)(keys - reply));
 }
 
+/* ask shard s->step for the keys from `local` on (s may be gone when this returns) */
 static void scan_send(struct conn *c, struct slot *s, unsigned long long local)
 {
     char tmp[24];
     int clen = snprintf(tmp, sizeof(tmp), "%llu", local);
-    struct resp_arg saved = s->argv[1];
-    s->argv[1] = (struct resp_arg){tmp, (size_t)clen};
-    send_one(c, s, s->step, s->cmd, s->argc, s->argv);
-    s->argv[1] = saved;
+    struct resp_arg *argv = mem_alloc((size_t)s->argc * sizeof(*argv));
+    memcpy(argv, s->argv, (size_t)s->argc * sizeof(*argv));
+    argv[1] = (struct resp_arg){tmp, (size_t)clen};
+    send_one(c, s, s->step, s->cmd, s->argc, argv);
+    mem_release(argv);
 }
 
 static void scan_done(struct conn *c, struct slot *s)
