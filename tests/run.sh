@@ -3,7 +3,9 @@
 #   1. the release build: unit, integration (threads 1 and 4), compat
 #      (differential against a real redis-server 7, and real clients:
 #      redis-cli, redis-benchmark, python3-redis, ioredis);
-#   2. an AddressSanitizer + UBSan build: unit and integration again.
+#   2. an AddressSanitizer + UBSan build: unit and integration again;
+#   3. a ThreadSanitizer build: unit and integration again (cross-shard
+#      handoff, disconnects in flight, RCU config, the MPSC ring).
 # Installs the Debian packages (and the npm test client) it needs when missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,3 +33,7 @@ cmake --build build -j"$jobs"
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DPERCORE_SANITIZE=address >/dev/null
 cmake --build build-asan -j"$jobs"
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 ctest --output-on-failure -j"$jobs" -L 'unit|integration')
+
+cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=Debug -DPERCORE_SANITIZE=thread >/dev/null
+cmake --build build-tsan -j"$jobs"
+(cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -j"$jobs" -L 'unit|integration')
