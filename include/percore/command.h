@@ -12,6 +12,7 @@
 #ifndef PERCORE_COMMAND_H
 #define PERCORE_COMMAND_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -84,6 +85,17 @@ struct command {
     enum cmd_route route;
     const char *categories; /* ACL categories, space separated, e.g. "@read @string @fast" */
 };
+
+/* ---- helpers for handlers (command.c) */
+struct object;
+/* look a key up to read it: counts a keyspace hit or miss (Redis's lookupKeyRead) */
+struct object *cmd_lookup_read(struct cmd_ctx *ctx, const struct resp_arg *key);
+/* look a key up to change it: no hit/miss counted (lookupKeyWrite) */
+struct object *cmd_lookup_write(struct cmd_ctx *ctx, const struct resp_arg *key);
+/* an option word, compared as Redis does: case-insensitive, up to the first NUL */
+bool cmd_arg_is(const struct resp_arg *a, const char *name);
+/* parse a long long or reply "value is not an integer or out of range" */
+bool cmd_get_ll_or_reply(struct cmd_ctx *ctx, const struct resp_arg *a, long long *v);
 
 void command_setup(void);
 /* case-insensitive; NULL when unknown (internal commands are never found) */

@@ -5,11 +5,13 @@
  * lower-cased name; lookups lower-case at most 32 bytes on the stack, so a
  * lookup costs one hash and one or two compares, with no allocation.
  * Internal commands (CMD_INTERNAL) are kept apart: clients can never call
- * them by name.
+ * them by name.  Also the few helpers every family's handlers share.
  */
 #include "percore/command.h"
 
 #include "families.h"
+#include "percore/store.h"
+#include "percore/util.h"
 
 #include <string.h>
 
@@ -87,4 +89,35 @@ size_t command_count(void)
 const struct command *command_at(size_t i)
 {
     return i < command_list_len ? command_list[i] : NULL;
+}
+
+struct object *cmd_lookup_read(struct cmd_ctx *ctx, const struct resp_arg *key)
+{
+    struct object *o = store_lookup(ctx->store, ctx->db, key->ptr, key->len, ctx->now);
+    if (ctx->stats) {
+        if (o)
+            ctx->stats->keyspace_hits++;
+        else
+            ctx->stats->keyspace_misses++;
+    }
+    return o;
+}
+
+struct object *cmd_lookup_write(struct cmd_ctx *ctx, const struct resp_arg *key)
+{
+    return store_lookup(ctx->store, ctx->db, key->ptr, key->len, ctx->now);
+}
+
+bool cmd_arg_is(const struct resp_arg *a, const char *name)
+{
+    return util_eq_nocase(a->ptr, strnlen(a->ptr, a->len), name);
+}
+
+bool cmd_get_ll_or_reply(struct cmd_ctx *ctx, const struct resp_arg *a, long long *v)
+{
+    if (!util_str_to_ll(a->ptr, a->len, v)) {
+        reply_not_integer(ctx->out);
+        return false;
+    }
+    return true;
 }

@@ -49,41 +49,10 @@ enum {
 
 /* ---- helpers ------------------------------------------------------------- */
 
-static struct object *lookup_read(struct cmd_ctx *ctx, const struct resp_arg *k)
-{
-    struct object *o = store_lookup(ctx->store, ctx->db, k->ptr, k->len, ctx->now);
-    if (ctx->stats) {
-        if (o)
-            ctx->stats->keyspace_hits++;
-        else
-            ctx->stats->keyspace_misses++;
-    }
-    return o;
-}
-
-static struct object *lookup_write(struct cmd_ctx *ctx, const struct resp_arg *k)
-{
-    return store_lookup(ctx->store, ctx->db, k->ptr, k->len, ctx->now);
-}
-
 /* Redis compares options as C strings: the argument up to its first NUL */
 static size_t cstr_len(const struct resp_arg *a)
 {
     return strnlen(a->ptr, a->len);
-}
-
-static bool opt_is(const struct resp_arg *a, const char *name)
-{
-    return util_eq_nocase(a->ptr, cstr_len(a), name);
-}
-
-static bool get_ll_or_reply(struct cmd_ctx *ctx, const struct resp_arg *a, long long *v)
-{
-    if (!util_str_to_ll(a->ptr, a->len, v)) {
-        reply_not_integer(ctx->out);
-        return false;
-    }
-    return true;
 }
 
 /* Redis getIntFromObjectOrReply: msg (when not NULL) replaces both errors */
@@ -129,14 +98,14 @@ static void cmd_exists(struct cmd_ctx *ctx)
 {
     long long n = 0;
     for (int j = 1; j < ctx->argc; j++)
-        if (lookup_read(ctx, &ctx->argv[j]) != NULL)
+        if (cmd_lookup_read(ctx, &ctx->argv[j]) != NULL)
             n++;
     reply_int(ctx->out, n);
 }
 
 static void cmd_type(struct cmd_ctx *ctx)
 {
-    struct object *o = lookup_read(ctx, &ctx->argv[1]);
+    struct object *o = cmd_lookup_read(ctx, &ctx->argv[1]);
     reply_simple(ctx->out, o ? object_type_name(o) : "none");
 }
 
@@ -149,16 +118,16 @@ static bool parse_expire_flags_or_reply(struct cmd_ctx *ctx, int *flags)
 
     for (int j = 3; j < ctx->argc; j++) {
         const struct resp_arg *opt = &ctx->argv[j];
-        if (opt_is(opt, "nx")) {
+        if (cmd_arg_is(opt, "nx")) {
             *flags |= EXPIRE_NX;
             nx = true;
-        } else if (opt_is(opt, "xx")) {
+        } else if (cmd_arg_is(opt, "xx")) {
             *flags |= EXPIRE_XX;
             xx = true;
-        } else if (opt_is(opt, "gt")) {
+        } else if (cmd_arg_is(opt, "gt")) {
             *flags |= EXPIRE_GT;
             gt = true;
-        } else if (opt_is(opt, "lt")) {
+        } else if (cmd_arg_is(opt, "lt")) {
             *flags |= EXPIRE_LT;
             lt = true;
         } else {
@@ -186,7 +155,7 @@ static void expire_generic(struct cmd_ctx *ctx, long long basetime, int unit, co
 
     if (!parse_expire_flags_or_reply(ctx, &flags))
         return;
-    if (!get_ll_or_reply(ctx, &ctx->argv[2], &when))
+    if (!cmd_get_ll_or_reply(ctx, &ctx->argv[2], &when))
         return;
 
     /* negative values are allowed, overflows are not */
@@ -203,7 +172,7 @@ static void expire_generic(struct cmd_ctx *ctx, long long basetime, int unit, co
     }
     when += basetime;
 
-    if (lookup_write(ctx, key) == NULL) {
+    if (cmd_lookup_write(ctx, key) == NULL) {
         reply_int(ctx->out, 0);
         return;
     }
@@ -264,7 +233,7 @@ static void ttl_generic(struct cmd_ctx *ctx, bool output_ms, bool output_abs)
     const struct resp_arg *key = &ctx->argv[1];
     long long expire, ttl = -1;
 
-    if (lookup_read(ctx, key) == NULL) {
+    if (cmd_lookup_read(ctx, key) == NULL) {
         reply_int(ctx->out, -2);
         return;
     }
@@ -303,7 +272,7 @@ static void cmd_pexpiretime(struct cmd_ctx *ctx)
 static void cmd_persist(struct cmd_ctx *ctx)
 {
     const struct resp_arg *key = &ctx->argv[1];
-    if (lookup_write(ctx, key) == NULL) {
+    if (cmd_lookup_write(ctx, key) == NULL) {
         reply_int(ctx->out, 0);
         return;
     }
@@ -410,15 +379,15 @@ static void cmd_scan(struct cmd_ctx *ctx)
     for (int i = 2; i < ctx->argc;) {
         int left = ctx->argc - i;
         const struct resp_arg *opt = &ctx->argv[i];
-        if (opt_is(opt, "count") && left >= 2) {
-            if (!get_ll_or_reply(ctx, &ctx->argv[i + 1], &count))
+        if (cmd_arg_is(opt, "count") && left >= 2) {
+            if (!cmd_get_ll_or_reply(ctx, &ctx->argv[i + 1], &count))
                 return;
             if (count < 1) {
                 reply_syntax_error(ctx->out);
                 return;
             }
             i += 2;
-        } else if (opt_is(opt, "match") && left >= 2) {
+        } else if (cmd_arg_is(opt, "match") && left >= 2) {
             const struct resp_arg *p = &ctx->argv[i + 1];
             /* the pattern is a no-op iff == "*" */
             if (p->len == 1 && p->ptr[0] == '*') {
@@ -428,7 +397,7 @@ static void cmd_scan(struct cmd_ctx *ctx)
                 kc.plen = p->len;
             }
             i += 2;
-        } else if (opt_is(opt, "type") && left >= 2) {
+        } else if (cmd_arg_is(opt, "type") && left >= 2) {
             kc.type = ctx->argv[i + 1].ptr;
             kc.tlen = cstr_len(&ctx->argv[i + 1]);
             i += 2;
@@ -476,7 +445,7 @@ static void rename_generic(struct cmd_ctx *ctx, bool nx)
     struct object *o;
     int64_t expire = -1;
 
-    if (lookup_write(ctx, src) == NULL) {
+    if (cmd_lookup_write(ctx, src) == NULL) {
         reply_error(ctx->out, "ERR no such key");
         return;
     }
@@ -488,7 +457,7 @@ static void rename_generic(struct cmd_ctx *ctx, bool nx)
             reply_ok(ctx->out);
         return;
     }
-    if (lookup_write(ctx, dst) != NULL) {
+    if (cmd_lookup_write(ctx, dst) != NULL) {
         if (nx) {
             reply_int(ctx->out, 0);
             return;
@@ -530,7 +499,7 @@ static void cmd_move(struct cmd_ctx *ctx)
         reply_error(ctx->out, "ERR source and destination objects are the same");
         return;
     }
-    if (lookup_write(ctx, key) == NULL) {
+    if (cmd_lookup_write(ctx, key) == NULL) {
         reply_int(ctx->out, 0);
         return;
     }
@@ -549,7 +518,7 @@ static bool flush_args_ok_or_reply(struct cmd_ctx *ctx)
 {
     if (ctx->argc == 1)
         return true;
-    if (ctx->argc == 2 && (opt_is(&ctx->argv[1], "sync") || opt_is(&ctx->argv[1], "async")))
+    if (ctx->argc == 2 && (cmd_arg_is(&ctx->argv[1], "sync") || cmd_arg_is(&ctx->argv[1], "async")))
         return true;
     reply_syntax_error(ctx->out);
     return false;
@@ -685,7 +654,7 @@ static void cmd_object(struct cmd_ctx *ctx)
         return;
     }
 
-    o = lookup_read(ctx, &ctx->argv[2]);
+    o = cmd_lookup_read(ctx, &ctx->argv[2]);
     if (o == NULL) {
         reply_null(ctx->out);
         return;

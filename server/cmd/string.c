@@ -5,7 +5,7 @@
  * the same order of checks, because the order decides which error a client
  * sees (SET parses its options before it looks at the key; GETEX looks up
  * the key before it validates the expire value; INCRBYFLOAT parses the
- * stored value before the increment).  Reads go through lookup_read(), which
+ * stored value before the increment).  Reads go through cmd_lookup_read(), which
  * counts keyspace hits/misses as Redis's lookupKeyRead does; writes look up
  * without counting (lookupKeyWrite).
  *
@@ -52,43 +52,11 @@ enum { PARSE_SET = 0, PARSE_GET = 1 };
 
 /* ---- helpers ------------------------------------------------------------- */
 
-static struct object *lookup_read(struct cmd_ctx *ctx, const struct resp_arg *k)
-{
-    struct object *o = store_lookup(ctx->store, ctx->db, k->ptr, k->len, ctx->now);
-    if (ctx->stats) {
-        if (o)
-            ctx->stats->keyspace_hits++;
-        else
-            ctx->stats->keyspace_misses++;
-    }
-    return o;
-}
-
-static struct object *lookup_write(struct cmd_ctx *ctx, const struct resp_arg *k)
-{
-    return store_lookup(ctx->store, ctx->db, k->ptr, k->len, ctx->now);
-}
-
-/* Redis compares options as C strings: the argument up to its first NUL */
-static bool opt_is(const struct resp_arg *a, const char *name)
-{
-    return util_eq_nocase(a->ptr, strnlen(a->ptr, a->len), name);
-}
-
 static void reply_object(struct reply *out, const struct object *o)
 {
     size_t len;
     const char *p = object_string_ptr(o, &len);
     reply_bulk(out, p, len);
-}
-
-static bool get_ll_or_reply(struct cmd_ctx *ctx, const struct resp_arg *a, long long *v)
-{
-    if (!util_str_to_ll(a->ptr, a->len, v)) {
-        reply_not_integer(ctx->out);
-        return false;
-    }
-    return true;
 }
 
 /* Redis checkStringLength(size, append), overflow-safe (CVE-2022-35977 fix) */
@@ -118,35 +86,35 @@ static bool parse_extended_or_reply(struct cmd_ctx *ctx, int *flags, int *unit,
         const struct resp_arg *next = (j == ctx->argc - 1) ? NULL : &ctx->argv[j + 1];
         int f = *flags;
 
-        if (opt_is(opt, "nx") && !(f & SET_XX) && type == PARSE_SET) {
+        if (cmd_arg_is(opt, "nx") && !(f & SET_XX) && type == PARSE_SET) {
             *flags |= SET_NX;
-        } else if (opt_is(opt, "xx") && !(f & SET_NX) && type == PARSE_SET) {
+        } else if (cmd_arg_is(opt, "xx") && !(f & SET_NX) && type == PARSE_SET) {
             *flags |= SET_XX;
-        } else if (opt_is(opt, "get") && type == PARSE_SET) {
+        } else if (cmd_arg_is(opt, "get") && type == PARSE_SET) {
             *flags |= SET_GET;
-        } else if (opt_is(opt, "keepttl") && !(f & SET_PERSIST) && !(f & SET_EX) &&
+        } else if (cmd_arg_is(opt, "keepttl") && !(f & SET_PERSIST) && !(f & SET_EX) &&
                    !(f & SET_EXAT) && !(f & SET_PX) && !(f & SET_PXAT) && type == PARSE_SET) {
             *flags |= SET_KEEPTTL;
-        } else if (opt_is(opt, "persist") && type == PARSE_GET && !(f & SET_EX) &&
+        } else if (cmd_arg_is(opt, "persist") && type == PARSE_GET && !(f & SET_EX) &&
                    !(f & SET_EXAT) && !(f & SET_PX) && !(f & SET_PXAT) && !(f & SET_KEEPTTL)) {
             *flags |= SET_PERSIST;
-        } else if (opt_is(opt, "ex") && !(f & SET_KEEPTTL) && !(f & SET_PERSIST) &&
+        } else if (cmd_arg_is(opt, "ex") && !(f & SET_KEEPTTL) && !(f & SET_PERSIST) &&
                    !(f & SET_EXAT) && !(f & SET_PX) && !(f & SET_PXAT) && next) {
             *flags |= SET_EX;
             *expire = next;
             j++;
-        } else if (opt_is(opt, "px") && !(f & SET_KEEPTTL) && !(f & SET_PERSIST) &&
+        } else if (cmd_arg_is(opt, "px") && !(f & SET_KEEPTTL) && !(f & SET_PERSIST) &&
                    !(f & SET_EX) && !(f & SET_EXAT) && !(f & SET_PXAT) && next) {
             *flags |= SET_PX;
             *unit = UNIT_MILLISECONDS;
             *expire = next;
             j++;
-        } else if (opt_is(opt, "exat") && !(f & SET_KEEPTTL) && !(f & SET_PERSIST) &&
+        } else if (cmd_arg_is(opt, "exat") && !(f & SET_KEEPTTL) && !(f & SET_PERSIST) &&
                    !(f & SET_EX) && !(f & SET_PX) && !(f & SET_PXAT) && next) {
             *flags |= SET_EXAT;
             *expire = next;
             j++;
-        } else if (opt_is(opt, "pxat") && !(f & SET_KEEPTTL) && !(f & SET_PERSIST) &&
+        } else if (cmd_arg_is(opt, "pxat") && !(f & SET_KEEPTTL) && !(f & SET_PERSIST) &&
                    !(f & SET_EX) && !(f & SET_EXAT) && !(f & SET_PX) && next) {
             *flags |= SET_PXAT;
             *unit = UNIT_MILLISECONDS;
@@ -164,7 +132,7 @@ static bool parse_extended_or_reply(struct cmd_ctx *ctx, int *flags, int *unit,
 static bool get_expire_ms_or_reply(struct cmd_ctx *ctx, const struct resp_arg *expire, int flags,
                                    int unit, const char *cmd, long long *ms)
 {
-    if (!get_ll_or_reply(ctx, expire, ms))
+    if (!cmd_get_ll_or_reply(ctx, expire, ms))
         return false;
     if (*ms <= 0 || (unit == UNIT_SECONDS && *ms > LLONG_MAX / 1000)) {
         reply_expire_time_error(ctx, cmd);
@@ -188,7 +156,7 @@ static bool get_expire_ms_or_reply(struct cmd_ctx *ctx, const struct resp_arg *e
  */
 static bool get_generic(struct cmd_ctx *ctx, bool *found)
 {
-    struct object *o = lookup_read(ctx, &ctx->argv[1]);
+    struct object *o = cmd_lookup_read(ctx, &ctx->argv[1]);
     *found = false;
     if (o == NULL) {
         reply_null(ctx->out);
@@ -229,7 +197,7 @@ static void set_generic(struct cmd_ctx *ctx, int flags, const struct resp_arg *k
             return;
     }
 
-    found = lookup_write(ctx, key) != NULL;
+    found = cmd_lookup_write(ctx, key) != NULL;
     if (((flags & SET_NX) && found) || ((flags & SET_XX) && !found)) {
         if (!(flags & SET_GET)) {
             if (style == SETR_NX)
@@ -317,7 +285,7 @@ static void cmd_getex(struct cmd_ctx *ctx)
     if (!parse_extended_or_reply(ctx, &flags, &unit, &expire, PARSE_GET))
         return;
 
-    o = lookup_read(ctx, key);
+    o = cmd_lookup_read(ctx, key);
     if (o == NULL) {
         reply_null(ctx->out);
         return;
@@ -345,7 +313,7 @@ static void cmd_mget(struct cmd_ctx *ctx)
 {
     reply_array(ctx->out, ctx->argc - 1);
     for (int j = 1; j < ctx->argc; j++) {
-        struct object *o = lookup_read(ctx, &ctx->argv[j]);
+        struct object *o = cmd_lookup_read(ctx, &ctx->argv[j]);
         if (o == NULL || object_type(o) != OBJ_STRING)
             reply_null(ctx->out);
         else
@@ -361,7 +329,7 @@ static void mset_generic(struct cmd_ctx *ctx, bool nx, const char *cmd)
     }
     if (nx) {
         for (int j = 1; j < ctx->argc; j += 2) {
-            if (lookup_write(ctx, &ctx->argv[j]) != NULL) {
+            if (cmd_lookup_write(ctx, &ctx->argv[j]) != NULL) {
                 reply_int(ctx->out, 0);
                 return;
             }
@@ -389,7 +357,7 @@ static void cmd_msetnx(struct cmd_ctx *ctx)
 static void incr_decr(struct cmd_ctx *ctx, long long incr)
 {
     const struct resp_arg *key = &ctx->argv[1];
-    struct object *o = lookup_write(ctx, key);
+    struct object *o = cmd_lookup_write(ctx, key);
     long long value = 0;
 
     if (o != NULL) {
@@ -430,7 +398,7 @@ static void cmd_decr(struct cmd_ctx *ctx)
 static void cmd_incrby(struct cmd_ctx *ctx)
 {
     long long incr;
-    if (!get_ll_or_reply(ctx, &ctx->argv[2], &incr))
+    if (!cmd_get_ll_or_reply(ctx, &ctx->argv[2], &incr))
         return;
     incr_decr(ctx, incr);
 }
@@ -438,7 +406,7 @@ static void cmd_incrby(struct cmd_ctx *ctx)
 static void cmd_decrby(struct cmd_ctx *ctx)
 {
     long long incr;
-    if (!get_ll_or_reply(ctx, &ctx->argv[2], &incr))
+    if (!cmd_get_ll_or_reply(ctx, &ctx->argv[2], &incr))
         return;
     /* negating LLONG_MIN would overflow */
     if (incr == LLONG_MIN) {
@@ -451,7 +419,7 @@ static void cmd_decrby(struct cmd_ctx *ctx)
 static void cmd_incrbyfloat(struct cmd_ctx *ctx)
 {
     const struct resp_arg *key = &ctx->argv[1];
-    struct object *o = lookup_write(ctx, key);
+    struct object *o = cmd_lookup_write(ctx, key);
     long double value = 0, incr;
     char buf[5 * 1024 + 32];
     int len;
@@ -489,7 +457,7 @@ static void cmd_append(struct cmd_ctx *ctx)
 {
     const struct resp_arg *key = &ctx->argv[1];
     const struct resp_arg *val = &ctx->argv[2];
-    struct object *o = lookup_write(ctx, key);
+    struct object *o = cmd_lookup_write(ctx, key);
     size_t totlen;
 
     if (o == NULL) {
@@ -510,7 +478,7 @@ static void cmd_append(struct cmd_ctx *ctx)
 
 static void cmd_strlen(struct cmd_ctx *ctx)
 {
-    struct object *o = lookup_read(ctx, &ctx->argv[1]);
+    struct object *o = cmd_lookup_read(ctx, &ctx->argv[1]);
     if (o == NULL) {
         reply_int(ctx->out, 0);
         return;
@@ -530,11 +498,11 @@ static void cmd_getrange(struct cmd_ctx *ctx)
     const char *str;
     size_t slen;
 
-    if (!get_ll_or_reply(ctx, &ctx->argv[2], &start))
+    if (!cmd_get_ll_or_reply(ctx, &ctx->argv[2], &start))
         return;
-    if (!get_ll_or_reply(ctx, &ctx->argv[3], &end))
+    if (!cmd_get_ll_or_reply(ctx, &ctx->argv[3], &end))
         return;
-    o = lookup_read(ctx, &ctx->argv[1]);
+    o = cmd_lookup_read(ctx, &ctx->argv[1]);
     if (o == NULL) {
         reply_bulk(ctx->out, "", 0);
         return;
@@ -573,14 +541,14 @@ static void cmd_setrange(struct cmd_ctx *ctx)
     struct object *o;
     size_t newlen;
 
-    if (!get_ll_or_reply(ctx, &ctx->argv[2], &offset))
+    if (!cmd_get_ll_or_reply(ctx, &ctx->argv[2], &offset))
         return;
     if (offset < 0) {
         reply_error(ctx->out, "ERR offset is out of range");
         return;
     }
 
-    o = lookup_write(ctx, key);
+    o = cmd_lookup_write(ctx, key);
     if (o == NULL) {
         /* Return 0 when setting nothing on a non-existing string */
         if (val->len == 0) {

@@ -141,7 +141,7 @@ static void check_scan(struct pc_conn *c, const char *count, const char *match)
                 pc_fail("SCAN returned a key that does not exist: %s", v[i]);
             total++;
         }
-        if (n > 0)
+        if (n >= 0)
             free_strv(v, n);
         free(r);
     } while (strcmp(cursor, "0") != 0 && ++rounds < 10000);
