@@ -48,6 +48,14 @@ struct config {
     int hz;                     /* shard timer frequency (active expiry) */
     char *requirepass;          /* NULL: no AUTH needed */
     long long maxmemory;        /* bytes, 0 no limit (enforced with the control-plane issue) */
+    /* collection encodings: compact below these sizes (Redis's names and defaults) */
+    long long hash_max_listpack_entries;
+    long long hash_max_listpack_value;
+    int list_max_listpack_size;   /* > 0 entries per node, < 0 node size class (-2 = 8 KB) */
+    int list_compress_depth;
+    long long set_max_intset_entries;
+    long long zset_max_listpack_entries;
+    long long zset_max_listpack_value;
     /* handoff */
     int inbox_size;             /* batches per shard inbox (power of two) */
     int handoff_credits;        /* remote batches a shard may have in flight */

@@ -1,9 +1,11 @@
 /*
  * object: a value stored under a key.
  *
- * Only strings exist so far (the other types arrive with the data-types
- * issue and add their encodings here).  A string object owns its bytes and a
- * capacity, so APPEND and SETRANGE grow it in place.  Objects belong to the
+ * A string object owns its bytes and a capacity, so APPEND and SETRANGE grow
+ * it in place.  A collection (list, set, zset, hash) is a small object that
+ * points at its type's structure and says which encoding that structure is
+ * in; each type module (store/list.c, set.c, zset.c, hash.c) provides a
+ * struct object_type_ops, and this module dispatches to it.  Objects belong to the
  * shard that created them and are never touched by another thread; to move a
  * value across shards (RENAME) it is serialized into bytes and rebuilt on the
  * owner of the destination key.
@@ -11,6 +13,7 @@
 #ifndef PERCORE_OBJECT_H
 #define PERCORE_OBJECT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -48,6 +51,39 @@ void object_string_set(struct object *o, const void *p, size_t n);
  * "int" for it, as in Redis; object_string_set() forgets this */
 void object_string_mark_float(struct object *o);
 
+/* ---- collections ------------------------------------------------------- */
+
+typedef void object_emit_fn(void *arg, const void *p, size_t n);
+
+struct object_type_ops {
+    const char *name;                                   /* TYPE's answer */
+    const char *(*encoding_name)(unsigned encoding);    /* OBJECT ENCODING's answer */
+    size_t (*length)(unsigned encoding, const void *ptr); /* elements, O(1) */
+    size_t (*memory)(unsigned encoding, const void *ptr); /* bytes held, O(1) */
+    void (*destroy)(unsigned encoding, void *ptr);
+    /* free up to `budget` elements; true once everything is freed (lazy free) */
+    bool (*destroy_step)(unsigned encoding, void *ptr, size_t budget);
+    void (*serialize)(unsigned encoding, const void *ptr, object_emit_fn *emit, void *arg);
+    /* rebuild from serialize's bytes; NULL when malformed */
+    void *(*deserialize)(const void *p, size_t n, unsigned *encoding);
+};
+
+extern const struct object_type_ops list_type_ops;
+extern const struct object_type_ops set_type_ops;
+extern const struct object_type_ops zset_type_ops;
+extern const struct object_type_ops hash_type_ops;
+
+/* a collection object owning ptr (a structure of its type's module) */
+struct object *object_collection_create(enum object_type type, unsigned encoding, void *ptr);
+void *object_collection_ptr(const struct object *o);
+unsigned object_collection_encoding(const struct object *o);
+/* after a conversion (e.g. listpack -> hashtable): the new structure; the old one is the caller's */
+void object_collection_set(struct object *o, unsigned encoding, void *ptr);
+/* elements of a collection (1 for a string) */
+size_t object_length(const struct object *o);
+/* lazy free: release up to `budget` elements of o; true (and o freed) once done */
+bool object_destroy_step(struct object **o, size_t budget);
+
 /* bytes this object holds (header + payload), for memory accounting */
 size_t object_memory(const struct object *o);
 
@@ -56,7 +92,7 @@ size_t object_memory(const struct object *o);
  * that object_deserialize() rebuilds on another thread.  The encoding is
  * private to this module.  deserialize returns NULL on malformed input.
  */
-void object_serialize(const struct object *o, void (*emit)(void *arg, const void *p, size_t n), void *arg);
+void object_serialize(const struct object *o, object_emit_fn *emit, void *arg);
 struct object *object_deserialize(const void *p, size_t n);
 
 #endif

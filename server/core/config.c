@@ -25,7 +25,7 @@
 #include <urcu-qsbr.h>
 #include <urcu/rculist.h>
 
-enum config_type { CT_INT, CT_MEMORY, CT_STRING, CT_BIND, CT_LOGLEVEL, CT_PERSIST_OFF };
+enum config_type { CT_INT, CT_SIZE, CT_MEMORY, CT_STRING, CT_BIND, CT_LOGLEVEL, CT_PERSIST_OFF };
 
 struct config_key {
     const char *name;
@@ -56,6 +56,30 @@ static const struct config_key config_keys[] = {
     {"hz", CT_INT, OFF(hz), "10", 1, 500, true, "shard timer frequency"},
     {"requirepass", CT_STRING, OFF(requirepass), "", 0, 0, true, "password for AUTH"},
     {"maxmemory", CT_MEMORY, OFF(maxmemory), "0", 0, LLONG_MAX, true, "memory limit, 0 none"},
+    {"hash-max-listpack-entries", CT_SIZE, OFF(hash_max_listpack_entries), "512", 0, LONG_MAX, true,
+     "hashes up to this many fields use a listpack"},
+    {"hash-max-ziplist-entries", CT_SIZE, OFF(hash_max_listpack_entries), "512", 0, LONG_MAX, true,
+     "old name of hash-max-listpack-entries"},
+    {"hash-max-listpack-value", CT_SIZE, OFF(hash_max_listpack_value), "64", 0, LONG_MAX, true,
+     "... and fields and values up to this many bytes"},
+    {"hash-max-ziplist-value", CT_SIZE, OFF(hash_max_listpack_value), "64", 0, LONG_MAX, true,
+     "old name of hash-max-listpack-value"},
+    {"list-max-listpack-size", CT_INT, OFF(list_max_listpack_size), "-2", INT_MIN, INT_MAX, true,
+     "list node size: > 0 entries, -1..-5 = 4..64 KB"},
+    {"list-max-ziplist-size", CT_INT, OFF(list_max_listpack_size), "-2", INT_MIN, INT_MAX, true,
+     "old name of list-max-listpack-size"},
+    {"list-compress-depth", CT_INT, OFF(list_compress_depth), "0", 0, INT_MAX, true,
+     "accepted for compatibility; list nodes are not compressed"},
+    {"set-max-intset-entries", CT_SIZE, OFF(set_max_intset_entries), "512", 0, LONG_MAX, true,
+     "sets of integers up to this size use an intset"},
+    {"zset-max-listpack-entries", CT_SIZE, OFF(zset_max_listpack_entries), "128", 0, LONG_MAX, true,
+     "sorted sets up to this many members use a listpack"},
+    {"zset-max-ziplist-entries", CT_SIZE, OFF(zset_max_listpack_entries), "128", 0, LONG_MAX, true,
+     "old name of zset-max-listpack-entries"},
+    {"zset-max-listpack-value", CT_SIZE, OFF(zset_max_listpack_value), "64", 0, LONG_MAX, true,
+     "... and members up to this many bytes"},
+    {"zset-max-ziplist-value", CT_SIZE, OFF(zset_max_listpack_value), "64", 0, LONG_MAX, true,
+     "old name of zset-max-listpack-value"},
     {"inbox-size", CT_INT, OFF(inbox_size), "1024", 2, 1 << 20, false,
      "batches a shard inbox holds (power of two)"},
     {"handoff-credits", CT_INT, OFF(handoff_credits), "256", 1, 1 << 20, false,
@@ -186,9 +210,10 @@ static const char *config_apply(struct config *c, const struct config_key *k, co
     size_t vlen = vals[0].len;
     switch (k->type) {
     case CT_INT:
+    case CT_SIZE:
     case CT_MEMORY: {
         long long n;
-        if (k->type == CT_INT) {
+        if (k->type != CT_MEMORY) {
             if (!util_str_to_ll(v, vlen, &n))
                 return "argument couldn't be parsed into an integer";
         } else if (!config_parse_memory(v, vlen, &n)) {
@@ -200,6 +225,8 @@ static const char *config_apply(struct config *c, const struct config_key *k, co
         }
         if (k->type == CT_INT)
             *(int *)field = (int)n;
+        else if (k->type == CT_SIZE)
+            *(long long *)field = n;
         else
             *(long long *)field = n;
         if (strcmp(k->name, "inbox-size") == 0 && (n & (n - 1)) != 0)
@@ -243,6 +270,7 @@ static void config_format(const struct config *c, const struct config_key *k, ch
     const void *field = (const char *)c + k->offset;
     switch (k->type) {
     case CT_INT: snprintf(buf, cap, "%d", *(const int *)field); break;
+    case CT_SIZE:
     case CT_MEMORY: snprintf(buf, cap, "%lld", *(const long long *)field); break;
     case CT_STRING: snprintf(buf, cap, "%s", *(char *const *)field ? *(char *const *)field : ""); break;
     case CT_LOGLEVEL: snprintf(buf, cap, "%s", loglevel_names[*(const enum loglevel *)field]); break;

@@ -22,8 +22,13 @@
  * object_string_set() (INCR and friends) clears OBJ_RAW, since Redis builds
  * a fresh object for those results.
  *
- * Serialized form (private, for RENAME across shards):
- *   type:u8  flags:u8  length:u64 little-endian  bytes[length]
+ * A collection is a header whose data[] holds the pointer to its type's
+ * structure and whose length field holds the encoding; the type module's
+ * struct object_type_ops does the rest.
+ *
+ * Serialized form (private, for moving a value across shards):
+ *   string:      type:u8  flags:u8  length:u64 little-endian  bytes[length]
+ *   collection:  type:u8  0:u8  the type module's own bytes
  *
  * Threading: an object is touched only by the thread of the shard that owns
  * it; serialize/deserialize is how a value crosses to another thread.
@@ -154,11 +159,75 @@ struct object *object_string_from_ll(long long v)
     return object_string_create(buf, (size_t)n);
 }
 
+/* the type module behind a collection; NULL for strings */
+static const struct object_type_ops *obj_ops(const struct object *o)
+{
+    switch (object_type(o)) {
+    case OBJ_LIST: return &list_type_ops;
+    case OBJ_SET: return &set_type_ops;
+    case OBJ_ZSET: return &zset_type_ops;
+    case OBJ_HASH: return &hash_type_ops;
+    case OBJ_STRING: break;
+    }
+    return NULL;
+}
+
+struct object *object_collection_create(enum object_type type, unsigned encoding, void *ptr)
+{
+    assert(type != OBJ_STRING);
+    struct object *o = mem_alloc(sizeof(struct object) + sizeof(void *));
+    size_t block = mem_usable(o);
+    o->units = block / 8 <= UINT16_MAX ? (uint16_t)(block / 8) : 0;
+    o->tf = (uint8_t)type;
+    o->len_lo = encoding; /* a collection keeps its encoding where a string keeps its length */
+    o->len_hi = 0;
+    obj_set_ext(o, ptr);
+    return o;
+}
+
+void *object_collection_ptr(const struct object *o)
+{
+    return obj_ext(o);
+}
+
+unsigned object_collection_encoding(const struct object *o)
+{
+    return o->len_lo;
+}
+
+void object_collection_set(struct object *o, unsigned encoding, void *ptr)
+{
+    o->len_lo = encoding;
+    obj_set_ext(o, ptr);
+}
+
+size_t object_length(const struct object *o)
+{
+    const struct object_type_ops *ops = obj_ops(o);
+    return ops ? ops->length(o->len_lo, obj_ext(o)) : 1;
+}
+
+bool object_destroy_step(struct object **o, size_t budget)
+{
+    const struct object_type_ops *ops = obj_ops(*o);
+    if (ops && !ops->destroy_step((*o)->len_lo, obj_ext(*o), budget))
+        return false;
+    if (ops)
+        mem_release(*o); /* the structure is gone already */
+    else
+        object_destroy(o);
+    *o = NULL;
+    return true;
+}
+
 void object_destroy(struct object **o)
 {
     if (o == NULL || *o == NULL)
         return;
-    if (obj_flags(*o) & OBJ_EXTERNAL)
+    const struct object_type_ops *ops = obj_ops(*o);
+    if (ops)
+        ops->destroy((*o)->len_lo, obj_ext(*o));
+    else if (obj_flags(*o) & OBJ_EXTERNAL)
         mem_release(obj_ext(*o));
     mem_release(*o);
     *o = NULL;
@@ -171,14 +240,8 @@ enum object_type object_type(const struct object *o)
 
 const char *object_type_name(const struct object *o)
 {
-    switch (object_type(o)) {
-    case OBJ_STRING: return "string";
-    case OBJ_LIST: return "list";
-    case OBJ_SET: return "set";
-    case OBJ_ZSET: return "zset";
-    case OBJ_HASH: return "hash";
-    }
-    return "none";
+    const struct object_type_ops *ops = obj_ops(o);
+    return ops ? ops->name : "string";
 }
 
 /* Redis string2ll's acceptance test: canonical decimal that fits long long */
@@ -208,8 +271,9 @@ static bool obj_is_canonical_ll(const char *s, size_t len)
 
 const char *object_encoding_name(const struct object *o)
 {
-    if (object_type(o) != OBJ_STRING)
-        return "unknown";
+    const struct object_type_ops *ops = obj_ops(o);
+    if (ops)
+        return ops->encoding_name(o->len_lo);
     size_t len = obj_len(o);
     if (obj_flags(o) & OBJ_RAW)
         return "raw";
@@ -274,13 +338,23 @@ void object_string_mark_float(struct object *o)
 size_t object_memory(const struct object *o)
 {
     size_t m = obj_block(o);
+    const struct object_type_ops *ops = obj_ops(o);
+    if (ops)
+        return m + ops->memory(o->len_lo, obj_ext(o));
     if (obj_flags(o) & OBJ_EXTERNAL)
         m += mem_usable(obj_ext(o));
     return m;
 }
 
-void object_serialize(const struct object *o, void (*emit)(void *arg, const void *p, size_t n), void *arg)
+void object_serialize(const struct object *o, object_emit_fn *emit, void *arg)
 {
+    const struct object_type_ops *ops = obj_ops(o);
+    if (ops) {
+        unsigned char h[2] = {(unsigned char)object_type(o), 0};
+        emit(arg, h, sizeof h);
+        ops->serialize(o->len_lo, obj_ext(o), emit, arg);
+        return;
+    }
     size_t len = obj_len(o);
     unsigned char h[OBJ_SER_HEADER];
     h[0] = (unsigned char)object_type(o);
@@ -295,9 +369,15 @@ void object_serialize(const struct object *o, void (*emit)(void *arg, const void
 struct object *object_deserialize(const void *p, size_t n)
 {
     const unsigned char *h = p;
-    if (p == NULL || n < OBJ_SER_HEADER)
+    if (p == NULL || n < 2)
         return NULL;
-    if (h[0] != OBJ_STRING || (h[1] & ~(OBJ_RAW | OBJ_FLOAT)) != 0)
+    if (h[0] != OBJ_STRING && h[0] <= OBJ_HASH && h[1] == 0) {
+        struct object probe = {.tf = h[0]};
+        unsigned encoding;
+        void *ptr = obj_ops(&probe)->deserialize(h + 2, n - 2, &encoding);
+        return ptr ? object_collection_create((enum object_type)h[0], encoding, ptr) : NULL;
+    }
+    if (n < OBJ_SER_HEADER || h[0] != OBJ_STRING || (h[1] & ~(OBJ_RAW | OBJ_FLOAT)) != 0)
         return NULL;
     uint64_t len = 0;
     for (int i = 0; i < 8; i++)
