@@ -59,6 +59,12 @@ enum {
     CMD_NO_AUTH = 1u << 10,
     CMD_INTERNAL = 1u << 11, /* not callable by clients (cross-shard helpers) */
     CMD_ANY_DB = 1u << 12,   /* may change a database other than the selected one (MOVE) */
+    /*
+     * The keys are counted by a numkeys argument at position first_key: they
+     * are argv[first_key+1 .. first_key+numkeys], plus any arguments before
+     * it from argv[1] (the destination of ZUNIONSTORE and friends).
+     */
+    CMD_NUMKEYS = 1u << 13,
 };
 
 /* where a command runs (see dispatch.c) */
@@ -72,6 +78,13 @@ enum cmd_route {
     ROUTE_FANOUT_OK,   /* every shard runs it; +OK or the first error (FLUSHALL FLUSHDB SWAPDB) */
     ROUTE_FANOUT_CONCAT, /* every shard runs it; arrays concatenated (KEYS) */
     ROUTE_SPECIAL,     /* the dispatcher drives it step by step (SCAN RANDOMKEY RENAME MSETNX) */
+    /*
+     * Keys on one shard: as ROUTE_OWNER.  Keys on several: the dispatcher
+     * copies them into a scratch store on the home shard, runs the handler
+     * there, and writes every key it changed back to its owner (SMOVE,
+     * SINTERSTORE, ZUNIONSTORE, LMOVE, ...).
+     */
+    ROUTE_GATHER,
 };
 
 struct command {

@@ -28,7 +28,8 @@
 
 struct store;
 
-/* process-wide hash seed, set once at startup before any store exists */
+/* process-wide hash seed (also the dicts' key, see siphash.h), set once at
+ * startup before any store exists */
 void store_set_seed(const uint8_t seed[16]);
 
 struct store *store_create(int databases);

@@ -52,6 +52,10 @@ void command_setup(void)
     command_add_family(command_family_server, command_family_server_count);
     command_add_family(command_family_string, command_family_string_count);
     command_add_family(command_family_keys, command_family_keys_count);
+    command_add_family(command_family_list, command_family_list_count);
+    command_add_family(command_family_set, command_family_set_count);
+    command_add_family(command_family_zset, command_family_zset_count);
+    command_add_family(command_family_hash, command_family_hash_count);
 }
 
 const struct command *command_lookup(const char *name, size_t len)

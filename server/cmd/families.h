@@ -15,6 +15,14 @@ extern const struct command command_family_keys[];
 extern const size_t command_family_keys_count;
 extern const struct command command_family_server[];
 extern const size_t command_family_server_count;
+extern const struct command command_family_list[];
+extern const size_t command_family_list_count;
+extern const struct command command_family_set[];
+extern const size_t command_family_set_count;
+extern const struct command command_family_zset[];
+extern const size_t command_family_zset_count;
+extern const struct command command_family_hash[];
+extern const size_t command_family_hash_count;
 /* internal helpers for cross-shard steps (RENAME's take/put, INFO keyspace) */
 extern const struct command command_family_internal[];
 extern const size_t command_family_internal_count;

@@ -2,8 +2,8 @@
  * store: one shard's keyspace (see include/percore/store.h).
  *
  * Design.  Each database is a chained hash table of power-of-two size,
- * hashed with SipHash-1-3 under the 16-byte per-process seed, and resized
- * by incremental rehash as in Redis's dict.c: while a resize is in progress
+ * hashed with SipHash-1-3 under the 16-byte per-process seed (base/siphash.c),
+ * and resized by incremental rehash as in Redis's dict.c: while a resize is in progress
  * there are two tables, every lookup/insert/delete moves one bucket from the
  * old to the new (visiting at most 10 empty buckets), and store_rehash_step()
  * moves more while the shard is idle.  Tables grow when they hold as many
@@ -43,6 +43,7 @@
 #include "percore/store.h"
 
 #include "percore/mem.h"
+#include "percore/siphash.h"
 
 #include <assert.h>
 #include <string.h>
@@ -113,71 +114,14 @@ struct store {
     unsigned dirty_next;         /* ring slot to use next */
 };
 
-static uint64_t seed_k0, seed_k1;
-
 void store_set_seed(const uint8_t seed[16])
 {
-    uint64_t k[2] = {0, 0};
-    for (int i = 0; i < 16; i++)
-        k[i / 8] |= (uint64_t)seed[i] << (8 * (i % 8));
-    seed_k0 = k[0];
-    seed_k1 = k[1];
-}
-
-/* ---- SipHash (Aumasson & Bernstein), 1-3 rounds like Rust's default */
-
-#ifndef SIP_CROUNDS
-#define SIP_CROUNDS 1
-#endif
-#ifndef SIP_DROUNDS
-#define SIP_DROUNDS 3
-#endif
-
-#define ROTL(x, b) (uint64_t)(((x) << (b)) | ((x) >> (64 - (b))))
-#define SIPROUND                                                               \
-    do {                                                                       \
-        v0 += v1; v1 = ROTL(v1, 13); v1 ^= v0; v0 = ROTL(v0, 32);              \
-        v2 += v3; v3 = ROTL(v3, 16); v3 ^= v2;                                 \
-        v0 += v3; v3 = ROTL(v3, 21); v3 ^= v0;                                 \
-        v2 += v1; v1 = ROTL(v1, 17); v1 ^= v2; v2 = ROTL(v2, 32);              \
-    } while (0)
-
-static uint64_t siphash(const void *p, size_t n, uint64_t k0, uint64_t k1)
-{
-    const unsigned char *in = p;
-    uint64_t v0 = 0x736f6d6570736575ULL ^ k0;
-    uint64_t v1 = 0x646f72616e646f6dULL ^ k1;
-    uint64_t v2 = 0x6c7967656e657261ULL ^ k0;
-    uint64_t v3 = 0x7465646279746573ULL ^ k1;
-    uint64_t m;
-    size_t i;
-
-    for (i = 0; i + 8 <= n; i += 8) {
-        memcpy(&m, in + i, 8);
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-        m = __builtin_bswap64(m);
-#endif
-        v3 ^= m;
-        for (int r = 0; r < SIP_CROUNDS; r++)
-            SIPROUND;
-        v0 ^= m;
-    }
-    m = (uint64_t)n << 56;
-    for (size_t j = 0; i + j < n; j++)
-        m |= (uint64_t)in[i + j] << (8 * j);
-    v3 ^= m;
-    for (int r = 0; r < SIP_CROUNDS; r++)
-        SIPROUND;
-    v0 ^= m;
-    v2 ^= 0xff;
-    for (int r = 0; r < SIP_DROUNDS; r++)
-        SIPROUND;
-    return v0 ^ v1 ^ v2 ^ v3;
+    siphash_set_seed(seed);
 }
 
 static uint64_t key_hash(const char *key, size_t klen)
 {
-    return siphash(key, klen, seed_k0, seed_k1);
+    return siphash_seeded(key, klen);
 }
 
 /* ---- helpers */
@@ -504,7 +448,7 @@ struct store *store_create(int databases)
     s->db = mem_calloc((size_t)databases, sizeof *s->db);
     for (int i = 0; i < databases; i++)
         s->db[i].rehash = -1;
-    s->rng = (seed_k0 ^ (uint64_t)(uintptr_t)s) | 1;
+    s->rng = (siphash_seed_k0() ^ (uint64_t)(uintptr_t)s) | 1;
     s->mem = mem_usable(s) + mem_usable(s->db);
     return s;
 }

@@ -38,6 +38,7 @@ missing (ctest marks that skipped).  The last line is "N passed, M failed".
 """
 
 import argparse
+import importlib.util
 import glob
 import os
 import random
@@ -717,9 +718,20 @@ def random_lines(n, seed):
     return out
 
 
-def run_random(pair, res, n, seed):
+def generator_lines(name, n, seed):
+    """random lines from tests/compat/gen/<name>.py: lines(rng, n, keys) -> [(marker, args)]"""
+    if name == "strings":
+        return random_lines(n, seed)
+    spec = importlib.util.spec_from_file_location("gen_" + name, os.path.join(HERE, "gen", name + ".py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    rng = random.Random(seed)
+    return mod.lines(rng, n, spread_keys(rng))
+
+
+def run_random(pair, res, n, seed, gen="strings"):
     pair.both(encode([b"FLUSHALL"]))
-    for i, (m, args) in enumerate(random_lines(n, seed)):
+    for i, (m, args) in enumerate(generator_lines(gen, n, seed)):
         run_line(pair, res, "random(seed=%d)#%d" % (seed, i), m, args)
 
 
@@ -734,6 +746,8 @@ def main():
     ap.add_argument("--threads", type=int, default=4, help="percore --threads")
     ap.add_argument("--random", type=int, default=0, metavar="N", help="also N random ops")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--gen", default="strings",
+                    help="random generator: strings, or NAME for tests/compat/gen/NAME.py")
     ap.add_argument("--no-scripts", action="store_true", help="random ops only")
     ap.add_argument("--max-show", type=int, default=60, help="differences printed")
     ap.add_argument("--logdir", default=os.environ.get("PC_LOG_DIR", "."))
@@ -773,8 +787,8 @@ def main():
         if o.random and cand.alive():
             before = res.failed
             pair.reconnect()
-            run_random(pair, res, o.random, o.seed)
-            print("%-28s %s" % ("random %d ops seed %d" % (o.random, o.seed),
+            run_random(pair, res, o.random, o.seed, o.gen)
+            print("%-28s %s" % ("random %s %d ops seed %d" % (o.gen, o.random, o.seed),
                                 "ok" if res.failed == before else "%d differences" % (res.failed - before)),
                   flush=True)
         pair.close()

@@ -1,0 +1,313 @@
+/*
+ * listpack: a packed array of byte strings (see include/percore/listpack.h).
+ *
+ * Layout: struct listpack { used bytes, entry count } then the entries:
+ *
+ *     [len: LEB128, 1-5 bytes] [len bytes] [back: 1-5 bytes]
+ *
+ * `back` is the size of the first two parts, written so that it can be read
+ * from its last byte backwards: the last byte holds the lowest 7 bits, and a
+ * set high bit means more bytes precede.  So an entry can be found from the
+ * one after it (lp_prev) without an index.  A position is the entry's offset
+ * from the start of the entries.
+ *
+ * Every change reallocates to the exact size (mimalloc often grows in
+ * place), as Redis's listpack does: small collections stay small.
+ */
+#include "percore/listpack.h"
+
+#include "percore/mem.h"
+
+#include <string.h>
+
+struct listpack {
+    uint32_t used;  /* bytes of entries */
+    uint32_t count; /* entries */
+    unsigned char data[];
+};
+
+#define LP_VARINT_MAX 5
+
+static size_t varint_size(size_t v)
+{
+    size_t n = 1;
+    while (v >= 128) {
+        v >>= 7;
+        n++;
+    }
+    return n;
+}
+
+static size_t varint_put(unsigned char *b, size_t v)
+{
+    size_t n = 0;
+    while (v >= 128) {
+        b[n++] = (unsigned char)((v & 127) | 128);
+        v >>= 7;
+    }
+    b[n++] = (unsigned char)v;
+    return n;
+}
+
+/* read a LEB128 length at p (at most `room` bytes); 0 when malformed */
+static size_t varint_get(const unsigned char *p, size_t room, size_t *v)
+{
+    size_t val = 0;
+    for (size_t i = 0; i < LP_VARINT_MAX && i < room; i++) {
+        val |= (size_t)(p[i] & 127) << (7 * i);
+        if (!(p[i] & 128)) {
+            *v = val;
+            return i + 1;
+        }
+    }
+    return 0;
+}
+
+/* back-length: written so that its last byte carries the lowest 7 bits */
+static size_t back_put(unsigned char *b, size_t v)
+{
+    size_t n = varint_size(v);
+    for (size_t i = 0; i < n; i++) {
+        unsigned char digit = (unsigned char)((v >> (7 * i)) & 127);
+        b[n - 1 - i] = (unsigned char)(digit | (i + 1 < n ? 128 : 0));
+    }
+    return n;
+}
+
+/* read a back-length ending at p[-1]; sets *bytes to its size; 0 when malformed */
+static size_t back_get(const unsigned char *end, size_t room, size_t *bytes)
+{
+    size_t val = 0;
+    for (size_t i = 0; i < LP_VARINT_MAX && i < room; i++) {
+        unsigned char b = end[-1 - (long)i];
+        val |= (size_t)(b & 127) << (7 * i);
+        if (!(b & 128)) {
+            *bytes = i + 1;
+            return val;
+        }
+    }
+    *bytes = 0;
+    return 0;
+}
+
+static size_t entry_size_for(size_t n)
+{
+    size_t head = varint_size(n) + n;
+    return head + varint_size(head);
+}
+
+static size_t entry_size(const struct listpack *lp, uint32_t pos)
+{
+    size_t len = 0;
+    varint_get(lp->data + pos, lp->used - pos, &len);
+    return entry_size_for(len);
+}
+
+static void entry_write(unsigned char *b, const void *p, size_t n)
+{
+    size_t h = varint_put(b, n);
+    if (n)
+        memcpy(b + h, p, n);
+    back_put(b + h + n, h + n);
+}
+
+struct listpack *lp_create(void)
+{
+    struct listpack *lp = mem_alloc(sizeof(*lp));
+    lp->used = 0;
+    lp->count = 0;
+    return lp;
+}
+
+void lp_destroy(struct listpack **lp)
+{
+    if (!lp || !*lp)
+        return;
+    mem_release(*lp);
+    *lp = NULL;
+}
+
+size_t lp_count(const struct listpack *lp) { return lp->count; }
+size_t lp_bytes(const struct listpack *lp) { return mem_usable(lp); }
+
+uint32_t lp_first(const struct listpack *lp)
+{
+    return lp->count ? 0 : LP_NONE;
+}
+
+uint32_t lp_next(const struct listpack *lp, uint32_t pos)
+{
+    if (pos == LP_NONE)
+        return LP_NONE;
+    size_t next = pos + entry_size(lp, pos);
+    return next < lp->used ? (uint32_t)next : LP_NONE;
+}
+
+/* the entry that ends where `end` begins */
+static uint32_t lp_before(const struct listpack *lp, size_t end)
+{
+    if (end == 0)
+        return LP_NONE;
+    size_t bytes;
+    size_t head = back_get(lp->data + end, end, &bytes);
+    return (uint32_t)(end - bytes - head);
+}
+
+uint32_t lp_prev(const struct listpack *lp, uint32_t pos)
+{
+    return pos == LP_NONE ? LP_NONE : lp_before(lp, pos);
+}
+
+uint32_t lp_last(const struct listpack *lp)
+{
+    return lp->count ? lp_before(lp, lp->used) : LP_NONE;
+}
+
+uint32_t lp_seek(const struct listpack *lp, long index)
+{
+    long count = (long)lp->count;
+    if (index < 0)
+        index += count;
+    if (index < 0 || index >= count)
+        return LP_NONE;
+    uint32_t pos;
+    if (index < count / 2) {
+        pos = lp_first(lp);
+        while (index-- > 0)
+            pos = lp_next(lp, pos);
+    } else {
+        pos = lp_last(lp);
+        for (long i = count - 1; i > index; i--)
+            pos = lp_prev(lp, pos);
+    }
+    return pos;
+}
+
+const char *lp_get(const struct listpack *lp, uint32_t pos, size_t *len)
+{
+    *len = 0;
+    size_t h = varint_get(lp->data + pos, lp->used - pos, len);
+    return (const char *)lp->data + pos + h;
+}
+
+uint32_t lp_find(const struct listpack *lp, uint32_t pos, const void *p, size_t n, unsigned skip)
+{
+    while (pos != LP_NONE) {
+        size_t len;
+        const char *e = lp_get(lp, pos, &len);
+        if (len == n && (n == 0 || memcmp(e, p, n) == 0))
+            return pos;
+        for (unsigned i = 0; i <= skip && pos != LP_NONE; i++)
+            pos = lp_next(lp, pos);
+    }
+    return LP_NONE;
+}
+
+/* open a gap of `grow` bytes at offset at (shrink when negative); returns the new lp */
+static struct listpack *lp_resize_at(struct listpack *lp, size_t at, long grow)
+{
+    size_t used = lp->used;
+    if (grow > 0) {
+        lp = mem_realloc(lp, sizeof(*lp) + used + (size_t)grow);
+        memmove(lp->data + at + (size_t)grow, lp->data + at, used - at);
+    } else if (grow < 0) {
+        memmove(lp->data + at, lp->data + at - (size_t)grow, used - at + (size_t)grow);
+        lp = mem_realloc(lp, sizeof(*lp) + used + (size_t)grow);
+    }
+    lp->used = (uint32_t)((long)used + grow);
+    return lp;
+}
+
+uint32_t lp_insert(struct listpack **lp, uint32_t pos, const void *p, size_t n)
+{
+    size_t at = pos == LP_NONE ? (*lp)->used : pos;
+    size_t size = entry_size_for(n);
+    *lp = lp_resize_at(*lp, at, (long)size);
+    entry_write((*lp)->data + at, p, n);
+    (*lp)->count++;
+    return (uint32_t)at;
+}
+
+void lp_append(struct listpack **lp, const void *p, size_t n)
+{
+    lp_insert(lp, LP_NONE, p, n);
+}
+
+void lp_prepend(struct listpack **lp, const void *p, size_t n)
+{
+    lp_insert(lp, lp_first(*lp), p, n);
+}
+
+uint32_t lp_replace(struct listpack **lp, uint32_t pos, const void *p, size_t n)
+{
+    size_t old = entry_size(*lp, pos);
+    long delta = (long)entry_size_for(n) - (long)old;
+    size_t tail = pos + old; /* where the next entry starts now */
+    if (delta > 0)
+        *lp = lp_resize_at(*lp, tail, delta); /* room at the end of this entry */
+    else if (delta < 0)
+        *lp = lp_resize_at(*lp, tail - (size_t)(-delta), delta);
+    entry_write((*lp)->data + pos, p, n);
+    return pos;
+}
+
+uint32_t lp_delete(struct listpack **lp, uint32_t pos)
+{
+    size_t size = entry_size(*lp, pos);
+    *lp = lp_resize_at(*lp, pos, -(long)size);
+    (*lp)->count--;
+    return pos < (*lp)->used ? pos : LP_NONE;
+}
+
+void lp_delete_range(struct listpack **lp, long index, size_t count)
+{
+    uint32_t start = lp_seek(*lp, index);
+    if (start == LP_NONE || count == 0)
+        return;
+    uint32_t end = start;
+    size_t n = 0;
+    while (end != LP_NONE && n < count) {
+        end = lp_next(*lp, end);
+        n++;
+    }
+    size_t stop = end == LP_NONE ? (*lp)->used : end;
+    *lp = lp_resize_at(*lp, start, -(long)(stop - start));
+    (*lp)->count -= (uint32_t)n;
+}
+
+const void *lp_data(const struct listpack *lp, size_t *len)
+{
+    *len = sizeof(*lp) + lp->used;
+    return lp;
+}
+
+struct listpack *lp_from_data(const void *p, size_t n)
+{
+    struct listpack head;
+    if (n < sizeof(head))
+        return NULL;
+    memcpy(&head, p, sizeof(head));
+    if (head.used != n - sizeof(head))
+        return NULL;
+    const unsigned char *d = (const unsigned char *)p + sizeof(head);
+    size_t off = 0, count = 0;
+    while (off < head.used) {
+        size_t len, bytes;
+        size_t h = varint_get(d + off, head.used - off, &len);
+        if (h == 0 || len > head.used - off - h)
+            return NULL;
+        size_t end = off + h + len;
+        size_t want = varint_size(h + len);
+        if (want > head.used - end)
+            return NULL;
+        if (back_get(d + end + want, want, &bytes) != h + len || bytes != want)
+            return NULL;
+        off = end + want;
+        count++;
+    }
+    if (count != head.count)
+        return NULL;
+    struct listpack *lp = mem_alloc(n);
+    memcpy(lp, p, n);
+    return lp;
+}
