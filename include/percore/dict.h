@@ -40,10 +40,21 @@ const char *dict_entry_value(const struct dict_entry *e, size_t *len);
 void dict_entry_set_double(struct dict_entry *e, double v);
 double dict_entry_double(const struct dict_entry *e);
 
+/*
+ * after a batch of deletes: start shrinking if the table is under 10% full
+ * (find/add/random also do it); not during an iteration of d
+ */
+void dict_compact(struct dict *d);
+
 /* a random entry (SPOP, SRANDMEMBER, ...), NULL when empty; fair enough for Redis's uses */
 struct dict_entry *dict_random(struct dict *d);
 
-/* full iteration; the dict must not change meanwhile (except deleting the current entry) */
+/*
+ * full iteration; the dict must not change meanwhile (except deleting the
+ * current entry).  dict_find, dict_add and dict_random of the same dict move
+ * entries (incremental rehash): not during its iteration.  dict_delete never
+ * moves entries.
+ */
 struct dict_iter {
     struct dict *d;
     int table;

@@ -3,11 +3,13 @@
  *
  * Design: RENAME/RENAMENX whose two keys live on different shards cannot run
  * in one handler (a handler sees one store).  The dispatcher runs them as two
- * steps through these commands, each on the owner of its key:
+ * steps through these commands, each on the owner of its key; gathered
+ * multi-key commands (SMOVE, SUNIONSTORE, ...) copy their keys with __dump:
  *
  *   __take key                  -> nil when the key is missing, else
  *                                  *2 [$blob (object_serialize), :expire-ms or -1]
  *                                  and the key is removed from this store
+ *   __dump key                  -> the same as __take, but the key stays
  *   __put key blob expire nx    -> :0 when nx is "1" and key exists; else the
  *                                  value is rebuilt with object_deserialize,
  *                                  stored (replacing, TTL = expire unless -1)
@@ -34,25 +36,40 @@ static void emit_to_reply(void *arg, const void *p, size_t n)
     reply_raw(arg, p, n);
 }
 
+/* *2 [$blob, :expire or -1]: a copy of a value that may cross to another thread */
+static void reply_dump(struct cmd_ctx *ctx, const struct object *o, int64_t expire)
+{
+    struct reply blob;
+    reply_init(&blob);
+    object_serialize(o, emit_to_reply, &blob);
+    reply_array(ctx->out, 2);
+    reply_bulk(ctx->out, blob.buf ? blob.buf : "", blob.len);
+    reply_int(ctx->out, expire < 0 ? -1 : expire);
+    reply_deinit(&blob);
+}
+
 static void cmd_take(struct cmd_ctx *ctx)
 {
     const struct resp_arg *key = &ctx->argv[1];
     int64_t expire = -1;
     struct object *o = store_take(ctx->store, ctx->db, key->ptr, key->len, ctx->now, &expire);
-    struct reply blob;
-
     if (o == NULL) {
         reply_null(ctx->out);
         return;
     }
-    reply_init(&blob);
-    object_serialize(o, emit_to_reply, &blob);
+    reply_dump(ctx, o, expire);
     object_destroy(&o);
+}
 
-    reply_array(ctx->out, 2);
-    reply_bulk(ctx->out, blob.buf ? blob.buf : "", blob.len);
-    reply_int(ctx->out, expire < 0 ? -1 : expire);
-    reply_deinit(&blob);
+static void cmd_dump(struct cmd_ctx *ctx)
+{
+    const struct resp_arg *key = &ctx->argv[1];
+    struct object *o = store_lookup(ctx->store, ctx->db, key->ptr, key->len, ctx->now);
+    if (o == NULL) {
+        reply_null(ctx->out);
+        return;
+    }
+    reply_dump(ctx, o, store_get_expire(ctx->store, ctx->db, key->ptr, key->len, ctx->now));
 }
 
 static void cmd_put(struct cmd_ctx *ctx)
@@ -86,6 +103,7 @@ static void cmd_put(struct cmd_ctx *ctx)
 const struct command command_family_internal[] = {
     {"__take", cmd_take, 2, CMD_INTERNAL | CMD_WRITE, 1, 1, 1, ROUTE_OWNER, ""},
     {"__put", cmd_put, 5, CMD_INTERNAL | CMD_WRITE, 1, 1, 1, ROUTE_OWNER, ""},
+    {"__dump", cmd_dump, 2, CMD_INTERNAL | CMD_READONLY, 1, 1, 1, ROUTE_OWNER, ""},
 };
 
 const size_t command_family_internal_count =

@@ -51,6 +51,7 @@ struct slot {
     struct reply gather;     /* element bytes gathered from parts */
     uint32_t nkeys;
     uint16_t *key_shard;     /* MGET/MSETNX: owner shard of each key */
+    int *key_pos;            /* gathered commands: argv positions of the distinct keys */
     uint64_t *elem;          /* MGET: offset << 32 | length of key i's element in gather */
     /* multi-step commands (RENAME, MSETNX, SCAN) */
     uint64_t cursor;         /* SCAN: the shard-local cursor of the last part */
@@ -143,6 +144,7 @@ struct shard {
     struct resp_arg *scratch_argv; /* owner side: a batch entry's argv */
     int scratch_argc_cap;
     struct reply scratch;     /* local part replies */
+    struct store *scratch_store; /* gathered commands run here on copies */
     struct cmd_stats cstats;
     uint64_t dirty_dbs;       /* databases written since the last publish (bit per db) */
     /* read by other threads: each on its own cache line */

@@ -19,7 +19,9 @@
 
 #include "percore/config.h"
 #include "percore/mem.h"
+#include "percore/object.h"
 #include "percore/slot.h"
+#include "percore/store.h"
 #include "percore/util.h"
 
 #include <ctype.h>
@@ -86,6 +88,7 @@ void dispatch_slot_release(struct slot *s)
     reply_deinit(&s->after);
     reply_deinit(&s->gather);
     mem_release(s->key_shard);
+    mem_release(s->key_pos);
     mem_release(s->elem);
     mem_release(s->argv);
     mem_release(s->argv_bytes);
@@ -132,12 +135,12 @@ void dispatch_part_reply(struct conn *c, struct slot *s, int part, const char *r
  * us.  Running it may complete and free s: callers touch s no more after
  * sending its last part.
  */
-static void send_part(struct conn *c, struct slot *s, int target, const struct command *cmd, int argc,
-                      const struct resp_arg *argv)
+static void send_part(struct conn *c, struct slot *s, int target, int part, const struct command *cmd,
+                      int argc, const struct resp_arg *argv)
 {
     struct shard *self = c->home;
     if (target != self->index) {
-        handoff_send(c, target, cmd, s->db, argc, argv, s, target);
+        handoff_send(c, target, cmd, s->db, argc, argv, s, part);
         return;
     }
     struct reply *scratch = &self->scratch;
@@ -150,7 +153,7 @@ static void send_part(struct conn *c, struct slot *s, int target, const struct c
     scratch->resp = s->resp;
     cmd->proc(&ctx);
     shard_note_write(self, cmd, s->db);
-    dispatch_part_reply(c, s, target, scratch->buf, scratch->len);
+    dispatch_part_reply(c, s, part, scratch->buf, scratch->len);
 }
 
 static int key_shard(const struct config *cfg, const struct resp_arg *key)
@@ -312,7 +315,7 @@ static void send_split(struct conn *c, struct slot *s, const struct command *cmd
                 for (int j = 0; j < step; j++)
                     sub[n++] = argv[first + (int)i * step + j];
             }
-            send_part(c, s, sh, cmd, n, sub);
+            send_part(c, s, sh, sh, cmd, n, sub);
         }
     }
     mem_release(sub);
@@ -327,15 +330,15 @@ static void send_all(struct conn *c, struct slot *s, const struct command *cmd, 
     s->parts_left = n;
     for (int sh = 0; sh < n; sh++)
         if (sh != home)
-            send_part(c, s, sh, cmd, argc, argv);
-    send_part(c, s, home, cmd, argc, argv);
+            send_part(c, s, sh, sh, cmd, argc, argv);
+    send_part(c, s, home, home, cmd, argc, argv);
 }
 
 static void send_one(struct conn *c, struct slot *s, int target, const struct command *cmd, int argc,
                      const struct resp_arg *argv)
 {
     s->parts_left = 1;
-    send_part(c, s, target, cmd, argc, argv);
+    send_part(c, s, target, target, cmd, argc, argv);
 }
 
 /* keep a copy of the command in the slot: later steps run after the read buffer moved on */
@@ -452,8 +455,8 @@ static void rename_step(struct conn *c, struct slot *s)
         s->count = -1;
         s->sum = 0;
         s->parts_left = 2;
-        send_part(c, s, dst, cmd_named("exists"), 2, b);
-        send_part(c, s, src, cmd_named("exists"), 2, a);
+        send_part(c, s, dst, dst, cmd_named("exists"), 2, b);
+        send_part(c, s, src, src, cmd_named("exists"), 2, a);
     } else if (s->step == 1) {
         struct resp_arg a[2] = {{"__take", 6}, s->argv[1]};
         send_one(c, s, src, command_internal("__take"), 2, a);
@@ -632,6 +635,195 @@ static void randomkey_done(struct conn *c, struct slot *s)
     slot_complete(c, s);
 }
 
+/*
+ * Gathered commands (ROUTE_GATHER, or any command whose keys span shards
+ * and that has no split of its own): copy every key from its owner
+ * (__dump), rebuild the copies in a scratch store on this shard, run the
+ * handler there, then write back to its owner every key whose value or TTL
+ * the handler changed (__put, or DEL when it is gone).  Values cross threads
+ * only as serialized copies (DESIGN.md rule 1).  A barrier: the connection
+ * parses nothing more until the write-backs are done, so its next command
+ * sees them.  Atomic against other clients it is not; that is the
+ * transactions work.
+ */
+struct key_state {
+    bool exists;
+    const char *blob;
+    size_t blob_len;
+    long long expire;
+};
+
+/* a __dump reply: nil, or *2 [$blob, :expire] */
+static bool parse_dump(const char *r, size_t len, struct key_state *k)
+{
+    long long n, blen;
+    const char *p;
+    k->exists = false;
+    if (len && (r[0] == '$' || r[0] == '_'))
+        return true;
+    if (!len || r[0] != '*' || !(p = parse_line_ll(r, len, &n)) || n != 2 ||
+        !(p = parse_line_ll(p, len - (size_t)(p - r), &blen)) || blen < 0)
+        return false;
+    k->exists = true;
+    k->blob = p;
+    k->blob_len = (size_t)blen;
+    return parse_line_ll(p + blen + 2, len - (size_t)(p + blen + 2 - r), &k->expire) != NULL;
+}
+
+static void gather_part(struct conn *c, struct slot *s, int part, const char *reply, size_t len)
+{
+    (void)c;
+    s->elem[part] = ((uint64_t)s->gather.len << 32) | len;
+    reply_raw(&s->gather, reply, len);
+}
+
+static void part_ignore(struct conn *c, struct slot *s, int part, const char *reply, size_t len)
+{
+    (void)c, (void)s, (void)part, (void)reply, (void)len;
+}
+
+static void emit_to_reply(void *arg, const void *p, size_t n)
+{
+    reply_raw(arg, p, n);
+}
+
+static struct store *scratch_store(struct shard *self)
+{
+    if (!self->scratch_store)
+        self->scratch_store = store_create(1);
+    return self->scratch_store;
+}
+
+static void gather_done(struct conn *c, struct slot *s)
+{
+    struct shard *self = c->home;
+    const struct config *cfg = config_current();
+    if (s->step == 1) {
+        slot_complete(c, s);
+        return;
+    }
+    struct store *st = scratch_store(self);
+    /* 1. the copies */
+    for (uint32_t i = 0; i < s->nkeys; i++) {
+        const struct resp_arg *key = &s->argv[s->key_pos[i]];
+        uint64_t e = s->elem[i];
+        struct key_state k;
+        if (!parse_dump(s->gather.buf + (e >> 32), (size_t)(e & 0xffffffffu), &k)) {
+            reply_raw(&s->reply, s->gather.buf + (e >> 32), (size_t)(e & 0xffffffffu)); /* an error */
+            store_flush(st, -1);
+            slot_complete(c, s);
+            return;
+        }
+        struct object *o = k.exists ? object_deserialize(k.blob, k.blob_len) : NULL;
+        if (o) {
+            store_set(st, 0, key->ptr, key->len, o, 0);
+            if (k.expire >= 0)
+                store_set_expire(st, 0, key->ptr, key->len, k.expire, self->now);
+        }
+    }
+    /* 2. the command, on the copies */
+    struct cmd_ctx ctx = {
+        .store = st, .out = &s->reply, .argv = s->argv, .argc = s->argc, .db = 0, .now = self->now,
+        .config = cfg, .stats = &self->cstats, .conn = NULL, .shard = self->index,
+    };
+    s->reply.resp = s->resp;
+    s->cmd->proc(&ctx);
+    /* 3. what changed goes back to its owner */
+    struct reply now_blob, args_bytes;
+    reply_init(&now_blob);
+    reply_init(&args_bytes);
+    uint32_t *changed = mem_alloc(s->nkeys * sizeof(uint32_t));
+    uint32_t nchanged = 0;
+    for (uint32_t i = 0; i < s->nkeys; i++) {
+        const struct resp_arg *key = &s->argv[s->key_pos[i]];
+        uint64_t e = s->elem[i];
+        struct key_state before;
+        parse_dump(s->gather.buf + (e >> 32), (size_t)(e & 0xffffffffu), &before);
+        struct object *o = store_lookup(st, 0, key->ptr, key->len, self->now);
+        reply_clear(&now_blob);
+        if (o)
+            object_serialize(o, emit_to_reply, &now_blob);
+        long long expire = o ? store_get_expire(st, 0, key->ptr, key->len, self->now) : -1;
+        if (expire < 0)
+            expire = -1;
+        bool same = o ? before.exists && before.expire == expire && before.blob_len == now_blob.len &&
+                            memcmp(before.blob, now_blob.buf, now_blob.len) == 0
+                      : !before.exists;
+        if (!same)
+            changed[nchanged++] = i;
+    }
+    s->step = 1;
+    s->on_part = part_ignore;
+    s->parts_left = (int)nchanged;
+    int home = self->index;
+    /* remote owners first, ours last, so nothing completes the slot early */
+    for (int pass = 0; pass < 2; pass++) {
+        for (uint32_t j = 0; j < nchanged; j++) {
+            const struct resp_arg *key = &s->argv[s->key_pos[changed[j]]];
+            int owner = key_shard(cfg, key);
+            if ((pass == 0) == (owner == home))
+                continue;
+            struct object *o = store_lookup(st, 0, key->ptr, key->len, self->now);
+            if (!o) {
+                struct resp_arg del[2] = {{"del", 3}, *key};
+                send_part(c, s, owner, (int)changed[j], cmd_named("del"), 2, del);
+                continue;
+            }
+            reply_clear(&now_blob);
+            object_serialize(o, emit_to_reply, &now_blob);
+            long long expire = store_get_expire(st, 0, key->ptr, key->len, self->now);
+            char exp[24];
+            int elen = snprintf(exp, sizeof(exp), "%lld", expire < 0 ? -1 : expire);
+            struct resp_arg put[5] = {{"__put", 5}, *key, {now_blob.buf, now_blob.len}, {exp, (size_t)elen},
+                                      {"0", 1}};
+            send_part(c, s, owner, (int)changed[j], command_internal("__put"), 5, put);
+        }
+    }
+    mem_release(changed);
+    reply_deinit(&now_blob);
+    reply_deinit(&args_bytes);
+    store_flush(st, -1);
+    if (nchanged == 0)
+        slot_complete(c, s);
+    else
+        handoff_flush(self);
+}
+
+static void run_gather(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv,
+                       const int *pos, int npos)
+{
+    const struct config *cfg = config_current();
+    struct slot *s = slot_create(c, cmd);
+    slot_keep_argv(s, argc, argv);
+    s->barrier = true;
+    s->key_pos = mem_alloc((size_t)npos * sizeof(int));
+    for (int i = 0; i < npos; i++) { /* each distinct key once */
+        bool seen = false;
+        for (uint32_t j = 0; j < s->nkeys && !seen; j++) {
+            const struct resp_arg *a = &argv[pos[i]], *b = &argv[s->key_pos[j]];
+            seen = a->len == b->len && memcmp(a->ptr, b->ptr, a->len) == 0;
+        }
+        if (!seen)
+            s->key_pos[s->nkeys++] = pos[i];
+    }
+    s->elem = mem_calloc(s->nkeys, sizeof(uint64_t));
+    s->on_part = gather_part;
+    s->on_done = gather_done;
+    s->parts_left = (int)s->nkeys;
+    int home = c->home->index;
+    for (int pass = 0; pass < 2; pass++) {
+        for (uint32_t i = 0; i < s->nkeys; i++) {
+            const struct resp_arg *key = &s->argv[s->key_pos[i]];
+            int owner = key_shard(cfg, key);
+            if ((pass == 0) == (owner == home))
+                continue;
+            struct resp_arg dump[2] = {{"__dump", 6}, *key};
+            send_part(c, s, owner, (int)i, command_internal("__dump"), 2, dump);
+        }
+    }
+    handoff_flush(c->home);
+}
+
 /* ---------------------------------------------------------------- the entry point */
 
 static void reply_unknown_command(struct reply *out, int argc, const struct resp_arg *argv)
@@ -665,10 +857,46 @@ static bool key_range(const struct command *cmd, int argc, int *first, int *last
     return *last >= *first;
 }
 
-/* the one shard all keys live on, or -1 when they span several */
+/*
+ * The positions of a command's keys, into pos[] (room for argc entries);
+ * -1 when its numkeys argument is not usable (the handler then says why).
+ */
+static int key_positions(const struct command *cmd, int argc, const struct resp_arg *argv, int *pos)
+{
+    int n = 0;
+    if (cmd->flags & CMD_NUMKEYS) {
+        int at = cmd->first_key;
+        long long nk;
+        if (at >= argc || !util_str_to_ll(argv[at].ptr, argv[at].len, &nk) || nk <= 0 || nk > argc - at - 1)
+            return -1;
+        for (int i = 1; i < at; i++)
+            pos[n++] = i;
+        for (long long i = 0; i < nk; i++)
+            pos[n++] = at + 1 + (int)i;
+        return n;
+    }
+    int first, last;
+    if (!key_range(cmd, argc, &first, &last))
+        return 0;
+    for (int i = first; i <= last; i += cmd->key_step)
+        pos[n++] = i;
+    return n;
+}
+
+/* the one shard all keys live on, -1 when they span several, -2 when there are none */
 static int keys_owner(const struct config *cfg, const struct command *cmd, int argc, const struct resp_arg *argv)
 {
     int first, last;
+    if (cmd->flags & CMD_NUMKEYS) {
+        int *pos = mem_alloc((size_t)argc * sizeof(int));
+        int n = key_positions(cmd, argc, argv, pos);
+        int owner = n > 0 ? key_shard(cfg, &argv[pos[0]]) : -2;
+        for (int i = 1; i < n && owner >= 0; i++)
+            if (key_shard(cfg, &argv[pos[i]]) != owner)
+                owner = -1;
+        mem_release(pos);
+        return owner;
+    }
     if (!key_range(cmd, argc, &first, &last))
         return -2;
     int owner = key_shard(cfg, &argv[first]);
@@ -782,8 +1010,11 @@ void dispatch_command(struct conn *c, int argc, const struct resp_arg *argv)
         run_handler(c, cmd, argc, argv, dispatch_reply_target(c), false);
     } else if (owner >= 0) {
         run_remote(c, cmd, owner, argc, argv);
-    } else if (cmd->route == ROUTE_OWNER) {
-        reply_error(dispatch_reply_target(c), "CROSSSLOT Keys in request don't hash to the same slot");
+    } else if (cmd->route == ROUTE_OWNER || cmd->route == ROUTE_GATHER) {
+        int *pos = mem_alloc((size_t)argc * sizeof(int));
+        int n = key_positions(cmd, argc, argv, pos);
+        run_gather(c, cmd, argc, argv, pos, n);
+        mem_release(pos);
     } else if ((argc - cmd->first_key) % cmd->key_step != 0) {
         run_handler(c, cmd, argc, argv, dispatch_reply_target(c), false); /* the handler's arity error */
     } else {

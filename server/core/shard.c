@@ -353,6 +353,7 @@ static void *shard_main(void *arg)
     event_free(self->accept_pause_ev);
     event_base_free(self->base);
     store_destroy(&self->store);
+    store_destroy(&self->scratch_store);
     reply_deinit(&self->scratch);
     config_note_quiescent();
     rcu_unregister_thread();

@@ -1,0 +1,486 @@
+/*
+ * dict: a hash table of binary-safe string keys with optional values
+ * (see include/percore/dict.h).
+ *
+ * Design.  Redis's dict.c, cut down to what the collection types need:
+ * chained buckets in a power-of-two table, SipHash-1-3 under the process
+ * seed (base/siphash.c), and incremental rehash with two tables while a
+ * resize is in progress.  The table grows when it holds as many entries as
+ * buckets and shrinks when under 10% full, to the smallest power of two that
+ * holds the entries.
+ *
+ * Which operations move entries.  dict_find, dict_add and dict_random do one
+ * rehash step (moving one bucket, visiting at most 10 empty ones) and may
+ * start a resize; dict_delete never does, so deleting the entry an iterator
+ * just returned is safe, as the header promises.  A dict emptied by deletes
+ * shrinks on its next find/add/random, or when the owner calls
+ * dict_compact() after a batch of deletes.
+ *
+ * An entry is one allocation: chain link, value, key and value lengths, and
+ * the key bytes inline (24 bytes + key).  The value is a double (sorted
+ * sets) or a pointer to a separate copy of the value bytes (hashes); which of
+ * the two the dict's entries hold is remembered per dict (string values are
+ * freed with the entry).  Both start as all-zero bits: NULL / 0.0.
+ *
+ * Memory: d->mem is kept with mem_usable() of every allocation (the dict,
+ * the tables, entries, values), so dict_memory() is O(1).
+ *
+ * Lazy free (dict_destroy_step): the dict is detached by its owner and
+ * freed a budget of entries at a time, the table walk position kept in the
+ * dict.
+ *
+ * Threading: a dict belongs to one shard thread, like the object holding it.
+ * The random generator is thread-local.
+ */
+#include "percore/dict.h"
+
+#include "percore/mem.h"
+#include "percore/siphash.h"
+
+#include <assert.h>
+#include <string.h>
+
+#define DICT_MIN 4            /* Redis DICT_HT_INITIAL_SIZE */
+#define DICT_SHRINK_PCT 10    /* Redis HASHTABLE_MIN_FILL */
+#define RANDOM_PROBES 256     /* random bucket probes before walking */
+
+struct dict_entry {
+    struct dict_entry *next; /* next entry in the bucket chain */
+    union {
+        char *s;             /* string value, NULL when none (hashes) */
+        double d;            /* double value (sorted sets) */
+    } v;
+    uint32_t klen;           /* key length */
+    uint32_t vlen;           /* string value length */
+    char key[];              /* key bytes, binary, not terminated */
+};
+
+struct dict_table {
+    struct dict_entry **bucket; /* 2^k chain heads, NULL when unused */
+    size_t mask;                /* buckets - 1 (0 when unused) */
+    size_t used;                /* entries in this table */
+};
+
+struct dict {
+    struct dict_table ht[2]; /* ht[1] is used only while rehashing */
+    long rehash;             /* next ht[0] bucket to move, -1 when not rehashing */
+    size_t mem;              /* bytes held: dict, tables, entries, values */
+    bool string_values;      /* entries' v.s are owned strings */
+    int free_table;          /* dict_destroy_step: table being freed */
+    size_t free_pos;         /* dict_destroy_step: next bucket to free */
+};
+
+static _Thread_local uint64_t dict_rng_state;
+
+static uint64_t dict_rand(void)
+{
+    uint64_t x = dict_rng_state;
+    if (x == 0)
+        x = (siphash_seed_k0() ^ (uint64_t)(uintptr_t)&dict_rng_state) | 1;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    dict_rng_state = x;
+    return x * 0x2545F4914F6CDD1DULL;
+}
+
+static uint64_t hash_key(const void *key, size_t len)
+{
+    return siphash_seeded(key, len);
+}
+
+static bool rehashing(const struct dict *d)
+{
+    return d->rehash >= 0;
+}
+
+static size_t table_size(const struct dict_table *t)
+{
+    return t->bucket ? t->mask + 1 : 0;
+}
+
+/* ---- lifecycle */
+
+struct dict *dict_create(void)
+{
+    struct dict *d = mem_calloc(1, sizeof *d);
+    d->rehash = -1;
+    d->mem = mem_usable(d);
+    return d;
+}
+
+static void entry_release(struct dict *d, struct dict_entry *e)
+{
+    if (d->string_values && e->v.s) {
+        d->mem -= mem_usable(e->v.s);
+        mem_release(e->v.s);
+    }
+    d->mem -= mem_usable(e);
+    mem_release(e);
+}
+
+static void table_release(struct dict *d, struct dict_table *t)
+{
+    if (t->bucket) {
+        d->mem -= mem_usable(t->bucket);
+        mem_release(t->bucket);
+    }
+    *t = (struct dict_table){NULL, 0, 0};
+}
+
+void dict_destroy(struct dict **dp)
+{
+    if (dp == NULL || *dp == NULL)
+        return;
+    while (!dict_destroy_step(dp, SIZE_MAX))
+        ;
+}
+
+bool dict_destroy_step(struct dict **dp, size_t budget)
+{
+    struct dict *d = *dp;
+    if (d == NULL)
+        return true;
+    size_t freed = 0;
+    while (d->free_table <= 1) {
+        struct dict_table *t = &d->ht[d->free_table];
+        while (d->free_pos < table_size(t)) {
+            if (freed >= budget)
+                return false;
+            struct dict_entry *e = t->bucket[d->free_pos];
+            /* free the chain's head only, so a budget is honoured within a chain */
+            if (e == NULL) {
+                d->free_pos++;
+                continue;
+            }
+            t->bucket[d->free_pos] = e->next;
+            t->used--;
+            entry_release(d, e);
+            freed++;
+        }
+        table_release(d, t);
+        d->free_table++;
+        d->free_pos = 0;
+    }
+    mem_release(d);
+    *dp = NULL;
+    return true;
+}
+
+size_t dict_size(const struct dict *d)
+{
+    return d->ht[0].used + d->ht[1].used;
+}
+
+size_t dict_memory(const struct dict *d)
+{
+    return d->mem;
+}
+
+/* ---- resizing */
+
+/* move up to n buckets from ht[0] to ht[1]; false once rehashing is done */
+static bool rehash(struct dict *d, size_t n)
+{
+    size_t empty_visits = n * 10;
+    if (!rehashing(d))
+        return false;
+    while (n-- && d->ht[0].used != 0) {
+        assert((size_t)d->rehash <= d->ht[0].mask);
+        while (d->ht[0].bucket[d->rehash] == NULL) {
+            d->rehash++;
+            if (--empty_visits == 0)
+                return true;
+        }
+        struct dict_entry *e = d->ht[0].bucket[d->rehash];
+        while (e) {
+            struct dict_entry *next = e->next;
+            size_t h = hash_key(e->key, e->klen) & d->ht[1].mask;
+            e->next = d->ht[1].bucket[h];
+            d->ht[1].bucket[h] = e;
+            d->ht[0].used--;
+            d->ht[1].used++;
+            e = next;
+        }
+        d->ht[0].bucket[d->rehash++] = NULL;
+    }
+    if (d->ht[0].used != 0)
+        return true;
+    table_release(d, &d->ht[0]);
+    d->ht[0] = d->ht[1];
+    d->ht[1] = (struct dict_table){NULL, 0, 0};
+    d->rehash = -1;
+    return false;
+}
+
+/* start resizing to the smallest power of two >= n (or create the table) */
+static void resize(struct dict *d, size_t n)
+{
+    size_t size = DICT_MIN;
+    while (size < n)
+        size *= 2;
+    if (rehashing(d) || size == table_size(&d->ht[0]))
+        return;
+    struct dict_table t = {mem_calloc(size, sizeof(struct dict_entry *)), size - 1, 0};
+    d->mem += mem_usable(t.bucket);
+    if (d->ht[0].bucket == NULL) {
+        d->ht[0] = t;
+        return;
+    }
+    d->ht[1] = t;
+    d->rehash = 0;
+}
+
+static void maybe_shrink(struct dict *d)
+{
+    size_t size = table_size(&d->ht[0]);
+    if (!rehashing(d) && size > DICT_MIN && d->ht[0].used * 100 / size < DICT_SHRINK_PCT)
+        resize(d, d->ht[0].used);
+}
+
+/* the bookkeeping every find/add/random does: a rehash step, or a shrink */
+static void maintain(struct dict *d)
+{
+    if (rehashing(d))
+        rehash(d, 1);
+    else
+        maybe_shrink(d);
+}
+
+void dict_compact(struct dict *d)
+{
+    maybe_shrink(d);
+}
+
+/* ---- lookups and changes */
+
+static struct dict_entry *find(const struct dict *d, const void *key, size_t len, uint64_t h)
+{
+    for (int t = 0; t <= 1; t++) {
+        if (d->ht[t].bucket == NULL)
+            break;
+        for (struct dict_entry *e = d->ht[t].bucket[h & d->ht[t].mask]; e; e = e->next)
+            if (e->klen == len && memcmp(e->key, key, len) == 0)
+                return e;
+        if (!rehashing(d))
+            break;
+    }
+    return NULL;
+}
+
+struct dict_entry *dict_find(struct dict *d, const void *key, size_t len)
+{
+    maintain(d);
+    if (dict_size(d) == 0)
+        return NULL;
+    return find(d, key, len, hash_key(key, len));
+}
+
+struct dict_entry *dict_add(struct dict *d, const void *key, size_t len, struct dict_entry **existing)
+{
+    assert(len <= UINT32_MAX);
+    maintain(d);
+    uint64_t h = hash_key(key, len);
+    struct dict_entry *e = find(d, key, len, h);
+    if (e) {
+        if (existing)
+            *existing = e;
+        return NULL;
+    }
+    if (d->ht[0].bucket == NULL)
+        resize(d, DICT_MIN);
+    else if (!rehashing(d) && d->ht[0].used >= table_size(&d->ht[0]))
+        resize(d, d->ht[0].used + 1);
+    e = mem_alloc(sizeof *e + len);
+    memset(&e->v, 0, sizeof e->v);
+    e->klen = (uint32_t)len;
+    e->vlen = 0;
+    memcpy(e->key, key, len);
+    d->mem += mem_usable(e);
+    struct dict_table *t = &d->ht[rehashing(d) ? 1 : 0];
+    size_t b = h & t->mask;
+    e->next = t->bucket[b];
+    t->bucket[b] = e;
+    t->used++;
+    if (existing)
+        *existing = NULL;
+    return e;
+}
+
+bool dict_delete(struct dict *d, const void *key, size_t len)
+{
+    if (dict_size(d) == 0)
+        return false;
+    uint64_t h = hash_key(key, len);
+    for (int t = 0; t <= 1 && d->ht[t].bucket; t++) {
+        struct dict_entry **ref = &d->ht[t].bucket[h & d->ht[t].mask];
+        for (; *ref; ref = &(*ref)->next) {
+            struct dict_entry *e = *ref;
+            if (e->klen == len && memcmp(e->key, key, len) == 0) {
+                *ref = e->next;
+                d->ht[t].used--;
+                entry_release(d, e);
+                return true;
+            }
+        }
+        if (!rehashing(d))
+            break;
+    }
+    return false;
+}
+
+/* ---- entries */
+
+const char *dict_entry_key(const struct dict_entry *e, size_t *len)
+{
+    if (len)
+        *len = e->klen;
+    return e->key;
+}
+
+void dict_entry_set_value(struct dict *d, struct dict_entry *e, const void *p, size_t n)
+{
+    assert(n <= UINT32_MAX);
+    d->string_values = true;
+    if (e->v.s && e->vlen >= n && mem_usable(e->v.s) <= 2 * (n + 16)) {
+        /* reuse the block when it fits without wasting much */
+        memcpy(e->v.s, p, n);
+        e->vlen = (uint32_t)n;
+        return;
+    }
+    if (e->v.s) {
+        d->mem -= mem_usable(e->v.s);
+        mem_release(e->v.s);
+    }
+    e->v.s = mem_alloc(n ? n : 1);
+    memcpy(e->v.s, p, n);
+    e->vlen = (uint32_t)n;
+    d->mem += mem_usable(e->v.s);
+}
+
+const char *dict_entry_value(const struct dict_entry *e, size_t *len)
+{
+    if (len)
+        *len = e->v.s ? e->vlen : 0;
+    return e->v.s;
+}
+
+void dict_entry_set_double(struct dict_entry *e, double v)
+{
+    e->v.d = v;
+}
+
+double dict_entry_double(const struct dict_entry *e)
+{
+    return e->v.d;
+}
+
+/* ---- random */
+
+struct dict_entry *dict_random(struct dict *d)
+{
+    if (dict_size(d) == 0)
+        return NULL;
+    maintain(d);
+    size_t s0 = table_size(&d->ht[0]), s1 = table_size(&d->ht[1]);
+    size_t lo = rehashing(d) ? (size_t)d->rehash : 0, span = s0 + s1 - lo;
+    size_t i = lo + dict_rand() % span;
+    struct dict_entry *e;
+    for (size_t probes = 0;; probes++) {
+        e = i < s0 ? d->ht[0].bucket[i] : d->ht[1].bucket[i - s0];
+        if (e)
+            break;
+        /* a sparse table (after many deletes): walk on instead */
+        if (probes < RANDOM_PROBES)
+            i = lo + dict_rand() % span;
+        else
+            i = i + 1 < s0 + s1 ? i + 1 : lo;
+    }
+    /* Redis's dictGetRandomKey: a random element of the bucket's chain */
+    size_t len = 0;
+    for (struct dict_entry *x = e; x; x = x->next)
+        len++;
+    for (size_t k = dict_rand() % len; k; k--)
+        e = e->next;
+    return e;
+}
+
+/* ---- iteration */
+
+void dict_iter_init(struct dict_iter *it, struct dict *d)
+{
+    it->d = d;
+    it->table = 0;
+    it->bucket = 0;
+    it->next = NULL;
+}
+
+struct dict_entry *dict_iter_next(struct dict_iter *it)
+{
+    struct dict *d = it->d;
+    for (;;) {
+        if (it->next) {
+            struct dict_entry *e = it->next;
+            it->next = e->next;
+            return e;
+        }
+        if (it->table > 1)
+            return NULL;
+        const struct dict_table *t = &d->ht[it->table];
+        if (it->bucket < table_size(t)) {
+            it->next = t->bucket[it->bucket++];
+            continue;
+        }
+        it->table++;
+        it->bucket = 0;
+    }
+}
+
+/* ---- SCAN */
+
+/* Redis rev(): reverse the bits of v */
+static uint64_t rev64(uint64_t v)
+{
+    unsigned sh = 64;
+    uint64_t mask = ~0ULL;
+    while ((sh >>= 1) > 0) {
+        mask ^= (mask << sh);
+        v = ((v >> sh) & mask) | ((v << sh) & ~mask);
+    }
+    return v;
+}
+
+static void scan_bucket(const struct dict_entry *e, dict_scan_fn *fn, void *arg)
+{
+    while (e) {
+        const struct dict_entry *next = e->next;
+        fn(arg, e);
+        e = next;
+    }
+}
+
+uint64_t dict_scan(struct dict *d, uint64_t v, dict_scan_fn *fn, void *arg)
+{
+    if (dict_size(d) == 0)
+        return 0;
+    if (!rehashing(d)) {
+        uint64_t m0 = d->ht[0].mask;
+        scan_bucket(d->ht[0].bucket[v & m0], fn, arg);
+        v |= ~m0;
+        return rev64(rev64(v) + 1);
+    }
+    const struct dict_table *t0 = &d->ht[0], *t1 = &d->ht[1];
+    if (t0->mask > t1->mask) {
+        const struct dict_table *tmp = t0;
+        t0 = t1;
+        t1 = tmp;
+    }
+    uint64_t m0 = t0->mask, m1 = t1->mask;
+    scan_bucket(t0->bucket[v & m0], fn, arg);
+    do {
+        scan_bucket(t1->bucket[v & m1], fn, arg);
+        v |= ~m1;
+        v = rev64(rev64(v) + 1);
+    } while (v & (m0 ^ m1));
+    return v;
+}

@@ -1,0 +1,319 @@
+/*
+ * test_dict: the hash table of sets, hashes and sorted sets.  Keys are
+ * binary (they hold NUL bytes); growth, shrink, rehash mid-way, scan
+ * coverage across resizes, values, random, lazy free and memory accounting.
+ */
+#include "percore/dict.h"
+#include "percore/siphash.h"
+
+#include "check.h"
+
+#include <stdlib.h>
+
+/* key i: "m\0" + decimal i */
+static size_t key_of(char *buf, long i)
+{
+    buf[0] = 'm';
+    buf[1] = '\0';
+    return 2 + (size_t)snprintf(buf + 2, 30, "%ld", i);
+}
+
+static long index_of(const char *key, size_t klen)
+{
+    char tmp[32];
+    if (klen < 3 || klen > 30 || key[0] != 'm' || key[1] != '\0')
+        return -1;
+    memcpy(tmp, key + 2, klen - 2);
+    tmp[klen - 2] = '\0';
+    return strtol(tmp, NULL, 10);
+}
+
+static void add(struct dict *d, long i)
+{
+    char k[32];
+    size_t n = key_of(k, i);
+    CHECK(dict_add(d, k, n, NULL) != NULL);
+}
+
+static bool has(struct dict *d, long i)
+{
+    char k[32];
+    size_t n = key_of(k, i);
+    return dict_find(d, k, n) != NULL;
+}
+
+static bool del(struct dict *d, long i)
+{
+    char k[32];
+    size_t n = key_of(k, i);
+    return dict_delete(d, k, n);
+}
+
+static void test_basic(void)
+{
+    struct dict *d = dict_create();
+    size_t empty = dict_memory(d);
+    CHECK(dict_size(d) == 0);
+    CHECK(dict_find(d, "a", 1) == NULL);
+    CHECK(dict_random(d) == NULL);
+    CHECK(!dict_delete(d, "a", 1));
+    struct dict_entry *e = dict_add(d, "a", 1, NULL), *ex = (void *)1;
+    CHECK(e != NULL);
+    CHECK(dict_add(d, "a", 1, &ex) == NULL);
+    CHECK(ex == e);
+    CHECK(dict_add(d, "", 0, &ex) != NULL);
+    CHECK(ex == NULL);
+    CHECK(dict_find(d, "", 0) != NULL);
+    size_t len;
+    const char *k = dict_entry_key(e, &len);
+    CHECK_MEM(k, len, "a");
+    CHECK(dict_entry_value(e, &len) == NULL && len == 0);
+    CHECK(dict_size(d) == 2);
+    CHECK(dict_memory(d) > empty);
+    CHECK(dict_delete(d, "a", 1));
+    CHECK(dict_delete(d, "", 0));
+    CHECK(dict_size(d) == 0);
+    dict_destroy(&d);
+    CHECK(d == NULL);
+    dict_destroy(&d);
+}
+
+static void test_many(void)
+{
+    enum { N = 200000 };
+    struct dict *d = dict_create();
+    for (long i = 0; i < N; i++)
+        add(d, i);
+    CHECK(dict_size(d) == N);
+    long missing = 0;
+    for (long i = 0; i < N; i++)
+        missing += !has(d, i);
+    CHECK_EQ_LL(missing, 0);
+    CHECK(!has(d, N));
+    /* delete all but 100: the table shrinks on later lookups */
+    size_t big = dict_memory(d);
+    for (long i = 100; i < N; i++)
+        CHECK(del(d, i));
+    CHECK(!del(d, N - 1));
+    dict_compact(d);
+    /* each lookup moves a bucket or skips 10 empty ones */
+    for (int r = 0; r < 100000; r++)
+        has(d, r % 100);
+    CHECK(dict_size(d) == 100);
+    CHECK(dict_memory(d) < big / 100);
+    for (long i = 0; i < 100; i++)
+        CHECK(has(d, i));
+    dict_destroy(&d);
+}
+
+static void test_iter(void)
+{
+    enum { N = 5000 };
+    struct dict *d = dict_create();
+    char *seen = calloc(N, 1);
+    /* interleave adds and finds so a rehash is in progress at times */
+    for (long i = 0; i < N; i++)
+        add(d, i);
+    for (int pass = 0; pass < 2; pass++) {
+        memset(seen, 0, N);
+        struct dict_iter it;
+        dict_iter_init(&it, d);
+        struct dict_entry *e;
+        long count = 0, dup = 0;
+        while ((e = dict_iter_next(&it)) != NULL) {
+            size_t len;
+            const char *k = dict_entry_key(e, &len);
+            long i = index_of(k, len);
+            CHECK(i >= 0 && i < N);
+            if (seen[i])
+                dup++;
+            seen[i] = 1;
+            count++;
+            /* pass 1 deletes every odd entry while iterating */
+            if (pass == 1 && (i & 1))
+                CHECK(dict_delete(d, k, len));
+        }
+        CHECK_EQ_LL(count, N);
+        CHECK_EQ_LL(dup, 0);
+    }
+    CHECK(dict_size(d) == N / 2);
+    for (long i = 0; i < N; i++)
+        CHECK(has(d, i) == !(i & 1));
+    free(seen);
+    dict_destroy(&d);
+}
+
+struct scan_arg {
+    char *seen;
+    long n;
+};
+
+static void scan_cb(void *arg, const struct dict_entry *e)
+{
+    struct scan_arg *sa = arg;
+    size_t len;
+    const char *k = dict_entry_key(e, &len);
+    long i = index_of(k, len);
+    if (i >= 0 && i < sa->n)
+        sa->seen[i] = 1;
+}
+
+static void test_scan_resize(void)
+{
+    enum { N = 3000 };
+    struct dict *d = dict_create();
+    for (long i = 0; i < N; i++)
+        add(d, i);
+    struct scan_arg sa = {calloc(N, 1), N};
+    uint64_t cursor = 0;
+    long steps = 0, extra = N;
+    do {
+        cursor = dict_scan(d, cursor, scan_cb, &sa);
+        /* grow mid-scan, then shrink: keys present throughout must be seen */
+        if (steps < 200)
+            add(d, extra++);
+        else if (extra > N)
+            del(d, --extra);
+        has(d, 0);
+        steps++;
+    } while (cursor != 0);
+    long missed = 0;
+    for (long i = 0; i < N; i++)
+        missed += !sa.seen[i];
+    CHECK_EQ_LL(missed, 0);
+    free(sa.seen);
+    dict_destroy(&d);
+
+    d = dict_create();
+    CHECK(dict_scan(d, 0, scan_cb, &sa) == 0);
+    dict_destroy(&d);
+}
+
+static void test_values(void)
+{
+    struct dict *d = dict_create();
+    struct dict_entry *e = dict_add(d, "f", 1, NULL);
+    size_t m0 = dict_memory(d), len;
+    dict_entry_set_value(d, e, "hello", 5);
+    const char *v = dict_entry_value(e, &len);
+    CHECK_MEM(v, len, "hello");
+    CHECK(dict_memory(d) > m0);
+    char big[1000];
+    memset(big, 'x', sizeof big);
+    dict_entry_set_value(d, e, big, sizeof big);
+    CHECK(dict_memory(d) >= m0 + sizeof big);
+    dict_entry_value(e, &len);
+    CHECK(len == sizeof big);
+    dict_entry_set_value(d, e, "", 0);
+    CHECK(dict_entry_value(e, &len) != NULL && len == 0);
+    CHECK(dict_memory(d) < m0 + 100);
+    dict_entry_set_value(d, e, "v\0w", 3);
+    v = dict_entry_value(e, &len);
+    CHECK_MEM(v, len, "v\0w");
+    for (long i = 0; i < 100; i++) {
+        char k[32];
+        size_t n = key_of(k, i);
+        struct dict_entry *x = dict_add(d, k, n, NULL);
+        dict_entry_set_value(d, x, k, n);
+    }
+    for (long i = 0; i < 100; i++) {
+        char k[32];
+        size_t n = key_of(k, i);
+        struct dict_entry *x = dict_find(d, k, n);
+        v = dict_entry_value(x, &len);
+        CHECK(len == n && memcmp(v, k, n) == 0);
+    }
+    dict_destroy(&d);
+
+    struct dict *z = dict_create();
+    e = dict_add(z, "m", 1, NULL);
+    CHECK(dict_entry_double(e) == 0.0);
+    dict_entry_set_double(e, -1.5);
+    CHECK(dict_entry_double(dict_find(z, "m", 1)) == -1.5);
+    dict_destroy(&z);
+}
+
+static void test_random(void)
+{
+    enum { N = 50 };
+    struct dict *d = dict_create();
+    for (long i = 0; i < N; i++)
+        add(d, i);
+    int hits[N] = {0};
+    for (int r = 0; r < 20000; r++) {
+        size_t len;
+        const char *k = dict_entry_key(dict_random(d), &len);
+        long i = index_of(k, len);
+        CHECK(i >= 0 && i < N);
+        if (i >= 0 && i < N)
+            hits[i]++;
+    }
+    int never = 0;
+    for (int i = 0; i < N; i++)
+        never += hits[i] == 0;
+    CHECK_EQ_LL(never, 0);
+    /* sparse: a big table emptied down to one entry still yields it */
+    for (long i = N; i < 100000; i++)
+        add(d, i);
+    for (long i = 1; i < 100000; i++)
+        del(d, i);
+    for (int r = 0; r < 10; r++) {
+        size_t len;
+        const char *k = dict_entry_key(dict_random(d), &len);
+        CHECK(index_of(k, len) == 0);
+    }
+    dict_destroy(&d);
+}
+
+static void test_destroy_step(void)
+{
+    struct dict *d = dict_create();
+    for (long i = 0; i < 10000; i++) {
+        char k[32];
+        size_t n = key_of(k, i);
+        struct dict_entry *e = dict_add(d, k, n, NULL);
+        dict_entry_set_value(d, e, "value", 5);
+    }
+    int steps = 0;
+    while (!dict_destroy_step(&d, 1000))
+        steps++;
+    CHECK(d == NULL);
+    CHECK(steps >= 9 && steps <= 11);
+    CHECK(dict_destroy_step(&d, 10));
+}
+
+/* memory returns to the empty figure after churn */
+static void test_memory(void)
+{
+    struct dict *d = dict_create();
+    size_t empty = dict_memory(d);
+    for (int round = 0; round < 3; round++) {
+        for (long i = 0; i < 10000; i++)
+            add(d, i);
+        for (long i = 0; i < 10000; i++)
+            CHECK(del(d, i));
+    }
+    for (int r = 0; r < 10000; r++)
+        has(d, 1);
+    CHECK(dict_size(d) == 0);
+    /* the table shrank to its minimum: only it remains beyond the empty dict */
+    CHECK(dict_memory(d) <= empty + 64);
+    dict_destroy(&d);
+}
+
+int main(void)
+{
+    uint8_t seed[16];
+    for (int i = 0; i < 16; i++)
+        seed[i] = (uint8_t)(i * 29 + 5);
+    siphash_set_seed(seed);
+    test_basic();
+    test_many();
+    test_iter();
+    test_scan_resize();
+    test_values();
+    test_random();
+    test_destroy_step();
+    test_memory();
+    return check_done("test_dict");
+}
