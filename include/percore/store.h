@@ -95,6 +95,16 @@ size_t store_active_expire(struct store *s, int64_t now, long budget_us);
 /* a few rehash steps on every table that is rehashing (idle-time work) */
 void store_rehash_step(struct store *s);
 
+/*
+ * Lazy free: a deleted or replaced collection of more than 64 elements is
+ * not freed at once (that would stall the shard for a huge one) but in
+ * steps: store_rehash_step() frees a large step per timer tick, and the
+ * shard calls store_lazyfree_step() with a small budget every loop turn
+ * while store_lazyfree_pending().  Returns whether work is left.
+ */
+bool store_lazyfree_step(struct store *s, size_t budget);
+bool store_lazyfree_pending(const struct store *s);
+
 /* counters, owned by this store's thread */
 uint64_t store_expired_keys(const struct store *s);  /* lazily + actively expired, total */
 size_t store_memory(const struct store *s);          /* bytes in tables, keys and objects */

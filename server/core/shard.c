@@ -42,6 +42,9 @@
 
 __thread struct shard *shard_self;
 
+/* elements of deleted big collections freed per loop turn (the timer frees more) */
+#define SHARD_LAZYFREE_STEP 1024
+
 static struct shard **shards;
 static int nshards;
 static pthread_t *threads;
@@ -265,6 +268,7 @@ static void shard_loop(struct shard *self)
     while (!atomic_load_explicit(&self->stopping, memory_order_relaxed)) {
         self->now = util_ms_time();
         handoff_drain(self);
+        bool lazy_work = store_lazyfree_pending(self->store) && store_lazyfree_step(self->store, SHARD_LAZYFREE_STEP);
         if (self->stalled)
             shard_retry_stalled(self);
         shard_flush_dirty(self);
@@ -275,7 +279,7 @@ static void shard_loop(struct shard *self)
         rcu_quiescent_state();
         atomic_store(&self->asleep, 1);
         atomic_thread_fence(memory_order_seq_cst);
-        if (!ring_empty(self->inbox) || !ring_empty(self->done)) {
+        if (!ring_empty(self->inbox) || !ring_empty(self->done) || lazy_work) {
             atomic_store(&self->asleep, 0);
             event_base_loop(self->base, EVLOOP_NONBLOCK);
             continue;

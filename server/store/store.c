@@ -112,7 +112,14 @@ struct store {
     struct dead_table *dead;     /* flushed tables still to free */
     struct dirty dirty[STORE_DIRTY_MAX]; /* ring of recently looked-up objects */
     unsigned dirty_next;         /* ring slot to use next */
+    struct object **lazy;        /* big collections being freed in steps */
+    size_t lazy_len;
+    size_t lazy_cap;
 };
+
+/* collections with more elements than this are freed in steps (Redis's LAZYFREE_THRESHOLD) */
+#define LAZYFREE_MIN 64
+#define LAZYFREE_STEP_IDLE 65536  /* elements freed per timer tick */
 
 void store_set_seed(const uint8_t seed[16])
 {
@@ -402,6 +409,36 @@ static struct entry *entry_create(struct store *s, const char *key, size_t klen,
     return e;
 }
 
+/* a value nobody refers to any more: big collections go to the lazy list */
+static void release_object(struct store *s, struct object *o)
+{
+    if (object_length(o) <= LAZYFREE_MIN) {
+        object_destroy(&o);
+        return;
+    }
+    if (s->lazy_len == s->lazy_cap) {
+        s->lazy_cap = s->lazy_cap ? s->lazy_cap * 2 : 8;
+        s->lazy = mem_realloc(s->lazy, s->lazy_cap * sizeof(*s->lazy));
+    }
+    s->lazy[s->lazy_len++] = o;
+}
+
+bool store_lazyfree_step(struct store *s, size_t budget)
+{
+    while (s->lazy_len) {
+        if (!object_destroy_step(&s->lazy[s->lazy_len - 1], budget))
+            return true;
+        s->lazy_len--;
+        budget = budget > LAZYFREE_MIN ? budget - LAZYFREE_MIN : 1;
+    }
+    return false;
+}
+
+bool store_lazyfree_pending(const struct store *s)
+{
+    return s->lazy_len != 0;
+}
+
 /* free an unlinked entry; its object too unless `keep` */
 static struct object *entry_destroy(struct store *s, struct entry *e, bool keep)
 {
@@ -410,7 +447,7 @@ static struct object *entry_destroy(struct store *s, struct entry *e, bool keep)
     s->mem -= mem_usable(e) + object_memory(val);
     mem_release(e);
     if (!keep)
-        object_destroy(&val);
+        release_object(s, val);
     return val;
 }
 
@@ -522,6 +559,9 @@ void store_destroy(struct store **sp)
             ttl_release(s, d);
     }
     dead_release(s, 0);
+    for (size_t i = 0; i < s->lazy_len; i++)
+        object_destroy(&s->lazy[i]);
+    mem_release(s->lazy);
     mem_release(s->db);
     mem_release(s);
     *sp = NULL;
@@ -554,7 +594,7 @@ int store_set(struct store *s, int db, const char *key, size_t klen, struct obje
     dirty_forget(s, e->val);
     if (e->val != val) {
         s->mem -= object_memory(e->val);
-        object_destroy(&e->val);
+        release_object(s, e->val);
         e->val = val;
         s->mem += object_memory(val);
     }
@@ -843,6 +883,7 @@ void store_rehash_step(struct store *s)
         maybe_shrink(s, d);
     }
     dead_release(s, deadline);
+    store_lazyfree_step(s, LAZYFREE_STEP_IDLE);
 }
 
 uint64_t store_expired_keys(const struct store *s)
