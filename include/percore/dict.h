@@ -27,6 +27,10 @@ size_t dict_size(const struct dict *d);
 size_t dict_memory(const struct dict *d); /* bytes: table, entries, keys, values */
 
 struct dict_entry *dict_find(struct dict *d, const void *key, size_t len);
+/* dict_find that never moves entries nor changes dict_memory(): for reads
+ * of several dicts at once (the store re-measures only recently looked-up
+ * objects) and lookups during an iteration */
+struct dict_entry *dict_peek(const struct dict *d, const void *key, size_t len);
 /* add key; returns the new entry, or NULL when present (then *existing, if asked, is it) */
 struct dict_entry *dict_add(struct dict *d, const void *key, size_t len, struct dict_entry **existing);
 /* true if key was there and is now gone */
@@ -41,8 +45,8 @@ void dict_entry_set_double(struct dict_entry *e, double v);
 double dict_entry_double(const struct dict_entry *e);
 
 /*
- * after a batch of deletes: start shrinking if the table is under 10% full
- * (find/add/random also do it); not during an iteration of d
+ * after deletes: a rehash step, and start shrinking if the table is under
+ * 10% full (find/add/random also do both); not during an iteration of d
  */
 void dict_compact(struct dict *d);
 

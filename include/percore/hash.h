@@ -60,7 +60,7 @@ void hash_try_conversion(struct object *o, const struct hash_limits *lim, size_t
 /* listpack -> hashtable (no-op on a hashtable) */
 void hash_convert(struct object *o);
 
-/* the value of field f: true and *v/*vlen set when present */
+/* the value of field f: true and *v, *vlen set when present */
 bool hash_get(const struct object *o, const void *f, size_t flen, const char **v, size_t *vlen);
 bool hash_exists(const struct object *o, const void *f, size_t flen);
 /*

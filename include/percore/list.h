@@ -105,7 +105,7 @@ bool list_iter_next(struct list_iter *it, const char **p, size_t *n);
 void list_iter_delete(struct list_iter *it);
 /* insert before or after the element last returned; iteration must stop */
 void list_iter_insert(struct list_iter *it, bool after, const void *p, size_t n, int fill);
-void list_iter_finish(struct list_iter *it);
+void list_iter_finish(struct list_iter *it, int fill);
 
 /* internal consistency check for tests: 0 when every invariant holds */
 int list_check(struct object *o, int fill);

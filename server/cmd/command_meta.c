@@ -791,6 +791,22 @@ static const struct command_meta command_meta_table[] = {
         ":0\r\n%2\r\n$4\r\nname\r\n$5\r\nvalue\r\n$4\r\ntype\r\n$6\r\nstring\r\n",
         404,
     },
+    {"hdel",
+        "*10\r\n$4\r\nhdel\r\n:-3\r\n~2\r\n+write\r\n+fast\r\n:1\r\n:1\r\n:1\r\n~3\r\n+@write\r\n"
+        "+@hash\r\n+@fast\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RW\r\n+delete\r\n$12\r\n"
+        "begin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n"
+        ":1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\n"
+        "lastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        301,
+        "%6\r\n$7\r\nsummary\r\n$30\r\nDelete one or more hash fields\r\n$5\r\nsince\r\n$5\r\n"
+        "2.0.0\r\n$5\r\ngroup\r\n$4\r\nhash\r\n$10\r\ncomplexity\r\n$51\r\n"
+        "O(N) where N is the number of fields to be removed.\r\n$7\r\nhistory\r\n~1\r\n*2\r\n$5\r\n"
+        "2.4.0\r\n$35\r\nAccepts multiple `field` arguments.\r\n$9\r\narguments\r\n*2\r\n%3\r\n"
+        "$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n"
+        "%3\r\n$4\r\nname\r\n$5\r\nfield\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n~1\r\n"
+        "+multiple\r\n",
+        405,
+    },
     {"hello",
         "*10\r\n$5\r\nhello\r\n:-1\r\n~6\r\n+noscript\r\n+loading\r\n+stale\r\n+fast\r\n"
         "+no_auth\r\n+allow_busy\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@fast\r\n+@connection\r\n~0\r\n~0\r\n"
@@ -809,6 +825,236 @@ static const struct command_meta command_meta_table[] = {
         "type\r\n$6\r\nstring\r\n%4\r\n$4\r\nname\r\n$10\r\nclientname\r\n$4\r\ntype\r\n$6\r\n"
         "string\r\n$5\r\ntoken\r\n$7\r\nSETNAME\r\n$5\r\nflags\r\n~1\r\n+optional\r\n",
         763,
+    },
+    {"hexists",
+        "*10\r\n$7\r\nhexists\r\n:3\r\n~2\r\n+readonly\r\n+fast\r\n:1\r\n:1\r\n:1\r\n~3\r\n"
+        "+@read\r\n+@hash\r\n+@fast\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~1\r\n+RO\r\n$12\r\n"
+        "begin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n"
+        ":1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\n"
+        "lastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        296,
+        "%5\r\n$7\r\nsummary\r\n$32\r\nDetermine if a hash field exists\r\n$5\r\nsince\r\n$5\r\n"
+        "2.0.0\r\n$5\r\ngroup\r\n$4\r\nhash\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\n"
+        "arguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\n"
+        "key_spec_index\r\n:0\r\n%2\r\n$4\r\nname\r\n$5\r\nfield\r\n$4\r\ntype\r\n$6\r\nstring\r\n",
+        259,
+    },
+    {"hget",
+        "*10\r\n$4\r\nhget\r\n:3\r\n~2\r\n+readonly\r\n+fast\r\n:1\r\n:1\r\n:1\r\n~3\r\n+@read\r\n"
+        "+@hash\r\n+@fast\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n+access\r\n$12\r\n"
+        "begin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n"
+        ":1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\n"
+        "lastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        302,
+        "%5\r\n$7\r\nsummary\r\n$29\r\nGet the value of a hash field\r\n$5\r\nsince\r\n$5\r\n"
+        "2.0.0\r\n$5\r\ngroup\r\n$4\r\nhash\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\n"
+        "arguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\n"
+        "key_spec_index\r\n:0\r\n%2\r\n$4\r\nname\r\n$5\r\nfield\r\n$4\r\ntype\r\n$6\r\nstring\r\n",
+        256,
+    },
+    {"hgetall",
+        "*10\r\n$7\r\nhgetall\r\n:2\r\n~1\r\n+readonly\r\n:1\r\n:1\r\n:1\r\n~3\r\n+@read\r\n"
+        "+@hash\r\n+@slow\r\n~1\r\n$29\r\nnondeterministic_output_order\r\n~1\r\n%3\r\n$5\r\n"
+        "flags\r\n~2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\n"
+        "index\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n"
+        "$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\n"
+        "limit\r\n:0\r\n~0\r\n",
+        334,
+        "%5\r\n$7\r\nsummary\r\n$39\r\nGet all the fields and values in a hash\r\n$5\r\nsince\r\n"
+        "$5\r\n2.0.0\r\n$5\r\ngroup\r\n$4\r\nhash\r\n$10\r\ncomplexity\r\n$37\r\n"
+        "O(N) where N is the size of the hash.\r\n$9\r\narguments\r\n*1\r\n%3\r\n$4\r\nname\r\n"
+        "$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n",
+        253,
+    },
+    {"hincrby",
+        "*10\r\n$7\r\nhincrby\r\n:4\r\n~3\r\n+write\r\n+denyoom\r\n+fast\r\n:1\r\n:1\r\n:1\r\n"
+        "~3\r\n+@write\r\n+@hash\r\n+@fast\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~3\r\n+RW\r\n"
+        "+access\r\n+update\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\n"
+        "spec\r\n%1\r\n$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n"
+        "$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n"
+        "~0\r\n",
+        322,
+        "%5\r\n$7\r\nsummary\r\n$63\r\n"
+        "Increment the integer value of a hash field by the given number\r\n$5\r\nsince\r\n$5\r\n"
+        "2.0.0\r\n$5\r\ngroup\r\n$4\r\nhash\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\n"
+        "arguments\r\n*3\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\n"
+        "key_spec_index\r\n:0\r\n%2\r\n$4\r\nname\r\n$5\r\nfield\r\n$4\r\ntype\r\n$6\r\nstring\r\n"
+        "%2\r\n$4\r\nname\r\n$9\r\nincrement\r\n$4\r\ntype\r\n$7\r\ninteger\r\n",
+        342,
+    },
+    {"hincrbyfloat",
+        "*10\r\n$12\r\nhincrbyfloat\r\n:4\r\n~3\r\n+write\r\n+denyoom\r\n+fast\r\n:1\r\n:1\r\n"
+        ":1\r\n~3\r\n+@write\r\n+@hash\r\n+@fast\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~3\r\n+RW\r\n"
+        "+access\r\n+update\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\n"
+        "spec\r\n%1\r\n$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n"
+        "$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n"
+        "~0\r\n",
+        328,
+        "%5\r\n$7\r\nsummary\r\n$61\r\n"
+        "Increment the float value of a hash field by the given amount\r\n$5\r\nsince\r\n$5\r\n"
+        "2.6.0\r\n$5\r\ngroup\r\n$4\r\nhash\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\n"
+        "arguments\r\n*3\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\n"
+        "key_spec_index\r\n:0\r\n%2\r\n$4\r\nname\r\n$5\r\nfield\r\n$4\r\ntype\r\n$6\r\nstring\r\n"
+        "%2\r\n$4\r\nname\r\n$9\r\nincrement\r\n$4\r\ntype\r\n$6\r\ndouble\r\n",
+        339,
+    },
+    {"hkeys",
+        "*10\r\n$5\r\nhkeys\r\n:2\r\n~1\r\n+readonly\r\n:1\r\n:1\r\n:1\r\n~3\r\n+@read\r\n"
+        "+@hash\r\n+@slow\r\n~1\r\n$29\r\nnondeterministic_output_order\r\n~1\r\n%3\r\n$5\r\n"
+        "flags\r\n~2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\n"
+        "index\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n"
+        "$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\n"
+        "limit\r\n:0\r\n~0\r\n",
+        332,
+        "%5\r\n$7\r\nsummary\r\n$28\r\nGet all the fields in a hash\r\n$5\r\nsince\r\n$5\r\n"
+        "2.0.0\r\n$5\r\ngroup\r\n$4\r\nhash\r\n$10\r\ncomplexity\r\n$37\r\n"
+        "O(N) where N is the size of the hash.\r\n$9\r\narguments\r\n*1\r\n%3\r\n$4\r\nname\r\n"
+        "$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n",
+        242,
+    },
+    {"hlen",
+        "*10\r\n$4\r\nhlen\r\n:2\r\n~2\r\n+readonly\r\n+fast\r\n:1\r\n:1\r\n:1\r\n~3\r\n+@read\r\n"
+        "+@hash\r\n+@fast\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~1\r\n+RO\r\n$12\r\nbegin_search\r\n"
+        "%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n:1\r\n$9\r\n"
+        "find_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n"
+        ":0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        293,
+        "%5\r\n$7\r\nsummary\r\n$34\r\nGet the number of fields in a hash\r\n$5\r\nsince\r\n$5\r\n"
+        "2.0.0\r\n$5\r\ngroup\r\n$4\r\nhash\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\n"
+        "arguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\n"
+        "key_spec_index\r\n:0\r\n",
+        214,
+    },
+    {"hmget",
+        "*10\r\n$5\r\nhmget\r\n:-3\r\n~2\r\n+readonly\r\n+fast\r\n:1\r\n:1\r\n:1\r\n~3\r\n"
+        "+@read\r\n+@hash\r\n+@fast\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n+access\r\n"
+        "$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\n"
+        "index\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n"
+        "$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        304,
+        "%5\r\n$7\r\nsummary\r\n$43\r\nGet the values of all the given hash fields\r\n$5\r\n"
+        "since\r\n$5\r\n2.0.0\r\n$5\r\ngroup\r\n$4\r\nhash\r\n$10\r\ncomplexity\r\n$53\r\n"
+        "O(N) where N is the number of fields being requested.\r\n$9\r\narguments\r\n*2\r\n%3\r\n"
+        "$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n"
+        "%3\r\n$4\r\nname\r\n$5\r\nfield\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n~1\r\n"
+        "+multiple\r\n",
+        346,
+    },
+    {"hmset",
+        "*10\r\n$5\r\nhmset\r\n:-4\r\n~3\r\n+write\r\n+denyoom\r\n+fast\r\n:1\r\n:1\r\n:1\r\n~3\r\n"
+        "+@write\r\n+@hash\r\n+@fast\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RW\r\n+update\r\n"
+        "$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\n"
+        "index\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n"
+        "$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        312,
+        "%8\r\n$7\r\nsummary\r\n$43\r\nSet multiple hash fields to multiple values\r\n$5\r\n"
+        "since\r\n$5\r\n2.0.0\r\n$5\r\ngroup\r\n$4\r\nhash\r\n$10\r\ncomplexity\r\n$47\r\n"
+        "O(N) where N is the number of fields being set.\r\n$9\r\ndoc_flags\r\n~1\r\n"
+        "+deprecated\r\n$16\r\ndeprecated_since\r\n$5\r\n4.0.0\r\n$11\r\nreplaced_by\r\n$38\r\n"
+        "`HSET` with multiple field-value pairs\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n"
+        "$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n%4\r\n$4\r\n"
+        "name\r\n$11\r\nfield_value\r\n$4\r\ntype\r\n$5\r\nblock\r\n$5\r\nflags\r\n~1\r\n"
+        "+multiple\r\n$9\r\narguments\r\n*2\r\n%2\r\n$4\r\nname\r\n$5\r\nfield\r\n$4\r\ntype\r\n"
+        "$6\r\nstring\r\n%2\r\n$4\r\nname\r\n$5\r\nvalue\r\n$4\r\ntype\r\n$6\r\nstring\r\n",
+        588,
+    },
+    {"hrandfield",
+        "*10\r\n$10\r\nhrandfield\r\n:-2\r\n~1\r\n+readonly\r\n:1\r\n:1\r\n:1\r\n~3\r\n+@read\r\n"
+        "+@hash\r\n+@slow\r\n~1\r\n$23\r\nnondeterministic_output\r\n~1\r\n%3\r\n$5\r\nflags\r\n"
+        "~2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\n"
+        "spec\r\n%1\r\n$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n"
+        "$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n"
+        "~0\r\n",
+        333,
+        "%5\r\n$7\r\nsummary\r\n$45\r\nGet one or multiple random fields from a hash\r\n$5\r\n"
+        "since\r\n$5\r\n6.2.0\r\n$5\r\ngroup\r\n$4\r\nhash\r\n$10\r\ncomplexity\r\n$45\r\n"
+        "O(N) where N is the number of fields returned\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\n"
+        "name\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n%4\r\n"
+        "$4\r\nname\r\n$7\r\noptions\r\n$4\r\ntype\r\n$5\r\nblock\r\n$5\r\nflags\r\n~1\r\n"
+        "+optional\r\n$9\r\narguments\r\n*2\r\n%2\r\n$4\r\nname\r\n$5\r\ncount\r\n$4\r\ntype\r\n"
+        "$7\r\ninteger\r\n%4\r\n$4\r\nname\r\n$10\r\nwithvalues\r\n$4\r\ntype\r\n$10\r\n"
+        "pure-token\r\n$5\r\ntoken\r\n$10\r\nWITHVALUES\r\n$5\r\nflags\r\n~1\r\n+optional\r\n",
+        520,
+    },
+    {"hscan",
+        "*10\r\n$5\r\nhscan\r\n:-3\r\n~1\r\n+readonly\r\n:1\r\n:1\r\n:1\r\n~3\r\n+@read\r\n"
+        "+@hash\r\n+@slow\r\n~1\r\n$23\r\nnondeterministic_output\r\n~1\r\n%3\r\n$5\r\nflags\r\n"
+        "~2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\n"
+        "spec\r\n%1\r\n$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n"
+        "$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n"
+        "~0\r\n",
+        327,
+        "%5\r\n$7\r\nsummary\r\n$55\r\nIncrementally iterate hash fields and associated values\r\n"
+        "$5\r\nsince\r\n$5\r\n2.8.0\r\n$5\r\ngroup\r\n$4\r\nhash\r\n$10\r\ncomplexity\r\n$170\r\n"
+        "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection..\r\n"
+        "$9\r\narguments\r\n*4\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n"
+        "$14\r\nkey_spec_index\r\n:0\r\n%2\r\n$4\r\nname\r\n$6\r\ncursor\r\n$4\r\ntype\r\n$7\r\n"
+        "integer\r\n%4\r\n$4\r\nname\r\n$7\r\npattern\r\n$4\r\ntype\r\n$7\r\npattern\r\n$5\r\n"
+        "token\r\n$5\r\nMATCH\r\n$5\r\nflags\r\n~1\r\n+optional\r\n%4\r\n$4\r\nname\r\n$5\r\n"
+        "count\r\n$4\r\ntype\r\n$7\r\ninteger\r\n$5\r\ntoken\r\n$5\r\nCOUNT\r\n$5\r\nflags\r\n"
+        "~1\r\n+optional\r\n",
+        646,
+    },
+    {"hset",
+        "*10\r\n$4\r\nhset\r\n:-4\r\n~3\r\n+write\r\n+denyoom\r\n+fast\r\n:1\r\n:1\r\n:1\r\n~3\r\n"
+        "+@write\r\n+@hash\r\n+@fast\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RW\r\n+update\r\n"
+        "$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\n"
+        "index\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n"
+        "$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        311,
+        "%6\r\n$7\r\nsummary\r\n$36\r\nSet the string value of a hash field\r\n$5\r\nsince\r\n"
+        "$5\r\n2.0.0\r\n$5\r\ngroup\r\n$4\r\nhash\r\n$10\r\ncomplexity\r\n$132\r\n"
+        "O(1) for each field/value pair added, so O(N) to add N field/value pairs when the command is called with multiple field/value pairs.\r\n"
+        "$7\r\nhistory\r\n~1\r\n*2\r\n$5\r\n4.0.0\r\n$47\r\n"
+        "Accepts multiple `field` and `value` arguments.\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\n"
+        "name\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n%4\r\n"
+        "$4\r\nname\r\n$11\r\nfield_value\r\n$4\r\ntype\r\n$5\r\nblock\r\n$5\r\nflags\r\n~1\r\n"
+        "+multiple\r\n$9\r\narguments\r\n*2\r\n%2\r\n$4\r\nname\r\n$5\r\nfield\r\n$4\r\ntype\r\n"
+        "$6\r\nstring\r\n%2\r\n$4\r\nname\r\n$5\r\nvalue\r\n$4\r\ntype\r\n$6\r\nstring\r\n",
+        624,
+    },
+    {"hsetnx",
+        "*10\r\n$6\r\nhsetnx\r\n:4\r\n~3\r\n+write\r\n+denyoom\r\n+fast\r\n:1\r\n:1\r\n:1\r\n~3\r\n"
+        "+@write\r\n+@hash\r\n+@fast\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RW\r\n+insert\r\n"
+        "$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\n"
+        "index\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n"
+        "$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        312,
+        "%5\r\n$7\r\nsummary\r\n$63\r\n"
+        "Set the value of a hash field, only if the field does not exist\r\n$5\r\nsince\r\n$5\r\n"
+        "2.0.0\r\n$5\r\ngroup\r\n$4\r\nhash\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\n"
+        "arguments\r\n*3\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\n"
+        "key_spec_index\r\n:0\r\n%2\r\n$4\r\nname\r\n$5\r\nfield\r\n$4\r\ntype\r\n$6\r\nstring\r\n"
+        "%2\r\n$4\r\nname\r\n$5\r\nvalue\r\n$4\r\ntype\r\n$6\r\nstring\r\n",
+        337,
+    },
+    {"hstrlen",
+        "*10\r\n$7\r\nhstrlen\r\n:3\r\n~2\r\n+readonly\r\n+fast\r\n:1\r\n:1\r\n:1\r\n~3\r\n"
+        "+@read\r\n+@hash\r\n+@fast\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~1\r\n+RO\r\n$12\r\n"
+        "begin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n"
+        ":1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\n"
+        "lastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        296,
+        "%5\r\n$7\r\nsummary\r\n$43\r\nGet the length of the value of a hash field\r\n$5\r\n"
+        "since\r\n$5\r\n3.2.0\r\n$5\r\ngroup\r\n$4\r\nhash\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n"
+        "$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n"
+        "$14\r\nkey_spec_index\r\n:0\r\n%2\r\n$4\r\nname\r\n$5\r\nfield\r\n$4\r\ntype\r\n$6\r\n"
+        "string\r\n",
+        270,
+    },
+    {"hvals",
+        "*10\r\n$5\r\nhvals\r\n:2\r\n~1\r\n+readonly\r\n:1\r\n:1\r\n:1\r\n~3\r\n+@read\r\n"
+        "+@hash\r\n+@slow\r\n~1\r\n$29\r\nnondeterministic_output_order\r\n~1\r\n%3\r\n$5\r\n"
+        "flags\r\n~2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\n"
+        "index\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n"
+        "$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\n"
+        "limit\r\n:0\r\n~0\r\n",
+        332,
+        "%5\r\n$7\r\nsummary\r\n$28\r\nGet all the values in a hash\r\n$5\r\nsince\r\n$5\r\n"
+        "2.0.0\r\n$5\r\ngroup\r\n$4\r\nhash\r\n$10\r\ncomplexity\r\n$37\r\n"
+        "O(N) where N is the size of the hash.\r\n$9\r\narguments\r\n*1\r\n%3\r\n$4\r\nname\r\n"
+        "$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n",
+        242,
     },
     {"incr",
         "*10\r\n$4\r\nincr\r\n:2\r\n~3\r\n+write\r\n+denyoom\r\n+fast\r\n:1\r\n:1\r\n:1\r\n~3\r\n"
@@ -886,6 +1132,227 @@ static const struct command_meta command_meta_table[] = {
         "Get the UNIX time stamp of the last successful save to disk\r\n$5\r\nsince\r\n$5\r\n"
         "1.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n",
         155,
+    },
+    {"lindex",
+        "*10\r\n$6\r\nlindex\r\n:3\r\n~1\r\n+readonly\r\n:1\r\n:1\r\n:1\r\n~3\r\n+@read\r\n"
+        "+@list\r\n+@slow\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n+access\r\n$12\r\n"
+        "begin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n"
+        ":1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\n"
+        "lastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        297,
+        "%5\r\n$7\r\nsummary\r\n$39\r\nGet an element from a list by its index\r\n$5\r\nsince\r\n"
+        "$5\r\n1.0.0\r\n$5\r\ngroup\r\n$4\r\nlist\r\n$10\r\ncomplexity\r\n$152\r\n"
+        "O(N) where N is the number of elements to traverse to get to the element at index. This makes asking for the first or the last element of the list O(1).\r\n"
+        "$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n"
+        "$14\r\nkey_spec_index\r\n:0\r\n%2\r\n$4\r\nname\r\n$5\r\nindex\r\n$4\r\ntype\r\n$7\r\n"
+        "integer\r\n",
+        417,
+    },
+    {"linsert",
+        "*10\r\n$7\r\nlinsert\r\n:5\r\n~2\r\n+write\r\n+denyoom\r\n:1\r\n:1\r\n:1\r\n~3\r\n"
+        "+@write\r\n+@list\r\n+@slow\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RW\r\n+insert\r\n"
+        "$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\n"
+        "index\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n"
+        "$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        306,
+        "%5\r\n$7\r\nsummary\r\n$59\r\n"
+        "Insert an element before or after another element in a list\r\n$5\r\nsince\r\n$5\r\n"
+        "2.2.0\r\n$5\r\ngroup\r\n$4\r\nlist\r\n$10\r\ncomplexity\r\n$232\r\n"
+        "O(N) where N is the number of elements to traverse before seeing the value pivot. This means that inserting somewhere on the left end on the list (head) can be considered O(1) and inserting somewhere on the right end (tail) is O(N).\r\n"
+        "$9\r\narguments\r\n*4\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n"
+        "$14\r\nkey_spec_index\r\n:0\r\n%3\r\n$4\r\nname\r\n$5\r\nwhere\r\n$4\r\ntype\r\n$5\r\n"
+        "oneof\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$6\r\nbefore\r\n$4\r\ntype\r\n"
+        "$10\r\npure-token\r\n$5\r\ntoken\r\n$6\r\nBEFORE\r\n%3\r\n$4\r\nname\r\n$5\r\nafter\r\n"
+        "$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$5\r\nAFTER\r\n%2\r\n$4\r\nname\r\n"
+        "$5\r\npivot\r\n$4\r\ntype\r\n$6\r\nstring\r\n%2\r\n$4\r\nname\r\n$7\r\nelement\r\n$4\r\n"
+        "type\r\n$6\r\nstring\r\n",
+        780,
+    },
+    {"llen",
+        "*10\r\n$4\r\nllen\r\n:2\r\n~2\r\n+readonly\r\n+fast\r\n:1\r\n:1\r\n:1\r\n~3\r\n+@read\r\n"
+        "+@list\r\n+@fast\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~1\r\n+RO\r\n$12\r\nbegin_search\r\n"
+        "%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n:1\r\n$9\r\n"
+        "find_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n"
+        ":0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        293,
+        "%5\r\n$7\r\nsummary\r\n$24\r\nGet the length of a list\r\n$5\r\nsince\r\n$5\r\n1.0.0\r\n"
+        "$5\r\ngroup\r\n$4\r\nlist\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n"
+        "%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n"
+        ":0\r\n",
+        204,
+    },
+    {"lmove",
+        "*10\r\n$5\r\nlmove\r\n:5\r\n~2\r\n+write\r\n+denyoom\r\n:1\r\n:2\r\n:1\r\n~3\r\n"
+        "+@write\r\n+@list\r\n+@slow\r\n~0\r\n~2\r\n%3\r\n$5\r\nflags\r\n~3\r\n+RW\r\n+access\r\n"
+        "+delete\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n"
+        "$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n"
+        "%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n%3\r\n$5\r\n"
+        "flags\r\n~2\r\n+RW\r\n+insert\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\n"
+        "index\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n:2\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n"
+        "$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\n"
+        "limit\r\n:0\r\n~0\r\n",
+        522,
+        "%5\r\n$7\r\nsummary\r\n$65\r\n"
+        "Pop an element from a list, push it to another list and return it\r\n$5\r\nsince\r\n$5\r\n"
+        "6.2.0\r\n$5\r\ngroup\r\n$4\r\nlist\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\n"
+        "arguments\r\n*4\r\n%3\r\n$4\r\nname\r\n$6\r\nsource\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\n"
+        "key_spec_index\r\n:0\r\n%3\r\n$4\r\nname\r\n$11\r\ndestination\r\n$4\r\ntype\r\n$3\r\n"
+        "key\r\n$14\r\nkey_spec_index\r\n:1\r\n%3\r\n$4\r\nname\r\n$9\r\nwherefrom\r\n$4\r\n"
+        "type\r\n$5\r\noneof\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$4\r\nleft\r\n$4\r\n"
+        "type\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$4\r\nLEFT\r\n%3\r\n$4\r\nname\r\n$5\r\n"
+        "right\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$5\r\nRIGHT\r\n%3\r\n$4\r\n"
+        "name\r\n$7\r\nwhereto\r\n$4\r\ntype\r\n$5\r\noneof\r\n$9\r\narguments\r\n*2\r\n%3\r\n"
+        "$4\r\nname\r\n$4\r\nleft\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$4\r\n"
+        "LEFT\r\n%3\r\n$4\r\nname\r\n$5\r\nright\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\n"
+        "token\r\n$5\r\nRIGHT\r\n",
+        752,
+    },
+    {"lmpop",
+        "*10\r\n$5\r\nlmpop\r\n:-4\r\n~2\r\n+write\r\n+movablekeys\r\n:0\r\n:0\r\n:0\r\n~3\r\n"
+        "+@write\r\n+@list\r\n+@slow\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~3\r\n+RW\r\n+access\r\n"
+        "+delete\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n"
+        "$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$6\r\nkeynum\r\n$4\r\nspec\r\n"
+        "%3\r\n$9\r\nkeynumidx\r\n:0\r\n$8\r\nfirstkey\r\n:1\r\n$7\r\nkeystep\r\n:1\r\n~0\r\n",
+        324,
+        "%5\r\n$7\r\nsummary\r\n$24\r\nPop elements from a list\r\n$5\r\nsince\r\n$5\r\n7.0.0\r\n"
+        "$5\r\ngroup\r\n$4\r\nlist\r\n$10\r\ncomplexity\r\n$87\r\n"
+        "O(N+M) where N is the number of provided keys and M is the number of elements returned.\r\n"
+        "$9\r\narguments\r\n*4\r\n%2\r\n$4\r\nname\r\n$7\r\nnumkeys\r\n$4\r\ntype\r\n$7\r\n"
+        "integer\r\n%4\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\n"
+        "key_spec_index\r\n:0\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n%3\r\n$4\r\nname\r\n$5\r\n"
+        "where\r\n$4\r\ntype\r\n$5\r\noneof\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$4\r\n"
+        "left\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$4\r\nLEFT\r\n%3\r\n$4\r\n"
+        "name\r\n$5\r\nright\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$5\r\nRIGHT\r\n"
+        "%4\r\n$4\r\nname\r\n$5\r\ncount\r\n$4\r\ntype\r\n$7\r\ninteger\r\n$5\r\ntoken\r\n$5\r\n"
+        "COUNT\r\n$5\r\nflags\r\n~1\r\n+optional\r\n",
+        671,
+    },
+    {"lpop",
+        "*10\r\n$4\r\nlpop\r\n:-2\r\n~2\r\n+write\r\n+fast\r\n:1\r\n:1\r\n:1\r\n~3\r\n+@write\r\n"
+        "+@list\r\n+@fast\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~3\r\n+RW\r\n+access\r\n+delete\r\n"
+        "$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\n"
+        "index\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n"
+        "$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        310,
+        "%6\r\n$7\r\nsummary\r\n$43\r\nRemove and get the first elements in a list\r\n$5\r\n"
+        "since\r\n$5\r\n1.0.0\r\n$5\r\ngroup\r\n$4\r\nlist\r\n$10\r\ncomplexity\r\n$47\r\n"
+        "O(N) where N is the number of elements returned\r\n$7\r\nhistory\r\n~1\r\n*2\r\n$5\r\n"
+        "6.2.0\r\n$27\r\nAdded the `count` argument.\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\n"
+        "name\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n%4\r\n"
+        "$4\r\nname\r\n$5\r\ncount\r\n$4\r\ntype\r\n$7\r\ninteger\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n"
+        "$5\r\nflags\r\n~1\r\n+optional\r\n",
+        429,
+    },
+    {"lpos",
+        "*10\r\n$4\r\nlpos\r\n:-3\r\n~1\r\n+readonly\r\n:1\r\n:1\r\n:1\r\n~3\r\n+@read\r\n"
+        "+@list\r\n+@slow\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n+access\r\n$12\r\n"
+        "begin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n"
+        ":1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\n"
+        "lastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        296,
+        "%5\r\n$7\r\nsummary\r\n$47\r\nReturn the index of matching elements on a list\r\n$5\r\n"
+        "since\r\n$5\r\n6.0.6\r\n$5\r\ngroup\r\n$4\r\nlist\r\n$10\r\ncomplexity\r\n$217\r\n"
+        "O(N) where N is the number of elements in the list, for the average case. When searching for elements near the head or the tail of the list, or when the MAXLEN option is provided, the command may run in constant time.\r\n"
+        "$9\r\narguments\r\n*5\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n"
+        "$14\r\nkey_spec_index\r\n:0\r\n%2\r\n$4\r\nname\r\n$7\r\nelement\r\n$4\r\ntype\r\n$6\r\n"
+        "string\r\n%4\r\n$4\r\nname\r\n$4\r\nrank\r\n$4\r\ntype\r\n$7\r\ninteger\r\n$5\r\ntoken\r\n"
+        "$4\r\nRANK\r\n$5\r\nflags\r\n~1\r\n+optional\r\n%4\r\n$4\r\nname\r\n$11\r\nnum-matches\r\n"
+        "$4\r\ntype\r\n$7\r\ninteger\r\n$5\r\ntoken\r\n$5\r\nCOUNT\r\n$5\r\nflags\r\n~1\r\n"
+        "+optional\r\n%4\r\n$4\r\nname\r\n$3\r\nlen\r\n$4\r\ntype\r\n$7\r\ninteger\r\n$5\r\n"
+        "token\r\n$6\r\nMAXLEN\r\n$5\r\nflags\r\n~1\r\n+optional\r\n",
+        783,
+    },
+    {"lpush",
+        "*10\r\n$5\r\nlpush\r\n:-3\r\n~3\r\n+write\r\n+denyoom\r\n+fast\r\n:1\r\n:1\r\n:1\r\n~3\r\n"
+        "+@write\r\n+@list\r\n+@fast\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RW\r\n+insert\r\n"
+        "$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\n"
+        "index\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n"
+        "$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        312,
+        "%6\r\n$7\r\nsummary\r\n$42\r\nPrepend one or multiple elements to a list\r\n$5\r\n"
+        "since\r\n$5\r\n1.0.0\r\n$5\r\ngroup\r\n$4\r\nlist\r\n$10\r\ncomplexity\r\n$106\r\n"
+        "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.\r\n"
+        "$7\r\nhistory\r\n~1\r\n*2\r\n$5\r\n2.4.0\r\n$37\r\n"
+        "Accepts multiple `element` arguments.\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n"
+        "$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n%3\r\n$4\r\n"
+        "name\r\n$7\r\nelement\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n",
+        477,
+    },
+    {"lpushx",
+        "*10\r\n$6\r\nlpushx\r\n:-3\r\n~3\r\n+write\r\n+denyoom\r\n+fast\r\n:1\r\n:1\r\n:1\r\n"
+        "~3\r\n+@write\r\n+@list\r\n+@fast\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RW\r\n"
+        "+insert\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n"
+        "$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n"
+        "%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        313,
+        "%6\r\n$7\r\nsummary\r\n$53\r\nPrepend an element to a list, only if the list exists\r\n"
+        "$5\r\nsince\r\n$5\r\n2.2.0\r\n$5\r\ngroup\r\n$4\r\nlist\r\n$10\r\ncomplexity\r\n$106\r\n"
+        "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.\r\n"
+        "$7\r\nhistory\r\n~1\r\n*2\r\n$5\r\n4.0.0\r\n$37\r\n"
+        "Accepts multiple `element` arguments.\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n"
+        "$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n%3\r\n$4\r\n"
+        "name\r\n$7\r\nelement\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n",
+        488,
+    },
+    {"lrange",
+        "*10\r\n$6\r\nlrange\r\n:4\r\n~1\r\n+readonly\r\n:1\r\n:1\r\n:1\r\n~3\r\n+@read\r\n"
+        "+@list\r\n+@slow\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n+access\r\n$12\r\n"
+        "begin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n"
+        ":1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\n"
+        "lastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        297,
+        "%5\r\n$7\r\nsummary\r\n$35\r\nGet a range of elements from a list\r\n$5\r\nsince\r\n$5\r\n"
+        "1.0.0\r\n$5\r\ngroup\r\n$4\r\nlist\r\n$10\r\ncomplexity\r\n$178\r\n"
+        "O(S+N) where S is the distance of start offset from HEAD for small lists, from nearest end (HEAD or TAIL) for large lists; and N is the number of elements in the specified range.\r\n"
+        "$9\r\narguments\r\n*3\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n"
+        "$14\r\nkey_spec_index\r\n:0\r\n%2\r\n$4\r\nname\r\n$5\r\nstart\r\n$4\r\ntype\r\n$7\r\n"
+        "integer\r\n%2\r\n$4\r\nname\r\n$4\r\nstop\r\n$4\r\ntype\r\n$7\r\ninteger\r\n",
+        486,
+    },
+    {"lrem",
+        "*10\r\n$4\r\nlrem\r\n:4\r\n~1\r\n+write\r\n:1\r\n:1\r\n:1\r\n~3\r\n+@write\r\n+@list\r\n"
+        "+@slow\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RW\r\n+delete\r\n$12\r\nbegin_search\r\n"
+        "%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n:1\r\n$9\r\n"
+        "find_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n"
+        ":0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        293,
+        "%5\r\n$7\r\nsummary\r\n$27\r\nRemove elements from a list\r\n$5\r\nsince\r\n$5\r\n"
+        "1.0.0\r\n$5\r\ngroup\r\n$4\r\nlist\r\n$10\r\ncomplexity\r\n$81\r\n"
+        "O(N+M) where N is the length of the list and M is the number of elements removed.\r\n"
+        "$9\r\narguments\r\n*3\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n"
+        "$14\r\nkey_spec_index\r\n:0\r\n%2\r\n$4\r\nname\r\n$5\r\ncount\r\n$4\r\ntype\r\n$7\r\n"
+        "integer\r\n%2\r\n$4\r\nname\r\n$7\r\nelement\r\n$4\r\ntype\r\n$6\r\nstring\r\n",
+        382,
+    },
+    {"lset",
+        "*10\r\n$4\r\nlset\r\n:4\r\n~2\r\n+write\r\n+denyoom\r\n:1\r\n:1\r\n:1\r\n~3\r\n+@write\r\n"
+        "+@list\r\n+@slow\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RW\r\n+update\r\n$12\r\n"
+        "begin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n"
+        ":1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\n"
+        "lastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        303,
+        "%5\r\n$7\r\nsummary\r\n$50\r\nSet the value of an element in a list by its index\r\n$5\r\n"
+        "since\r\n$5\r\n1.0.0\r\n$5\r\ngroup\r\n$4\r\nlist\r\n$10\r\ncomplexity\r\n$105\r\n"
+        "O(N) where N is the length of the list. Setting either the first or the last element of the list is O(1).\r\n"
+        "$9\r\narguments\r\n*3\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n"
+        "$14\r\nkey_spec_index\r\n:0\r\n%2\r\n$4\r\nname\r\n$5\r\nindex\r\n$4\r\ntype\r\n$7\r\n"
+        "integer\r\n%2\r\n$4\r\nname\r\n$7\r\nelement\r\n$4\r\ntype\r\n$6\r\nstring\r\n",
+        430,
+    },
+    {"ltrim",
+        "*10\r\n$5\r\nltrim\r\n:4\r\n~1\r\n+write\r\n:1\r\n:1\r\n:1\r\n~3\r\n+@write\r\n+@list\r\n"
+        "+@slow\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RW\r\n+delete\r\n$12\r\nbegin_search\r\n"
+        "%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n:1\r\n$9\r\n"
+        "find_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n"
+        ":0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        294,
+        "%5\r\n$7\r\nsummary\r\n$34\r\nTrim a list to the specified range\r\n$5\r\nsince\r\n$5\r\n"
+        "1.0.0\r\n$5\r\ngroup\r\n$4\r\nlist\r\n$10\r\ncomplexity\r\n$70\r\n"
+        "O(N) where N is the number of elements to be removed by the operation.\r\n$9\r\n"
+        "arguments\r\n*3\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\n"
+        "key_spec_index\r\n:0\r\n%2\r\n$4\r\nname\r\n$5\r\nstart\r\n$4\r\ntype\r\n$7\r\ninteger\r\n"
+        "%2\r\n$4\r\nname\r\n$4\r\nstop\r\n$4\r\ntype\r\n$7\r\ninteger\r\n",
+        376,
     },
     {"mget",
         "*10\r\n$4\r\nmget\r\n:-2\r\n~2\r\n+readonly\r\n+fast\r\n:1\r\n:-1\r\n:1\r\n~3\r\n"
@@ -1163,6 +1630,91 @@ static const struct command_meta command_meta_table[] = {
         "key\r\n$14\r\nkey_spec_index\r\n:1\r\n",
         426,
     },
+    {"rpop",
+        "*10\r\n$4\r\nrpop\r\n:-2\r\n~2\r\n+write\r\n+fast\r\n:1\r\n:1\r\n:1\r\n~3\r\n+@write\r\n"
+        "+@list\r\n+@fast\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~3\r\n+RW\r\n+access\r\n+delete\r\n"
+        "$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\n"
+        "index\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n"
+        "$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        310,
+        "%6\r\n$7\r\nsummary\r\n$42\r\nRemove and get the last elements in a list\r\n$5\r\n"
+        "since\r\n$5\r\n1.0.0\r\n$5\r\ngroup\r\n$4\r\nlist\r\n$10\r\ncomplexity\r\n$47\r\n"
+        "O(N) where N is the number of elements returned\r\n$7\r\nhistory\r\n~1\r\n*2\r\n$5\r\n"
+        "6.2.0\r\n$27\r\nAdded the `count` argument.\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\n"
+        "name\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n%4\r\n"
+        "$4\r\nname\r\n$5\r\ncount\r\n$4\r\ntype\r\n$7\r\ninteger\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n"
+        "$5\r\nflags\r\n~1\r\n+optional\r\n",
+        428,
+    },
+    {"rpoplpush",
+        "*10\r\n$9\r\nrpoplpush\r\n:3\r\n~2\r\n+write\r\n+denyoom\r\n:1\r\n:2\r\n:1\r\n~3\r\n"
+        "+@write\r\n+@list\r\n+@slow\r\n~0\r\n~2\r\n%3\r\n$5\r\nflags\r\n~3\r\n+RW\r\n+access\r\n"
+        "+delete\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n"
+        "$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n"
+        "%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n%3\r\n$5\r\n"
+        "flags\r\n~2\r\n+RW\r\n+insert\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\n"
+        "index\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n:2\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n"
+        "$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\n"
+        "limit\r\n:0\r\n~0\r\n",
+        526,
+        "%8\r\n$7\r\nsummary\r\n$75\r\n"
+        "Remove the last element in a list, prepend it to another list and return it\r\n$5\r\n"
+        "since\r\n$5\r\n1.2.0\r\n$5\r\ngroup\r\n$4\r\nlist\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n"
+        "$9\r\ndoc_flags\r\n~1\r\n+deprecated\r\n$16\r\ndeprecated_since\r\n$5\r\n6.2.0\r\n$11\r\n"
+        "replaced_by\r\n$45\r\n`LMOVE` with the `RIGHT` and `LEFT` arguments\r\n$9\r\narguments\r\n"
+        "*2\r\n%3\r\n$4\r\nname\r\n$6\r\nsource\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\n"
+        "key_spec_index\r\n:0\r\n%3\r\n$4\r\nname\r\n$11\r\ndestination\r\n$4\r\ntype\r\n$3\r\n"
+        "key\r\n$14\r\nkey_spec_index\r\n:1\r\n",
+        470,
+    },
+    {"rpush",
+        "*10\r\n$5\r\nrpush\r\n:-3\r\n~3\r\n+write\r\n+denyoom\r\n+fast\r\n:1\r\n:1\r\n:1\r\n~3\r\n"
+        "+@write\r\n+@list\r\n+@fast\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RW\r\n+insert\r\n"
+        "$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\n"
+        "index\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n"
+        "$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        312,
+        "%6\r\n$7\r\nsummary\r\n$41\r\nAppend one or multiple elements to a list\r\n$5\r\nsince\r\n"
+        "$5\r\n1.0.0\r\n$5\r\ngroup\r\n$4\r\nlist\r\n$10\r\ncomplexity\r\n$106\r\n"
+        "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.\r\n"
+        "$7\r\nhistory\r\n~1\r\n*2\r\n$5\r\n2.4.0\r\n$37\r\n"
+        "Accepts multiple `element` arguments.\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n"
+        "$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n%3\r\n$4\r\n"
+        "name\r\n$7\r\nelement\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n",
+        476,
+    },
+    {"rpushx",
+        "*10\r\n$6\r\nrpushx\r\n:-3\r\n~3\r\n+write\r\n+denyoom\r\n+fast\r\n:1\r\n:1\r\n:1\r\n"
+        "~3\r\n+@write\r\n+@list\r\n+@fast\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RW\r\n"
+        "+insert\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n"
+        "$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n"
+        "%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        313,
+        "%6\r\n$7\r\nsummary\r\n$52\r\nAppend an element to a list, only if the list exists\r\n"
+        "$5\r\nsince\r\n$5\r\n2.2.0\r\n$5\r\ngroup\r\n$4\r\nlist\r\n$10\r\ncomplexity\r\n$106\r\n"
+        "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.\r\n"
+        "$7\r\nhistory\r\n~1\r\n*2\r\n$5\r\n4.0.0\r\n$37\r\n"
+        "Accepts multiple `element` arguments.\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n"
+        "$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n%3\r\n$4\r\n"
+        "name\r\n$7\r\nelement\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n",
+        487,
+    },
+    {"sadd",
+        "*10\r\n$4\r\nsadd\r\n:-3\r\n~3\r\n+write\r\n+denyoom\r\n+fast\r\n:1\r\n:1\r\n:1\r\n~3\r\n"
+        "+@write\r\n+@set\r\n+@fast\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RW\r\n+insert\r\n"
+        "$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\n"
+        "index\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n"
+        "$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        310,
+        "%6\r\n$7\r\nsummary\r\n$32\r\nAdd one or more members to a set\r\n$5\r\nsince\r\n$5\r\n"
+        "1.0.0\r\n$5\r\ngroup\r\n$3\r\nset\r\n$10\r\ncomplexity\r\n$106\r\n"
+        "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.\r\n"
+        "$7\r\nhistory\r\n~1\r\n*2\r\n$5\r\n2.4.0\r\n$36\r\n"
+        "Accepts multiple `member` arguments.\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n"
+        "$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n%3\r\n$4\r\n"
+        "name\r\n$6\r\nmember\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n",
+        464,
+    },
     {"scan",
         "*10\r\n$4\r\nscan\r\n:-2\r\n~1\r\n+readonly\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@keyspace\r\n"
         "+@read\r\n+@slow\r\n~2\r\n$23\r\nnondeterministic_output\r\n$22\r\n"
@@ -1179,6 +1731,54 @@ static const struct command_meta command_meta_table[] = {
         "%5\r\n$4\r\nname\r\n$4\r\ntype\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\ntoken\r\n$4\r\n"
         "TYPE\r\n$5\r\nsince\r\n$5\r\n6.0.0\r\n$5\r\nflags\r\n~1\r\n+optional\r\n",
         744,
+    },
+    {"scard",
+        "*10\r\n$5\r\nscard\r\n:2\r\n~2\r\n+readonly\r\n+fast\r\n:1\r\n:1\r\n:1\r\n~3\r\n+@read\r\n"
+        "+@set\r\n+@fast\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~1\r\n+RO\r\n$12\r\nbegin_search\r\n"
+        "%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n:1\r\n$9\r\n"
+        "find_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n"
+        ":0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        293,
+        "%5\r\n$7\r\nsummary\r\n$34\r\nGet the number of members in a set\r\n$5\r\nsince\r\n$5\r\n"
+        "1.0.0\r\n$5\r\ngroup\r\n$3\r\nset\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\n"
+        "arguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\n"
+        "key_spec_index\r\n:0\r\n",
+        213,
+    },
+    {"sdiff",
+        "*10\r\n$5\r\nsdiff\r\n:-2\r\n~1\r\n+readonly\r\n:1\r\n:-1\r\n:1\r\n~3\r\n+@read\r\n"
+        "+@set\r\n+@slow\r\n~1\r\n$29\r\nnondeterministic_output_order\r\n~1\r\n%3\r\n$5\r\n"
+        "flags\r\n~2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\n"
+        "index\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n"
+        "$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:-1\r\n$7\r\nkeystep\r\n:1\r\n$5\r\n"
+        "limit\r\n:0\r\n~0\r\n",
+        334,
+        "%5\r\n$7\r\nsummary\r\n$22\r\nSubtract multiple sets\r\n$5\r\nsince\r\n$5\r\n1.0.0\r\n"
+        "$5\r\ngroup\r\n$3\r\nset\r\n$10\r\ncomplexity\r\n$63\r\n"
+        "O(N) where N is the total number of elements in all given sets.\r\n$9\r\narguments\r\n"
+        "*1\r\n%4\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\n"
+        "key_spec_index\r\n:0\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n",
+        287,
+    },
+    {"sdiffstore",
+        "*10\r\n$10\r\nsdiffstore\r\n:-3\r\n~2\r\n+write\r\n+denyoom\r\n:1\r\n:-1\r\n:1\r\n~3\r\n"
+        "+@write\r\n+@set\r\n+@slow\r\n~0\r\n~2\r\n%3\r\n$5\r\nflags\r\n~2\r\n+OW\r\n+update\r\n"
+        "$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\n"
+        "index\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n"
+        "$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n%3\r\n$5\r\nflags\r\n"
+        "~2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\n"
+        "spec\r\n%1\r\n$5\r\nindex\r\n:2\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n"
+        "$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:-1\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n"
+        "~0\r\n",
+        521,
+        "%5\r\n$7\r\nsummary\r\n$59\r\n"
+        "Subtract multiple sets and store the resulting set in a key\r\n$5\r\nsince\r\n$5\r\n"
+        "1.0.0\r\n$5\r\ngroup\r\n$3\r\nset\r\n$10\r\ncomplexity\r\n$63\r\n"
+        "O(N) where N is the total number of elements in all given sets.\r\n$9\r\narguments\r\n"
+        "*2\r\n%3\r\n$4\r\nname\r\n$11\r\ndestination\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\n"
+        "key_spec_index\r\n:0\r\n%4\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n"
+        "$14\r\nkey_spec_index\r\n:1\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n",
+        400,
     },
     {"select",
         "*10\r\n$6\r\nselect\r\n:2\r\n~3\r\n+loading\r\n+stale\r\n+fast\r\n:0\r\n:0\r\n:0\r\n~2\r\n"
@@ -1293,6 +1893,193 @@ static const struct command_meta command_meta_table[] = {
         "~1\r\n+optional\r\n",
         978,
     },
+    {"sinter",
+        "*10\r\n$6\r\nsinter\r\n:-2\r\n~1\r\n+readonly\r\n:1\r\n:-1\r\n:1\r\n~3\r\n+@read\r\n"
+        "+@set\r\n+@slow\r\n~1\r\n$29\r\nnondeterministic_output_order\r\n~1\r\n%3\r\n$5\r\n"
+        "flags\r\n~2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\n"
+        "index\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n"
+        "$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:-1\r\n$7\r\nkeystep\r\n:1\r\n$5\r\n"
+        "limit\r\n:0\r\n~0\r\n",
+        335,
+        "%5\r\n$7\r\nsummary\r\n$23\r\nIntersect multiple sets\r\n$5\r\nsince\r\n$5\r\n1.0.0\r\n"
+        "$5\r\ngroup\r\n$3\r\nset\r\n$10\r\ncomplexity\r\n$93\r\n"
+        "O(N*M) worst case where N is the cardinality of the smallest set and M is the number of sets.\r\n"
+        "$9\r\narguments\r\n*1\r\n%4\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n"
+        "$14\r\nkey_spec_index\r\n:0\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n",
+        318,
+    },
+    {"sintercard",
+        "*10\r\n$10\r\nsintercard\r\n:-3\r\n~2\r\n+readonly\r\n+movablekeys\r\n:0\r\n:0\r\n:0\r\n"
+        "~3\r\n+@read\r\n+@set\r\n+@slow\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n"
+        "+access\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n"
+        "$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$6\r\nkeynum\r\n$4\r\nspec\r\n"
+        "%3\r\n$9\r\nkeynumidx\r\n:0\r\n$8\r\nfirstkey\r\n:1\r\n$7\r\nkeystep\r\n:1\r\n~0\r\n",
+        322,
+        "%5\r\n$7\r\nsummary\r\n$64\r\n"
+        "Intersect multiple sets and return the cardinality of the result\r\n$5\r\nsince\r\n$5\r\n"
+        "7.0.0\r\n$5\r\ngroup\r\n$3\r\nset\r\n$10\r\ncomplexity\r\n$93\r\n"
+        "O(N*M) worst case where N is the cardinality of the smallest set and M is the number of sets.\r\n"
+        "$9\r\narguments\r\n*3\r\n%2\r\n$4\r\nname\r\n$7\r\nnumkeys\r\n$4\r\ntype\r\n$7\r\n"
+        "integer\r\n%4\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\n"
+        "key_spec_index\r\n:0\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n%4\r\n$4\r\nname\r\n$5\r\n"
+        "limit\r\n$4\r\ntype\r\n$7\r\ninteger\r\n$5\r\ntoken\r\n$5\r\nLIMIT\r\n$5\r\nflags\r\n"
+        "~1\r\n+optional\r\n",
+        505,
+    },
+    {"sinterstore",
+        "*10\r\n$11\r\nsinterstore\r\n:-3\r\n~2\r\n+write\r\n+denyoom\r\n:1\r\n:-1\r\n:1\r\n~3\r\n"
+        "+@write\r\n+@set\r\n+@slow\r\n~0\r\n~2\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RW\r\n+update\r\n"
+        "$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\n"
+        "index\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n"
+        "$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n%3\r\n$5\r\nflags\r\n"
+        "~2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\n"
+        "spec\r\n%1\r\n$5\r\nindex\r\n:2\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n"
+        "$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:-1\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n"
+        "~0\r\n",
+        522,
+        "%5\r\n$7\r\nsummary\r\n$60\r\n"
+        "Intersect multiple sets and store the resulting set in a key\r\n$5\r\nsince\r\n$5\r\n"
+        "1.0.0\r\n$5\r\ngroup\r\n$3\r\nset\r\n$10\r\ncomplexity\r\n$93\r\n"
+        "O(N*M) worst case where N is the cardinality of the smallest set and M is the number of sets.\r\n"
+        "$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$11\r\ndestination\r\n$4\r\ntype\r\n$3\r\n"
+        "key\r\n$14\r\nkey_spec_index\r\n:0\r\n%4\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n"
+        "$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:1\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n",
+        431,
+    },
+    {"sismember",
+        "*10\r\n$9\r\nsismember\r\n:3\r\n~2\r\n+readonly\r\n+fast\r\n:1\r\n:1\r\n:1\r\n~3\r\n"
+        "+@read\r\n+@set\r\n+@fast\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~1\r\n+RO\r\n$12\r\n"
+        "begin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n"
+        ":1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\n"
+        "lastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        297,
+        "%5\r\n$7\r\nsummary\r\n$47\r\nDetermine if a given value is a member of a set\r\n$5\r\n"
+        "since\r\n$5\r\n1.0.0\r\n$5\r\ngroup\r\n$3\r\nset\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n"
+        "$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n"
+        "$14\r\nkey_spec_index\r\n:0\r\n%2\r\n$4\r\nname\r\n$6\r\nmember\r\n$4\r\ntype\r\n$6\r\n"
+        "string\r\n",
+        274,
+    },
+    {"smembers",
+        "*10\r\n$8\r\nsmembers\r\n:2\r\n~1\r\n+readonly\r\n:1\r\n:1\r\n:1\r\n~3\r\n+@read\r\n"
+        "+@set\r\n+@slow\r\n~1\r\n$29\r\nnondeterministic_output_order\r\n~1\r\n%3\r\n$5\r\n"
+        "flags\r\n~2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\n"
+        "index\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n"
+        "$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\n"
+        "limit\r\n:0\r\n~0\r\n",
+        334,
+        "%5\r\n$7\r\nsummary\r\n$28\r\nGet all the members in a set\r\n$5\r\nsince\r\n$5\r\n"
+        "1.0.0\r\n$5\r\ngroup\r\n$3\r\nset\r\n$10\r\ncomplexity\r\n$36\r\n"
+        "O(N) where N is the set cardinality.\r\n$9\r\narguments\r\n*1\r\n%3\r\n$4\r\nname\r\n"
+        "$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n",
+        240,
+    },
+    {"smismember",
+        "*10\r\n$10\r\nsmismember\r\n:-3\r\n~2\r\n+readonly\r\n+fast\r\n:1\r\n:1\r\n:1\r\n~3\r\n"
+        "+@read\r\n+@set\r\n+@fast\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n+access\r\n"
+        "$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\n"
+        "index\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n"
+        "$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        309,
+        "%5\r\n$7\r\nsummary\r\n$67\r\n"
+        "Returns the membership associated with the given elements for a set\r\n$5\r\nsince\r\n"
+        "$5\r\n6.2.0\r\n$5\r\ngroup\r\n$3\r\nset\r\n$10\r\ncomplexity\r\n$67\r\n"
+        "O(N) where N is the number of elements being checked for membership\r\n$9\r\narguments\r\n"
+        "*2\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\n"
+        "key_spec_index\r\n:0\r\n%3\r\n$4\r\nname\r\n$6\r\nmember\r\n$4\r\ntype\r\n$6\r\nstring\r\n"
+        "$5\r\nflags\r\n~1\r\n+multiple\r\n",
+        384,
+    },
+    {"smove",
+        "*10\r\n$5\r\nsmove\r\n:4\r\n~2\r\n+write\r\n+fast\r\n:1\r\n:2\r\n:1\r\n~3\r\n+@write\r\n"
+        "+@set\r\n+@fast\r\n~0\r\n~2\r\n%3\r\n$5\r\nflags\r\n~3\r\n+RW\r\n+access\r\n+delete\r\n"
+        "$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\n"
+        "index\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n"
+        "$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n%3\r\n$5\r\nflags\r\n"
+        "~2\r\n+RW\r\n+insert\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\n"
+        "spec\r\n%1\r\n$5\r\nindex\r\n:2\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n"
+        "$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n"
+        "~0\r\n",
+        518,
+        "%5\r\n$7\r\nsummary\r\n$37\r\nMove a member from one set to another\r\n$5\r\nsince\r\n"
+        "$5\r\n1.0.0\r\n$5\r\ngroup\r\n$3\r\nset\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\n"
+        "arguments\r\n*3\r\n%3\r\n$4\r\nname\r\n$6\r\nsource\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\n"
+        "key_spec_index\r\n:0\r\n%3\r\n$4\r\nname\r\n$11\r\ndestination\r\n$4\r\ntype\r\n$3\r\n"
+        "key\r\n$14\r\nkey_spec_index\r\n:1\r\n%2\r\n$4\r\nname\r\n$6\r\nmember\r\n$4\r\ntype\r\n"
+        "$6\r\nstring\r\n",
+        343,
+    },
+    {"spop",
+        "*10\r\n$4\r\nspop\r\n:-2\r\n~2\r\n+write\r\n+fast\r\n:1\r\n:1\r\n:1\r\n~3\r\n+@write\r\n"
+        "+@set\r\n+@fast\r\n~1\r\n$23\r\nnondeterministic_output\r\n~1\r\n%3\r\n$5\r\nflags\r\n"
+        "~3\r\n+RW\r\n+access\r\n+delete\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\n"
+        "index\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n"
+        "$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\n"
+        "limit\r\n:0\r\n~0\r\n",
+        339,
+        "%6\r\n$7\r\nsummary\r\n$59\r\n"
+        "Remove and return one or multiple random members from a set\r\n$5\r\nsince\r\n$5\r\n"
+        "1.0.0\r\n$5\r\ngroup\r\n$3\r\nset\r\n$10\r\ncomplexity\r\n$89\r\n"
+        "Without the count argument O(1), otherwise O(N) where N is the value of the passed count.\r\n"
+        "$7\r\nhistory\r\n~1\r\n*2\r\n$5\r\n3.2.0\r\n$27\r\nAdded the `count` argument.\r\n$9\r\n"
+        "arguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\n"
+        "key_spec_index\r\n:0\r\n%4\r\n$4\r\nname\r\n$5\r\ncount\r\n$4\r\ntype\r\n$7\r\ninteger\r\n"
+        "$5\r\nsince\r\n$5\r\n3.2.0\r\n$5\r\nflags\r\n~1\r\n+optional\r\n",
+        486,
+    },
+    {"srandmember",
+        "*10\r\n$11\r\nsrandmember\r\n:-2\r\n~1\r\n+readonly\r\n:1\r\n:1\r\n:1\r\n~3\r\n+@read\r\n"
+        "+@set\r\n+@slow\r\n~1\r\n$23\r\nnondeterministic_output\r\n~1\r\n%3\r\n$5\r\nflags\r\n"
+        "~2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\n"
+        "spec\r\n%1\r\n$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n"
+        "$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n"
+        "~0\r\n",
+        333,
+        "%6\r\n$7\r\nsummary\r\n$45\r\nGet one or multiple random members from a set\r\n$5\r\n"
+        "since\r\n$5\r\n1.0.0\r\n$5\r\ngroup\r\n$3\r\nset\r\n$10\r\ncomplexity\r\n$98\r\n"
+        "Without the count argument O(1), otherwise O(N) where N is the absolute value of the passed count.\r\n"
+        "$7\r\nhistory\r\n~1\r\n*2\r\n$5\r\n2.6.0\r\n$36\r\n"
+        "Added the optional `count` argument.\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n"
+        "$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n%4\r\n$4\r\n"
+        "name\r\n$5\r\ncount\r\n$4\r\ntype\r\n$7\r\ninteger\r\n$5\r\nsince\r\n$5\r\n2.6.0\r\n$5\r\n"
+        "flags\r\n~1\r\n+optional\r\n",
+        490,
+    },
+    {"srem",
+        "*10\r\n$4\r\nsrem\r\n:-3\r\n~2\r\n+write\r\n+fast\r\n:1\r\n:1\r\n:1\r\n~3\r\n+@write\r\n"
+        "+@set\r\n+@fast\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RW\r\n+delete\r\n$12\r\n"
+        "begin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n"
+        ":1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\n"
+        "lastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        300,
+        "%6\r\n$7\r\nsummary\r\n$37\r\nRemove one or more members from a set\r\n$5\r\nsince\r\n"
+        "$5\r\n1.0.0\r\n$5\r\ngroup\r\n$3\r\nset\r\n$10\r\ncomplexity\r\n$52\r\n"
+        "O(N) where N is the number of members to be removed.\r\n$7\r\nhistory\r\n~1\r\n*2\r\n"
+        "$5\r\n2.4.0\r\n$36\r\nAccepts multiple `member` arguments.\r\n$9\r\narguments\r\n*2\r\n"
+        "%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n"
+        ":0\r\n%3\r\n$4\r\nname\r\n$6\r\nmember\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n"
+        "~1\r\n+multiple\r\n",
+        414,
+    },
+    {"sscan",
+        "*10\r\n$5\r\nsscan\r\n:-3\r\n~1\r\n+readonly\r\n:1\r\n:1\r\n:1\r\n~3\r\n+@read\r\n"
+        "+@set\r\n+@slow\r\n~1\r\n$23\r\nnondeterministic_output\r\n~1\r\n%3\r\n$5\r\nflags\r\n"
+        "~2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\n"
+        "spec\r\n%1\r\n$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n"
+        "$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n"
+        "~0\r\n",
+        326,
+        "%5\r\n$7\r\nsummary\r\n$34\r\nIncrementally iterate Set elements\r\n$5\r\nsince\r\n$5\r\n"
+        "2.8.0\r\n$5\r\ngroup\r\n$3\r\nset\r\n$10\r\ncomplexity\r\n$170\r\n"
+        "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection..\r\n"
+        "$9\r\narguments\r\n*4\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n"
+        "$14\r\nkey_spec_index\r\n:0\r\n%2\r\n$4\r\nname\r\n$6\r\ncursor\r\n$4\r\ntype\r\n$7\r\n"
+        "integer\r\n%4\r\n$4\r\nname\r\n$7\r\npattern\r\n$4\r\ntype\r\n$7\r\npattern\r\n$5\r\n"
+        "token\r\n$5\r\nMATCH\r\n$5\r\nflags\r\n~1\r\n+optional\r\n%4\r\n$4\r\nname\r\n$5\r\n"
+        "count\r\n$4\r\ntype\r\n$7\r\ninteger\r\n$5\r\ntoken\r\n$5\r\nCOUNT\r\n$5\r\nflags\r\n"
+        "~1\r\n+optional\r\n",
+        624,
+    },
     {"strlen",
         "*10\r\n$6\r\nstrlen\r\n:2\r\n~2\r\n+readonly\r\n+fast\r\n:1\r\n:1\r\n:1\r\n~3\r\n"
         "+@read\r\n+@string\r\n+@fast\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~1\r\n+RO\r\n$12\r\n"
@@ -1322,6 +2109,40 @@ static const struct command_meta command_meta_table[] = {
         "$5\r\nstart\r\n$4\r\ntype\r\n$7\r\ninteger\r\n%2\r\n$4\r\nname\r\n$3\r\nend\r\n$4\r\n"
         "type\r\n$7\r\ninteger\r\n",
         651,
+    },
+    {"sunion",
+        "*10\r\n$6\r\nsunion\r\n:-2\r\n~1\r\n+readonly\r\n:1\r\n:-1\r\n:1\r\n~3\r\n+@read\r\n"
+        "+@set\r\n+@slow\r\n~1\r\n$29\r\nnondeterministic_output_order\r\n~1\r\n%3\r\n$5\r\n"
+        "flags\r\n~2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\n"
+        "index\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n"
+        "$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:-1\r\n$7\r\nkeystep\r\n:1\r\n$5\r\n"
+        "limit\r\n:0\r\n~0\r\n",
+        335,
+        "%5\r\n$7\r\nsummary\r\n$17\r\nAdd multiple sets\r\n$5\r\nsince\r\n$5\r\n1.0.0\r\n$5\r\n"
+        "group\r\n$3\r\nset\r\n$10\r\ncomplexity\r\n$63\r\n"
+        "O(N) where N is the total number of elements in all given sets.\r\n$9\r\narguments\r\n"
+        "*1\r\n%4\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\n"
+        "key_spec_index\r\n:0\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n",
+        282,
+    },
+    {"sunionstore",
+        "*10\r\n$11\r\nsunionstore\r\n:-3\r\n~2\r\n+write\r\n+denyoom\r\n:1\r\n:-1\r\n:1\r\n~3\r\n"
+        "+@write\r\n+@set\r\n+@slow\r\n~0\r\n~2\r\n%3\r\n$5\r\nflags\r\n~2\r\n+OW\r\n+update\r\n"
+        "$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\n"
+        "index\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n"
+        "$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n%3\r\n$5\r\nflags\r\n"
+        "~2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\n"
+        "spec\r\n%1\r\n$5\r\nindex\r\n:2\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n"
+        "$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:-1\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n"
+        "~0\r\n",
+        522,
+        "%5\r\n$7\r\nsummary\r\n$54\r\nAdd multiple sets and store the resulting set in a key\r\n"
+        "$5\r\nsince\r\n$5\r\n1.0.0\r\n$5\r\ngroup\r\n$3\r\nset\r\n$10\r\ncomplexity\r\n$63\r\n"
+        "O(N) where N is the total number of elements in all given sets.\r\n$9\r\narguments\r\n"
+        "*2\r\n%3\r\n$4\r\nname\r\n$11\r\ndestination\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\n"
+        "key_spec_index\r\n:0\r\n%4\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n"
+        "$14\r\nkey_spec_index\r\n:1\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n",
+        395,
     },
     {"swapdb",
         "*10\r\n$6\r\nswapdb\r\n:3\r\n~2\r\n+write\r\n+fast\r\n:0\r\n:0\r\n:0\r\n~4\r\n"
@@ -1414,6 +2235,650 @@ static const struct command_meta command_meta_table[] = {
         "O(1)\r\n$9\r\narguments\r\n*2\r\n%2\r\n$4\r\nname\r\n$11\r\nnumreplicas\r\n$4\r\ntype\r\n"
         "$7\r\ninteger\r\n%2\r\n$4\r\nname\r\n$7\r\ntimeout\r\n$4\r\ntype\r\n$7\r\ninteger\r\n",
         330,
+    },
+    {"zadd",
+        "*10\r\n$4\r\nzadd\r\n:-4\r\n~3\r\n+write\r\n+denyoom\r\n+fast\r\n:1\r\n:1\r\n:1\r\n~3\r\n"
+        "+@write\r\n+@sortedset\r\n+@fast\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RW\r\n"
+        "+update\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n"
+        "$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n"
+        "%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        316,
+        "%6\r\n$7\r\nsummary\r\n$81\r\n"
+        "Add one or more members to a sorted set, or update its score if it already exists\r\n"
+        "$5\r\nsince\r\n$5\r\n1.2.0\r\n$5\r\ngroup\r\n$10\r\nsorted-set\r\n$10\r\ncomplexity\r\n"
+        "$83\r\n"
+        "O(log(N)) for each item added, where N is the number of elements in the sorted set.\r\n"
+        "$7\r\nhistory\r\n~3\r\n*2\r\n$5\r\n2.4.0\r\n$26\r\nAccepts multiple elements.\r\n*2\r\n"
+        "$5\r\n3.0.2\r\n$46\r\nAdded the `XX`, `NX`, `CH` and `INCR` options.\r\n*2\r\n$5\r\n"
+        "6.2.0\r\n$32\r\nAdded the `GT` and `LT` options.\r\n$9\r\narguments\r\n*6\r\n%3\r\n$4\r\n"
+        "name\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n%5\r\n"
+        "$4\r\nname\r\n$9\r\ncondition\r\n$4\r\ntype\r\n$5\r\noneof\r\n$5\r\nsince\r\n$5\r\n"
+        "3.0.2\r\n$5\r\nflags\r\n~1\r\n+optional\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n"
+        "$2\r\nnx\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$2\r\nNX\r\n%3\r\n$4\r\n"
+        "name\r\n$2\r\nxx\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$2\r\nXX\r\n%5\r\n"
+        "$4\r\nname\r\n$10\r\ncomparison\r\n$4\r\ntype\r\n$5\r\noneof\r\n$5\r\nsince\r\n$5\r\n"
+        "6.2.0\r\n$5\r\nflags\r\n~1\r\n+optional\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n"
+        "$2\r\ngt\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$2\r\nGT\r\n%3\r\n$4\r\n"
+        "name\r\n$2\r\nlt\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$2\r\nLT\r\n%5\r\n"
+        "$4\r\nname\r\n$6\r\nchange\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$2\r\n"
+        "CH\r\n$5\r\nsince\r\n$5\r\n3.0.2\r\n$5\r\nflags\r\n~1\r\n+optional\r\n%5\r\n$4\r\nname\r\n"
+        "$9\r\nincrement\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$4\r\nINCR\r\n$5\r\n"
+        "since\r\n$5\r\n3.0.2\r\n$5\r\nflags\r\n~1\r\n+optional\r\n%4\r\n$4\r\nname\r\n$12\r\n"
+        "score_member\r\n$4\r\ntype\r\n$5\r\nblock\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n$9\r\n"
+        "arguments\r\n*2\r\n%2\r\n$4\r\nname\r\n$5\r\nscore\r\n$4\r\ntype\r\n$6\r\ndouble\r\n%2\r\n"
+        "$4\r\nname\r\n$6\r\nmember\r\n$4\r\ntype\r\n$6\r\nstring\r\n",
+        1482,
+    },
+    {"zcard",
+        "*10\r\n$5\r\nzcard\r\n:2\r\n~2\r\n+readonly\r\n+fast\r\n:1\r\n:1\r\n:1\r\n~3\r\n+@read\r\n"
+        "+@sortedset\r\n+@fast\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~1\r\n+RO\r\n$12\r\n"
+        "begin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n"
+        ":1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\n"
+        "lastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        299,
+        "%5\r\n$7\r\nsummary\r\n$41\r\nGet the number of members in a sorted set\r\n$5\r\nsince\r\n"
+        "$5\r\n1.2.0\r\n$5\r\ngroup\r\n$10\r\nsorted-set\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n"
+        "$9\r\narguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n"
+        "$14\r\nkey_spec_index\r\n:0\r\n",
+        228,
+    },
+    {"zcount",
+        "*10\r\n$6\r\nzcount\r\n:4\r\n~2\r\n+readonly\r\n+fast\r\n:1\r\n:1\r\n:1\r\n~3\r\n"
+        "+@read\r\n+@sortedset\r\n+@fast\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n"
+        "+access\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n"
+        "$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n"
+        "%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        309,
+        "%5\r\n$7\r\nsummary\r\n$69\r\n"
+        "Count the members in a sorted set with scores within the given values\r\n$5\r\nsince\r\n"
+        "$5\r\n2.0.0\r\n$5\r\ngroup\r\n$10\r\nsorted-set\r\n$10\r\ncomplexity\r\n$64\r\n"
+        "O(log(N)) with N being the number of elements in the sorted set.\r\n$9\r\narguments\r\n"
+        "*3\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\n"
+        "key_spec_index\r\n:0\r\n%2\r\n$4\r\nname\r\n$3\r\nmin\r\n$4\r\ntype\r\n$6\r\ndouble\r\n"
+        "%2\r\n$4\r\nname\r\n$3\r\nmax\r\n$4\r\ntype\r\n$6\r\ndouble\r\n",
+        407,
+    },
+    {"zdiff",
+        "*10\r\n$5\r\nzdiff\r\n:-3\r\n~2\r\n+readonly\r\n+movablekeys\r\n:0\r\n:0\r\n:0\r\n~3\r\n"
+        "+@read\r\n+@sortedset\r\n+@slow\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n"
+        "+access\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n"
+        "$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$6\r\nkeynum\r\n$4\r\nspec\r\n"
+        "%3\r\n$9\r\nkeynumidx\r\n:0\r\n$8\r\nfirstkey\r\n:1\r\n$7\r\nkeystep\r\n:1\r\n~0\r\n",
+        322,
+        "%5\r\n$7\r\nsummary\r\n$29\r\nSubtract multiple sorted sets\r\n$5\r\nsince\r\n$5\r\n"
+        "6.2.0\r\n$5\r\ngroup\r\n$10\r\nsorted-set\r\n$10\r\ncomplexity\r\n$155\r\n"
+        "O(L + (N-K)log(N)) worst case where L is the total number of elements in all the sets, N is the size of the first set, and K is the size of the result set.\r\n"
+        "$9\r\narguments\r\n*3\r\n%2\r\n$4\r\nname\r\n$7\r\nnumkeys\r\n$4\r\ntype\r\n$7\r\n"
+        "integer\r\n%4\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\n"
+        "key_spec_index\r\n:0\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n%4\r\n$4\r\nname\r\n$10\r\n"
+        "withscores\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$10\r\nWITHSCORES\r\n"
+        "$5\r\nflags\r\n~1\r\n+optional\r\n",
+        557,
+    },
+    {"zdiffstore",
+        "*10\r\n$10\r\nzdiffstore\r\n:-4\r\n~3\r\n+write\r\n+denyoom\r\n+movablekeys\r\n:1\r\n"
+        ":1\r\n:1\r\n~3\r\n+@write\r\n+@sortedset\r\n+@slow\r\n~0\r\n~2\r\n%3\r\n$5\r\nflags\r\n"
+        "~2\r\n+OW\r\n+update\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\n"
+        "spec\r\n%1\r\n$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n"
+        "$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n"
+        "%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n"
+        "$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n:2\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\n"
+        "type\r\n$6\r\nkeynum\r\n$4\r\nspec\r\n%3\r\n$9\r\nkeynumidx\r\n:0\r\n$8\r\nfirstkey\r\n"
+        ":1\r\n$7\r\nkeystep\r\n:1\r\n~0\r\n",
+        545,
+        "%5\r\n$7\r\nsummary\r\n$77\r\n"
+        "Subtract multiple sorted sets and store the resulting sorted set in a new key\r\n$5\r\n"
+        "since\r\n$5\r\n6.2.0\r\n$5\r\ngroup\r\n$10\r\nsorted-set\r\n$10\r\ncomplexity\r\n$155\r\n"
+        "O(L + (N-K)log(N)) worst case where L is the total number of elements in all the sets, N is the size of the first set, and K is the size of the result set.\r\n"
+        "$9\r\narguments\r\n*3\r\n%3\r\n$4\r\nname\r\n$11\r\ndestination\r\n$4\r\ntype\r\n$3\r\n"
+        "key\r\n$14\r\nkey_spec_index\r\n:0\r\n%2\r\n$4\r\nname\r\n$7\r\nnumkeys\r\n$4\r\ntype\r\n"
+        "$7\r\ninteger\r\n%4\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\n"
+        "key_spec_index\r\n:1\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n",
+        569,
+    },
+    {"zincrby",
+        "*10\r\n$7\r\nzincrby\r\n:4\r\n~3\r\n+write\r\n+denyoom\r\n+fast\r\n:1\r\n:1\r\n:1\r\n"
+        "~3\r\n+@write\r\n+@sortedset\r\n+@fast\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~3\r\n+RW\r\n"
+        "+access\r\n+update\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\n"
+        "spec\r\n%1\r\n$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n"
+        "$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n"
+        "~0\r\n",
+        327,
+        "%5\r\n$7\r\nsummary\r\n$47\r\nIncrement the score of a member in a sorted set\r\n$5\r\n"
+        "since\r\n$5\r\n1.2.0\r\n$5\r\ngroup\r\n$10\r\nsorted-set\r\n$10\r\ncomplexity\r\n$62\r\n"
+        "O(log(N)) where N is the number of elements in the sorted set.\r\n$9\r\narguments\r\n"
+        "*3\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\n"
+        "key_spec_index\r\n:0\r\n%2\r\n$4\r\nname\r\n$9\r\nincrement\r\n$4\r\ntype\r\n$7\r\n"
+        "integer\r\n%2\r\n$4\r\nname\r\n$6\r\nmember\r\n$4\r\ntype\r\n$6\r\nstring\r\n",
+        393,
+    },
+    {"zinter",
+        "*10\r\n$6\r\nzinter\r\n:-3\r\n~2\r\n+readonly\r\n+movablekeys\r\n:0\r\n:0\r\n:0\r\n~3\r\n"
+        "+@read\r\n+@sortedset\r\n+@slow\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n"
+        "+access\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n"
+        "$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$6\r\nkeynum\r\n$4\r\nspec\r\n"
+        "%3\r\n$9\r\nkeynumidx\r\n:0\r\n$8\r\nfirstkey\r\n:1\r\n$7\r\nkeystep\r\n:1\r\n~0\r\n",
+        323,
+        "%5\r\n$7\r\nsummary\r\n$30\r\nIntersect multiple sorted sets\r\n$5\r\nsince\r\n$5\r\n"
+        "6.2.0\r\n$5\r\ngroup\r\n$10\r\nsorted-set\r\n$10\r\ncomplexity\r\n$177\r\n"
+        "O(N*K)+O(M*log(M)) worst case with N being the smallest input sorted set, K being the number of input sorted sets and M being the number of elements in the resulting sorted set.\r\n"
+        "$9\r\narguments\r\n*5\r\n%2\r\n$4\r\nname\r\n$7\r\nnumkeys\r\n$4\r\ntype\r\n$7\r\n"
+        "integer\r\n%4\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\n"
+        "key_spec_index\r\n:0\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n%4\r\n$4\r\nname\r\n$6\r\n"
+        "weight\r\n$4\r\ntype\r\n$7\r\ninteger\r\n$5\r\ntoken\r\n$7\r\nWEIGHTS\r\n$5\r\nflags\r\n"
+        "~2\r\n+optional\r\n+multiple\r\n%5\r\n$4\r\nname\r\n$9\r\naggregate\r\n$4\r\ntype\r\n"
+        "$5\r\noneof\r\n$5\r\ntoken\r\n$9\r\nAGGREGATE\r\n$5\r\nflags\r\n~1\r\n+optional\r\n$9\r\n"
+        "arguments\r\n*3\r\n%3\r\n$4\r\nname\r\n$3\r\nsum\r\n$4\r\ntype\r\n$10\r\npure-token\r\n"
+        "$5\r\ntoken\r\n$3\r\nSUM\r\n%3\r\n$4\r\nname\r\n$3\r\nmin\r\n$4\r\ntype\r\n$10\r\n"
+        "pure-token\r\n$5\r\ntoken\r\n$3\r\nMIN\r\n%3\r\n$4\r\nname\r\n$3\r\nmax\r\n$4\r\ntype\r\n"
+        "$10\r\npure-token\r\n$5\r\ntoken\r\n$3\r\nMAX\r\n%4\r\n$4\r\nname\r\n$10\r\nwithscores\r\n"
+        "$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$10\r\nWITHSCORES\r\n$5\r\nflags\r\n"
+        "~1\r\n+optional\r\n",
+        1021,
+    },
+    {"zintercard",
+        "*10\r\n$10\r\nzintercard\r\n:-3\r\n~2\r\n+readonly\r\n+movablekeys\r\n:0\r\n:0\r\n:0\r\n"
+        "~3\r\n+@read\r\n+@sortedset\r\n+@slow\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n"
+        "+access\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n"
+        "$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$6\r\nkeynum\r\n$4\r\nspec\r\n"
+        "%3\r\n$9\r\nkeynumidx\r\n:0\r\n$8\r\nfirstkey\r\n:1\r\n$7\r\nkeystep\r\n:1\r\n~0\r\n",
+        328,
+        "%5\r\n$7\r\nsummary\r\n$71\r\n"
+        "Intersect multiple sorted sets and return the cardinality of the result\r\n$5\r\nsince\r\n"
+        "$5\r\n7.0.0\r\n$5\r\ngroup\r\n$10\r\nsorted-set\r\n$10\r\ncomplexity\r\n$102\r\n"
+        "O(N*K) worst case with N being the smallest input sorted set, K being the number of input sorted sets.\r\n"
+        "$9\r\narguments\r\n*3\r\n%2\r\n$4\r\nname\r\n$7\r\nnumkeys\r\n$4\r\ntype\r\n$7\r\n"
+        "integer\r\n%4\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\n"
+        "key_spec_index\r\n:0\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n%4\r\n$4\r\nname\r\n$5\r\n"
+        "limit\r\n$4\r\ntype\r\n$7\r\ninteger\r\n$5\r\ntoken\r\n$5\r\nLIMIT\r\n$5\r\nflags\r\n"
+        "~1\r\n+optional\r\n",
+        530,
+    },
+    {"zinterstore",
+        "*10\r\n$11\r\nzinterstore\r\n:-4\r\n~3\r\n+write\r\n+denyoom\r\n+movablekeys\r\n:1\r\n"
+        ":1\r\n:1\r\n~3\r\n+@write\r\n+@sortedset\r\n+@slow\r\n~0\r\n~2\r\n%3\r\n$5\r\nflags\r\n"
+        "~2\r\n+OW\r\n+update\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\n"
+        "spec\r\n%1\r\n$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n"
+        "$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n"
+        "%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n"
+        "$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n:2\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\n"
+        "type\r\n$6\r\nkeynum\r\n$4\r\nspec\r\n%3\r\n$9\r\nkeynumidx\r\n:0\r\n$8\r\nfirstkey\r\n"
+        ":1\r\n$7\r\nkeystep\r\n:1\r\n~0\r\n",
+        546,
+        "%5\r\n$7\r\nsummary\r\n$78\r\n"
+        "Intersect multiple sorted sets and store the resulting sorted set in a new key\r\n$5\r\n"
+        "since\r\n$5\r\n2.0.0\r\n$5\r\ngroup\r\n$10\r\nsorted-set\r\n$10\r\ncomplexity\r\n$177\r\n"
+        "O(N*K)+O(M*log(M)) worst case with N being the smallest input sorted set, K being the number of input sorted sets and M being the number of elements in the resulting sorted set.\r\n"
+        "$9\r\narguments\r\n*5\r\n%3\r\n$4\r\nname\r\n$11\r\ndestination\r\n$4\r\ntype\r\n$3\r\n"
+        "key\r\n$14\r\nkey_spec_index\r\n:0\r\n%2\r\n$4\r\nname\r\n$7\r\nnumkeys\r\n$4\r\ntype\r\n"
+        "$7\r\ninteger\r\n%4\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\n"
+        "key_spec_index\r\n:1\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n%4\r\n$4\r\nname\r\n$6\r\n"
+        "weight\r\n$4\r\ntype\r\n$7\r\ninteger\r\n$5\r\ntoken\r\n$7\r\nWEIGHTS\r\n$5\r\nflags\r\n"
+        "~2\r\n+optional\r\n+multiple\r\n%5\r\n$4\r\nname\r\n$9\r\naggregate\r\n$4\r\ntype\r\n"
+        "$5\r\noneof\r\n$5\r\ntoken\r\n$9\r\nAGGREGATE\r\n$5\r\nflags\r\n~1\r\n+optional\r\n$9\r\n"
+        "arguments\r\n*3\r\n%3\r\n$4\r\nname\r\n$3\r\nsum\r\n$4\r\ntype\r\n$10\r\npure-token\r\n"
+        "$5\r\ntoken\r\n$3\r\nSUM\r\n%3\r\n$4\r\nname\r\n$3\r\nmin\r\n$4\r\ntype\r\n$10\r\n"
+        "pure-token\r\n$5\r\ntoken\r\n$3\r\nMIN\r\n%3\r\n$4\r\nname\r\n$3\r\nmax\r\n$4\r\ntype\r\n"
+        "$10\r\npure-token\r\n$5\r\ntoken\r\n$3\r\nMAX\r\n",
+        1033,
+    },
+    {"zlexcount",
+        "*10\r\n$9\r\nzlexcount\r\n:4\r\n~2\r\n+readonly\r\n+fast\r\n:1\r\n:1\r\n:1\r\n~3\r\n"
+        "+@read\r\n+@sortedset\r\n+@fast\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n"
+        "+access\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n"
+        "$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n"
+        "%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        312,
+        "%5\r\n$7\r\nsummary\r\n$81\r\n"
+        "Count the number of members in a sorted set between a given lexicographical range\r\n"
+        "$5\r\nsince\r\n$5\r\n2.8.9\r\n$5\r\ngroup\r\n$10\r\nsorted-set\r\n$10\r\ncomplexity\r\n"
+        "$64\r\nO(log(N)) with N being the number of elements in the sorted set.\r\n$9\r\n"
+        "arguments\r\n*3\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\n"
+        "key_spec_index\r\n:0\r\n%2\r\n$4\r\nname\r\n$3\r\nmin\r\n$4\r\ntype\r\n$6\r\nstring\r\n"
+        "%2\r\n$4\r\nname\r\n$3\r\nmax\r\n$4\r\ntype\r\n$6\r\nstring\r\n",
+        419,
+    },
+    {"zmpop",
+        "*10\r\n$5\r\nzmpop\r\n:-4\r\n~2\r\n+write\r\n+movablekeys\r\n:0\r\n:0\r\n:0\r\n~3\r\n"
+        "+@write\r\n+@sortedset\r\n+@slow\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~3\r\n+RW\r\n"
+        "+access\r\n+delete\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\n"
+        "spec\r\n%1\r\n$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$6\r\nkeynum\r\n"
+        "$4\r\nspec\r\n%3\r\n$9\r\nkeynumidx\r\n:0\r\n$8\r\nfirstkey\r\n:1\r\n$7\r\nkeystep\r\n"
+        ":1\r\n~0\r\n",
+        329,
+        "%5\r\n$7\r\nsummary\r\n$53\r\nRemove and return members with scores in a sorted set\r\n"
+        "$5\r\nsince\r\n$5\r\n7.0.0\r\n$5\r\ngroup\r\n$10\r\nsorted-set\r\n$10\r\ncomplexity\r\n"
+        "$151\r\n"
+        "O(K) + O(M*log(N)) where K is the number of provided keys, N being the number of elements in the sorted set, and M being the number of elements popped.\r\n"
+        "$9\r\narguments\r\n*4\r\n%2\r\n$4\r\nname\r\n$7\r\nnumkeys\r\n$4\r\ntype\r\n$7\r\n"
+        "integer\r\n%4\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\n"
+        "key_spec_index\r\n:0\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n%3\r\n$4\r\nname\r\n$5\r\n"
+        "where\r\n$4\r\ntype\r\n$5\r\noneof\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$3\r\n"
+        "min\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$3\r\nMIN\r\n%3\r\n$4\r\nname\r\n"
+        "$3\r\nmax\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$3\r\nMAX\r\n%4\r\n$4\r\n"
+        "name\r\n$5\r\ncount\r\n$4\r\ntype\r\n$7\r\ninteger\r\n$5\r\ntoken\r\n$5\r\nCOUNT\r\n$5\r\n"
+        "flags\r\n~1\r\n+optional\r\n",
+        766,
+    },
+    {"zmscore",
+        "*10\r\n$7\r\nzmscore\r\n:-3\r\n~2\r\n+readonly\r\n+fast\r\n:1\r\n:1\r\n:1\r\n~3\r\n"
+        "+@read\r\n+@sortedset\r\n+@fast\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n"
+        "+access\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n"
+        "$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n"
+        "%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        311,
+        "%5\r\n$7\r\nsummary\r\n$63\r\n"
+        "Get the score associated with the given members in a sorted set\r\n$5\r\nsince\r\n$5\r\n"
+        "6.2.0\r\n$5\r\ngroup\r\n$10\r\nsorted-set\r\n$10\r\ncomplexity\r\n$54\r\n"
+        "O(N) where N is the number of members being requested.\r\n$9\r\narguments\r\n*2\r\n%3\r\n"
+        "$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n"
+        "%3\r\n$4\r\nname\r\n$6\r\nmember\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n~1\r\n"
+        "+multiple\r\n",
+        375,
+    },
+    {"zpopmax",
+        "*10\r\n$7\r\nzpopmax\r\n:-2\r\n~2\r\n+write\r\n+fast\r\n:1\r\n:1\r\n:1\r\n~3\r\n"
+        "+@write\r\n+@sortedset\r\n+@fast\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~3\r\n+RW\r\n"
+        "+access\r\n+delete\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\n"
+        "spec\r\n%1\r\n$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n"
+        "$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n"
+        "~0\r\n",
+        318,
+        "%5\r\n$7\r\nsummary\r\n$65\r\n"
+        "Remove and return members with the highest scores in a sorted set\r\n$5\r\nsince\r\n$5\r\n"
+        "5.0.0\r\n$5\r\ngroup\r\n$10\r\nsorted-set\r\n$10\r\ncomplexity\r\n$109\r\n"
+        "O(log(N)*M) with N being the number of elements in the sorted set, and M being the number of elements popped.\r\n"
+        "$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n"
+        "$14\r\nkey_spec_index\r\n:0\r\n%3\r\n$4\r\nname\r\n$5\r\ncount\r\n$4\r\ntype\r\n$7\r\n"
+        "integer\r\n$5\r\nflags\r\n~1\r\n+optional\r\n",
+        433,
+    },
+    {"zpopmin",
+        "*10\r\n$7\r\nzpopmin\r\n:-2\r\n~2\r\n+write\r\n+fast\r\n:1\r\n:1\r\n:1\r\n~3\r\n"
+        "+@write\r\n+@sortedset\r\n+@fast\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~3\r\n+RW\r\n"
+        "+access\r\n+delete\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\n"
+        "spec\r\n%1\r\n$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n"
+        "$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n"
+        "~0\r\n",
+        318,
+        "%5\r\n$7\r\nsummary\r\n$64\r\n"
+        "Remove and return members with the lowest scores in a sorted set\r\n$5\r\nsince\r\n$5\r\n"
+        "5.0.0\r\n$5\r\ngroup\r\n$10\r\nsorted-set\r\n$10\r\ncomplexity\r\n$109\r\n"
+        "O(log(N)*M) with N being the number of elements in the sorted set, and M being the number of elements popped.\r\n"
+        "$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n"
+        "$14\r\nkey_spec_index\r\n:0\r\n%3\r\n$4\r\nname\r\n$5\r\ncount\r\n$4\r\ntype\r\n$7\r\n"
+        "integer\r\n$5\r\nflags\r\n~1\r\n+optional\r\n",
+        432,
+    },
+    {"zrandmember",
+        "*10\r\n$11\r\nzrandmember\r\n:-2\r\n~1\r\n+readonly\r\n:1\r\n:1\r\n:1\r\n~3\r\n+@read\r\n"
+        "+@sortedset\r\n+@slow\r\n~1\r\n$23\r\nnondeterministic_output\r\n~1\r\n%3\r\n$5\r\n"
+        "flags\r\n~2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\n"
+        "index\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n"
+        "$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\n"
+        "limit\r\n:0\r\n~0\r\n",
+        339,
+        "%5\r\n$7\r\nsummary\r\n$53\r\nGet one or multiple random elements from a sorted set\r\n"
+        "$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\ngroup\r\n$10\r\nsorted-set\r\n$10\r\ncomplexity\r\n"
+        "$47\r\nO(N) where N is the number of elements returned\r\n$9\r\narguments\r\n*2\r\n%3\r\n"
+        "$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n"
+        "%4\r\n$4\r\nname\r\n$7\r\noptions\r\n$4\r\ntype\r\n$5\r\nblock\r\n$5\r\nflags\r\n~1\r\n"
+        "+optional\r\n$9\r\narguments\r\n*2\r\n%2\r\n$4\r\nname\r\n$5\r\ncount\r\n$4\r\ntype\r\n"
+        "$7\r\ninteger\r\n%4\r\n$4\r\nname\r\n$10\r\nwithscores\r\n$4\r\ntype\r\n$10\r\n"
+        "pure-token\r\n$5\r\ntoken\r\n$10\r\nWITHSCORES\r\n$5\r\nflags\r\n~1\r\n+optional\r\n",
+        537,
+    },
+    {"zrange",
+        "*10\r\n$6\r\nzrange\r\n:-4\r\n~1\r\n+readonly\r\n:1\r\n:1\r\n:1\r\n~3\r\n+@read\r\n"
+        "+@sortedset\r\n+@slow\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n+access\r\n$12\r\n"
+        "begin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n"
+        ":1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\n"
+        "lastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        303,
+        "%6\r\n$7\r\nsummary\r\n$41\r\nReturn a range of members in a sorted set\r\n$5\r\nsince\r\n"
+        "$5\r\n1.2.0\r\n$5\r\ngroup\r\n$10\r\nsorted-set\r\n$10\r\ncomplexity\r\n$104\r\n"
+        "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements returned.\r\n"
+        "$7\r\nhistory\r\n~1\r\n*2\r\n$5\r\n6.2.0\r\n$56\r\n"
+        "Added the `REV`, `BYSCORE`, `BYLEX` and `LIMIT` options.\r\n$9\r\narguments\r\n*7\r\n"
+        "%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n"
+        ":0\r\n%2\r\n$4\r\nname\r\n$5\r\nstart\r\n$4\r\ntype\r\n$6\r\nstring\r\n%2\r\n$4\r\n"
+        "name\r\n$4\r\nstop\r\n$4\r\ntype\r\n$6\r\nstring\r\n%5\r\n$4\r\nname\r\n$6\r\nsortby\r\n"
+        "$4\r\ntype\r\n$5\r\noneof\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\nflags\r\n~1\r\n"
+        "+optional\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$7\r\nbyscore\r\n$4\r\ntype\r\n"
+        "$10\r\npure-token\r\n$5\r\ntoken\r\n$7\r\nBYSCORE\r\n%3\r\n$4\r\nname\r\n$5\r\nbylex\r\n"
+        "$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$5\r\nBYLEX\r\n%5\r\n$4\r\nname\r\n"
+        "$3\r\nrev\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$3\r\nREV\r\n$5\r\n"
+        "since\r\n$5\r\n6.2.0\r\n$5\r\nflags\r\n~1\r\n+optional\r\n%6\r\n$4\r\nname\r\n$12\r\n"
+        "offset_count\r\n$4\r\ntype\r\n$5\r\nblock\r\n$5\r\ntoken\r\n$5\r\nLIMIT\r\n$5\r\nsince\r\n"
+        "$5\r\n6.2.0\r\n$5\r\nflags\r\n~1\r\n+optional\r\n$9\r\narguments\r\n*2\r\n%2\r\n$4\r\n"
+        "name\r\n$6\r\noffset\r\n$4\r\ntype\r\n$7\r\ninteger\r\n%2\r\n$4\r\nname\r\n$5\r\ncount\r\n"
+        "$4\r\ntype\r\n$7\r\ninteger\r\n%4\r\n$4\r\nname\r\n$10\r\nwithscores\r\n$4\r\ntype\r\n"
+        "$10\r\npure-token\r\n$5\r\ntoken\r\n$10\r\nWITHSCORES\r\n$5\r\nflags\r\n~1\r\n"
+        "+optional\r\n",
+        1254,
+    },
+    {"zrangebylex",
+        "*10\r\n$11\r\nzrangebylex\r\n:-4\r\n~1\r\n+readonly\r\n:1\r\n:1\r\n:1\r\n~3\r\n+@read\r\n"
+        "+@sortedset\r\n+@slow\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n+access\r\n$12\r\n"
+        "begin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n"
+        ":1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\n"
+        "lastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        309,
+        "%8\r\n$7\r\nsummary\r\n$67\r\n"
+        "Return a range of members in a sorted set, by lexicographical range\r\n$5\r\nsince\r\n"
+        "$5\r\n2.8.9\r\n$5\r\ngroup\r\n$10\r\nsorted-set\r\n$10\r\ncomplexity\r\n$217\r\n"
+        "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements being returned. If M is constant (e.g. always asking for the first 10 elements with LIMIT), you can consider it O(log(N)).\r\n"
+        "$9\r\ndoc_flags\r\n~1\r\n+deprecated\r\n$16\r\ndeprecated_since\r\n$5\r\n6.2.0\r\n$11\r\n"
+        "replaced_by\r\n$34\r\n`ZRANGE` with the `BYLEX` argument\r\n$9\r\narguments\r\n*4\r\n"
+        "%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n"
+        ":0\r\n%2\r\n$4\r\nname\r\n$3\r\nmin\r\n$4\r\ntype\r\n$6\r\nstring\r\n%2\r\n$4\r\nname\r\n"
+        "$3\r\nmax\r\n$4\r\ntype\r\n$6\r\nstring\r\n%5\r\n$4\r\nname\r\n$12\r\noffset_count\r\n"
+        "$4\r\ntype\r\n$5\r\nblock\r\n$5\r\ntoken\r\n$5\r\nLIMIT\r\n$5\r\nflags\r\n~1\r\n"
+        "+optional\r\n$9\r\narguments\r\n*2\r\n%2\r\n$4\r\nname\r\n$6\r\noffset\r\n$4\r\ntype\r\n"
+        "$7\r\ninteger\r\n%2\r\n$4\r\nname\r\n$5\r\ncount\r\n$4\r\ntype\r\n$7\r\ninteger\r\n",
+        902,
+    },
+    {"zrangebyscore",
+        "*10\r\n$13\r\nzrangebyscore\r\n:-4\r\n~1\r\n+readonly\r\n:1\r\n:1\r\n:1\r\n~3\r\n"
+        "+@read\r\n+@sortedset\r\n+@slow\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n"
+        "+access\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n"
+        "$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n"
+        "%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        311,
+        "%9\r\n$7\r\nsummary\r\n$51\r\nReturn a range of members in a sorted set, by score\r\n"
+        "$5\r\nsince\r\n$5\r\n1.0.5\r\n$5\r\ngroup\r\n$10\r\nsorted-set\r\n$10\r\ncomplexity\r\n"
+        "$217\r\n"
+        "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements being returned. If M is constant (e.g. always asking for the first 10 elements with LIMIT), you can consider it O(log(N)).\r\n"
+        "$9\r\ndoc_flags\r\n~1\r\n+deprecated\r\n$16\r\ndeprecated_since\r\n$5\r\n6.2.0\r\n$11\r\n"
+        "replaced_by\r\n$36\r\n`ZRANGE` with the `BYSCORE` argument\r\n$7\r\nhistory\r\n~1\r\n"
+        "*2\r\n$5\r\n2.0.0\r\n$32\r\nAdded the `WITHSCORES` modifier.\r\n$9\r\narguments\r\n*5\r\n"
+        "%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n"
+        ":0\r\n%2\r\n$4\r\nname\r\n$3\r\nmin\r\n$4\r\ntype\r\n$6\r\ndouble\r\n%2\r\n$4\r\nname\r\n"
+        "$3\r\nmax\r\n$4\r\ntype\r\n$6\r\ndouble\r\n%5\r\n$4\r\nname\r\n$10\r\nwithscores\r\n$4\r\n"
+        "type\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$10\r\nWITHSCORES\r\n$5\r\nsince\r\n$5\r\n"
+        "2.0.0\r\n$5\r\nflags\r\n~1\r\n+optional\r\n%5\r\n$4\r\nname\r\n$12\r\noffset_count\r\n"
+        "$4\r\ntype\r\n$5\r\nblock\r\n$5\r\ntoken\r\n$5\r\nLIMIT\r\n$5\r\nflags\r\n~1\r\n"
+        "+optional\r\n$9\r\narguments\r\n*2\r\n%2\r\n$4\r\nname\r\n$6\r\noffset\r\n$4\r\ntype\r\n"
+        "$7\r\ninteger\r\n%2\r\n$4\r\nname\r\n$5\r\ncount\r\n$4\r\ntype\r\n$7\r\ninteger\r\n",
+        1093,
+    },
+    {"zrangestore",
+        "*10\r\n$11\r\nzrangestore\r\n:-5\r\n~2\r\n+write\r\n+denyoom\r\n:1\r\n:2\r\n:1\r\n~3\r\n"
+        "+@write\r\n+@sortedset\r\n+@slow\r\n~0\r\n~2\r\n%3\r\n$5\r\nflags\r\n~2\r\n+OW\r\n"
+        "+update\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n"
+        "$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n"
+        "%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n%3\r\n$5\r\n"
+        "flags\r\n~2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\n"
+        "index\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n:2\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n"
+        "$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\n"
+        "limit\r\n:0\r\n~0\r\n",
+        526,
+        "%5\r\n$7\r\nsummary\r\n$57\r\n"
+        "Store a range of members from sorted set into another key\r\n$5\r\nsince\r\n$5\r\n"
+        "6.2.0\r\n$5\r\ngroup\r\n$10\r\nsorted-set\r\n$10\r\ncomplexity\r\n$127\r\n"
+        "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements stored into the destination key.\r\n"
+        "$9\r\narguments\r\n*7\r\n%3\r\n$4\r\nname\r\n$3\r\ndst\r\n$4\r\ntype\r\n$3\r\nkey\r\n"
+        "$14\r\nkey_spec_index\r\n:0\r\n%3\r\n$4\r\nname\r\n$3\r\nsrc\r\n$4\r\ntype\r\n$3\r\n"
+        "key\r\n$14\r\nkey_spec_index\r\n:1\r\n%2\r\n$4\r\nname\r\n$3\r\nmin\r\n$4\r\ntype\r\n"
+        "$6\r\nstring\r\n%2\r\n$4\r\nname\r\n$3\r\nmax\r\n$4\r\ntype\r\n$6\r\nstring\r\n%4\r\n"
+        "$4\r\nname\r\n$6\r\nsortby\r\n$4\r\ntype\r\n$5\r\noneof\r\n$5\r\nflags\r\n~1\r\n"
+        "+optional\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$7\r\nbyscore\r\n$4\r\ntype\r\n"
+        "$10\r\npure-token\r\n$5\r\ntoken\r\n$7\r\nBYSCORE\r\n%3\r\n$4\r\nname\r\n$5\r\nbylex\r\n"
+        "$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$5\r\nBYLEX\r\n%4\r\n$4\r\nname\r\n"
+        "$3\r\nrev\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$3\r\nREV\r\n$5\r\n"
+        "flags\r\n~1\r\n+optional\r\n%5\r\n$4\r\nname\r\n$12\r\noffset_count\r\n$4\r\ntype\r\n"
+        "$5\r\nblock\r\n$5\r\ntoken\r\n$5\r\nLIMIT\r\n$5\r\nflags\r\n~1\r\n+optional\r\n$9\r\n"
+        "arguments\r\n*2\r\n%2\r\n$4\r\nname\r\n$6\r\noffset\r\n$4\r\ntype\r\n$7\r\ninteger\r\n"
+        "%2\r\n$4\r\nname\r\n$5\r\ncount\r\n$4\r\ntype\r\n$7\r\ninteger\r\n",
+        1084,
+    },
+    {"zrank",
+        "*10\r\n$5\r\nzrank\r\n:3\r\n~2\r\n+readonly\r\n+fast\r\n:1\r\n:1\r\n:1\r\n~3\r\n+@read\r\n"
+        "+@sortedset\r\n+@fast\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n+access\r\n$12\r\n"
+        "begin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n"
+        ":1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\n"
+        "lastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        308,
+        "%5\r\n$7\r\nsummary\r\n$47\r\nDetermine the index of a member in a sorted set\r\n$5\r\n"
+        "since\r\n$5\r\n2.0.0\r\n$5\r\ngroup\r\n$10\r\nsorted-set\r\n$10\r\ncomplexity\r\n$9\r\n"
+        "O(log(N))\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n"
+        "$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n%2\r\n$4\r\nname\r\n$6\r\nmember\r\n$4\r\n"
+        "type\r\n$6\r\nstring\r\n",
+        287,
+    },
+    {"zrem",
+        "*10\r\n$4\r\nzrem\r\n:-3\r\n~2\r\n+write\r\n+fast\r\n:1\r\n:1\r\n:1\r\n~3\r\n+@write\r\n"
+        "+@sortedset\r\n+@fast\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RW\r\n+delete\r\n$12\r\n"
+        "begin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n"
+        ":1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\n"
+        "lastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        306,
+        "%6\r\n$7\r\nsummary\r\n$44\r\nRemove one or more members from a sorted set\r\n$5\r\n"
+        "since\r\n$5\r\n1.2.0\r\n$5\r\ngroup\r\n$10\r\nsorted-set\r\n$10\r\ncomplexity\r\n$109\r\n"
+        "O(M*log(N)) with N being the number of elements in the sorted set and M the number of elements to be removed.\r\n"
+        "$7\r\nhistory\r\n~1\r\n*2\r\n$5\r\n2.4.0\r\n$26\r\nAccepts multiple elements.\r\n$9\r\n"
+        "arguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\n"
+        "key_spec_index\r\n:0\r\n%3\r\n$4\r\nname\r\n$6\r\nmember\r\n$4\r\ntype\r\n$6\r\nstring\r\n"
+        "$5\r\nflags\r\n~1\r\n+multiple\r\n",
+        477,
+    },
+    {"zremrangebylex",
+        "*10\r\n$14\r\nzremrangebylex\r\n:4\r\n~1\r\n+write\r\n:1\r\n:1\r\n:1\r\n~3\r\n+@write\r\n"
+        "+@sortedset\r\n+@slow\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RW\r\n+delete\r\n$12\r\n"
+        "begin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n"
+        ":1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\n"
+        "lastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        309,
+        "%5\r\n$7\r\nsummary\r\n$74\r\n"
+        "Remove all members in a sorted set between the given lexicographical range\r\n$5\r\n"
+        "since\r\n$5\r\n2.8.9\r\n$5\r\ngroup\r\n$10\r\nsorted-set\r\n$10\r\ncomplexity\r\n$120\r\n"
+        "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements removed by the operation.\r\n"
+        "$9\r\narguments\r\n*3\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n"
+        "$14\r\nkey_spec_index\r\n:0\r\n%2\r\n$4\r\nname\r\n$3\r\nmin\r\n$4\r\ntype\r\n$6\r\n"
+        "string\r\n%2\r\n$4\r\nname\r\n$3\r\nmax\r\n$4\r\ntype\r\n$6\r\nstring\r\n",
+        469,
+    },
+    {"zremrangebyrank",
+        "*10\r\n$15\r\nzremrangebyrank\r\n:4\r\n~1\r\n+write\r\n:1\r\n:1\r\n:1\r\n~3\r\n+@write\r\n"
+        "+@sortedset\r\n+@slow\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RW\r\n+delete\r\n$12\r\n"
+        "begin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n"
+        ":1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\n"
+        "lastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        310,
+        "%5\r\n$7\r\nsummary\r\n$59\r\n"
+        "Remove all members in a sorted set within the given indexes\r\n$5\r\nsince\r\n$5\r\n"
+        "2.0.0\r\n$5\r\ngroup\r\n$10\r\nsorted-set\r\n$10\r\ncomplexity\r\n$120\r\n"
+        "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements removed by the operation.\r\n"
+        "$9\r\narguments\r\n*3\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n"
+        "$14\r\nkey_spec_index\r\n:0\r\n%2\r\n$4\r\nname\r\n$5\r\nstart\r\n$4\r\ntype\r\n$7\r\n"
+        "integer\r\n%2\r\n$4\r\nname\r\n$4\r\nstop\r\n$4\r\ntype\r\n$7\r\ninteger\r\n",
+        459,
+    },
+    {"zremrangebyscore",
+        "*10\r\n$16\r\nzremrangebyscore\r\n:4\r\n~1\r\n+write\r\n:1\r\n:1\r\n:1\r\n~3\r\n"
+        "+@write\r\n+@sortedset\r\n+@slow\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RW\r\n"
+        "+delete\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n"
+        "$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n"
+        "%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        311,
+        "%5\r\n$7\r\nsummary\r\n$58\r\n"
+        "Remove all members in a sorted set within the given scores\r\n$5\r\nsince\r\n$5\r\n"
+        "1.2.0\r\n$5\r\ngroup\r\n$10\r\nsorted-set\r\n$10\r\ncomplexity\r\n$120\r\n"
+        "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements removed by the operation.\r\n"
+        "$9\r\narguments\r\n*3\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n"
+        "$14\r\nkey_spec_index\r\n:0\r\n%2\r\n$4\r\nname\r\n$3\r\nmin\r\n$4\r\ntype\r\n$6\r\n"
+        "double\r\n%2\r\n$4\r\nname\r\n$3\r\nmax\r\n$4\r\ntype\r\n$6\r\ndouble\r\n",
+        453,
+    },
+    {"zrevrange",
+        "*10\r\n$9\r\nzrevrange\r\n:-4\r\n~1\r\n+readonly\r\n:1\r\n:1\r\n:1\r\n~3\r\n+@read\r\n"
+        "+@sortedset\r\n+@slow\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n+access\r\n$12\r\n"
+        "begin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n"
+        ":1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\n"
+        "lastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        306,
+        "%8\r\n$7\r\nsummary\r\n$89\r\n"
+        "Return a range of members in a sorted set, by index, with scores ordered from high to low\r\n"
+        "$5\r\nsince\r\n$5\r\n1.2.0\r\n$5\r\ngroup\r\n$10\r\nsorted-set\r\n$10\r\ncomplexity\r\n"
+        "$104\r\n"
+        "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements returned.\r\n"
+        "$9\r\ndoc_flags\r\n~1\r\n+deprecated\r\n$16\r\ndeprecated_since\r\n$5\r\n6.2.0\r\n$11\r\n"
+        "replaced_by\r\n$32\r\n`ZRANGE` with the `REV` argument\r\n$9\r\narguments\r\n*4\r\n%3\r\n"
+        "$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n"
+        "%2\r\n$4\r\nname\r\n$5\r\nstart\r\n$4\r\ntype\r\n$7\r\ninteger\r\n%2\r\n$4\r\nname\r\n"
+        "$4\r\nstop\r\n$4\r\ntype\r\n$7\r\ninteger\r\n%4\r\n$4\r\nname\r\n$10\r\nwithscores\r\n"
+        "$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$10\r\nWITHSCORES\r\n$5\r\nflags\r\n"
+        "~1\r\n+optional\r\n",
+        708,
+    },
+    {"zrevrangebylex",
+        "*10\r\n$14\r\nzrevrangebylex\r\n:-4\r\n~1\r\n+readonly\r\n:1\r\n:1\r\n:1\r\n~3\r\n"
+        "+@read\r\n+@sortedset\r\n+@slow\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n"
+        "+access\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n"
+        "$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n"
+        "%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        312,
+        "%8\r\n$7\r\nsummary\r\n$106\r\n"
+        "Return a range of members in a sorted set, by lexicographical range, ordered from higher to lower strings.\r\n"
+        "$5\r\nsince\r\n$5\r\n2.8.9\r\n$5\r\ngroup\r\n$10\r\nsorted-set\r\n$10\r\ncomplexity\r\n"
+        "$217\r\n"
+        "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements being returned. If M is constant (e.g. always asking for the first 10 elements with LIMIT), you can consider it O(log(N)).\r\n"
+        "$9\r\ndoc_flags\r\n~1\r\n+deprecated\r\n$16\r\ndeprecated_since\r\n$5\r\n6.2.0\r\n$11\r\n"
+        "replaced_by\r\n$45\r\n`ZRANGE` with the `REV` and `BYLEX` arguments\r\n$9\r\narguments\r\n"
+        "*4\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\n"
+        "key_spec_index\r\n:0\r\n%2\r\n$4\r\nname\r\n$3\r\nmax\r\n$4\r\ntype\r\n$6\r\nstring\r\n"
+        "%2\r\n$4\r\nname\r\n$3\r\nmin\r\n$4\r\ntype\r\n$6\r\nstring\r\n%5\r\n$4\r\nname\r\n$12\r\n"
+        "offset_count\r\n$4\r\ntype\r\n$5\r\nblock\r\n$5\r\ntoken\r\n$5\r\nLIMIT\r\n$5\r\nflags\r\n"
+        "~1\r\n+optional\r\n$9\r\narguments\r\n*2\r\n%2\r\n$4\r\nname\r\n$6\r\noffset\r\n$4\r\n"
+        "type\r\n$7\r\ninteger\r\n%2\r\n$4\r\nname\r\n$5\r\ncount\r\n$4\r\ntype\r\n$7\r\n"
+        "integer\r\n",
+        953,
+    },
+    {"zrevrangebyscore",
+        "*10\r\n$16\r\nzrevrangebyscore\r\n:-4\r\n~1\r\n+readonly\r\n:1\r\n:1\r\n:1\r\n~3\r\n"
+        "+@read\r\n+@sortedset\r\n+@slow\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n"
+        "+access\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n"
+        "$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n"
+        "%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        314,
+        "%9\r\n$7\r\nsummary\r\n$89\r\n"
+        "Return a range of members in a sorted set, by score, with scores ordered from high to low\r\n"
+        "$5\r\nsince\r\n$5\r\n2.2.0\r\n$5\r\ngroup\r\n$10\r\nsorted-set\r\n$10\r\ncomplexity\r\n"
+        "$217\r\n"
+        "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements being returned. If M is constant (e.g. always asking for the first 10 elements with LIMIT), you can consider it O(log(N)).\r\n"
+        "$9\r\ndoc_flags\r\n~1\r\n+deprecated\r\n$16\r\ndeprecated_since\r\n$5\r\n6.2.0\r\n$11\r\n"
+        "replaced_by\r\n$47\r\n`ZRANGE` with the `REV` and `BYSCORE` arguments\r\n$7\r\nhistory\r\n"
+        "~1\r\n*2\r\n$5\r\n2.1.6\r\n$33\r\n`min` and `max` can be exclusive.\r\n$9\r\narguments\r\n"
+        "*5\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\n"
+        "key_spec_index\r\n:0\r\n%2\r\n$4\r\nname\r\n$3\r\nmax\r\n$4\r\ntype\r\n$6\r\ndouble\r\n"
+        "%2\r\n$4\r\nname\r\n$3\r\nmin\r\n$4\r\ntype\r\n$6\r\ndouble\r\n%4\r\n$4\r\nname\r\n$10\r\n"
+        "withscores\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$10\r\nWITHSCORES\r\n"
+        "$5\r\nflags\r\n~1\r\n+optional\r\n%5\r\n$4\r\nname\r\n$12\r\noffset_count\r\n$4\r\n"
+        "type\r\n$5\r\nblock\r\n$5\r\ntoken\r\n$5\r\nLIMIT\r\n$5\r\nflags\r\n~1\r\n+optional\r\n"
+        "$9\r\narguments\r\n*2\r\n%2\r\n$4\r\nname\r\n$6\r\noffset\r\n$4\r\ntype\r\n$7\r\n"
+        "integer\r\n%2\r\n$4\r\nname\r\n$5\r\ncount\r\n$4\r\ntype\r\n$7\r\ninteger\r\n",
+        1121,
+    },
+    {"zrevrank",
+        "*10\r\n$8\r\nzrevrank\r\n:3\r\n~2\r\n+readonly\r\n+fast\r\n:1\r\n:1\r\n:1\r\n~3\r\n"
+        "+@read\r\n+@sortedset\r\n+@fast\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n"
+        "+access\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n"
+        "$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n"
+        "%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        311,
+        "%5\r\n$7\r\nsummary\r\n$85\r\n"
+        "Determine the index of a member in a sorted set, with scores ordered from high to low\r\n"
+        "$5\r\nsince\r\n$5\r\n2.0.0\r\n$5\r\ngroup\r\n$10\r\nsorted-set\r\n$10\r\ncomplexity\r\n"
+        "$9\r\nO(log(N))\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\n"
+        "type\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n%2\r\n$4\r\nname\r\n$6\r\nmember\r\n"
+        "$4\r\ntype\r\n$6\r\nstring\r\n",
+        325,
+    },
+    {"zscan",
+        "*10\r\n$5\r\nzscan\r\n:-3\r\n~1\r\n+readonly\r\n:1\r\n:1\r\n:1\r\n~3\r\n+@read\r\n"
+        "+@sortedset\r\n+@slow\r\n~1\r\n$23\r\nnondeterministic_output\r\n~1\r\n%3\r\n$5\r\n"
+        "flags\r\n~2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\n"
+        "index\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n"
+        "$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\n"
+        "limit\r\n:0\r\n~0\r\n",
+        332,
+        "%5\r\n$7\r\nsummary\r\n$64\r\n"
+        "Incrementally iterate sorted sets elements and associated scores\r\n$5\r\nsince\r\n$5\r\n"
+        "2.8.0\r\n$5\r\ngroup\r\n$10\r\nsorted-set\r\n$10\r\ncomplexity\r\n$170\r\n"
+        "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection..\r\n"
+        "$9\r\narguments\r\n*4\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n"
+        "$14\r\nkey_spec_index\r\n:0\r\n%2\r\n$4\r\nname\r\n$6\r\ncursor\r\n$4\r\ntype\r\n$7\r\n"
+        "integer\r\n%4\r\n$4\r\nname\r\n$7\r\npattern\r\n$4\r\ntype\r\n$7\r\npattern\r\n$5\r\n"
+        "token\r\n$5\r\nMATCH\r\n$5\r\nflags\r\n~1\r\n+optional\r\n%4\r\n$4\r\nname\r\n$5\r\n"
+        "count\r\n$4\r\ntype\r\n$7\r\ninteger\r\n$5\r\ntoken\r\n$5\r\nCOUNT\r\n$5\r\nflags\r\n"
+        "~1\r\n+optional\r\n",
+        662,
+    },
+    {"zscore",
+        "*10\r\n$6\r\nzscore\r\n:3\r\n~2\r\n+readonly\r\n+fast\r\n:1\r\n:1\r\n:1\r\n~3\r\n"
+        "+@read\r\n+@sortedset\r\n+@fast\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n"
+        "+access\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n"
+        "$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n"
+        "%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        309,
+        "%5\r\n$7\r\nsummary\r\n$62\r\n"
+        "Get the score associated with the given member in a sorted set\r\n$5\r\nsince\r\n$5\r\n"
+        "1.2.0\r\n$5\r\ngroup\r\n$10\r\nsorted-set\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\n"
+        "arguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\n"
+        "key_spec_index\r\n:0\r\n%2\r\n$4\r\nname\r\n$6\r\nmember\r\n$4\r\ntype\r\n$6\r\nstring\r\n",
+        297,
+    },
+    {"zunion",
+        "*10\r\n$6\r\nzunion\r\n:-3\r\n~2\r\n+readonly\r\n+movablekeys\r\n:0\r\n:0\r\n:0\r\n~3\r\n"
+        "+@read\r\n+@sortedset\r\n+@slow\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n"
+        "+access\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n"
+        "$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$6\r\nkeynum\r\n$4\r\nspec\r\n"
+        "%3\r\n$9\r\nkeynumidx\r\n:0\r\n$8\r\nfirstkey\r\n:1\r\n$7\r\nkeystep\r\n:1\r\n~0\r\n",
+        323,
+        "%5\r\n$7\r\nsummary\r\n$24\r\nAdd multiple sorted sets\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n"
+        "$5\r\ngroup\r\n$10\r\nsorted-set\r\n$10\r\ncomplexity\r\n$140\r\n"
+        "O(N)+O(M*log(M)) with N being the sum of the sizes of the input sorted sets, and M being the number of elements in the resulting sorted set.\r\n"
+        "$9\r\narguments\r\n*5\r\n%2\r\n$4\r\nname\r\n$7\r\nnumkeys\r\n$4\r\ntype\r\n$7\r\n"
+        "integer\r\n%4\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\n"
+        "key_spec_index\r\n:0\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n%4\r\n$4\r\nname\r\n$6\r\n"
+        "weight\r\n$4\r\ntype\r\n$7\r\ninteger\r\n$5\r\ntoken\r\n$7\r\nWEIGHTS\r\n$5\r\nflags\r\n"
+        "~2\r\n+optional\r\n+multiple\r\n%5\r\n$4\r\nname\r\n$9\r\naggregate\r\n$4\r\ntype\r\n"
+        "$5\r\noneof\r\n$5\r\ntoken\r\n$9\r\nAGGREGATE\r\n$5\r\nflags\r\n~1\r\n+optional\r\n$9\r\n"
+        "arguments\r\n*3\r\n%3\r\n$4\r\nname\r\n$3\r\nsum\r\n$4\r\ntype\r\n$10\r\npure-token\r\n"
+        "$5\r\ntoken\r\n$3\r\nSUM\r\n%3\r\n$4\r\nname\r\n$3\r\nmin\r\n$4\r\ntype\r\n$10\r\n"
+        "pure-token\r\n$5\r\ntoken\r\n$3\r\nMIN\r\n%3\r\n$4\r\nname\r\n$3\r\nmax\r\n$4\r\ntype\r\n"
+        "$10\r\npure-token\r\n$5\r\ntoken\r\n$3\r\nMAX\r\n%4\r\n$4\r\nname\r\n$10\r\nwithscores\r\n"
+        "$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$10\r\nWITHSCORES\r\n$5\r\nflags\r\n"
+        "~1\r\n+optional\r\n",
+        978,
+    },
+    {"zunionstore",
+        "*10\r\n$11\r\nzunionstore\r\n:-4\r\n~3\r\n+write\r\n+denyoom\r\n+movablekeys\r\n:1\r\n"
+        ":1\r\n:1\r\n~3\r\n+@write\r\n+@sortedset\r\n+@slow\r\n~0\r\n~2\r\n%3\r\n$5\r\nflags\r\n"
+        "~2\r\n+OW\r\n+update\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\n"
+        "spec\r\n%1\r\n$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n"
+        "$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n"
+        "%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n"
+        "$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n:2\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\n"
+        "type\r\n$6\r\nkeynum\r\n$4\r\nspec\r\n%3\r\n$9\r\nkeynumidx\r\n:0\r\n$8\r\nfirstkey\r\n"
+        ":1\r\n$7\r\nkeystep\r\n:1\r\n~0\r\n",
+        546,
+        "%5\r\n$7\r\nsummary\r\n$72\r\n"
+        "Add multiple sorted sets and store the resulting sorted set in a new key\r\n$5\r\n"
+        "since\r\n$5\r\n2.0.0\r\n$5\r\ngroup\r\n$10\r\nsorted-set\r\n$10\r\ncomplexity\r\n$140\r\n"
+        "O(N)+O(M log(M)) with N being the sum of the sizes of the input sorted sets, and M being the number of elements in the resulting sorted set.\r\n"
+        "$9\r\narguments\r\n*5\r\n%3\r\n$4\r\nname\r\n$11\r\ndestination\r\n$4\r\ntype\r\n$3\r\n"
+        "key\r\n$14\r\nkey_spec_index\r\n:0\r\n%2\r\n$4\r\nname\r\n$7\r\nnumkeys\r\n$4\r\ntype\r\n"
+        "$7\r\ninteger\r\n%4\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\n"
+        "key_spec_index\r\n:1\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n%4\r\n$4\r\nname\r\n$6\r\n"
+        "weight\r\n$4\r\ntype\r\n$7\r\ninteger\r\n$5\r\ntoken\r\n$7\r\nWEIGHTS\r\n$5\r\nflags\r\n"
+        "~2\r\n+optional\r\n+multiple\r\n%5\r\n$4\r\nname\r\n$9\r\naggregate\r\n$4\r\ntype\r\n"
+        "$5\r\noneof\r\n$5\r\ntoken\r\n$9\r\nAGGREGATE\r\n$5\r\nflags\r\n~1\r\n+optional\r\n$9\r\n"
+        "arguments\r\n*3\r\n%3\r\n$4\r\nname\r\n$3\r\nsum\r\n$4\r\ntype\r\n$10\r\npure-token\r\n"
+        "$5\r\ntoken\r\n$3\r\nSUM\r\n%3\r\n$4\r\nname\r\n$3\r\nmin\r\n$4\r\ntype\r\n$10\r\n"
+        "pure-token\r\n$5\r\ntoken\r\n$3\r\nMIN\r\n%3\r\n$4\r\nname\r\n$3\r\nmax\r\n$4\r\ntype\r\n"
+        "$10\r\npure-token\r\n$5\r\ntoken\r\n$3\r\nMAX\r\n",
+        990,
     },
 };
 

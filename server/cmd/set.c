@@ -1,7 +1,903 @@
 /*
- * set: placeholder until the set commands land.
+ * set: the set command family (Redis 7.0's t_set.c): SADD SREM SMEMBERS
+ * SISMEMBER SMISMEMBER SCARD SPOP SRANDMEMBER SMOVE SINTER SUNION SDIFF
+ * SINTERSTORE SUNIONSTORE SDIFFSTORE SINTERCARD SSCAN.
+ *
+ * Design: every handler follows its Redis 7.0 counterpart in the order of
+ * its checks (which decides the error a client sees) and in how it builds
+ * results, because that decides what clients can observe: SUNION and SDIFF
+ * collect into a fresh set that starts as an intset, so an all-integer
+ * result comes back sorted and is stored as an intset; SDIFF picks Redis's
+ * algorithm 1 or 2 by the same work estimate, since the two can leave the
+ * stored result in different encodings; SINTER walks the smallest set (a
+ * stable sort by size) and SPOP with a count near the set's size rebuilds
+ * the remaining members into a new set, as Redis does.  RESP3 types follow
+ * Redis: sets (~) for SMEMBERS/SINTER/SUNION/SDIFF/SPOP count, arrays for
+ * SRANDMEMBER count and SMISMEMBER.
+ *
+ * Reads of several sets (SINTER, SUNION, SDIFF, SINTERCARD and the STORE
+ * forms) only read them (set_is_member never rehashes), so the store's
+ * memory accounting of sets looked up earlier stays right; a destination is
+ * written only after every source was read.
+ *
+ * Threading and routing: a handler runs on the shard thread that owns its
+ * keys and touches only ctx->store (DESIGN.md rule 1).  Multi-key commands
+ * are ROUTE_GATHER: they run with every key in ctx->store (their own shard,
+ * or the dispatcher's scratch store).
+ *
+ * Each handler appends exactly one reply to ctx->out.
  */
 #include "families.h"
 
-const struct command command_family_set[1];
-const size_t command_family_set_count = 0;
+#include "percore/command.h"
+#include "percore/config.h"
+#include "percore/dict.h"
+#include "percore/mem.h"
+#include "percore/object.h"
+#include "percore/reply.h"
+#include "percore/set.h"
+#include "percore/store.h"
+#include "percore/util.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DEFAULT_SET_MAX_INTSET_ENTRIES 512
+#define SPOP_MOVE_STRATEGY_MUL 5        /* Redis t_set.c */
+#define SRANDMEMBER_SUB_STRATEGY_MUL 3  /* Redis t_set.c */
+
+enum set_op { SET_OP_UNION, SET_OP_DIFF };
+
+/* ---- helpers ------------------------------------------------------------- */
+
+static long long max_intset(const struct cmd_ctx *ctx)
+{
+    return ctx->config ? ctx->config->set_max_intset_entries : DEFAULT_SET_MAX_INTSET_ENTRIES;
+}
+
+static size_t cstr_len(const struct resp_arg *a)
+{
+    return strnlen(a->ptr, a->len);
+}
+
+/* a looked-up value that must be a set: false (WRONGTYPE sent) otherwise */
+static bool check_set_or_reply(struct cmd_ctx *ctx, const struct object *o)
+{
+    if (object_type(o) != OBJ_SET) {
+        reply_wrongtype(ctx->out);
+        return false;
+    }
+    return true;
+}
+
+/* Redis getRangeLongFromObjectOrReply: msg (when not NULL) replaces both errors */
+static bool get_range_long_or_reply(struct cmd_ctx *ctx, const struct resp_arg *a, long long min,
+                                    long long max, long long *v, const char *msg)
+{
+    long long ll;
+    if (!util_str_to_ll(a->ptr, a->len, &ll)) {
+        if (msg)
+            reply_error(ctx->out, msg);
+        else
+            reply_not_integer(ctx->out);
+        return false;
+    }
+    if (ll < min || ll > max) {
+        if (msg)
+            reply_error(ctx->out, msg);
+        else
+            reply_errorf(ctx->out, "ERR value is out of range, value must between %lld and %lld",
+                         min, max);
+        return false;
+    }
+    *v = ll;
+    return true;
+}
+
+/* Redis getPositiveLongFromObjectOrReply */
+static bool get_positive_long_or_reply(struct cmd_ctx *ctx, const struct resp_arg *a, long long *v,
+                                       const char *msg)
+{
+    return get_range_long_or_reply(ctx, a, 0, LONG_MAX, v,
+                                   msg ? msg : "ERR value is out of range, must be positive");
+}
+
+static void reply_member(struct reply *out, const struct set_member *m)
+{
+    reply_bulk(out, m->p, m->n);
+}
+
+/* reply every member of o as a RESP set (~ in RESP3) */
+static void reply_set_members(struct reply *out, struct object *o)
+{
+    struct set_iter it;
+    struct set_member m;
+    reply_set(out, (long long)set_size(o));
+    set_iter_init(&it, o);
+    while (set_iter_next(&it, &m))
+        reply_member(out, &m);
+}
+
+static void set_add_member(struct cmd_ctx *ctx, struct object *o, const struct set_member *m)
+{
+    set_add(o, m->p, m->n, max_intset(ctx));
+}
+
+/* ---- SADD SREM SISMEMBER SMISMEMBER SCARD ---------------------------------- */
+
+static void cmd_sadd(struct cmd_ctx *ctx)
+{
+    const struct resp_arg *key = &ctx->argv[1];
+    struct object *set = cmd_lookup_write(ctx, key);
+    long long added = 0;
+
+    bool created = false;
+
+    if (set == NULL) {
+        set = set_create_for(ctx->argv[2].ptr, ctx->argv[2].len);
+        created = true;
+    } else if (!check_set_or_reply(ctx, set)) {
+        return;
+    }
+    for (int j = 2; j < ctx->argc; j++)
+        added += set_add(set, ctx->argv[j].ptr, ctx->argv[j].len, max_intset(ctx));
+    /* a new set is stored filled, so the store accounts its final size */
+    if (created)
+        store_set(ctx->store, ctx->db, key->ptr, key->len, set, 0);
+    reply_int(ctx->out, added);
+}
+
+static void cmd_srem(struct cmd_ctx *ctx)
+{
+    const struct resp_arg *key = &ctx->argv[1];
+    struct object *set = cmd_lookup_write(ctx, key);
+    long long deleted = 0;
+
+    if (set == NULL) {
+        reply_int(ctx->out, 0);
+        return;
+    }
+    if (!check_set_or_reply(ctx, set))
+        return;
+    for (int j = 2; j < ctx->argc; j++) {
+        if (set_remove(set, ctx->argv[j].ptr, ctx->argv[j].len)) {
+            deleted++;
+            if (set_size(set) == 0) {
+                store_delete(ctx->store, ctx->db, key->ptr, key->len, ctx->now);
+                break;
+            }
+        }
+    }
+    reply_int(ctx->out, deleted);
+}
+
+static void cmd_sismember(struct cmd_ctx *ctx)
+{
+    struct object *set = cmd_lookup_read(ctx, &ctx->argv[1]);
+    if (set == NULL) {
+        reply_int(ctx->out, 0);
+        return;
+    }
+    if (!check_set_or_reply(ctx, set))
+        return;
+    reply_int(ctx->out, set_is_member(set, ctx->argv[2].ptr, ctx->argv[2].len));
+}
+
+static void cmd_smismember(struct cmd_ctx *ctx)
+{
+    struct object *set = cmd_lookup_read(ctx, &ctx->argv[1]);
+    if (set && !check_set_or_reply(ctx, set))
+        return;
+    reply_array(ctx->out, ctx->argc - 2);
+    for (int j = 2; j < ctx->argc; j++)
+        reply_int(ctx->out, set && set_is_member(set, ctx->argv[j].ptr, ctx->argv[j].len));
+}
+
+static void cmd_scard(struct cmd_ctx *ctx)
+{
+    struct object *set = cmd_lookup_read(ctx, &ctx->argv[1]);
+    if (set == NULL) {
+        reply_int(ctx->out, 0);
+        return;
+    }
+    if (!check_set_or_reply(ctx, set))
+        return;
+    reply_int(ctx->out, (long long)set_size(set));
+}
+
+/* ---- SPOP SRANDMEMBER ------------------------------------------------------ */
+
+static void spop_with_count(struct cmd_ctx *ctx)
+{
+    const struct resp_arg *key = &ctx->argv[1];
+    long long l;
+    struct object *set;
+
+    if (!get_positive_long_or_reply(ctx, &ctx->argv[2], &l, NULL))
+        return;
+    set = cmd_lookup_write(ctx, key);
+    if (set == NULL) {
+        reply_set(ctx->out, 0);
+        return;
+    }
+    if (!check_set_or_reply(ctx, set))
+        return;
+    if (l == 0) {
+        reply_set(ctx->out, 0);
+        return;
+    }
+
+    unsigned long long count = (unsigned long long)l, size = set_size(set);
+    struct set_member m;
+
+    /* CASE 1: the whole set */
+    if (count >= size) {
+        struct object *all = set_create(SET_ENC_INTSET);
+        struct set_iter it;
+        set_iter_init(&it, set);
+        while (set_iter_next(&it, &m))
+            set_add_member(ctx, all, &m);
+        reply_set_members(ctx->out, all);
+        object_destroy(&all);
+        store_delete(ctx->store, ctx->db, key->ptr, key->len, ctx->now);
+        return;
+    }
+
+    unsigned long long remaining = size - count;
+    reply_set(ctx->out, (long long)count);
+    /* CASE 2: few to pop: pop random members one by one */
+    if (remaining * SPOP_MOVE_STRATEGY_MUL > count) {
+        while (count--) {
+            set_random(set, &m);
+            reply_member(ctx->out, &m);
+            if (m.is_int) {
+                set_remove(set, m.buf, m.n);
+            } else {
+                /* m.p points into the entry being removed: copy it first */
+                char stackbuf[128];
+                char *copy = m.n <= sizeof stackbuf ? stackbuf : mem_alloc(m.n);
+                memcpy(copy, m.p, m.n);
+                set_remove(set, copy, m.n);
+                if (copy != stackbuf)
+                    mem_release(copy);
+            }
+        }
+        return;
+    }
+
+    /* CASE 3: most of the set goes: move the remaining members to a new set
+     * and reply what is left in the old one */
+    struct object *newset = NULL;
+    while (remaining--) {
+        set_random(set, &m);
+        char stackbuf[128];
+        char *copy = m.n <= sizeof stackbuf ? stackbuf : mem_alloc(m.n);
+        size_t n = m.n;
+        memcpy(copy, m.p, n);
+        if (newset == NULL)
+            newset = set_create_for(copy, n);
+        set_add(newset, copy, n, max_intset(ctx));
+        set_remove(set, copy, n);
+        if (copy != stackbuf)
+            mem_release(copy);
+    }
+    struct set_iter it;
+    set_iter_init(&it, set);
+    while (set_iter_next(&it, &m))
+        reply_member(ctx->out, &m);
+    /* Redis dbOverwrite: the key keeps its TTL */
+    store_set(ctx->store, ctx->db, key->ptr, key->len, newset, STORE_KEEPTTL);
+}
+
+static void cmd_spop(struct cmd_ctx *ctx)
+{
+    const struct resp_arg *key = &ctx->argv[1];
+    struct object *set;
+    struct set_member m;
+
+    if (ctx->argc == 3) {
+        spop_with_count(ctx);
+        return;
+    }
+    if (ctx->argc > 3) {
+        reply_syntax_error(ctx->out);
+        return;
+    }
+    set = cmd_lookup_write(ctx, key);
+    if (set == NULL) {
+        reply_null(ctx->out);
+        return;
+    }
+    if (!check_set_or_reply(ctx, set))
+        return;
+    set_random(set, &m);
+    reply_member(ctx->out, &m);
+    if (m.is_int) {
+        set_remove(set, m.buf, m.n);
+    } else {
+        char stackbuf[128];
+        char *copy = m.n <= sizeof stackbuf ? stackbuf : mem_alloc(m.n);
+        memcpy(copy, m.p, m.n);
+        set_remove(set, copy, m.n);
+        if (copy != stackbuf)
+            mem_release(copy);
+    }
+    if (set_size(set) == 0)
+        store_delete(ctx->store, ctx->db, key->ptr, key->len, ctx->now);
+}
+
+static void srandmember_with_count(struct cmd_ctx *ctx)
+{
+    long long l;
+    unsigned long long count, size;
+    bool uniq = true;
+    struct object *set;
+    struct set_member m;
+
+    if (!get_range_long_or_reply(ctx, &ctx->argv[2], -LONG_MAX, LONG_MAX, &l, NULL))
+        return;
+    if (l >= 0) {
+        count = (unsigned long long)l;
+    } else {
+        /* negative: members may repeat */
+        count = (unsigned long long)-l;
+        uniq = false;
+    }
+    set = cmd_lookup_read(ctx, &ctx->argv[1]);
+    if (set == NULL) {
+        reply_array(ctx->out, 0);
+        return;
+    }
+    if (!check_set_or_reply(ctx, set))
+        return;
+    size = set_size(set);
+    if (count == 0) {
+        reply_array(ctx->out, 0);
+        return;
+    }
+
+    /* CASE 1: negative count (or 1): sample the whole set every time */
+    if (!uniq || count == 1) {
+        reply_array(ctx->out, (long long)count);
+        while (count--) {
+            set_random(set, &m);
+            reply_member(ctx->out, &m);
+        }
+        return;
+    }
+
+    /* CASE 2: at least the whole set: all of it */
+    if (count >= size) {
+        struct set_iter it;
+        reply_array(ctx->out, (long long)size);
+        set_iter_init(&it, set);
+        while (set_iter_next(&it, &m))
+            reply_member(ctx->out, &m);
+        return;
+    }
+
+    struct dict *d = dict_create();
+    if (count * SRANDMEMBER_SUB_STRATEGY_MUL > size) {
+        /* CASE 3: close to the size: copy all, remove random ones */
+        struct set_iter it;
+        set_iter_init(&it, set);
+        while (set_iter_next(&it, &m))
+            dict_add(d, m.p, m.n, NULL);
+        while (size > count) {
+            struct dict_entry *e = dict_random(d);
+            size_t n;
+            const char *k = dict_entry_key(e, &n);
+            char stackbuf[128];
+            char *copy = n <= sizeof stackbuf ? stackbuf : mem_alloc(n);
+            memcpy(copy, k, n);
+            dict_delete(d, copy, n);
+            if (copy != stackbuf)
+                mem_release(copy);
+            size--;
+        }
+    } else {
+        /* CASE 4: a big set: random members until enough distinct ones */
+        unsigned long long added = 0;
+        while (added < count) {
+            set_random(set, &m);
+            if (dict_add(d, m.p, m.n, NULL))
+                added++;
+        }
+    }
+    reply_array(ctx->out, (long long)count);
+    struct dict_iter it;
+    struct dict_entry *e;
+    dict_iter_init(&it, d);
+    while ((e = dict_iter_next(&it)) != NULL) {
+        size_t n;
+        const char *k = dict_entry_key(e, &n);
+        reply_bulk(ctx->out, k, n);
+    }
+    dict_destroy(&d);
+}
+
+static void cmd_srandmember(struct cmd_ctx *ctx)
+{
+    struct object *set;
+    struct set_member m;
+
+    if (ctx->argc == 3) {
+        srandmember_with_count(ctx);
+        return;
+    }
+    if (ctx->argc > 3) {
+        reply_syntax_error(ctx->out);
+        return;
+    }
+    set = cmd_lookup_read(ctx, &ctx->argv[1]);
+    if (set == NULL) {
+        reply_null(ctx->out);
+        return;
+    }
+    if (!check_set_or_reply(ctx, set))
+        return;
+    set_random(set, &m);
+    reply_member(ctx->out, &m);
+}
+
+/* ---- SMOVE ----------------------------------------------------------------- */
+
+static void cmd_smove(struct cmd_ctx *ctx)
+{
+    const struct resp_arg *src = &ctx->argv[1], *dst = &ctx->argv[2], *ele = &ctx->argv[3];
+    struct object *srcset = cmd_lookup_write(ctx, src);
+    struct object *dstset = cmd_lookup_write(ctx, dst);
+
+    if (srcset == NULL) {
+        reply_int(ctx->out, 0);
+        return;
+    }
+    if (!check_set_or_reply(ctx, srcset) || (dstset && !check_set_or_reply(ctx, dstset)))
+        return;
+    if (srcset == dstset) {
+        reply_int(ctx->out, set_is_member(srcset, ele->ptr, ele->len));
+        return;
+    }
+    if (!set_remove(srcset, ele->ptr, ele->len)) {
+        reply_int(ctx->out, 0);
+        return;
+    }
+    if (set_size(srcset) == 0)
+        store_delete(ctx->store, ctx->db, src->ptr, src->len, ctx->now);
+    if (dstset == NULL) {
+        dstset = set_create_for(ele->ptr, ele->len);
+        set_add(dstset, ele->ptr, ele->len, max_intset(ctx));
+        store_set(ctx->store, ctx->db, dst->ptr, dst->len, dstset, 0);
+    } else {
+        set_add(dstset, ele->ptr, ele->len, max_intset(ctx));
+    }
+    reply_int(ctx->out, 1);
+}
+
+/* ---- SINTER SINTERSTORE SINTERCARD SMEMBERS ------------------------------- */
+
+/* replace dst by result (NULL or empty: delete dst) and reply its size */
+static void store_result(struct cmd_ctx *ctx, const struct resp_arg *dst, struct object *result)
+{
+    size_t n = result ? set_size(result) : 0;
+    if (n > 0) {
+        store_set(ctx->store, ctx->db, dst->ptr, dst->len, result, 0);
+    } else {
+        object_destroy(&result);
+        store_delete(ctx->store, ctx->db, dst->ptr, dst->len, ctx->now);
+    }
+    reply_int(ctx->out, (long long)n);
+}
+
+/* stable sort of sets by ascending size (Redis qsorts; glibc's is a mergesort) */
+static void sort_by_size(struct object **sets, size_t n)
+{
+    for (size_t i = 1; i < n; i++) {
+        struct object *o = sets[i];
+        size_t sz = set_size(o), j = i;
+        while (j > 0 && set_size(sets[j - 1]) > sz) {
+            sets[j] = sets[j - 1];
+            j--;
+        }
+        sets[j] = o;
+    }
+}
+
+/*
+ * Redis sinterGenericCommand: keys[0..nkeys) intersected; into dst when
+ * dst != NULL, a count (stopping at limit, 0 none) when cardinality_only,
+ * else the members as a set reply.
+ */
+static void sinter_generic(struct cmd_ctx *ctx, const struct resp_arg *keys, size_t nkeys,
+                           const struct resp_arg *dst, bool cardinality_only, long long limit)
+{
+    struct object **sets = mem_alloc(nkeys * sizeof *sets);
+    size_t empty = 0;
+
+    for (size_t j = 0; j < nkeys; j++) {
+        struct object *o = cmd_lookup_read(ctx, &keys[j]);
+        if (o == NULL) {
+            empty++;
+            sets[j] = NULL;
+            continue;
+        }
+        if (!check_set_or_reply(ctx, o)) {
+            mem_release(sets);
+            return;
+        }
+        sets[j] = o;
+    }
+    if (empty > 0) {
+        mem_release(sets);
+        if (dst)
+            store_result(ctx, dst, NULL);
+        else if (cardinality_only)
+            reply_int(ctx->out, 0);
+        else
+            reply_set(ctx->out, 0);
+        return;
+    }
+    sort_by_size(sets, nkeys);
+
+    struct object *dstset = dst ? set_create(SET_ENC_INTSET) : NULL;
+    struct reply buf;
+    long long cardinality = 0;
+    struct set_iter it;
+    struct set_member m;
+
+    reply_init(&buf);
+    buf.resp = ctx->out->resp;
+    set_iter_init(&it, sets[0]);
+    while (set_iter_next(&it, &m)) {
+        size_t j;
+        for (j = 1; j < nkeys; j++) {
+            if (sets[j] == sets[0])
+                continue;
+            if (!set_has_member(sets[j], &m))
+                break;
+        }
+        if (j < nkeys)
+            continue;
+        if (cardinality_only) {
+            cardinality++;
+            if (limit && cardinality >= limit)
+                break;
+        } else if (!dst) {
+            reply_member(&buf, &m);
+            cardinality++;
+        } else {
+            set_add_member(ctx, dstset, &m);
+        }
+    }
+    mem_release(sets);
+
+    if (cardinality_only) {
+        reply_int(ctx->out, cardinality);
+    } else if (dst) {
+        store_result(ctx, dst, dstset);
+    } else {
+        reply_set(ctx->out, cardinality);
+        if (buf.len)
+            reply_raw(ctx->out, buf.buf, buf.len);
+    }
+    reply_deinit(&buf);
+}
+
+static void cmd_sinter(struct cmd_ctx *ctx)
+{
+    sinter_generic(ctx, ctx->argv + 1, (size_t)ctx->argc - 1, NULL, false, 0);
+}
+
+static void cmd_sinterstore(struct cmd_ctx *ctx)
+{
+    sinter_generic(ctx, ctx->argv + 2, (size_t)ctx->argc - 2, &ctx->argv[1], false, 0);
+}
+
+static void cmd_sintercard(struct cmd_ctx *ctx)
+{
+    long long numkeys, limit = 0;
+
+    if (!get_range_long_or_reply(ctx, &ctx->argv[1], 1, LONG_MAX, &numkeys,
+                                 "ERR numkeys should be greater than 0"))
+        return;
+    if (numkeys > ctx->argc - 2) {
+        reply_error(ctx->out, "ERR Number of keys can't be greater than number of args");
+        return;
+    }
+    for (int j = 2 + (int)numkeys; j < ctx->argc; j++) {
+        int moreargs = ctx->argc - 1 - j;
+        if (cmd_arg_is(&ctx->argv[j], "limit") && moreargs) {
+            j++;
+            if (!get_positive_long_or_reply(ctx, &ctx->argv[j], &limit,
+                                            "ERR LIMIT can't be negative"))
+                return;
+        } else {
+            reply_syntax_error(ctx->out);
+            return;
+        }
+    }
+    sinter_generic(ctx, ctx->argv + 2, (size_t)numkeys, NULL, true, limit);
+}
+
+/* ---- SUNION SDIFF and their STORE forms ------------------------------------ */
+
+/* Redis sunionDiffGenericCommand */
+static void sunion_diff_generic(struct cmd_ctx *ctx, const struct resp_arg *keys, size_t nkeys,
+                                const struct resp_arg *dst, enum set_op op)
+{
+    struct object **sets = mem_alloc(nkeys * sizeof *sets);
+    int diff_algo = 1;
+
+    for (size_t j = 0; j < nkeys; j++) {
+        struct object *o = cmd_lookup_read(ctx, &keys[j]);
+        if (o == NULL) {
+            sets[j] = NULL;
+            continue;
+        }
+        if (!check_set_or_reply(ctx, o)) {
+            mem_release(sets);
+            return;
+        }
+        sets[j] = o;
+    }
+
+    /* algorithm 1 is O(N*M) (N: first set, M: sets), 2 is O(total members) */
+    if (op == SET_OP_DIFF && sets[0]) {
+        long long algo_one_work = 0, algo_two_work = 0;
+        for (size_t j = 0; j < nkeys; j++) {
+            if (sets[j] == NULL)
+                continue;
+            algo_one_work += (long long)set_size(sets[0]);
+            algo_two_work += (long long)set_size(sets[j]);
+        }
+        algo_one_work /= 2; /* it has better constants */
+        diff_algo = algo_one_work <= algo_two_work ? 1 : 2;
+        if (diff_algo == 1 && nkeys > 1) {
+            /* subtract the biggest sets first (stable, by decreasing size; NULL last) */
+            for (size_t i = 2; i < nkeys; i++) {
+                struct object *o = sets[i];
+                size_t sz = o ? set_size(o) : 0, j = i;
+                while (j > 1 && (sets[j - 1] ? set_size(sets[j - 1]) : 0) < sz) {
+                    sets[j] = sets[j - 1];
+                    j--;
+                }
+                sets[j] = o;
+            }
+        }
+    }
+
+    struct object *dstset = set_create(SET_ENC_INTSET);
+    long long cardinality = 0;
+    struct set_iter it;
+    struct set_member m;
+
+    if (op == SET_OP_UNION) {
+        for (size_t j = 0; j < nkeys; j++) {
+            if (sets[j] == NULL)
+                continue;
+            set_iter_init(&it, sets[j]);
+            while (set_iter_next(&it, &m))
+                cardinality += set_add(dstset, m.p, m.n, max_intset(ctx));
+        }
+    } else if (sets[0] && diff_algo == 1) {
+        set_iter_init(&it, sets[0]);
+        while (set_iter_next(&it, &m)) {
+            size_t j;
+            for (j = 1; j < nkeys; j++) {
+                if (sets[j] == NULL)
+                    continue;
+                if (sets[j] == sets[0] || set_has_member(sets[j], &m))
+                    break;
+            }
+            if (j == nkeys) {
+                set_add_member(ctx, dstset, &m);
+                cardinality++;
+            }
+        }
+    } else if (sets[0] && diff_algo == 2) {
+        for (size_t j = 0; j < nkeys; j++) {
+            if (sets[j] == NULL)
+                continue;
+            set_iter_init(&it, sets[j]);
+            while (set_iter_next(&it, &m)) {
+                if (j == 0)
+                    cardinality += set_add(dstset, m.p, m.n, max_intset(ctx));
+                else
+                    cardinality -= set_remove(dstset, m.p, m.n);
+            }
+            if (cardinality == 0)
+                break;
+        }
+    }
+    mem_release(sets);
+
+    if (dst) {
+        store_result(ctx, dst, dstset);
+        return;
+    }
+    reply_set_members(ctx->out, dstset);
+    object_destroy(&dstset);
+}
+
+static void cmd_sunion(struct cmd_ctx *ctx)
+{
+    sunion_diff_generic(ctx, ctx->argv + 1, (size_t)ctx->argc - 1, NULL, SET_OP_UNION);
+}
+
+static void cmd_sunionstore(struct cmd_ctx *ctx)
+{
+    sunion_diff_generic(ctx, ctx->argv + 2, (size_t)ctx->argc - 2, &ctx->argv[1], SET_OP_UNION);
+}
+
+static void cmd_sdiff(struct cmd_ctx *ctx)
+{
+    sunion_diff_generic(ctx, ctx->argv + 1, (size_t)ctx->argc - 1, NULL, SET_OP_DIFF);
+}
+
+static void cmd_sdiffstore(struct cmd_ctx *ctx)
+{
+    sunion_diff_generic(ctx, ctx->argv + 2, (size_t)ctx->argc - 2, &ctx->argv[1], SET_OP_DIFF);
+}
+
+/* ---- SSCAN ----------------------------------------------------------------- */
+
+/* Redis parseScanCursorOrReply: strtoul() rules (a sign is accepted) */
+static bool parse_cursor_or_reply(struct cmd_ctx *ctx, const struct resp_arg *a, uint64_t *cursor)
+{
+    char stackbuf[64];
+    char *buf = stackbuf, *eptr;
+    size_t n = cstr_len(a);
+    unsigned long v;
+    bool ok;
+
+    if (n >= sizeof(stackbuf))
+        buf = mem_alloc(n + 1);
+    memcpy(buf, a->ptr, n);
+    buf[n] = '\0';
+    errno = 0;
+    v = strtoul(buf, &eptr, 10);
+    ok = !(isspace((unsigned char)buf[0]) || eptr[0] != '\0' || errno == ERANGE);
+    if (buf != stackbuf)
+        mem_release(buf);
+    if (!ok) {
+        reply_error(ctx->out, "ERR invalid cursor");
+        return false;
+    }
+    *cursor = v;
+    return true;
+}
+
+struct sscan_collect {
+    struct reply buf;     /* bulk replies of the members kept */
+    long long seen;       /* members collected (COUNT's budget) */
+    long long kept;       /* members in buf */
+    const char *pattern;  /* NULL: no MATCH filter */
+    size_t plen;
+};
+
+static void sscan_keep(struct sscan_collect *sc, const char *p, size_t n)
+{
+    sc->seen++;
+    if (sc->pattern && !util_glob_match(sc->pattern, sc->plen, p, n, false))
+        return;
+    reply_bulk(&sc->buf, p, n);
+    sc->kept++;
+}
+
+static void sscan_entry(void *arg, const struct dict_entry *e)
+{
+    size_t n;
+    const char *k = dict_entry_key(e, &n);
+    sscan_keep(arg, k, n);
+}
+
+static void cmd_sscan(struct cmd_ctx *ctx)
+{
+    struct sscan_collect sc;
+    uint64_t cursor;
+    long long count = 10;
+    struct object *set;
+    char num[24];
+    int numlen;
+
+    if (!parse_cursor_or_reply(ctx, &ctx->argv[2], &cursor))
+        return;
+    set = cmd_lookup_read(ctx, &ctx->argv[1]);
+    if (set == NULL) {
+        reply_array(ctx->out, 2);
+        reply_bulk(ctx->out, "0", 1);
+        reply_array(ctx->out, 0);
+        return;
+    }
+    if (!check_set_or_reply(ctx, set))
+        return;
+
+    memset(&sc, 0, sizeof sc);
+    for (int i = 3; i < ctx->argc;) {
+        int left = ctx->argc - i;
+        const struct resp_arg *opt = &ctx->argv[i];
+        if (cmd_arg_is(opt, "count") && left >= 2) {
+            if (!cmd_get_ll_or_reply(ctx, &ctx->argv[i + 1], &count))
+                return;
+            if (count < 1) {
+                reply_syntax_error(ctx->out);
+                return;
+            }
+            i += 2;
+        } else if (cmd_arg_is(opt, "match") && left >= 2) {
+            const struct resp_arg *p = &ctx->argv[i + 1];
+            if (p->len == 1 && p->ptr[0] == '*') {
+                sc.pattern = NULL;
+            } else {
+                sc.pattern = p->ptr;
+                sc.plen = p->len;
+            }
+            i += 2;
+        } else {
+            reply_syntax_error(ctx->out);
+            return;
+        }
+    }
+
+    reply_init(&sc.buf);
+    sc.buf.resp = ctx->out->resp;
+    if (set_encoding(set) == SET_ENC_INTSET) {
+        /* a small encoding is returned whole, cursor 0 */
+        struct set_iter it;
+        struct set_member m;
+        set_iter_init(&it, set);
+        while (set_iter_next(&it, &m))
+            sscan_keep(&sc, m.p, m.n);
+        cursor = 0;
+    } else {
+        struct dict *d = set_dict(set);
+        long long maxiter = count > LLONG_MAX / 10 ? LLONG_MAX : count * 10;
+        do {
+            cursor = dict_scan(d, cursor, sscan_entry, &sc);
+        } while (cursor && maxiter-- && sc.seen < count);
+    }
+
+    reply_array(ctx->out, 2);
+    numlen = snprintf(num, sizeof num, "%llu", (unsigned long long)cursor);
+    reply_bulk(ctx->out, num, (size_t)numlen);
+    reply_array(ctx->out, sc.kept);
+    if (sc.buf.len)
+        reply_raw(ctx->out, sc.buf.buf, sc.buf.len);
+    reply_deinit(&sc.buf);
+}
+
+/* ---- the table -------------------------------------------------------------- */
+
+const struct command command_family_set[] = {
+    {"sadd", cmd_sadd, -3, CMD_WRITE | CMD_DENYOOM | CMD_FAST, 1, 1, 1, ROUTE_OWNER,
+     "@write @set @fast"},
+    {"srem", cmd_srem, -3, CMD_WRITE | CMD_FAST, 1, 1, 1, ROUTE_OWNER, "@write @set @fast"},
+    {"smembers", cmd_sinter, 2, CMD_READONLY, 1, 1, 1, ROUTE_OWNER, "@read @set @slow"},
+    {"sismember", cmd_sismember, 3, CMD_READONLY | CMD_FAST, 1, 1, 1, ROUTE_OWNER,
+     "@read @set @fast"},
+    {"smismember", cmd_smismember, -3, CMD_READONLY | CMD_FAST, 1, 1, 1, ROUTE_OWNER,
+     "@read @set @fast"},
+    {"scard", cmd_scard, 2, CMD_READONLY | CMD_FAST, 1, 1, 1, ROUTE_OWNER, "@read @set @fast"},
+    {"spop", cmd_spop, -2, CMD_WRITE | CMD_FAST, 1, 1, 1, ROUTE_OWNER, "@write @set @fast"},
+    {"srandmember", cmd_srandmember, -2, CMD_READONLY, 1, 1, 1, ROUTE_OWNER, "@read @set @slow"},
+    {"smove", cmd_smove, 4, CMD_WRITE | CMD_FAST, 1, 2, 1, ROUTE_GATHER, "@write @set @fast"},
+    {"sinter", cmd_sinter, -2, CMD_READONLY, 1, -1, 1, ROUTE_GATHER, "@read @set @slow"},
+    {"sunion", cmd_sunion, -2, CMD_READONLY, 1, -1, 1, ROUTE_GATHER, "@read @set @slow"},
+    {"sdiff", cmd_sdiff, -2, CMD_READONLY, 1, -1, 1, ROUTE_GATHER, "@read @set @slow"},
+    {"sinterstore", cmd_sinterstore, -3, CMD_WRITE | CMD_DENYOOM, 1, -1, 1, ROUTE_GATHER,
+     "@write @set @slow"},
+    {"sunionstore", cmd_sunionstore, -3, CMD_WRITE | CMD_DENYOOM, 1, -1, 1, ROUTE_GATHER,
+     "@write @set @slow"},
+    {"sdiffstore", cmd_sdiffstore, -3, CMD_WRITE | CMD_DENYOOM, 1, -1, 1, ROUTE_GATHER,
+     "@write @set @slow"},
+    {"sintercard", cmd_sintercard, -3, CMD_READONLY | CMD_NUMKEYS, 1, 0, 1, ROUTE_GATHER,
+     "@read @set @slow"},
+    {"sscan", cmd_sscan, -3, CMD_READONLY, 1, 1, 1, ROUTE_OWNER, "@read @set @slow"},
+};
+const size_t command_family_set_count = sizeof(command_family_set) / sizeof(command_family_set[0]);

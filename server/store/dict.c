@@ -249,6 +249,7 @@ static void maintain(struct dict *d)
 
 void dict_compact(struct dict *d)
 {
+    rehash(d, 1);
     maybe_shrink(d);
 }
 
@@ -271,6 +272,13 @@ static struct dict_entry *find(const struct dict *d, const void *key, size_t len
 struct dict_entry *dict_find(struct dict *d, const void *key, size_t len)
 {
     maintain(d);
+    if (dict_size(d) == 0)
+        return NULL;
+    return find(d, key, len, hash_key(key, len));
+}
+
+struct dict_entry *dict_peek(const struct dict *d, const void *key, size_t len)
+{
     if (dict_size(d) == 0)
         return NULL;
     return find(d, key, len, hash_key(key, len));
