@@ -26,8 +26,9 @@ after FLUSHALL.  A line may start with a marker saying how to compare:
     !approx:N CMD...   integers within N of each other (TTL of relative expiry)
     !shape CMD...      same type and element count (HELLO, COMMAND DOCS)
     !info CMD...       both bulk strings in INFO format; section list reported
-    !scanall CMD...    CMD is a SCAN (cursor is the 2nd argument): iterate to
-                       cursor 0 on both, compare the sets of keys returned
+    !scanall CMD...    CMD is a SCAN, SSCAN, HSCAN or ZSCAN: iterate to cursor 0
+                       on both, compare the sets of elements (pairs for
+                       HSCAN/ZSCAN) returned
     !sleep MS          pause both
     !inline TEXT       send TEXT + CRLF as an inline command, compare exactly
     !rawclose ESCAPED  send the bytes (escapes as in quotes), compare the
@@ -480,22 +481,30 @@ class Pair:
 
 
 def scan_all(conn, args):
-    """run SCAN args (cursor at args[1]) to the end; returns (sorted keys, error bytes)"""
-    keys = set()
+    """run a SCAN/SSCAN/HSCAN/ZSCAN to the end; returns (sorted elements, error bytes).
+    The cursor is argument 1 of SCAN and argument 2 of the others; HSCAN and
+    ZSCAN elements are compared as (field, value) pairs."""
+    name = (args[0] if isinstance(args[0], bytes) else args[0].encode()).lower()
+    at = 1 if name == b"scan" else 2
+    pairs = name in (b"hscan", b"zscan")
+    found = set()
     cursor = b"0"
     for _ in range(100000):
         a = list(args)
-        a[1] = cursor
+        a[at] = cursor
         conn.send(encode(a))
         r = conn.read()
         if not r or not r.startswith(b"*2\r\n"):
             return None, r
         p = parse(r)
         cursor = p[2][0][1]
-        for k in p[2][1][2]:
-            keys.add(k[1])
+        items = [k[1] for k in p[2][1][2]]
+        if pairs:
+            found.update(zip(items[0::2], items[1::2]))
+        else:
+            found.update(items)
         if cursor == b"0":
-            return sorted(keys), None
+            return sorted(found), None
     return None, b"(SCAN did not finish)"
 
 
