@@ -110,6 +110,13 @@ bool cmd_arg_is(const struct resp_arg *a, const char *name);
 /* parse a long long or reply "value is not an integer or out of range" */
 bool cmd_get_ll_or_reply(struct cmd_ctx *ctx, const struct resp_arg *a, long long *v);
 
+/*
+ * The argv positions of a command's keys, into pos[] (room for argc
+ * entries): first/last/step, or the CMD_NUMKEYS form.  Returns how many, or
+ * -1 when a numkeys argument is not usable (the handler says why).
+ */
+int command_key_positions(const struct command *cmd, int argc, const struct resp_arg *argv, int *pos);
+
 void command_setup(void);
 /* case-insensitive; NULL when unknown (internal commands are never found) */
 const struct command *command_lookup(const char *name, size_t len);

@@ -125,3 +125,27 @@ bool cmd_get_ll_or_reply(struct cmd_ctx *ctx, const struct resp_arg *a, long lon
     }
     return true;
 }
+
+int command_key_positions(const struct command *cmd, int argc, const struct resp_arg *argv, int *pos)
+{
+    int n = 0;
+    if (cmd->flags & CMD_NUMKEYS) {
+        int at = cmd->first_key;
+        long long nk;
+        if (at >= argc || !util_str_to_ll(argv[at].ptr, argv[at].len, &nk) || nk <= 0 || nk > argc - at - 1)
+            return -1;
+        for (int i = 1; i < at; i++)
+            pos[n++] = i;
+        for (long long i = 0; i < nk; i++)
+            pos[n++] = at + 1 + (int)i;
+        return n;
+    }
+    if (cmd->first_key <= 0 || cmd->first_key >= argc)
+        return 0;
+    int last = cmd->last_key < 0 ? argc + cmd->last_key : cmd->last_key;
+    if (last >= argc)
+        last = argc - 1;
+    for (int i = cmd->first_key; i <= last; i += cmd->key_step > 0 ? cmd->key_step : 1)
+        pos[n++] = i;
+    return n;
+}

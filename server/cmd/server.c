@@ -36,6 +36,7 @@
 #include "percore/command_meta.h"
 #include "percore/config.h"
 #include "percore/conn.h"
+#include "percore/mem.h"
 #include "percore/reply.h"
 #include "percore/shard.h"
 #include "percore/stats.h"
@@ -627,16 +628,17 @@ static void cmd_command_getkeys(struct cmd_ctx *ctx)
         reply_error(ctx->out, "ERR Invalid number of arguments specified for command");
         return;
     }
-    int first = c->first_key;
     int last = c->last_key >= 0 ? c->last_key : n + c->last_key;
-    int step = c->key_step > 0 ? c->key_step : 1;
-    if (last >= n || last < first || first >= n) {
+    int *pos = mem_alloc((size_t)n * sizeof(int));
+    int nkeys = command_key_positions(c, n, av, pos);
+    if (nkeys <= 0 || (!(c->flags & CMD_NUMKEYS) && (last >= n || c->first_key >= n))) {
         reply_error(ctx->out, "ERR Invalid arguments specified for command");
-        return;
+    } else {
+        reply_array(ctx->out, nkeys);
+        for (int i = 0; i < nkeys; i++)
+            reply_bulk(ctx->out, av[pos[i]].ptr, av[pos[i]].len);
     }
-    reply_array(ctx->out, (last - first) / step + 1);
-    for (int i = first; i <= last; i += step)
-        reply_bulk(ctx->out, av[i].ptr, av[i].len);
+    mem_release(pos);
 }
 
 static void cmd_command_help(struct cmd_ctx *ctx)

@@ -857,39 +857,13 @@ static bool key_range(const struct command *cmd, int argc, int *first, int *last
     return *last >= *first;
 }
 
-/*
- * The positions of a command's keys, into pos[] (room for argc entries);
- * -1 when its numkeys argument is not usable (the handler then says why).
- */
-static int key_positions(const struct command *cmd, int argc, const struct resp_arg *argv, int *pos)
-{
-    int n = 0;
-    if (cmd->flags & CMD_NUMKEYS) {
-        int at = cmd->first_key;
-        long long nk;
-        if (at >= argc || !util_str_to_ll(argv[at].ptr, argv[at].len, &nk) || nk <= 0 || nk > argc - at - 1)
-            return -1;
-        for (int i = 1; i < at; i++)
-            pos[n++] = i;
-        for (long long i = 0; i < nk; i++)
-            pos[n++] = at + 1 + (int)i;
-        return n;
-    }
-    int first, last;
-    if (!key_range(cmd, argc, &first, &last))
-        return 0;
-    for (int i = first; i <= last; i += cmd->key_step)
-        pos[n++] = i;
-    return n;
-}
-
 /* the one shard all keys live on, -1 when they span several, -2 when there are none */
 static int keys_owner(const struct config *cfg, const struct command *cmd, int argc, const struct resp_arg *argv)
 {
     int first, last;
     if (cmd->flags & CMD_NUMKEYS) {
         int *pos = mem_alloc((size_t)argc * sizeof(int));
-        int n = key_positions(cmd, argc, argv, pos);
+        int n = command_key_positions(cmd, argc, argv, pos);
         int owner = n > 0 ? key_shard(cfg, &argv[pos[0]]) : -2;
         for (int i = 1; i < n && owner >= 0; i++)
             if (key_shard(cfg, &argv[pos[i]]) != owner)
@@ -1012,7 +986,7 @@ void dispatch_command(struct conn *c, int argc, const struct resp_arg *argv)
         run_remote(c, cmd, owner, argc, argv);
     } else if (cmd->route == ROUTE_OWNER || cmd->route == ROUTE_GATHER) {
         int *pos = mem_alloc((size_t)argc * sizeof(int));
-        int n = key_positions(cmd, argc, argv, pos);
+        int n = command_key_positions(cmd, argc, argv, pos);
         run_gather(c, cmd, argc, argv, pos, n);
         mem_release(pos);
     } else if ((argc - cmd->first_key) % cmd->key_step != 0) {
