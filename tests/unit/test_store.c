@@ -2,6 +2,7 @@
  * test_store: the per-shard keyspace.  Keys are binary (they hold NUL
  * bytes); time is a fake `now` passed in, so expiry is deterministic.
  */
+#include "percore/set.h"
 #include "percore/store.h"
 
 #include "check.h"
@@ -570,6 +571,45 @@ static void test_memory_tracks_growth(void)
     store_destroy(&s);
 }
 
+/* a deleted big collection is freed in steps, never in one go, and all of it in the end */
+static void test_lazyfree(void)
+{
+    struct store *s = store_create(1);
+    size_t empty = store_memory(s);
+    struct object *big = set_create_for("m", 1);
+    char m[32];
+    for (int i = 0; i < 100000; i++) {
+        int n = snprintf(m, sizeof m, "member:%d", i);
+        set_add(big, m, (size_t)n, 512);
+    }
+    store_set(s, 0, "big", 3, big, 0);
+    struct object *small = set_create_for("m", 1);
+    set_add(small, "x", 1, 512);
+    store_set(s, 0, "small", 5, small, 0);
+    CHECK(store_memory(s) > empty + 100000 * 8);
+    CHECK(!store_lazyfree_pending(s));
+    CHECK_EQ_LL(store_delete(s, 0, "small", 5, 0), 1);
+    CHECK(!store_lazyfree_pending(s)); /* small ones are freed at once */
+    CHECK_EQ_LL(store_delete(s, 0, "big", 3, 0), 1);
+    CHECK(store_lazyfree_pending(s));
+    int steps = 0;
+    while (store_lazyfree_step(s, 1000))
+        steps++;
+    CHECK(steps >= 50); /* ~100 steps of 1000 members, not one */
+    CHECK(!store_lazyfree_pending(s));
+    /* replacing a big value frees the old one lazily too */
+    big = set_create_for("m", 1);
+    for (int i = 0; i < 5000; i++) {
+        int n = snprintf(m, sizeof m, "member:%d", i);
+        set_add(big, m, (size_t)n, 512);
+    }
+    store_set(s, 0, "big", 3, big, 0);
+    store_set(s, 0, "big", 3, object_string_create("v", 1), 0);
+    CHECK(store_lazyfree_pending(s));
+    store_destroy(&s); /* with work pending: everything is freed (ASan checks) */
+    CHECK(s == NULL);
+}
+
 int main(void)
 {
     uint8_t seed[16];
@@ -588,5 +628,6 @@ int main(void)
     test_random();
     test_flush();
     test_memory_tracks_growth();
+    test_lazyfree();
     return check_done("test_store");
 }

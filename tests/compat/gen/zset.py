@@ -24,8 +24,9 @@ lex range is always "- +".
 
 Everything else is deterministic except: ZRANDMEMBER with a count below the size
 (compared by length; a count of 1000 covers every set and is exact), and
-ZSCAN of a skiplist (only asked with a MATCH naming one member and a COUNT
-that covers the set, which is exact in both encodings).
+ZSCAN of a skiplist (asked with a MATCH naming one member and a COUNT
+that covers the set, which is exact in both encodings, or iterated to the
+end and compared as a set of pairs: !scanall).
 """
 
 
@@ -262,7 +263,15 @@ def lines(rng, n, keys):
             m = M()
             if "*" in m or "?" in m or "[" in m or "\\" in m:
                 m = "a"
-            add(["ZSCAN", K(), "0", "MATCH", m, "COUNT", "1000"])
+            if rng.randrange(2):
+                add(["ZSCAN", K(), "0", "MATCH", m, "COUNT", "1000"])
+            else:
+                a = ["ZSCAN", K(), "0"]
+                if rng.randrange(2):
+                    a += ["MATCH", rng.choice(["*", "a*", "*b*", "?", "[a-c]*"])]
+                if rng.randrange(2):
+                    a += ["COUNT", rng.choice(["1", "2", "5", "100"])]
+                add(a, "scanall")
         elif op < 84:
             add(["SADD", K()] + [M() for _ in range(rng.randrange(1, 4))])
         elif op < 86:
