@@ -831,8 +831,18 @@ bool zset_add(struct zset *z, double score, const char *ele, size_t len, int in_
         }
     }
 
-    /* skiplist */
-    struct dict_entry *de = dict_find(z->dict, ele, len);
+    /* skiplist: without XX, one hash both finds an existing member and adds a new one */
+    struct dict_entry *de = NULL, *added;
+    if (xx) {
+        de = dict_find(z->dict, ele, len);
+    } else if ((added = dict_add(z->dict, ele, len, &de)) != NULL) {
+        dict_entry_set_double(added, score);
+        zsl_insert(z, score, ele, len);
+        *out_flags |= ZADD_OUT_ADDED;
+        if (newscore)
+            *newscore = score;
+        return true;
+    }
     if (de != NULL) {
         if (nx) {
             *out_flags |= ZADD_OUT_NOP;
@@ -857,14 +867,6 @@ bool zset_add(struct zset *z, double score, const char *ele, size_t len, int in_
             dict_entry_set_double(de, score);
             *out_flags |= ZADD_OUT_UPDATED;
         }
-        return true;
-    } else if (!xx) {
-        zsl_insert(z, score, ele, len);
-        de = dict_add(z->dict, ele, len, NULL);
-        dict_entry_set_double(de, score);
-        *out_flags |= ZADD_OUT_ADDED;
-        if (newscore)
-            *newscore = score;
         return true;
     }
     *out_flags |= ZADD_OUT_NOP;
