@@ -3,9 +3,10 @@
 #   1. the release build: unit, integration (threads 1 and 4), compat
 #      (differential against a real redis-server 7, and real clients:
 #      redis-cli, redis-benchmark, python3-redis, ioredis);
-#   2. an AddressSanitizer + UBSan build: unit and integration again;
-#   3. a ThreadSanitizer build: unit and integration again (cross-shard
-#      handoff, disconnects in flight, RCU config, the MPSC ring).
+#   2. an AddressSanitizer + UBSan build: unit, integration and the
+#      differential runs again;
+#   3. a ThreadSanitizer build: the same (cross-shard handoff, gathered
+#      commands, disconnects in flight, RCU config, the MPSC ring).
 # Installs the Debian packages (and the npm test client) it needs when missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,8 +33,8 @@ cmake --build build -j"$jobs"
 
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DPERCORE_SANITIZE=address >/dev/null
 cmake --build build-asan -j"$jobs"
-(cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 ctest --output-on-failure -j"$jobs" -L 'unit|integration')
+(cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 ctest --output-on-failure -j"$jobs" -L 'unit|integration|differential')
 
 cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=Debug -DPERCORE_SANITIZE=thread >/dev/null
 cmake --build build-tsan -j"$jobs"
-(cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -j"$jobs" -L 'unit|integration')
+(cd build-tsan && TSAN_OPTIONS="halt_on_error=1 suppressions=$PWD/../tests/tsan.supp" ctest --output-on-failure -j"$jobs" -L 'unit|integration|differential')
