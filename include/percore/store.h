@@ -36,8 +36,16 @@ struct store *store_create(int databases);
 void store_destroy(struct store **s);
 int store_databases(const struct store *s);
 
-/* NULL when missing or expired (an expired key is deleted on the way) */
+/*
+ * NULL when missing or expired (an expired key is deleted on the way).
+ * A lookup is an access: it sets the key's access time.
+ */
 struct object *store_lookup(struct store *s, int db, const char *key, size_t klen, int64_t now);
+/* the same without counting as an access (Redis's LOOKUP_NOTOUCH); *idle_s, if
+ * asked, is the seconds since the key's last access (OBJECT IDLETIME).  The
+ * object must not be changed through this pointer. */
+struct object *store_peek(struct store *s, int db, const char *key, size_t klen, int64_t now,
+                          long long *idle_s);
 
 enum {
     STORE_KEEPTTL = 1, /* keep the key's existing expire when replacing */

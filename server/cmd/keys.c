@@ -654,7 +654,15 @@ static void cmd_object(struct cmd_ctx *ctx)
         return;
     }
 
-    o = cmd_lookup_read(ctx, &ctx->argv[2]);
+    /* OBJECT looks without touching (Redis's LOOKUP_NOTOUCH), but counts hits and misses */
+    long long idle = 0;
+    o = store_peek(ctx->store, ctx->db, ctx->argv[2].ptr, ctx->argv[2].len, ctx->now, &idle);
+    if (ctx->stats) {
+        if (o)
+            ctx->stats->keyspace_hits++;
+        else
+            ctx->stats->keyspace_misses++;
+    }
     if (o == NULL) {
         reply_null(ctx->out);
         return;
@@ -664,8 +672,7 @@ static void cmd_object(struct cmd_ctx *ctx)
     } else if (strcmp(found, "refcount") == 0) {
         reply_int(ctx->out, object_refcount(o));
     } else if (strcmp(found, "idletime") == 0) {
-        /* access times are not tracked (no LRU eviction yet) */
-        reply_int(ctx->out, 0);
+        reply_int(ctx->out, idle);
     } else {
         reply_error(ctx->out,
                     "ERR An LFU maxmemory policy is not selected, access frequency not tracked. "

@@ -66,6 +66,7 @@ struct entry {
     struct object *val;   /* the value, owned */
     uint32_t klen;        /* key length */
     uint32_t ttl;         /* index in the db's TTL array, TTL_NONE without */
+    uint32_t atime;       /* last access, unix seconds (OBJECT IDLETIME, LRU) */
     char key[];           /* key bytes, binary, not terminated */
 };
 
@@ -112,6 +113,7 @@ struct store {
     struct dead_table *dead;     /* flushed tables still to free */
     struct dirty dirty[STORE_DIRTY_MAX]; /* ring of recently looked-up objects */
     unsigned dirty_next;         /* ring slot to use next */
+    uint32_t clock;              /* unix seconds of the latest `now` seen */
     struct object **lazy;        /* big collections being freed in steps */
     size_t lazy_len;
     size_t lazy_cap;
@@ -404,6 +406,7 @@ static struct entry *entry_create(struct store *s, const char *key, size_t klen,
     e->val = val;
     e->klen = (uint32_t)klen;
     e->ttl = TTL_NONE;
+    e->atime = s->clock;
     memcpy(e->key, key, klen);
     s->mem += mem_usable(e) + object_memory(val);
     return e;
@@ -576,10 +579,25 @@ int store_databases(const struct store *s)
 
 struct object *store_lookup(struct store *s, int db, const char *key, size_t klen, int64_t now)
 {
+    s->clock = (uint32_t)(now / 1000);
     struct entry *e = find_live(s, store_db(s, db), key, klen, now);
     if (e == NULL)
         return NULL;
+    e->atime = s->clock;
     dirty_add(s, e->val);
+    return e->val;
+}
+
+struct object *store_peek(struct store *s, int db, const char *key, size_t klen, int64_t now,
+                          long long *idle_s)
+{
+    struct entry *e = find_live(s, store_db(s, db), key, klen, now);
+    if (e == NULL)
+        return NULL;
+    if (idle_s) {
+        long long idle = now / 1000 - (long long)e->atime;
+        *idle_s = idle > 0 ? idle : 0;
+    }
     return e->val;
 }
 

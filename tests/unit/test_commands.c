@@ -538,6 +538,15 @@ static void test_object(void)
     EXPECT(":2147483647\r\n", "object", "refcount", "a");
     EXPECT(":1\r\n", "object", "refcount", "big");
     EXPECT(":0\r\n", "object", "idletime", "a");
+    /* idle time counts from the last access; OBJECT itself does not touch */
+    now_ms += 7000;
+    EXPECT(":7\r\n", "object", "idletime", "a");
+    EXPECT(":7\r\n", "object", "idletime", "a");
+    RUN("get", "a");
+    EXPECT(":0\r\n", "object", "idletime", "a");
+    now_ms += 2500;
+    EXPECT(":2\r\n", "object", "idletime", "a");
+    now_ms = NOW;
     EXPECT("-ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please "
            "note that when switching between policies at runtime LRU and LFU data will take "
            "some time to adjust.\r\n",
