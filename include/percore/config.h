@@ -26,7 +26,30 @@
 #define CONFIG_MAX_BIND 16
 #define CONFIG_MAX_THREADS 1024
 
-enum loglevel { LOG_DEBUG = 0, LOG_VERBOSE, LOG_NOTICE, LOG_WARNING, LOG_NOTHING };
+enum loglevel { LOG_DEBUG = 0, LOG_VERBOSE, LOG_NOTICE, LOG_WARNING };
+
+/* maxmemory-policy, in the order Redis 7.0 lists the names */
+enum maxmemory_policy {
+    MAXMEMORY_VOLATILE_LRU = 0,
+    MAXMEMORY_VOLATILE_LFU,
+    MAXMEMORY_VOLATILE_RANDOM,
+    MAXMEMORY_VOLATILE_TTL,
+    MAXMEMORY_ALLKEYS_LRU,
+    MAXMEMORY_ALLKEYS_LFU,
+    MAXMEMORY_ALLKEYS_RANDOM,
+    MAXMEMORY_NOEVICTION,
+};
+
+/* client-output-buffer-limit classes */
+enum obuf_class { OBUF_NORMAL = 0, OBUF_REPLICA, OBUF_PUBSUB, OBUF_CLASSES };
+
+struct obuf_limit {
+    long long hard;        /* bytes, 0 = none: past it the client is disconnected */
+    long long soft;        /* bytes, 0 = none ... */
+    long long soft_seconds; /* ... when over it for this long */
+};
+
+#define CONFIG_MAX_PERCENTILES 16
 
 struct config {
     /* network */
@@ -47,7 +70,19 @@ struct config {
     int timeout;                /* idle client timeout, seconds, 0 off */
     int hz;                     /* shard timer frequency (active expiry) */
     char *requirepass;          /* NULL: no AUTH needed */
-    long long maxmemory;        /* bytes, 0 no limit (enforced with the control-plane issue) */
+    long long maxmemory;        /* bytes over all shards, 0 no limit */
+    enum maxmemory_policy maxmemory_policy;
+    int maxmemory_samples;
+    struct obuf_limit obuf[OBUF_CLASSES];
+    bool protected_mode;
+    /* observability */
+    long long slowlog_log_slower_than; /* microseconds, -1 off, 0 every command */
+    long long slowlog_max_len;
+    int stats_interval;         /* ms between two merges of the shards' stats */
+    bool latency_tracking;
+    double latency_percentiles[CONFIG_MAX_PERCENTILES];
+    int latency_percentiles_count;
+    int metrics_port;           /* Prometheus text endpoint, 0 off */
     /* collection encodings: compact below these sizes (Redis's names and defaults) */
     long long hash_max_listpack_entries;
     long long hash_max_listpack_value;

@@ -25,7 +25,17 @@
 #include <urcu-qsbr.h>
 #include <urcu/rculist.h>
 
-enum config_type { CT_INT, CT_SIZE, CT_MEMORY, CT_STRING, CT_BIND, CT_LOGLEVEL, CT_PERSIST_OFF };
+enum config_type {
+    CT_INT,         /* int */
+    CT_SIZE,        /* long long, plain integer */
+    CT_MEMORY,      /* long long, with b/k/kb/m/mb/g/gb units */
+    CT_STRING,      /* char *, "" allowed */
+    CT_BIND,        /* the bind list */
+    CT_ENUM,        /* an enum or bool, names from config_enum_names() */
+    CT_OBUF,        /* client-output-buffer-limit */
+    CT_PERCENTILES, /* latency-tracking-info-percentiles */
+    CT_PERSIST_OFF, /* save / appendonly: only the persistence-off value */
+};
 
 struct config_key {
     const char *name;
@@ -84,7 +94,23 @@ static const struct config_key config_keys[] = {
      "batches a shard inbox holds (power of two)"},
     {"handoff-credits", CT_INT, OFF(handoff_credits), "256", 1, 1 << 20, false,
      "cross-shard batches a shard may have in flight"},
-    {"loglevel", CT_LOGLEVEL, OFF(loglevel), "notice", 0, 0, true, "debug verbose notice warning nothing"},
+    {"loglevel", CT_ENUM, OFF(loglevel), "notice", 0, 0, true, "debug verbose notice warning"},
+    {"maxmemory-policy", CT_ENUM, OFF(maxmemory_policy), "noeviction", 0, 0, true,
+     "what to evict at maxmemory"},
+    {"maxmemory-samples", CT_INT, OFF(maxmemory_samples), "5", 1, 64, true, "keys sampled per eviction"},
+    {"client-output-buffer-limit", CT_OBUF, OFF(obuf), "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60",
+     0, 0, true, "class hard soft seconds"},
+    {"protected-mode", CT_ENUM, OFF(protected_mode), "yes", 0, 0, true,
+     "refuse non-loopback clients when no password is set"},
+    {"slowlog-log-slower-than", CT_SIZE, OFF(slowlog_log_slower_than), "10000", -1, LLONG_MAX, true,
+     "microseconds; -1 off, 0 every command"},
+    {"slowlog-max-len", CT_SIZE, OFF(slowlog_max_len), "128", 0, LONG_MAX, true, "entries kept"},
+    {"stats-interval", CT_INT, OFF(stats_interval), "100", 1, 60000, true,
+     "ms between merges of the per-shard stats"},
+    {"latency-tracking", CT_ENUM, OFF(latency_tracking), "yes", 0, 0, true, "per-command latency histograms"},
+    {"latency-tracking-info-percentiles", CT_PERCENTILES, OFF(latency_percentiles), "50 99 99.9", 0, 0, true,
+     "percentiles INFO latencystats shows"},
+    {"metrics-port", CT_INT, OFF(metrics_port), "0", 0, 65535, false, "Prometheus text endpoint, 0 off"},
     {"logfile", CT_STRING, OFF(logfile), "", 0, 0, false, "log file, empty = stdout"},
     {"pidfile", CT_STRING, OFF(pidfile), "", 0, 0, false, "pid file, empty = none"},
     {"dir", CT_STRING, OFF(dir), ".", 0, 0, false, "working directory"},
@@ -210,14 +236,88 @@ static bool config_parse_memory(const char *s, size_t len, long long *out)
     return true;
 }
 
-static const char *loglevel_names[] = {"debug", "verbose", "notice", "warning", "nothing"};
+static const char *const loglevel_names[] = {"debug", "verbose", "notice", "warning"};
+static const char *const policy_names[] = {"volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl",
+                                           "allkeys-lru",  "allkeys-lfu",  "allkeys-random",  "noeviction"};
+static const char *const bool_names[] = {"no", "yes"};
+static const char *const obuf_class_names[] = {"normal", "slave", "pubsub"};
+
+/* the names of an enum key's values, in value order */
+static const char *const *config_enum_names(const struct config_key *k, int *count)
+{
+    if (k->offset == offsetof(struct config, loglevel)) {
+        *count = 4;
+        return loglevel_names;
+    }
+    if (k->offset == offsetof(struct config, maxmemory_policy)) {
+        *count = 8;
+        return policy_names;
+    }
+    *count = 2;
+    return bool_names;
+}
+
+/* "normal 0 0 0 slave ... pubsub ..." (any subset of classes) into c->obuf */
+static const char *config_parse_obuf(struct config *c, const char *v, size_t vlen)
+{
+    char buf[512], *words[24];
+    int n = 0;
+    if (vlen >= sizeof(buf))
+        return "Wrong number of arguments in buffer limit configuration.";
+    memcpy(buf, v, vlen);
+    buf[vlen] = '\0';
+    for (char *save = NULL, *w = strtok_r(buf, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
+        if (n == 24)
+            return "Wrong number of arguments in buffer limit configuration.";
+        words[n++] = w;
+    }
+    if (n == 0 || n % 4 != 0)
+        return "Wrong number of arguments in buffer limit configuration.";
+    struct obuf_limit next[OBUF_CLASSES];
+    memcpy(next, c->obuf, sizeof(next));
+    for (int i = 0; i < n; i += 4) {
+        int cls = -1;
+        for (int j = 0; j < OBUF_CLASSES; j++)
+            if (strcasecmp(words[i], obuf_class_names[j]) == 0 || (j == OBUF_REPLICA && strcasecmp(words[i], "replica") == 0))
+                cls = j;
+        long long hard, soft, secs;
+        if (cls < 0)
+            return "Invalid client class specified in buffer limit configuration.";
+        if (!config_parse_memory(words[i + 1], strlen(words[i + 1]), &hard) ||
+            !config_parse_memory(words[i + 2], strlen(words[i + 2]), &soft) ||
+            !util_str_to_ll(words[i + 3], strlen(words[i + 3]), &secs) || secs < 0)
+            return "Error in hard, soft or soft_seconds setting in buffer limit configuration.";
+        next[cls] = (struct obuf_limit){hard, soft, secs};
+    }
+    memcpy(c->obuf, next, sizeof(next));
+    return NULL;
+}
+
+static const char *config_parse_percentiles(struct config *c, const char *v, size_t vlen)
+{
+    char buf[512];
+    double p[CONFIG_MAX_PERCENTILES];
+    int n = 0;
+    if (vlen >= sizeof(buf))
+        return "latency-tracking-info-percentiles: too long";
+    memcpy(buf, v, vlen);
+    buf[vlen] = '\0';
+    for (char *save = NULL, *w = strtok_r(buf, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
+        if (n == CONFIG_MAX_PERCENTILES || !util_str_to_double(w, strlen(w), &p[n]) || p[n] < 0 || p[n] > 100)
+            return "latency-tracking-info-percentiles: not a list of numbers from 0 to 100";
+        n++;
+    }
+    memcpy(c->latency_percentiles, p, (size_t)n * sizeof(double));
+    c->latency_percentiles_count = n;
+    return NULL;
+}
 
 /* apply one value to c; NULL ok, else the reason (Redis's wording) */
 static const char *config_apply(struct config *c, const struct config_key *k, const struct resp_arg *vals,
                                 int nvals, char *errbuf, size_t errlen)
 {
     void *field = (char *)c + k->offset;
-    if (k->type != CT_BIND && nvals != 1)
+    if (k->type != CT_BIND && k->type != CT_OBUF && k->type != CT_PERCENTILES && nvals != 1)
         return "wrong number of arguments";
     const char *v = vals[0].ptr;
     size_t vlen = vals[0].len;
@@ -252,14 +352,37 @@ static const char *config_apply(struct config *c, const struct config_key *k, co
         *s = mem_strndup(v, vlen);
         return NULL;
     }
-    case CT_LOGLEVEL:
-        for (int i = 0; i < 5; i++) {
-            if (util_eq_nocase(v, vlen, loglevel_names[i])) {
-                *(enum loglevel *)field = (enum loglevel)i;
+    case CT_ENUM: {
+        int count;
+        const char *const *names = config_enum_names(k, &count);
+        for (int i = 0; i < count; i++) {
+            if (util_eq_nocase(v, vlen, names[i])) {
+                if (names == bool_names)
+                    *(bool *)field = i == 1;
+                else
+                    *(int *)field = i; /* enums are int-sized */
                 return NULL;
             }
         }
-        return "argument(s) must be one of the following: debug, verbose, notice, warning, nothing";
+        if (names == bool_names)
+            return "argument must be 'yes' or 'no'";
+        size_t off = (size_t)snprintf(errbuf, errlen, "argument(s) must be one of the following: ");
+        for (int i = 0; i < count && off < errlen; i++)
+            off += (size_t)snprintf(errbuf + off, errlen - off, "%s%s", i ? ", " : "", names[i]);
+        return errbuf;
+    }
+    case CT_OBUF: {
+        if (nvals == 1)
+            return config_parse_obuf(c, v, vlen);
+        char joined[512];
+        size_t off = 0;
+        for (int i = 0; i < nvals && off < sizeof(joined); i++)
+            off += (size_t)snprintf(joined + off, sizeof(joined) - off, "%s%.*s", i ? " " : "",
+                                    (int)vals[i].len, vals[i].ptr);
+        return config_parse_obuf(c, joined, off < sizeof(joined) ? off : sizeof(joined) - 1);
+    }
+    case CT_PERCENTILES:
+        return config_parse_percentiles(c, v, vlen);
     case CT_BIND:
         if (nvals > CONFIG_MAX_BIND)
             return "Too many bind addresses specified.";
@@ -286,7 +409,27 @@ static void config_format(const struct config *c, const struct config_key *k, ch
     case CT_SIZE:
     case CT_MEMORY: snprintf(buf, cap, "%lld", *(const long long *)field); break;
     case CT_STRING: snprintf(buf, cap, "%s", *(char *const *)field ? *(char *const *)field : ""); break;
-    case CT_LOGLEVEL: snprintf(buf, cap, "%s", loglevel_names[*(const enum loglevel *)field]); break;
+    case CT_ENUM: {
+        int count;
+        const char *const *names = config_enum_names(k, &count);
+        int v = names == bool_names ? *(const bool *)field : *(const int *)field;
+        snprintf(buf, cap, "%s", names[v]);
+        break;
+    }
+    case CT_OBUF: {
+        size_t off = 0;
+        for (int i = 0; i < OBUF_CLASSES && off < cap; i++)
+            off += (size_t)snprintf(buf + off, cap - off, "%s%s %lld %lld %lld", i ? " " : "", obuf_class_names[i],
+                                    c->obuf[i].hard, c->obuf[i].soft, c->obuf[i].soft_seconds);
+        break;
+    }
+    case CT_PERCENTILES: {
+        size_t off = 0;
+        buf[0] = '\0';
+        for (int i = 0; i < c->latency_percentiles_count && off < cap; i++)
+            off += (size_t)snprintf(buf + off, cap - off, "%s%g", i ? " " : "", c->latency_percentiles[i]);
+        break;
+    }
     case CT_PERSIST_OFF: snprintf(buf, cap, "%s", strcmp(k->name, "save") == 0 ? "" : "no"); break;
     case CT_BIND: {
         size_t off = 0;
