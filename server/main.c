@@ -1,15 +1,19 @@
 /*
  * percore-server: options in, setup in dependency order, teardown out.
  *
- *   config (RCU) -> hash seed -> command table -> shards (listeners, threads)
+ *   config (RCU) -> hash seed -> command table -> stats (metrics listener)
+ *   -> shards (listeners, threads) -> stats aggregator thread
  *   ... wait for SIGTERM/SIGINT (or SHUTDOWN) ...
- *   shards stop and free their own memory -> rcu_barrier -> config
+ *   shards stop and free their own memory -> aggregator stops -> rcu_barrier -> config
  */
 #include "percore/command.h"
 #include "percore/config.h"
+#include "percore/log.h"
 #include "percore/shard.h"
+#include "percore/stats.h"
 #include "percore/store.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -24,12 +28,31 @@ static int write_pidfile(const char *path)
         return 0;
     FILE *f = fopen(path, "w");
     if (!f) {
-        fprintf(stderr, "percore: cannot write pidfile %s\n", path);
+        log_warn("Failed to write PID file %s: %s", path, strerror(errno));
         return -1;
     }
     fprintf(f, "%d\n", (int)getpid());
     fclose(f);
     return 0;
+}
+
+/* one line: which cpu and NUMA node each shard thread runs on */
+static void log_placement(int threads)
+{
+    char buf[768];
+    size_t off = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < threads && off < sizeof(buf) - 32; i++) {
+        int cpu = shard_cpu(i);
+        if (cpu < 0)
+            off += (size_t)snprintf(buf + off, sizeof(buf) - off, "%s%d:-", i ? " " : "", i);
+        else
+            off += (size_t)snprintf(buf + off, sizeof(buf) - off, "%s%d:cpu%d/node%d", i ? " " : "", i, cpu,
+                                    shard_numa_node(i));
+    }
+    if (off >= sizeof(buf) - 32)
+        snprintf(buf + off, sizeof(buf) - off, " ...");
+    log_notice("Shard placement (shard:cpu/node, - = not pinned): %s", buf);
 }
 
 int main(int argc, char **argv)
@@ -48,13 +71,11 @@ int main(int argc, char **argv)
         return 1;
     }
     const struct config *cfg = config_current();
-    if (cfg->logfile && cfg->logfile[0] && !freopen(cfg->logfile, "a", stderr)) {
-        fprintf(stdout, "percore: cannot open logfile %s\n", cfg->logfile);
+    if (log_setup() < 0)
         return 1;
-    }
     uint8_t seed[16];
     if (getrandom(seed, sizeof(seed), 0) != sizeof(seed)) {
-        fprintf(stderr, "percore: getrandom failed\n");
+        log_warn("getrandom failed: %s", strerror(errno));
         return 1;
     }
     store_set_seed(seed);
@@ -70,15 +91,20 @@ int main(int argc, char **argv)
 
     /* once the shards run, CONFIG SET may replace cfg: this thread is no RCU reader */
     int threads = cfg->threads, port = cfg->port;
-    if (write_pidfile(cfg->pidfile) < 0 || shard_setup() < 0)
+    log_notice("percore %s starting (Redis 7.0 protocol), pid=%d: %d shard threads, port %d", PERCORE_VERSION,
+               (int)getpid(), threads, port);
+    if (write_pidfile(cfg->pidfile) < 0 || stats_setup() < 0 || shard_setup() < 0 || stats_start() < 0)
         return 1;
-    fprintf(stderr, "percore %s ready: %d shard threads, port %d\n", PERCORE_VERSION, threads, port);
-    fflush(stderr);
+    log_placement(threads);
+    log_notice("Ready to accept connections tcp");
     shard_run_until_signal();
+    log_notice("percore is now ready to exit, bye bye...");
+    stats_teardown();
     shard_teardown();
     rcu_barrier();
     if (config_current()->pidfile && config_current()->pidfile[0])
         unlink(config_current()->pidfile);
+    log_teardown();
     config_teardown();
     return 0;
 }

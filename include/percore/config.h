@@ -116,6 +116,14 @@ const struct config *config_current(void);
 void config_get_reply(struct reply *out, const struct resp_arg *patterns, int n);
 /* CONFIG SET name value [name value ...]: all-or-nothing; appends +OK or the error */
 void config_set_reply(struct reply *out, const struct resp_arg *args, int n);
+/*
+ * CONFIG REWRITE: the current config into the file it was loaded from, in
+ * place (Redis's rules: comments and order kept, changed keys' lines
+ * replaced, new ones appended), through a temporary file renamed over it.
+ * 0 ok; -1 with err = why ("The server is running without a config file",
+ * or strerror).  Any RCU reader thread.
+ */
+int config_rewrite(char *err, size_t errlen);
 
 /*
  * ThreadSanitizer cannot see urcu's grace periods, so in TSan builds every

@@ -3,6 +3,11 @@
  *
  * What commands running on the home shard (ROUTE_HOME) may ask of and tell
  * their connection.  Everything here is called only on the owning thread.
+ *
+ * Commands that concern every connection (CLIENT LIST / KILL) or every
+ * shard's private state (SLOWLOG) fan out: conn_fanout runs an internal
+ * command on every shard, and each shard answers for its own connections
+ * (conn_list_local, conn_kill_local) or state, never touching another's.
  */
 #ifndef PERCORE_CONN_H
 #define PERCORE_CONN_H
@@ -12,6 +17,9 @@
 #include <stdint.h>
 
 struct conn;
+struct command;
+struct reply;
+struct resp_arg;
 
 uint64_t conn_id(const struct conn *c);
 int conn_db(const struct conn *c);
@@ -36,5 +44,40 @@ long long conn_age(const struct conn *c, int64_t now);
 long long conn_idle(const struct conn *c, int64_t now);
 /* CLIENT INFO / LIST line for this connection (no trailing newline) */
 size_t conn_describe(const struct conn *c, int64_t now, char *buf, size_t cap);
+/* the command CLIENT LIST shows as cmd= (a container sets its subcommand) */
+void conn_set_last_command(struct conn *c, const struct command *cmd);
+
+/*
+ * Writes the reply of a fan-out from the replies of every shard: parts[i]
+ * (lens[i] bytes, one RESP value) is shard i's.  argv is the fanned-out
+ * command.  Runs on the home shard.
+ */
+typedef void conn_merge_fn(struct reply *out, int argc, const struct resp_arg *argv, int nparts,
+                           const char *const *parts, const size_t *lens);
+/*
+ * Run `cmd` (an internal command, never in the public table) with argv on
+ * every shard, this one included, and answer merge(...) in the place of the
+ * command being handled: a ROUTE_HOME handler calls it and writes no reply
+ * itself.  argv is copied.  Home thread only.
+ */
+void conn_fanout(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv,
+                 conn_merge_fn *merge);
+
+/* which of a shard's connections CLIENT LIST / KILL mean (Redis's filters) */
+struct conn_filter {
+    uint64_t id;              /* 0: any */
+    const char *addr;         /* peer "ip:port", NULL: any */
+    size_t addr_len;
+    const char *laddr;        /* local "ip:port", NULL: any */
+    size_t laddr_len;
+    bool normal_only;         /* TYPE normal (every percore client is one) */
+    bool none;                /* TYPE replica/master/pubsub: matches no percore client */
+    uint64_t skip_id;         /* SKIPME yes: the caller's id, else 0 */
+    uint64_t caller_id;       /* killing the caller closes it after its reply */
+};
+/* the calling shard thread's connections matching f, one CLIENT LIST line + "\n" each, into out */
+void conn_list_local(const struct conn_filter *f, int64_t now, struct reply *out);
+/* close the calling shard thread's connections matching f (the caller after its reply); how many */
+long long conn_kill_local(const struct conn_filter *f);
 
 #endif

@@ -1,16 +1,35 @@
 /*
- * stats: per-shard counters, one block per shard thread.
+ * stats: per-shard counters, one block per shard thread, and the aggregator
+ * thread that merges them into the snapshot INFO and /metrics read.
  *
  * Each block is written only by its shard thread (relaxed atomic stores, so
  * readers on other threads see whole values) and sits on its own cache lines,
- * so no two threads' hot counters share a line (DESIGN.md rule 8).  Readers
- * (INFO) sum the blocks with relaxed loads.  The ACTION table gives the struct
- * fields and their INFO names from one list.
+ * so no two threads' hot counters share a line (DESIGN.md rule 8).  The
+ * ACTION tables give the struct fields and their INFO names from one list:
+ * STATS_COUNTERS only grow (CONFIG RESETSTAT resets what INFO shows of them),
+ * STATS_GAUGES are levels.
+ *
+ * Per command, a block holds calls, time, rejected and failed calls and a
+ * latency histogram (log buckets: powers of two split in 16 sub-buckets, in
+ * ns, so any value is known to 1/16).  The entry of a command is found by
+ * hashing its struct command pointer into the block's own table; it is made
+ * on the command's first use by the shard and published with a release
+ * store, so the aggregator may walk the table at any time.
+ *
+ * The aggregator (stats.c) sums every block each stats-interval ms into an
+ * immutable snapshot published with urcu-qsbr.  CONFIG RESETSTAT does not
+ * touch any counter: it publishes a baseline (the sums at that moment) that
+ * readers subtract.
  */
 #ifndef PERCORE_STATS_H
 #define PERCORE_STATS_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <time.h>
+
+struct command;
 
 #define STATS_MAX_DB 64 /* INFO keyspace covers the first 64 databases */
 
@@ -18,25 +37,87 @@
     ACTION(total_commands_processed, "commands executed on this shard")           \
     ACTION(total_connections_received, "connections accepted")                   \
     ACTION(rejected_connections, "connections refused (maxclients)")             \
-    ACTION(connected_clients, "connections open now (gauge)")                    \
     ACTION(keyspace_hits, "key lookups that found the key")                      \
     ACTION(keyspace_misses, "key lookups that did not")                          \
     ACTION(expired_keys, "keys expired (lazily or actively)")                    \
     ACTION(total_net_input_bytes, "bytes read from clients")                     \
     ACTION(total_net_output_bytes, "bytes written to clients")                   \
+    ACTION(total_error_replies, "error replies sent")                            \
     ACTION(handoff_batches_sent, "cross-shard batches sent to other shards")     \
     ACTION(handoff_commands_sent, "commands sent to other shards")               \
     ACTION(handoff_batches_received, "cross-shard batches executed for others")  \
     ACTION(handoff_inbox_full, "sends refused by a full inbox (backpressure)")   \
-    ACTION(handoff_credit_waits, "sends delayed for want of credits")            \
-    ACTION(used_memory, "bytes held by this shard's store (gauge)")
+    ACTION(handoff_credit_waits, "sends delayed for want of credits")
+
+#define STATS_GAUGES(ACTION)                                                      \
+    ACTION(connected_clients, "connections open now")                            \
+    ACTION(used_memory, "bytes held by this shard's store")
+
+/* ---- latency histogram: bucket i of a value v in ns -------------------- */
+#define STATS_HIST_SUB_BITS 4
+#define STATS_HIST_SUB (1u << STATS_HIST_SUB_BITS)
+#define STATS_HIST_MAX_EXP 40 /* 2^41 ns (about 37 min) and above share the last bucket */
+#define STATS_HIST_BUCKETS ((STATS_HIST_MAX_EXP - STATS_HIST_SUB_BITS + 2) * STATS_HIST_SUB)
+
+static inline unsigned stats_hist_index(uint64_t v)
+{
+    if (v < STATS_HIST_SUB)
+        return (unsigned)v;
+    unsigned e = 63u - (unsigned)__builtin_clzll(v);
+    if (e > STATS_HIST_MAX_EXP)
+        return STATS_HIST_BUCKETS - 1;
+    return (e - STATS_HIST_SUB_BITS + 1) * STATS_HIST_SUB + (unsigned)(v >> (e - STATS_HIST_SUB_BITS)) -
+           STATS_HIST_SUB;
+}
+/* the smallest and largest value of bucket i */
+uint64_t stats_hist_lowest(unsigned i);
+uint64_t stats_hist_highest(unsigned i);
+/*
+ * The value at percentile p (0..100) of a histogram holding `total` values:
+ * the highest value of the bucket where the count reaches p% of total
+ * (rounded, at least 1), as HdrHistogram's hdr_value_at_percentile.  0 when
+ * empty.
+ */
+uint64_t stats_hist_percentile(const uint64_t *hist, uint64_t total, double p);
+
+/* ---- a shard's block ---------------------------------------------------- */
+
+/* one command's figures on one shard, made on first use */
+struct stats_cmd {
+    uint64_t calls;                      /* client calls counted here */
+    uint64_t nsec;                       /* time inside the handler */
+    uint64_t rejected;                   /* refused before running (arity, NOAUTH) */
+    uint64_t failed;                     /* ran and replied with an error */
+    uint64_t samples;                    /* values in hist */
+    uint64_t hist[STATS_HIST_BUCKETS];   /* execution times, ns */
+};
+
+struct stats_cmd_slot {
+    const struct command *cmd;   /* key: set once, last, with a release store */
+    struct stats_cmd *st;        /* owned by the block */
+};
+
+#define STATS_CMD_SLOTS 1024       /* power of two, over twice the commands there are */
+#define STATS_MAX_ERRORS 32        /* error prefixes counted per shard */
+#define STATS_ERROR_NAME 32
+
+struct stats_error {
+    char name[STATS_ERROR_NAME]; /* "ERR", "WRONGTYPE": written before nerrors grows */
+    uint64_t count;
+};
 
 struct stats {
 #define STATS_FIELD(name, desc) uint64_t name;
     STATS_COUNTERS(STATS_FIELD)
+    STATS_GAUGES(STATS_FIELD)
 #undef STATS_FIELD
     uint64_t db_keys[STATS_MAX_DB];
     uint64_t db_expires[STATS_MAX_DB];
+    uint32_t ncmds;                         /* entries made in cmds */
+    uint32_t nerrors;                       /* entries of errors in use (release store) */
+    struct stats_error errors[STATS_MAX_ERRORS];
+    struct stats_cmd *overflow;             /* commands past the table's load limit */
+    struct stats_cmd_slot cmds[STATS_CMD_SLOTS];
 } __attribute__((aligned(128)));
 
 _Static_assert(sizeof(struct stats) % 128 == 0, "stats block must fill whole cache-line pairs");
@@ -46,5 +127,168 @@ _Static_assert(sizeof(struct stats) % 128 == 0, "stats block must fill whole cac
     __atomic_store_n(&(st)->field, (st)->field + (n), __ATOMIC_RELAXED)
 #define STATS_SET(st, field, v) __atomic_store_n(&(st)->field, (v), __ATOMIC_RELAXED)
 #define STATS_GET(st, field) __atomic_load_n(&(st)->field, __ATOMIC_RELAXED)
+
+/* owner thread: the block's entry of cmd, made on its first use */
+struct stats_cmd *stats_cmd_create(struct stats *st, const struct command *cmd);
+static inline struct stats_cmd *stats_cmd_of(struct stats *st, const struct command *cmd)
+{
+    size_t h = (size_t)(((uintptr_t)cmd * 0x9E3779B97F4A7C15ull) >> 54) & (STATS_CMD_SLOTS - 1);
+    for (;;) {
+        const struct stats_cmd_slot *s = &st->cmds[h];
+        if (s->cmd == cmd)
+            return s->st;
+        if (!s->cmd)
+            return stats_cmd_create(st, cmd);
+        h = (h + 1) & (STATS_CMD_SLOTS - 1);
+    }
+}
+
+/* a cheap monotonic clock (vDSO), ns */
+static inline uint64_t stats_clock_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * A container command (CONFIG, CLIENT, COMMAND) names the subcommand that
+ * runs, so that the stats go to "config|get" as in Redis: set by the
+ * container's handler on the shard thread, taken by stats_cmd_done.
+ */
+struct stats_sub {
+    const struct command *cmd;   /* the subcommand; NULL: unknown, counted for no command */
+    bool active;
+    bool rejected;               /* its arity check refused it */
+};
+extern __thread struct stats_sub stats_sub;
+static inline void stats_subcommand(const struct command *sub, bool rejected)
+{
+    stats_sub.cmd = sub;
+    stats_sub.rejected = rejected;
+    stats_sub.active = true;
+}
+
+/* owner thread: an error reply (its first word counts in errorstats) */
+void stats_error_reply(struct stats *st, const char *reply, size_t len);
+/* owner thread: cmd refused before running (NULL: unknown command) with an error reply */
+void stats_cmd_rejected(struct stats *st, const struct command *cmd, const char *reply, size_t len);
+void stats_cmd_done_sub(struct stats *st, uint64_t ns, const char *reply, size_t len, bool track);
+
+/*
+ * Owner thread: one run of cmd took ns and wrote reply[0..len); `calls` is
+ * 1 where the client's call is counted (0 for the parts of a command that
+ * runs on several shards: the home counts the call when it sends them).
+ * `track`: latency-tracking.
+ */
+static inline void stats_cmd_account(struct stats *st, const struct command *cmd, int calls, uint64_t ns,
+                                     const char *reply, size_t len, bool track)
+{
+    struct stats_cmd *c = stats_cmd_of(st, cmd);
+    STATS_ADD(c, calls, (uint64_t)calls);
+    STATS_ADD(c, nsec, ns);
+    if (__builtin_expect(len && reply[0] == '-', 0)) {
+        STATS_ADD(c, failed, 1);
+        stats_error_reply(st, reply, len);
+    }
+    if (track) {
+        unsigned b = stats_hist_index(ns);
+        STATS_ADD(c, samples, 1);
+        STATS_ADD(c, hist[b], 1);
+    }
+}
+
+/* owner thread: cmd ran from `start` (stats_clock_ns) to now; as stats_cmd_account; returns now */
+static inline uint64_t stats_cmd_done(struct stats *st, const struct command *cmd, int calls, uint64_t start,
+                                      const char *reply, size_t len, bool track)
+{
+    uint64_t now = stats_clock_ns();
+    if (__builtin_expect(stats_sub.active, 0))
+        stats_cmd_done_sub(st, now - start, reply, len, track);
+    else
+        stats_cmd_account(st, cmd, calls, now - start, reply, len, track);
+    return now;
+}
+
+/* home shard: a call of cmd whose execution is counted where it runs (remote, split, fan-out) */
+static inline void stats_cmd_call(struct stats *st, const struct command *cmd)
+{
+    struct stats_cmd *c = stats_cmd_of(st, cmd);
+    STATS_ADD(c, calls, 1);
+}
+
+/* main thread, at teardown once no thread runs: free a block's entries */
+void stats_block_deinit(struct stats *st);
+
+/* ---- the aggregator and its snapshot ------------------------------------ */
+
+/* main thread, before shard_setup: the aggregator's event_base and the metrics listener; 0 ok, -1 */
+int stats_setup(void);
+/* main thread, after shard_setup: the first snapshot, then the aggregator thread; 0 ok, -1 */
+int stats_start(void);
+/* main thread, after the shard threads stopped and before shard_teardown */
+void stats_teardown(void);
+
+/* what INFO and /metrics show: counters since the last CONFIG RESETSTAT */
+struct stats_totals {
+#define STATS_FIELD(name, desc) uint64_t name;
+    STATS_COUNTERS(STATS_FIELD)
+    STATS_GAUGES(STATS_FIELD)
+#undef STATS_FIELD
+    uint64_t db_keys[STATS_MAX_DB];
+    uint64_t db_expires[STATS_MAX_DB];
+};
+
+#define STATS_MAX_PERCENTILES 16
+
+struct stats_cmd_view {
+    const char *name;            /* "get", "config|get" (static) */
+    uint64_t calls;
+    uint64_t usec;
+    uint64_t rejected;
+    uint64_t failed;
+    uint64_t samples;            /* latency values; 0: no latencystats line */
+    double pct_usec[STATS_MAX_PERCENTILES]; /* at the percentiles asked for */
+};
+
+struct stats_error_view {
+    char name[STATS_ERROR_NAME];
+    uint64_t count;
+};
+
+struct stats_shard_view {
+    int cpu;
+    int node;
+    uint64_t keys;               /* live */
+    uint64_t commands;
+    uint64_t handoff_batches_sent;
+    uint64_t handoff_batches_received;
+    uint64_t handoff_inbox_full;
+};
+
+struct stats_view {
+    struct stats_totals t;       /* counters from the snapshot; gauges and keys live */
+    double ops_per_sec;          /* instantaneous: mean of the last 16 intervals */
+    double input_kbps;
+    double output_kbps;
+    size_t ncmds;                /* commands with a call, rejection or failure; by name */
+    struct stats_cmd_view *cmds;
+    size_t nerrors;              /* by name */
+    struct stats_error_view *errors;
+    int nshards;
+    struct stats_shard_view *shards;
+};
+
+/*
+ * Fill v from the latest snapshot less the baseline of the last CONFIG
+ * RESETSTAT; the key counts and gauges are read live from the blocks (the
+ * shards publish them before their replies leave, so SET then INFO agrees).
+ * Percentiles pct[0..npct) of each command's latency, in usec.  Caller: an
+ * online urcu-qsbr reader (a shard thread in a command, the aggregator).
+ */
+void stats_view_take(struct stats_view *v, const double *pct, int npct);
+void stats_view_release(struct stats_view *v);
+/* CONFIG RESETSTAT, from a shard thread (online reader) */
+void stats_reset(void);
 
 #endif

@@ -113,8 +113,47 @@ void store_rehash_step(struct store *s);
 bool store_lazyfree_step(struct store *s, size_t budget);
 bool store_lazyfree_pending(const struct store *s);
 
+/*
+ * Eviction (maxmemory), Redis's approximated algorithms (evict.c).  `how` is
+ * one of the STORE_EVICT_* kinds, or'ed with STORE_EVICT_VOLATILE to pick
+ * only among keys with a TTL.  LRU, LFU and TTL sample `samples` keys per
+ * database into the store's pool of the 16 best candidates seen so far and
+ * evict the best one still present (idlest, least frequently used, nearest
+ * expiry); RANDOM evicts a random key, the databases taken in turn.  Keys
+ * are deleted until `bytes` of store_memory() are freed, nothing is left to
+ * evict, or about 500 us have passed (Redis's eviction time limit at the
+ * default tenacity).  Returns the bytes freed.  A big collection goes to the
+ * lazy free list (its bytes count as freed at once).
+ */
+enum store_evict_kind {
+    STORE_EVICT_LRU = 0,      /* longest since the last access (entry atime) */
+    STORE_EVICT_LFU = 1,      /* lowest decayed access-frequency counter */
+    STORE_EVICT_RANDOM = 2,   /* any */
+    STORE_EVICT_TTL = 3,      /* nearest expire (volatile only) */
+    STORE_EVICT_VOLATILE = 8, /* flag: only keys with a TTL */
+};
+size_t store_evict(struct store *s, int how, int samples, size_t bytes, int64_t now);
+
+/*
+ * LFU: while on, every store_lookup() also updates the key's 8-bit
+ * logarithmic access counter (Redis's LFULogIncr, lfu-log-factor 10, decay
+ * of one per minute idle: lfu-decay-time 1).  The shard turns it on while
+ * an LFU maxmemory-policy is configured.  New keys start at 5.
+ */
+void store_track_lfu(struct store *s, bool on);
+/* OBJECT FREQ: the key's decayed counter, without counting an access; -1 no such key */
+int store_lfu_freq(struct store *s, int db, const char *key, size_t klen, int64_t now);
+
 /* counters, owned by this store's thread */
 uint64_t store_expired_keys(const struct store *s);  /* lazily + actively expired, total */
-size_t store_memory(const struct store *s);          /* bytes in tables, keys and objects */
+uint64_t store_evicted_keys(const struct store *s);  /* removed by store_evict, total */
+/*
+ * Bytes held by this store, as the allocator's usable sizes of its hash
+ * tables, key entries, TTL arrays, objects (strings, collections and their
+ * nodes) and eviction pool; flushed tables count until freed in steps,
+ * collections on the lazy free list do not.  Not counted: connections,
+ * buffers, cross-shard batches, the allocator's own overhead.
+ */
+size_t store_memory(const struct store *s);
 
 #endif

@@ -655,6 +655,8 @@ static void cmd_object(struct cmd_ctx *ctx)
     }
 
     /* OBJECT looks without touching (Redis's LOOKUP_NOTOUCH), but counts hits and misses */
+    enum maxmemory_policy policy = ctx->config->maxmemory_policy;
+    bool lfu = policy == MAXMEMORY_VOLATILE_LFU || policy == MAXMEMORY_ALLKEYS_LFU;
     long long idle = 0;
     o = store_peek(ctx->store, ctx->db, ctx->argv[2].ptr, ctx->argv[2].len, ctx->now, &idle);
     if (ctx->stats) {
@@ -671,6 +673,14 @@ static void cmd_object(struct cmd_ctx *ctx)
         reply_bulk_cstr(ctx->out, object_encoding_name(o));
     } else if (strcmp(found, "refcount") == 0) {
         reply_int(ctx->out, object_refcount(o));
+    } else if (lfu) {
+        if (strcmp(found, "idletime") == 0)
+            reply_error(ctx->out,
+                        "ERR An LFU maxmemory policy is selected, idle time not tracked. "
+                        "Please note that when switching between policies at runtime LRU and LFU "
+                        "data will take some time to adjust.");
+        else
+            reply_int(ctx->out, store_lfu_freq(ctx->store, ctx->db, ctx->argv[2].ptr, ctx->argv[2].len, ctx->now));
     } else if (strcmp(found, "idletime") == 0) {
         reply_int(ctx->out, idle);
     } else {

@@ -1,7 +1,7 @@
 /*
  * server: the connection and server commands (Redis's server.c, networking.c
  * and config.c command procs): PING ECHO QUIT SELECT AUTH HELLO, COMMAND,
- * CONFIG, INFO, TIME LASTSAVE SHUTDOWN WAIT, CLIENT.
+ * CONFIG, INFO, TIME LASTSAVE SHUTDOWN WAIT, CLIENT, SLOWLOG.
  *
  * Replies follow Redis 7.0.15 byte for byte where percore has the feature,
  * including the exact error texts and the shape of COMMAND INFO / DOCS, so
@@ -21,11 +21,12 @@
  * and RESP3.  The entries cover every command percore serves; COMMAND COUNT
  * and the no-argument forms still list percore's commands, not Redis's, but
  * a container's entry lists all of Redis's subcommands, those percore lacks
- * (CLIENT KILL) too, as Redis prints it.  A name Redis 7.0.15 lacks (CLIENT
+ * (CLIENT PAUSE) too, as Redis prints it.  A name Redis 7.0.15 lacks (CLIENT
  * SETINFO) gets what Redis answers for an unknown name.
  *
  * Threading: every command here is ROUTE_HOME; it runs on the connection's
- * own shard thread with ctx->conn set, touches only that connection, the
+ * own shard thread with ctx->conn set, touches only that connection (CLIENT
+ * LIST/KILL and SLOWLOG fan out to every shard, see conn_fanout), the
  * RCU-protected config snapshot in ctx->config, and reads the other shards'
  * stats blocks with relaxed loads (stats.h: single writer per block).  The
  * process-wide identifiers (run_id, replid) are made once under pthread_once.
@@ -36,9 +37,11 @@
 #include "percore/command_meta.h"
 #include "percore/config.h"
 #include "percore/conn.h"
+#include "percore/log.h"
 #include "percore/mem.h"
 #include "percore/reply.h"
 #include "percore/shard.h"
+#include "percore/slowlog.h"
 #include "percore/stats.h"
 #include "percore/util.h"
 
@@ -224,13 +227,18 @@ static void container_dispatch(struct cmd_ctx *ctx, const char *parent, const ch
     if (!s) {
         reply_errorf(ctx->out, "ERR unknown subcommand '%.*s'. Try %s HELP.",
                      arg_print_len(&ctx->argv[1], 128), ctx->argv[1].ptr, upper);
+        stats_subcommand(NULL, true); /* as Redis: rejected, counted for no command */
         return;
     }
+    if (ctx->conn)
+        conn_set_last_command(ctx->conn, &s->cmd);
     int arity = s->cmd.arity;
     if ((arity > 0 && ctx->argc != arity) || ctx->argc < -arity) {
         reply_errorf(ctx->out, "ERR wrong number of arguments for '%s' command", s->cmd.name);
+        stats_subcommand(&s->cmd, true);
         return;
     }
+    stats_subcommand(&s->cmd, false); /* commandstats count "config|get", not "config" */
     s->cmd.proc(ctx);
 }
 
@@ -685,10 +693,12 @@ static void cmd_config_set(struct cmd_ctx *ctx)
         return;
     }
     config_set_reply(ctx->out, ctx->argv + 2, ctx->argc - 2);
+    log_config_changed(config_current()); /* the log's level, if loglevel changed */
 }
 
 static void cmd_config_resetstat(struct cmd_ctx *ctx)
 {
+    stats_reset();
     reply_ok(ctx->out);
 }
 
@@ -699,7 +709,14 @@ static void cmd_config_rewrite(struct cmd_ctx *ctx)
         reply_error(ctx->out, "ERR The server is running without a config file");
         return;
     }
-    reply_error(ctx->out, "ERR Rewriting config file: not supported by this server");
+    char err[256];
+    if (config_rewrite(err, sizeof(err)) < 0) {
+        log_warn("CONFIG REWRITE failed: %s", err);
+        reply_errorf(ctx->out, "ERR Rewriting config file: %s", err);
+        return;
+    }
+    log_notice("CONFIG REWRITE executed with success.");
+    reply_ok(ctx->out);
 }
 
 static void cmd_config_help(struct cmd_ctx *ctx)
@@ -750,43 +767,273 @@ static void cmd_client_info(struct cmd_ctx *ctx)
     reply_deinit(&t);
 }
 
-/* only this connection is listed: the others live on other shard threads */
+/*
+ * CLIENT LIST and CLIENT KILL concern the connections of every shard, each
+ * owned by its shard's thread: the home checks the arguments, then fans
+ * `__clients list|kill <caller id> <the arguments from argv[2]>` out to every
+ * shard (conn_fanout); each shard parses the same arguments again and lists
+ * or closes its own connections; the home merges.
+ */
+static const char *const client_type_names[] = {"normal", "slave", "replica", "pubsub", "master"};
+
+/* Redis getClientTypeByName: 0 normal, 1.. the types no percore client has, -1 unknown */
+static int client_type_by_name(const struct resp_arg *a)
+{
+    for (int i = 0; i < 5; i++)
+        if (arg_is(a, client_type_names[i]))
+            return i;
+    return -1;
+}
+
+static bool client_bad_type_or_reply(struct cmd_ctx *ctx, const struct resp_arg *t)
+{
+    if (client_type_by_name(t) >= 0)
+        return false;
+    reply_errorf(ctx->out, "ERR Unknown client type '%.*s'", arg_print_len(t, 256), t->ptr);
+    return true;
+}
+
+/*
+ * CLIENT KILL's filters from argv[first..argc) into f (Redis clientCommand):
+ * the old form is one addr:port (SKIPME no); the new one option/value pairs.
+ * Writes Redis's error and returns false when they are not valid.
+ */
+static bool client_kill_filter_or_reply(struct cmd_ctx *ctx, const struct resp_arg *argv, int argc, int first,
+                                        uint64_t caller, struct conn_filter *f)
+{
+    memset(f, 0, sizeof(*f));
+    f->caller_id = caller;
+    if (argc - first == 1) {
+        f->addr = argv[first].ptr;
+        f->addr_len = argv[first].len;
+        return true;
+    }
+    if (argc - first < 2 || (argc - first) % 2 != 0) {
+        reply_syntax_error(ctx->out);
+        return false;
+    }
+    f->skip_id = caller;
+    for (int i = first; i < argc; i += 2) {
+        const struct resp_arg *opt = &argv[i], *val = &argv[i + 1];
+        if (arg_is(opt, "id")) {
+            long long id;
+            if (!arg_to_ll(val, &id) || id < 1) {
+                reply_error(ctx->out, "ERR client-id should be greater than 0");
+                return false;
+            }
+            f->id = (uint64_t)id;
+        } else if (arg_is(opt, "type")) {
+            if (client_bad_type_or_reply(ctx, val))
+                return false;
+            f->none |= client_type_by_name(val) != 0;
+        } else if (arg_is(opt, "addr")) {
+            f->addr = val->ptr;
+            f->addr_len = val->len;
+        } else if (arg_is(opt, "laddr")) {
+            f->laddr = val->ptr;
+            f->laddr_len = val->len;
+        } else if (arg_is(opt, "user")) {
+            if (!(val->len == 7 && memcmp(val->ptr, "default", 7) == 0)) {
+                reply_errorf(ctx->out, "ERR No such user '%.*s'", arg_print_len(val, 256), val->ptr);
+                return false;
+            }
+        } else if (arg_is(opt, "skipme")) {
+            if (arg_is(val, "yes")) {
+                f->skip_id = caller;
+            } else if (arg_is(val, "no")) {
+                f->skip_id = 0;
+            } else {
+                reply_syntax_error(ctx->out);
+                return false;
+            }
+        } else {
+            reply_syntax_error(ctx->out);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* "id=<n> ...": the line's id */
+static uint64_t client_line_id(const char *line)
+{
+    return strncmp(line, "id=", 3) == 0 ? strtoull(line + 3, NULL, 10) : 0;
+}
+
+struct client_line {
+    uint64_t id;
+    const char *p;
+    size_t len; /* with its '\n' */
+};
+
+static int client_line_cmp(const void *a, const void *b)
+{
+    const struct client_line *x = a, *y = b;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* the bulk (or verbatim) string of one shard's part */
+static bool client_part_text(const char *p, size_t len, const char **text, size_t *tlen)
+{
+    const char *cr = memchr(p, '\r', len);
+    long long n;
+    if (!cr || (p[0] != '$' && p[0] != '=') || !util_str_to_ll(p + 1, (size_t)(cr - p - 1), &n) || n < 0 ||
+        (size_t)(cr + 2 - p) + (size_t)n > len)
+        return false;
+    *text = cr + 2;
+    *tlen = (size_t)n;
+    if (p[0] == '=' && *tlen >= 4) { /* "txt:" */
+        *text += 4;
+        *tlen -= 4;
+    }
+    return true;
+}
+
+/* every shard's lines, by id (the order of connection); for LIST ID, in the order of the ids asked */
+static void client_list_merge(struct reply *out, int argc, const struct resp_arg *argv, int nparts,
+                              const char *const *parts, const size_t *lens)
+{
+    size_t n = 0, cap = 64;
+    struct client_line *lines = mem_alloc(cap * sizeof(*lines));
+    for (int i = 0; i < nparts; i++) {
+        const char *text;
+        size_t tlen;
+        if (!client_part_text(parts[i], lens[i], &text, &tlen))
+            continue;
+        for (const char *p = text, *end = text + tlen; p < end;) {
+            const char *nl = memchr(p, '\n', (size_t)(end - p));
+            size_t len = nl ? (size_t)(nl - p) + 1 : (size_t)(end - p);
+            if (n == cap) {
+                cap *= 2;
+                lines = mem_realloc(lines, cap * sizeof(*lines));
+            }
+            lines[n++] = (struct client_line){client_line_id(p), p, len};
+            p += len;
+        }
+    }
+    qsort(lines, n, sizeof(*lines), client_line_cmp);
+    struct reply t;
+    reply_init(&t);
+    if (argc > 4 && arg_is(&argv[3], "id")) {
+        for (int j = 4; j < argc; j++) {
+            long long id = 0;
+            arg_to_ll(&argv[j], &id);
+            struct client_line key = {(uint64_t)id, NULL, 0};
+            const struct client_line *l = bsearch(&key, lines, n, sizeof(*lines), client_line_cmp);
+            if (l)
+                reply_raw(&t, l->p, l->len);
+        }
+    } else {
+        for (size_t i = 0; i < n; i++)
+            reply_raw(&t, lines[i].p, lines[i].len);
+    }
+    reply_verbatim(out, t.buf ? t.buf : "", t.len, "txt");
+    reply_deinit(&t);
+    mem_release(lines);
+}
+
+/* the old form answers +OK or "No such client", the new one the count */
+static void client_kill_merge(struct reply *out, int argc, const struct resp_arg *argv, int nparts,
+                              const char *const *parts, const size_t *lens)
+{
+    (void)argv;
+    long long killed = 0;
+    for (int i = 0; i < nparts; i++) {
+        long long v;
+        const char *cr = memchr(parts[i], '\r', lens[i]);
+        if (lens[i] && parts[i][0] == ':' && cr && util_str_to_ll(parts[i] + 1, (size_t)(cr - parts[i] - 1), &v))
+            killed += v;
+    }
+    if (argc == 4) {
+        if (killed == 0)
+            reply_error(out, "ERR No such client");
+        else
+            reply_ok(out);
+    } else {
+        reply_int(out, killed);
+    }
+}
+
+/* a shard's part: `__clients list|kill <caller id> <CLIENT's argv[2..]>` */
+static void cmd_clients_part(struct cmd_ctx *ctx)
+{
+    long long caller = 0;
+    arg_to_ll(&ctx->argv[2], &caller);
+    struct conn_filter f;
+    if (arg_is(&ctx->argv[1], "kill")) {
+        if (client_kill_filter_or_reply(ctx, ctx->argv, ctx->argc, 3, (uint64_t)caller, &f))
+            reply_int(ctx->out, conn_kill_local(&f));
+        return;
+    }
+    memset(&f, 0, sizeof(f));
+    struct reply t;
+    reply_init(&t);
+    if (ctx->argc > 4 && arg_is(&ctx->argv[3], "id")) {
+        for (int j = 4; j < ctx->argc; j++) {
+            long long id;
+            bool dup = false;
+            for (int k = 4; k < j && !dup; k++)
+                dup = ctx->argv[k].len == ctx->argv[j].len &&
+                      memcmp(ctx->argv[k].ptr, ctx->argv[j].ptr, ctx->argv[j].len) == 0;
+            if (!dup && arg_to_ll(&ctx->argv[j], &id) && id > 0) {
+                f.id = (uint64_t)id;
+                conn_list_local(&f, ctx->now, &t);
+            }
+        }
+    } else {
+        conn_list_local(&f, ctx->now, &t);
+    }
+    reply_bulk(ctx->out, t.buf ? t.buf : "", t.len);
+    reply_deinit(&t);
+}
+
+static const struct command client_part_command = {
+    "__clients", cmd_clients_part, -4, CMD_INTERNAL, 0, 0, 0, ROUTE_HOME, "",
+};
+
+/* fan `__clients <what> <caller id> argv[2..]` out */
+static void client_fanout(struct cmd_ctx *ctx, const char *what, conn_merge_fn *merge)
+{
+    struct resp_arg *argv = mem_alloc((size_t)(ctx->argc + 1) * sizeof(*argv));
+    char id[24];
+    argv[0] = (struct resp_arg){"__clients", 9};
+    argv[1] = (struct resp_arg){what, strlen(what)};
+    argv[2] = (struct resp_arg){id, (size_t)snprintf(id, sizeof(id), "%llu", (unsigned long long)conn_id(ctx->conn))};
+    for (int j = 2; j < ctx->argc; j++)
+        argv[j + 1] = ctx->argv[j];
+    conn_fanout(ctx->conn, &client_part_command, ctx->argc + 1, argv, merge);
+    mem_release(argv);
+}
+
 static void cmd_client_list(struct cmd_ctx *ctx)
 {
-    bool include = true;
     if (ctx->argc == 4 && arg_is(&ctx->argv[2], "type")) {
-        const struct resp_arg *t = &ctx->argv[3];
-        if (arg_is(t, "normal")) {
-            include = true;
-        } else if (arg_is(t, "slave") || arg_is(t, "replica") || arg_is(t, "pubsub") ||
-                   arg_is(t, "master")) {
-            include = false;
-        } else {
-            reply_errorf(ctx->out, "ERR Unknown client type '%.*s'",
-                         arg_print_len(t, 256), t->ptr);
+        if (client_bad_type_or_reply(ctx, &ctx->argv[3]))
+            return;
+        if (client_type_by_name(&ctx->argv[3]) != 0) { /* no replica, master or pubsub clients */
+            reply_verbatim(ctx->out, "", 0, "txt");
             return;
         }
     } else if (ctx->argc > 3 && arg_is(&ctx->argv[2], "id")) {
-        include = false;
         for (int j = 3; j < ctx->argc; j++) {
             long long id;
             if (!arg_to_ll(&ctx->argv[j], &id)) {
                 reply_error(ctx->out, "ERR Invalid client ID");
                 return;
             }
-            if ((uint64_t)id == conn_id(ctx->conn))
-                include = true;
         }
     } else if (ctx->argc != 2) {
         reply_syntax_error(ctx->out);
         return;
     }
-    struct reply t;
-    reply_init(&t);
-    if (include)
-        client_describe_line(ctx, &t);
-    reply_verbatim(ctx->out, t.buf ? t.buf : "", t.len, "txt");
-    reply_deinit(&t);
+    client_fanout(ctx, "list", client_list_merge);
+}
+
+static void cmd_client_kill(struct cmd_ctx *ctx)
+{
+    struct conn_filter f;
+    if (client_kill_filter_or_reply(ctx, ctx->argv, ctx->argc, 2, ctx->conn ? conn_id(ctx->conn) : 0, &f))
+        client_fanout(ctx, "kill", client_kill_merge);
 }
 
 static void cmd_client_getname(struct cmd_ctx *ctx)
@@ -856,6 +1103,20 @@ static void cmd_client_help(struct cmd_ctx *ctx)
         "    Return the ID of the current connection.",
         "INFO",
         "    Return information about the current client connection.",
+        "KILL <ip:port>",
+        "    Kill connection made from <ip:port>.",
+        "KILL <option> <value> [<option> <value> [...]]",
+        "    Kill connections. Options are:",
+        "    * ADDR (<ip:port>|<unixsocket>:0)",
+        "      Kill connections made from the specified address",
+        "    * LADDR (<ip:port>|<unixsocket>:0)",
+        "      Kill connections made to specified local address",
+        "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+        "      Kill connections by type.",
+        "    * USER <username>",
+        "      Kill connections authenticated by <username>.",
+        "    * SKIPME (YES|NO)",
+        "      Skip killing current connection (default: yes).",
         "LIST [options ...]",
         "    Return information about client connections. Options:",
         "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
@@ -870,6 +1131,117 @@ static void cmd_client_help(struct cmd_ctx *ctx)
         "    * LIB-VER: the client lib version.",
         "NO-EVICT (ON|OFF)",
         "    Protect current client connection from eviction.",
+        NULL,
+    };
+    reply_help(ctx, help);
+}
+
+/* ------------------------------------------------------------------------ */
+/* SLOWLOG                                                                  */
+
+/*
+ * Every shard keeps the slowlog of the commands it ran (slowlog.h); the
+ * subcommands fan `__slowlog get <count>|len|reset` out to all of them and
+ * merge: GET newest first, LEN summed, RESET +OK.
+ */
+static void cmd_slowlog_part(struct cmd_ctx *ctx)
+{
+    if (arg_is(&ctx->argv[1], "get")) {
+        long long count = -1;
+        arg_to_ll(&ctx->argv[2], &count);
+        slowlog_reply_local(ctx->out, count);
+    } else if (arg_is(&ctx->argv[1], "len")) {
+        reply_int(ctx->out, slowlog_len_local());
+    } else {
+        slowlog_reset_local();
+        reply_ok(ctx->out);
+    }
+}
+
+static const struct command slowlog_part_command = {
+    "__slowlog", cmd_slowlog_part, -2, CMD_INTERNAL, 0, 0, 0, ROUTE_HOME, "",
+};
+
+static void slowlog_get_merge(struct reply *out, int argc, const struct resp_arg *argv, int nparts,
+                              const char *const *parts, const size_t *lens)
+{
+    (void)argc;
+    long long count = -1;
+    arg_to_ll(&argv[2], &count);
+    slowlog_merge_get(out, count, nparts, parts, lens);
+}
+
+static void slowlog_len_merge(struct reply *out, int argc, const struct resp_arg *argv, int nparts,
+                              const char *const *parts, const size_t *lens)
+{
+    (void)argc, (void)argv;
+    long long sum = 0;
+    for (int i = 0; i < nparts; i++) {
+        long long v;
+        const char *cr = memchr(parts[i], '\r', lens[i]);
+        if (lens[i] && parts[i][0] == ':' && cr && util_str_to_ll(parts[i] + 1, (size_t)(cr - parts[i] - 1), &v))
+            sum += v;
+    }
+    reply_int(out, sum);
+}
+
+static void slowlog_reset_merge(struct reply *out, int argc, const struct resp_arg *argv, int nparts,
+                                const char *const *parts, const size_t *lens)
+{
+    (void)argc, (void)argv, (void)nparts, (void)parts, (void)lens;
+    reply_ok(out);
+}
+
+static void slowlog_fanout(struct cmd_ctx *ctx, const char *what, const char *count, conn_merge_fn *merge)
+{
+    struct resp_arg argv[3] = {{"__slowlog", 9}, {what, strlen(what)}, {count, count ? strlen(count) : 0}};
+    conn_fanout(ctx->conn, &slowlog_part_command, count ? 3 : 2, argv, merge);
+}
+
+static void cmd_slowlog(struct cmd_ctx *ctx)
+{
+    container_dispatch(ctx, "slowlog", "SLOWLOG");
+}
+
+static void cmd_slowlog_get(struct cmd_ctx *ctx)
+{
+    long long count = 10;
+    if (ctx->argc > 3) { /* Redis addReplySubcommandSyntaxError */
+        reply_errorf(ctx->out, "ERR unknown subcommand or wrong number of arguments for '%.*s'. Try SLOWLOG HELP.",
+                     arg_print_len(&ctx->argv[1], 128), ctx->argv[1].ptr);
+        return;
+    }
+    if (ctx->argc == 3 && (!arg_to_ll(&ctx->argv[2], &count) || count < -1)) {
+        reply_error(ctx->out, "ERR count should be greater than or equal to -1");
+        return;
+    }
+    char buf[24];
+    snprintf(buf, sizeof(buf), "%lld", count);
+    slowlog_fanout(ctx, "get", buf, slowlog_get_merge);
+}
+
+static void cmd_slowlog_len(struct cmd_ctx *ctx)
+{
+    slowlog_fanout(ctx, "len", NULL, slowlog_len_merge);
+}
+
+static void cmd_slowlog_reset(struct cmd_ctx *ctx)
+{
+    slowlog_fanout(ctx, "reset", NULL, slowlog_reset_merge);
+}
+
+static void cmd_slowlog_help(struct cmd_ctx *ctx)
+{
+    static const char *const help[] = {
+        "GET [<count>]",
+        "    Return top <count> entries from the slowlog (default: 10, -1 mean all).",
+        "    Entries are made of:",
+        "    id, timestamp, time in microseconds, arguments array, client IP and port,",
+        "    client name",
+        "LEN",
+        "    Return the length of the slowlog.",
+        "RESET",
+        "    Reset the slowlog.",
         NULL,
     };
     reply_help(ctx, help);
@@ -1375,6 +1747,12 @@ static const struct subcommand subcommands[] = {
     SUB("client", "id", cmd_client_id, 2, NLS, "@slow @connection"),
     SUB("client", "info", cmd_client_info, 2, NLS, "@slow @connection"),
     SUB("client", "list", cmd_client_list, -2, ANLS, "@admin @slow @dangerous @connection"),
+    SUB("client", "kill", cmd_client_kill, -3, ANLS, "@admin @slow @dangerous @connection"),
+
+    SUB("slowlog", "get", cmd_slowlog_get, -2, ANLS, "@admin @slow @dangerous"),
+    SUB("slowlog", "len", cmd_slowlog_len, 2, ANLS, "@admin @slow @dangerous"),
+    SUB("slowlog", "reset", cmd_slowlog_reset, 2, ANLS, "@admin @slow @dangerous"),
+    SUB("slowlog", "help", cmd_slowlog_help, 2, LS, "@slow"),
     SUB("client", "unpause", cmd_client_unpause, 2, ANLS, "@admin @slow @dangerous @connection"),
 };
 
@@ -1415,6 +1793,7 @@ const struct command command_family_server[] = {
     CMD("client", cmd_client, -2, 0, "@slow"),
     CMD("command", cmd_command, -1, LS, "@slow @connection"),
     CMD("config", cmd_config, -2, 0, "@slow"),
+    CMD("slowlog", cmd_slowlog, -2, 0, "@slow"),
     CMD("info", cmd_info, -1, LS, "@slow @dangerous"),
     CMD("time", cmd_time, 1, LS | CMD_FAST, "@fast"),
     CMD("lastsave", cmd_lastsave, 1, LS | CMD_FAST, "@admin @fast @dangerous"),

@@ -11,11 +11,21 @@
  *
  * A closed connection with batches in flight keeps its memory until the
  * last one comes back (conn_unref).
+ *
+ * Output limits (client-output-buffer-limit, normal class; Redis's
+ * checkClientOutputBufferLimits): before each flush, the pending output
+ * (unsent bytes plus the replies held in pending slots) is compared with the
+ * hard limit, and with the soft limit for soft_seconds; past either the
+ * client is closed.  A hard limit also stops parsing once the unsent output
+ * passes it, so one read cannot pile up more than a reply beyond the limit.
+ * Without a hard limit a client that does not read stops being read past
+ * CONN_OUT_PAUSE of unsent output instead (backpressure, never closed).
  */
 #include "percore/conn.h"
 
 #include "core.h"
 #include "percore/config.h"
+#include "percore/log.h"
 #include "percore/mem.h"
 
 #include <arpa/inet.h>
@@ -55,6 +65,26 @@ static void conn_format_addr(const struct sockaddr_storage *ss, char *buf, size_
     snprintf(buf, cap, "%s:%d", ip, port);
 }
 
+/* Redis 7.0's reply to a non-loopback client in protected mode */
+static const char conn_denied[] =
+    "-DENIED Redis is running in protected mode because protected mode is enabled and no password is set "
+    "for the default user. In this mode connections are only accepted from the loopback interface. If you "
+    "want to connect from external computers to Redis you may adopt one of the following solutions: 1) Just "
+    "disable protected mode sending the command 'CONFIG SET protected-mode no' from the loopback interface "
+    "by connecting to Redis from the same host the server is running, however MAKE SURE Redis is not "
+    "publicly accessible from internet if you do so. Use CONFIG REWRITE to make this change permanent. 2) "
+    "Alternatively you can just disable the protected mode by editing the Redis configuration file, and "
+    "setting the protected mode option to 'no', and then restarting the server. 3) If you started the "
+    "server manually just for testing, restart it with the '--protected-mode no' option. 4) Setup a an "
+    "authentication password for the default user. NOTE: You only need to do one of the above things in "
+    "order for the server to start accepting connections from the outside.\r\n";
+
+/* Redis connIsLocal: a loopback peer ("ip:port" as conn_format_addr writes it) */
+static bool conn_peer_is_loopback(const char *peer)
+{
+    return strncmp(peer, "127.", 4) == 0 || strncmp(peer, "::1:", 4) == 0 || strncmp(peer, "::ffff:127.", 11) == 0;
+}
+
 static uint64_t conn_total_clients(void)
 {
     uint64_t n = 0;
@@ -83,6 +113,19 @@ void conn_accept(struct shard *self, int fd)
         setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
         setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
     }
+    char peer[64] = "?";
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof(ss);
+    if (getpeername(fd, (struct sockaddr *)&ss, &sl) == 0)
+        conn_format_addr(&ss, peer, sizeof(peer));
+    /* protected mode: no password, so only loopback clients (Redis clientAcceptHandler) */
+    if (cfg->protected_mode && !(cfg->requirepass && cfg->requirepass[0]) && !conn_peer_is_loopback(peer)) {
+        ssize_t rc = write(fd, conn_denied, sizeof(conn_denied) - 1);
+        (void)rc;
+        close(fd);
+        STATS_ADD(&self->stats, rejected_connections, 1);
+        return;
+    }
     struct conn *c = mem_calloc(1, sizeof(*c));
     c->fd = fd;
     c->home = self;
@@ -93,10 +136,7 @@ void conn_accept(struct shard *self, int fd)
     c->last_interaction = self->now;
     resp_parser_init(&c->parser);
     reply_init(&c->out);
-    struct sockaddr_storage ss;
-    socklen_t sl = sizeof(ss);
-    if (getpeername(fd, (struct sockaddr *)&ss, &sl) == 0)
-        conn_format_addr(&ss, c->peer, sizeof(c->peer));
+    memcpy(c->peer, peer, sizeof(c->peer));
     sl = sizeof(ss);
     if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0)
         conn_format_addr(&ss, c->local, sizeof(c->local));
@@ -164,11 +204,48 @@ void conn_unref(struct conn *c)
         conn_destroy(c);
 }
 
+/* unsent output past which parsing stops: the hard limit when set (the flush then closes), else CONN_OUT_PAUSE */
+static size_t conn_out_pause(void)
+{
+    long long hard = config_current()->obuf[OBUF_NORMAL].hard;
+    return hard > 0 && (unsigned long long)hard < CONN_OUT_PAUSE ? (size_t)hard : CONN_OUT_PAUSE;
+}
+
 /* stop parsing: batches wait for room, a multi-step command is under way, or output piles up */
 static bool conn_blocked(const struct conn *c)
 {
     return c->stalled_head != NULL || (c->slot_tail && c->slot_tail->barrier && !c->slot_tail->complete) ||
-           c->out.len - c->out_sent > CONN_OUT_PAUSE;
+           c->out.len - c->out_sent > conn_out_pause();
+}
+
+/* output held for this client: unsent bytes and replies waiting in slots (Redis's reply_bytes) */
+static size_t conn_pending_output(const struct conn *c)
+{
+    size_t n = c->out.len - c->out_sent;
+    for (const struct slot *s = c->slot_head; s; s = s->next)
+        n += s->reply.len + s->after.len + s->gather.len;
+    return n;
+}
+
+/* Redis checkClientOutputBufferLimits, normal class: true when c must be closed */
+static bool conn_over_output_limit(struct conn *c)
+{
+    const struct obuf_limit *lim = &config_current()->obuf[OBUF_NORMAL];
+    if (lim->hard <= 0 && lim->soft <= 0)
+        return false;
+    size_t used = conn_pending_output(c);
+    if (lim->hard > 0 && used >= (unsigned long long)lim->hard)
+        return true;
+    if (lim->soft <= 0 || used < (unsigned long long)lim->soft) {
+        c->obuf_soft_since = 0;
+        return false;
+    }
+    int64_t now = c->home->now;
+    if (c->obuf_soft_since == 0) {
+        c->obuf_soft_since = now;
+        return false;
+    }
+    return (now - c->obuf_soft_since) / 1000 > lim->soft_seconds; /* whole seconds, as Redis counts */
 }
 
 static void conn_pause_reading(struct conn *c)
@@ -264,7 +341,8 @@ static void conn_on_read(evutil_socket_t fd, short what, void *arg)
     c->last_interaction = self->now;
     STATS_ADD(&self->stats, total_net_input_bytes, (uint64_t)n);
     if ((long long)(c->rlen - c->rpos) > cfg->client_query_buffer_limit) {
-        fprintf(stderr, "percore: closing client %s that reached max query buffer length\n", c->peer);
+        log_warn("Closing client that reached max query buffer length: id=%llu addr=%s qbuf=%zu",
+                 (unsigned long long)c->id, c->peer, c->rlen - c->rpos);
         conn_close(c);
         return;
     }
@@ -276,6 +354,13 @@ void conn_flush(struct conn *c)
     struct shard *self = c->home;
     if (c->closed)
         return;
+    if (conn_over_output_limit(c)) {
+        char info[512];
+        conn_describe(c, self->now, info, sizeof(info));
+        log_warn("Client %s scheduled to be closed ASAP for overcoming of output buffer limits.", info);
+        conn_close(c);
+        return;
+    }
     while (c->out_sent < c->out.len) {
         ssize_t n = write(c->fd, c->out.buf + c->out_sent, c->out.len - c->out_sent);
         if (n > 0) {
@@ -389,16 +474,79 @@ void conn_set_lib(struct conn *c, bool version, const char *s, size_t len)
     conn_replace_string(version ? &c->lib_ver : &c->lib_name, s, len);
 }
 
+/* Redis 7.0's catClientInfoString fields, then 7.2's lib-name lib-ver, then the shard */
 size_t conn_describe(const struct conn *c, int64_t now, char *buf, size_t cap)
 {
+    char events[3];
+    int ne = 0;
+    if (!c->read_paused && !c->closed)
+        events[ne++] = 'r';
+    if (c->write_armed)
+        events[ne++] = 'w';
+    events[ne] = '\0';
     int n = snprintf(buf, cap,
-                     "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=N db=%d sub=0 psub=0 "
-                     "ssub=0 multi=-1 qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 rbs=%zu rbp=0 obl=0 "
-                     "oll=0 omem=%zu tot-mem=%zu events=r cmd=NULL user=default redir=-1 resp=%d "
+                     "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=0 psub=0 "
+                     "ssub=0 multi=-1 qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 rbs=%zu rbp=%zu obl=0 "
+                     "oll=0 omem=%zu tot-mem=%zu events=%s cmd=%s user=default redir=-1 resp=%d "
                      "lib-name=%s lib-ver=%s shard=%d",
                      (unsigned long long)c->id, c->peer, c->local, c->fd, c->name ? c->name : "",
-                     conn_age(c, now), conn_idle(c, now), c->db, c->rlen - c->rpos, c->rcap - c->rlen, c->rcap,
-                     c->out.len - c->out_sent, c->rcap + c->out.cap + sizeof(*c), c->resp,
+                     conn_age(c, now), conn_idle(c, now), c->close_after_reply ? "c" : "N", c->db,
+                     c->rlen - c->rpos, c->rcap - c->rlen, c->rcap, c->rcap, c->out.len - c->out_sent,
+                     c->rcap + c->out.cap + sizeof(*c), events, c->last_cmd ? c->last_cmd->name : "NULL", c->resp,
                      c->lib_name ? c->lib_name : "", c->lib_ver ? c->lib_ver : "", c->home->index);
     return n < 0 ? 0 : ((size_t)n < cap ? (size_t)n : cap - 1);
+}
+
+void conn_set_last_command(struct conn *c, const struct command *cmd)
+{
+    c->last_cmd = cmd;
+}
+
+static bool conn_field_is(const char *have, const char *want, size_t want_len)
+{
+    return strlen(have) == want_len && memcmp(have, want, want_len) == 0;
+}
+
+static bool conn_matches(const struct conn *c, const struct conn_filter *f)
+{
+    if (f->none || (f->id && c->id != f->id) || (f->skip_id && c->id == f->skip_id))
+        return false;
+    if (f->addr && !conn_field_is(c->peer, f->addr, f->addr_len))
+        return false;
+    return !f->laddr || conn_field_is(c->local, f->laddr, f->laddr_len);
+}
+
+void conn_list_local(const struct conn_filter *f, int64_t now, struct reply *out)
+{
+    char line[1024];
+    for (const struct conn *c = shard_self->conns; c; c = c->next) {
+        if (!conn_matches(c, f))
+            continue;
+        size_t n = conn_describe(c, now, line, sizeof(line));
+        reply_raw(out, line, n);
+        reply_raw(out, "\n", 1);
+    }
+}
+
+/*
+ * As Redis: the others are closed now, the caller (whose reply is still
+ * coming) after its reply; so is a connection in the middle of its own
+ * input, which cannot be freed under its feet.
+ */
+long long conn_kill_local(const struct conn_filter *f)
+{
+    long long killed = 0;
+    struct conn *c = shard_self->conns;
+    while (c) {
+        struct conn *next = c->next;
+        if (conn_matches(c, f)) {
+            if (c->id == f->caller_id || c->processing)
+                c->close_after_reply = true;
+            else
+                conn_close(c);
+            killed++;
+        }
+        c = next;
+    }
+    return killed;
 }

@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "percore/command.h"
+#include "percore/conn.h"
 #include "percore/reply.h"
 #include "percore/resp.h"
 #include "percore/shard.h"
@@ -62,6 +63,7 @@ struct slot {
     int argc;
     struct resp_arg *argv;   /* a copy of the command, in argv_bytes */
     char *argv_bytes;
+    conn_merge_fn *merge;    /* conn_fanout: writes the reply from every shard's part */
 };
 
 struct conn {
@@ -79,6 +81,7 @@ struct conn {
     /* output: out.buf[out_sent..out.len) is ready to write */
     struct reply out;
     size_t out_sent;
+    int64_t obuf_soft_since; /* ms since when pending output is over the soft limit, 0 not over */
     /* replies still being computed, in request order */
     struct slot *slot_head;
     struct slot *slot_tail;
@@ -107,6 +110,7 @@ struct conn {
     char *lib_ver;
     int64_t ctime;
     int64_t last_interaction;
+    const struct command *last_cmd; /* cmd= of CLIENT LIST; NULL before the first (or an unknown) one */
     char peer[64];
     char local[64];
 };
@@ -187,6 +191,15 @@ void conn_reap_idle(struct shard *self, int timeout_s);
 void dispatch_command(struct conn *c, int argc, const struct resp_arg *argv);
 /* where a local reply goes: the connection's output, or after the last pending slot */
 struct reply *dispatch_reply_target(struct conn *c);
+/*
+ * Every shard calls this right before it runs a command (inline, remote,
+ * split part, gathered): it keeps the store's LFU tracking in step with
+ * maxmemory-policy and enforces this shard's share of maxmemory (evicting
+ * keys, or refusing a CMD_DENYOOM command).  false: refused, Redis's OOM
+ * error written to out.
+ */
+bool dispatch_memory_ok(struct shard *self, const struct config *cfg, const struct command *cmd,
+                        struct reply *out);
 /* a part of slot s computed by a shard (local or remote) */
 void dispatch_part_reply(struct conn *c, struct slot *s, int part, const char *reply, size_t len);
 void dispatch_slot_release(struct slot *s);

@@ -21,6 +21,7 @@
 #include "percore/mem.h"
 #include "percore/object.h"
 #include "percore/slot.h"
+#include "percore/slowlog.h"
 #include "percore/store.h"
 #include "percore/util.h"
 
@@ -41,6 +42,49 @@ struct reply *dispatch_reply_target(struct conn *c)
     return r;
 }
 
+/* Redis 7.0's shared.oomerr */
+static const char oom_error[] = "OOM command not allowed when used memory > 'maxmemory'.";
+
+/* maxmemory-policy -> what store_evict picks (-1: noeviction) */
+static const int evict_how[] = {
+    [MAXMEMORY_VOLATILE_LRU] = STORE_EVICT_LRU | STORE_EVICT_VOLATILE,
+    [MAXMEMORY_ALLKEYS_LRU] = STORE_EVICT_LRU,
+    [MAXMEMORY_VOLATILE_LFU] = STORE_EVICT_LFU | STORE_EVICT_VOLATILE,
+    [MAXMEMORY_ALLKEYS_LFU] = STORE_EVICT_LFU,
+    [MAXMEMORY_VOLATILE_RANDOM] = STORE_EVICT_RANDOM | STORE_EVICT_VOLATILE,
+    [MAXMEMORY_ALLKEYS_RANDOM] = STORE_EVICT_RANDOM,
+    [MAXMEMORY_VOLATILE_TTL] = STORE_EVICT_TTL | STORE_EVICT_VOLATILE,
+    [MAXMEMORY_NOEVICTION] = -1,
+};
+
+/*
+ * maxmemory, per shard: each shard may hold maxmemory / threads, as its
+ * store counts it (store_memory).  Over that, before any command, keys are
+ * evicted as the policy says (Redis evicts before every command too); a
+ * CMD_DENYOOM command is refused when eviction freed nothing (noeviction,
+ * or no candidate left).  Eviction that freed some but stopped at its time
+ * budget lets the command run, as Redis's EVICT_RUNNING does.
+ */
+bool dispatch_memory_ok(struct shard *self, const struct config *cfg, const struct command *cmd,
+                        struct reply *out)
+{
+    enum maxmemory_policy p = cfg->maxmemory_policy;
+    store_track_lfu(self->store, p == MAXMEMORY_VOLATILE_LFU || p == MAXMEMORY_ALLKEYS_LFU);
+    if (cfg->maxmemory <= 0)
+        return true;
+    size_t budget = (size_t)cfg->maxmemory / (size_t)shard_count();
+    size_t used = store_memory(self->store);
+    if (used <= budget)
+        return true;
+    size_t freed = 0;
+    if (evict_how[p] >= 0)
+        freed = store_evict(self->store, evict_how[p], cfg->maxmemory_samples, used - budget, self->now);
+    if (freed > 0 || !(cmd->flags & CMD_DENYOOM))
+        return true;
+    reply_error(out, oom_error);
+    return false;
+}
+
 static void run_handler(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv,
                         struct reply *out, bool with_conn)
 {
@@ -58,7 +102,16 @@ static void run_handler(struct conn *c, const struct command *cmd, int argc, con
         .shard = self->index,
     };
     out->resp = c->resp;
+    size_t before = out->len;
+    if (!dispatch_memory_ok(self, ctx.config, cmd, out)) {
+        stats_cmd_rejected(&self->stats, cmd, out->buf + before, out->len - before);
+        return;
+    }
+    uint64_t t0 = stats_clock_ns();
     cmd->proc(&ctx);
+    uint64_t t1 = stats_cmd_done(&self->stats, cmd, 1, t0, out->buf + before, out->len - before,
+                                 ctx.config->latency_tracking);
+    slowlog_note(&ctx, cmd, t1 - t0, c);
     shard_note_write(self, cmd, c->db);
 }
 
@@ -151,8 +204,17 @@ static void send_part(struct conn *c, struct slot *s, int target, int part, cons
         .shard = self->index,
     };
     scratch->resp = s->resp;
-    cmd->proc(&ctx);
-    shard_note_write(self, cmd, s->db);
+    if (dispatch_memory_ok(self, ctx.config, cmd, scratch)) {
+        uint64_t t0 = stats_clock_ns();
+        cmd->proc(&ctx);
+        /* the client's call was counted when its parts were sent: this part adds its time */
+        uint64_t t1 = stats_cmd_done(&self->stats, s->cmd, 0, t0, scratch->buf, scratch->len,
+                                     ctx.config->latency_tracking);
+        slowlog_note(&ctx, cmd, t1 - t0, c);
+        shard_note_write(self, cmd, s->db);
+    } else {
+        stats_error_reply(&self->stats, scratch->buf, scratch->len);
+    }
     dispatch_part_reply(c, s, part, scratch->buf, scratch->len);
 }
 
@@ -702,6 +764,12 @@ static void gather_done(struct conn *c, struct slot *s)
         slot_complete(c, s);
         return;
     }
+    /* the copies are made here, the results written back to their owners: this shard's budget decides */
+    s->reply.resp = s->resp;
+    if (!dispatch_memory_ok(self, cfg, s->cmd, &s->reply)) {
+        slot_complete(c, s);
+        return;
+    }
     struct store *st = scratch_store(self);
     /* 1. the copies */
     for (uint32_t i = 0; i < s->nkeys; i++) {
@@ -727,7 +795,12 @@ static void gather_done(struct conn *c, struct slot *s)
         .config = cfg, .stats = &self->cstats, .conn = NULL, .shard = self->index,
     };
     s->reply.resp = s->resp;
+    size_t reply_from = s->reply.len;
+    uint64_t t0 = stats_clock_ns();
     s->cmd->proc(&ctx);
+    uint64_t t1 = stats_cmd_done(&self->stats, s->cmd, 0, t0, s->reply.buf + reply_from,
+                                 s->reply.len - reply_from, cfg->latency_tracking);
+    slowlog_note(&ctx, s->cmd, t1 - t0, c);
     /* 3. what changed goes back to its owner */
     struct reply now_blob, args_bytes;
     reply_init(&now_blob);
@@ -793,6 +866,7 @@ static void run_gather(struct conn *c, const struct command *cmd, int argc, cons
                        const int *pos, int npos)
 {
     const struct config *cfg = config_current();
+    stats_cmd_call(&c->home->stats, cmd);
     struct slot *s = slot_create(c, cmd);
     slot_keep_argv(s, argc, argv);
     s->barrier = true;
@@ -880,8 +954,13 @@ static int keys_owner(const struct config *cfg, const struct command *cmd, int a
     return owner;
 }
 
+/*
+ * The commands that do not run inline count their call here, on the home
+ * shard, once; each shard that runs a part of one adds its time (stats.h).
+ */
 static void run_remote(struct conn *c, const struct command *cmd, int owner, int argc, const struct resp_arg *argv)
 {
+    stats_cmd_call(&c->home->stats, cmd);
     struct slot *s = slot_create(c, cmd);
     s->on_part = part_copy;
     s->on_done = done_copy;
@@ -890,6 +969,7 @@ static void run_remote(struct conn *c, const struct command *cmd, int owner, int
 
 static void run_split(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv)
 {
+    stats_cmd_call(&c->home->stats, cmd);
     struct slot *s = slot_create(c, cmd);
     switch (cmd->route) {
     case ROUTE_SPLIT_SUM: s->on_part = part_sum; s->on_done = done_sum; break;
@@ -905,6 +985,7 @@ static void run_split(struct conn *c, const struct command *cmd, int argc, const
 
 static void run_fanout(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv)
 {
+    stats_cmd_call(&c->home->stats, cmd);
     struct slot *s = slot_create(c, cmd);
     switch (cmd->route) {
     case ROUTE_FANOUT_SUM: s->on_part = part_sum; s->on_done = done_sum; break;
@@ -915,11 +996,40 @@ static void run_fanout(struct conn *c, const struct command *cmd, int argc, cons
     send_all(c, s, cmd, argc, argv);
 }
 
+/* conn_fanout: every part kept whole (gather_part), then the command's own merge */
+static void fanout_done(struct conn *c, struct slot *s)
+{
+    int n = shard_count();
+    const char **parts = mem_alloc((size_t)n * sizeof(*parts));
+    size_t *lens = mem_alloc((size_t)n * sizeof(*lens));
+    for (int i = 0; i < n; i++) {
+        parts[i] = s->gather.buf + (s->elem[i] >> 32);
+        lens[i] = (size_t)(s->elem[i] & 0xffffffffu);
+    }
+    s->merge(&s->reply, s->argc, s->argv, n, parts, lens);
+    mem_release(parts);
+    mem_release(lens);
+    slot_complete(c, s);
+}
+
+void conn_fanout(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv,
+                 conn_merge_fn *merge)
+{
+    struct slot *s = slot_create(c, cmd);
+    slot_keep_argv(s, argc, argv);
+    s->elem = mem_calloc((size_t)shard_count(), sizeof(uint64_t));
+    s->on_part = gather_part;
+    s->on_done = fanout_done;
+    s->merge = merge;
+    send_all(c, s, cmd, s->argc, s->argv);
+}
+
 static void run_special(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv,
                         int owner)
 {
     const char *n = cmd->name;
     if (strcmp(n, "scan") == 0) {
+        stats_cmd_call(&c->home->stats, cmd);
         scan_start(c, cmd, argc, argv);
     } else if (strcmp(n, "randomkey") == 0) {
         run_fanout(c, cmd, argc, argv);
@@ -929,6 +1039,7 @@ static void run_special(struct conn *c, const struct command *cmd, int argc, con
         else
             run_remote(c, cmd, owner, argc, argv);
     } else {
+        stats_cmd_call(&c->home->stats, cmd);
         struct slot *s = slot_create(c, cmd);
         slot_keep_argv(s, argc, argv);
         s->barrier = true;
@@ -949,16 +1060,20 @@ void dispatch_command(struct conn *c, int argc, const struct resp_arg *argv)
     const struct config *cfg = config_current();
     STATS_ADD(&self->stats, total_commands_processed, 1);
     const struct command *cmd = command_lookup(argv[0].ptr, argv[0].len);
+    c->last_cmd = cmd;
     if (!cmd) {
         reply_unknown_command(dispatch_reply_target(c), argc, argv);
+        stats_cmd_rejected(&self->stats, NULL, "-ERR", 4);
         return;
     }
     if ((cmd->arity > 0 && cmd->arity != argc) || argc < -cmd->arity) {
         reply_errorf(dispatch_reply_target(c), "ERR wrong number of arguments for '%s' command", cmd->name);
+        stats_cmd_rejected(&self->stats, cmd, "-ERR", 4);
         return;
     }
     if (cfg->requirepass && cfg->requirepass[0] && !c->authenticated && !(cmd->flags & CMD_NO_AUTH)) {
         reply_error(dispatch_reply_target(c), "NOAUTH Authentication required.");
+        stats_cmd_rejected(&self->stats, cmd, "-NOAUTH", 7);
         return;
     }
     int nshards = shard_count();

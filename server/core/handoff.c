@@ -30,6 +30,7 @@
 #include "percore/config.h"
 #include "percore/mem.h"
 #include "percore/ring.h"
+#include "percore/slowlog.h"
 
 #include <assert.h>
 #include <event2/event.h>
@@ -44,6 +45,7 @@
 
 struct batch_entry {
     const struct command *cmd;
+    const struct command *stat_cmd; /* the client's command this entry is (part of), for its stats */
     struct slot *slot;
     int part;
     int db;
@@ -238,6 +240,7 @@ void handoff_send(struct conn *c, int target, const struct command *cmd, int db,
     }
     struct batch_entry *e = &b->entries[b->n++];
     e->cmd = cmd;
+    e->stat_cmd = s->cmd;
     e->slot = s;
     e->part = part;
     e->db = db;
@@ -309,9 +312,18 @@ static void handoff_execute(struct shard *self, struct batch *b)
         ctx.db = e->db;
         b->replies.resp = e->resp;
         e->reply_off = b->replies.len;
-        e->cmd->proc(&ctx);
+        if (dispatch_memory_ok(self, cfg, e->cmd, &b->replies)) {
+            uint64_t t0 = stats_clock_ns();
+            e->cmd->proc(&ctx);
+            /* the home counted the call when it sent it: this adds the time and the outcome */
+            uint64_t t1 = stats_cmd_done(&self->stats, e->stat_cmd, 0, t0, b->replies.buf + e->reply_off,
+                                         b->replies.len - e->reply_off, cfg->latency_tracking);
+            slowlog_note(&ctx, e->cmd, t1 - t0, NULL); /* the connection is the home's: not ours to read */
+            shard_note_write(self, e->cmd, e->db);
+        } else {
+            stats_error_reply(&self->stats, b->replies.buf + e->reply_off, b->replies.len - e->reply_off);
+        }
         e->reply_len = b->replies.len - e->reply_off;
-        shard_note_write(self, e->cmd, e->db);
     }
     STATS_ADD(&self->stats, handoff_batches_received, 1);
     shard_publish_keyspace(self, false);

@@ -19,8 +19,10 @@
 
 #include "core.h"
 #include "percore/config.h"
+#include "percore/log.h"
 #include "percore/mem.h"
 #include "percore/ring.h"
+#include "percore/slowlog.h"
 #include "percore/store.h"
 #include "percore/util.h"
 
@@ -223,7 +225,7 @@ static void shard_on_accept(evutil_socket_t fd, short what, void *arg)
         if (cfd < 0) {
             if (errno == EMFILE || errno == ENFILE) {
                 if (self->now - self->accept_error_logged > 1000) {
-                    fprintf(stderr, "percore: accept: %s; pausing accepts for 100 ms\n", strerror(errno));
+                    log_warn("Error accepting a client connection: %s; pausing accepts for 100 ms", strerror(errno));
                     self->accept_error_logged = self->now;
                 }
                 shard_pause_accept(self);
@@ -359,6 +361,7 @@ static void *shard_main(void *arg)
     store_destroy(&self->store);
     store_destroy(&self->scratch_store);
     reply_deinit(&self->scratch);
+    slowlog_thread_teardown();
     config_note_quiescent();
     rcu_unregister_thread();
     return NULL;
@@ -389,11 +392,11 @@ static int shard_open_listener(const char *addr, int port, bool first)
     hints.ai_socktype = SOCK_STREAM;
     hints.ai_flags = AI_PASSIVE | AI_NUMERICHOST;
     if (getaddrinfo(addr, portstr, &hints, &res) != 0 || !res) {
-        fprintf(stderr, "percore: bad bind address '%s'\n", addr);
+        log_warn("Bad bind address '%s'", addr);
         return -1;
     }
     if (first && !shard_port_free(res)) {
-        fprintf(stderr, "percore: could not listen on %s:%d: %s\n", addr, port, strerror(EADDRINUSE));
+        log_warn("Could not create server TCP listening socket %s:%d: %s", addr, port, strerror(EADDRINUSE));
         freeaddrinfo(res);
         return -1;
     }
@@ -404,7 +407,7 @@ static int shard_open_listener(const char *addr, int port, bool first)
     if (res->ai_family == AF_INET6)
         setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
     if (bind(fd, res->ai_addr, res->ai_addrlen) < 0 || listen(fd, config_current()->tcp_backlog) < 0) {
-        fprintf(stderr, "percore: could not listen on %s:%d: %s\n", addr, port, strerror(errno));
+        log_warn("Could not create server TCP listening socket %s:%d: %s", addr, port, strerror(errno));
         close(fd);
         freeaddrinfo(res);
         return -1;
@@ -434,7 +437,7 @@ static void shard_plan_cpus(const struct config *cfg)
                     allowed[n++] = i;
     }
     if (n < nshards) {
-        fprintf(stderr, "percore: %d shard threads on %d cpus: threads are not pinned\n", nshards, n);
+        log_warn("%d shard threads on %d cpus: threads are not pinned", nshards, n);
         return;
     }
     shard_cpus = mem_alloc((size_t)nshards * sizeof(int));
@@ -464,7 +467,7 @@ int shard_setup(void)
     pthread_barrier_init(&stop_barrier, NULL, (unsigned)nshards);
     for (int i = 0; i < nshards; i++) {
         if (pthread_create(&threads[i], NULL, shard_main, (void *)(intptr_t)i) != 0) {
-            fprintf(stderr, "percore: cannot start shard thread %d\n", i);
+            log_warn("Cannot start shard thread %d", i);
             return -1;
         }
     }
@@ -493,7 +496,7 @@ void shard_run_until_signal(void)
     sigaddset(&set, SIGINT);
     int sig = 0;
     sigwait(&set, &sig);
-    fprintf(stderr, "percore: received %s, shutting down\n", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+    log_warn("Received %s scheduling shutdown...", sig == SIGTERM ? "SIGTERM" : "SIGINT");
     shard_stop_all();
     for (int i = 0; i < nshards; i++)
         pthread_join(threads[i], NULL);
@@ -505,6 +508,7 @@ void shard_teardown(void)
         if (shards && shards[i]) {
             close(shards[i]->doorbell_fd);
             handoff_teardown_shard(shards[i]);
+            stats_block_deinit(&shards[i]->stats);
             mem_release(shards[i]);
         }
         if (listen_fds)

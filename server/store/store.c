@@ -29,6 +29,17 @@
  * up STORE_DIRTY_MAX more keys (every command does: it mutates the one or
  * two values it just looked up).
  *
+ * Eviction (store_evict) follows Redis's evict.c: a pool of the 16 best
+ * candidates (EVPOOL_SIZE), sorted by score (higher = evict first: idle
+ * seconds for LRU, 255 - counter for LFU, the inverse of the expire time
+ * for TTL), filled with `samples` keys per database per round; the best
+ * candidate still present is evicted.  The pool holds copies of the keys
+ * (their entries may be deleted between two calls) and is looked up again
+ * before eviction.  Allkeys sampling walks consecutive buckets from a random
+ * one (dictGetSomeKeys); volatile sampling picks random slots of the TTL
+ * array.  The LFU counter and its last-decrement minute live in the
+ * entry's tail padding (struct entry stays 32 bytes).
+ *
  * FLUSHDB of a large db detaches its tables and frees them in time-boxed
  * steps from store_rehash_step() (their memory stays counted until freed);
  * small dbs are freed at once, and store_destroy() frees everything.
@@ -60,6 +71,12 @@
 #define FLUSH_SYNC_MAX 4096     /* a flushed db this small is freed at once */
 #define IDLE_BUDGET_NS 1000000  /* store_rehash_step: 1 ms of work at most */
 #define STORE_DIRTY_MAX 4       /* looked-up objects re-measured later */
+#define EVPOOL_SIZE 16          /* Redis: candidates kept between eviction rounds */
+#define EVPOOL_KEY 255          /* pool candidates' inline key room (EVPOOL_CACHED_SDS_SIZE) */
+#define EVICT_BUDGET_NS 500000  /* Redis evictionTimeLimitUs at maxmemory-eviction-tenacity 10 */
+#define LFU_INIT_VAL 5          /* a new key's counter */
+#define LFU_LOG_FACTOR 10       /* Redis lfu-log-factor default */
+#define LFU_DECAY_MIN 1         /* Redis lfu-decay-time default: minutes per decrement */
 
 struct entry {
     struct entry *next;   /* next entry in the bucket chain */
@@ -67,8 +84,12 @@ struct entry {
     uint32_t klen;        /* key length */
     uint32_t ttl;         /* index in the db's TTL array, TTL_NONE without */
     uint32_t atime;       /* last access, unix seconds (OBJECT IDLETIME, LRU) */
+    uint16_t ldt;         /* LFU: unix minutes (mod 2^16) of the last decrement */
+    uint8_t lfu;          /* LFU: logarithmic access counter */
     char key[];           /* key bytes, binary, not terminated */
 };
+
+_Static_assert(sizeof(struct entry) == 32, "the LFU fields must fit the entry's padding");
 
 struct table {
     struct entry **bucket; /* 2^k chain heads, NULL when the table is unused */
@@ -103,6 +124,15 @@ struct dirty {
     size_t mem;       /* object_memory(o) as currently accounted */
 };
 
+/* an eviction candidate; empty when db < 0 */
+struct evict_cand {
+    uint64_t score;              /* higher: evicted first */
+    int db;                      /* its database, -1 for an empty slot */
+    uint32_t klen;               /* key length */
+    char *key;                   /* `inline` or an allocation for a longer key */
+    char inline_key[EVPOOL_KEY]; /* room for the usual key */
+};
+
 struct store {
     int databases;               /* number of dbs */
     int expire_db;               /* db where the next active expiry starts */
@@ -117,6 +147,10 @@ struct store {
     struct object **lazy;        /* big collections being freed in steps */
     size_t lazy_len;
     size_t lazy_cap;
+    uint64_t evicted;            /* keys removed by store_evict */
+    bool track_lfu;              /* store_lookup updates LFU counters */
+    int evict_db;                /* RANDOM eviction: the db to try next */
+    struct evict_cand **pool;    /* EVPOOL_SIZE candidates, best last, empty ones at the end */
 };
 
 /* collections with more elements than this are freed in steps (Redis's LAZYFREE_THRESHOLD) */
@@ -407,6 +441,8 @@ static struct entry *entry_create(struct store *s, const char *key, size_t klen,
     e->klen = (uint32_t)klen;
     e->ttl = TTL_NONE;
     e->atime = s->clock;
+    e->ldt = (uint16_t)(s->clock / 60);
+    e->lfu = LFU_INIT_VAL;
     memcpy(e->key, key, klen);
     s->mem += mem_usable(e) + object_memory(val);
     return e;
@@ -565,6 +601,14 @@ void store_destroy(struct store **sp)
     for (size_t i = 0; i < s->lazy_len; i++)
         object_destroy(&s->lazy[i]);
     mem_release(s->lazy);
+    if (s->pool) {
+        for (int i = 0; i < EVPOOL_SIZE; i++) {
+            if (s->pool[i]->key != s->pool[i]->inline_key)
+                mem_release(s->pool[i]->key);
+            mem_release(s->pool[i]);
+        }
+        mem_release(s->pool);
+    }
     mem_release(s->db);
     mem_release(s);
     *sp = NULL;
@@ -573,6 +617,36 @@ void store_destroy(struct store **sp)
 int store_databases(const struct store *s)
 {
     return s->databases;
+}
+
+/* ---- LFU (Redis's evict.c, the counter's 8 bits and 16 bits of minutes kept apart) */
+
+/* the counter after its decay: one per LFU_DECAY_MIN minutes since ldt */
+static unsigned lfu_decayed(const struct entry *e, uint32_t now_s)
+{
+    uint16_t now_min = (uint16_t)(now_s / 60);
+    unsigned elapsed = now_min >= e->ldt ? (unsigned)(now_min - e->ldt) : 65535u - e->ldt + now_min;
+    unsigned periods = elapsed / LFU_DECAY_MIN;
+    return periods > e->lfu ? 0 : e->lfu - periods;
+}
+
+/* an access: decay, then increment with probability 1 / ((counter - 5) * 10 + 1) */
+static void lfu_touch(struct store *s, struct entry *e)
+{
+    unsigned counter = lfu_decayed(e, s->clock);
+    if (counter < 255) {
+        unsigned base = counter > LFU_INIT_VAL ? counter - LFU_INIT_VAL : 0;
+        uint64_t r = store_rand(s) >> 32; /* uniform in [0, 2^32) */
+        if (r * (base * LFU_LOG_FACTOR + 1) < (1ull << 32))
+            counter++;
+    }
+    e->lfu = (uint8_t)counter;
+    e->ldt = (uint16_t)(s->clock / 60);
+}
+
+void store_track_lfu(struct store *s, bool on)
+{
+    s->track_lfu = on;
 }
 
 /* ---- keys */
@@ -584,6 +658,8 @@ struct object *store_lookup(struct store *s, int db, const char *key, size_t kle
     if (e == NULL)
         return NULL;
     e->atime = s->clock;
+    if (s->track_lfu)
+        lfu_touch(s, e);
     dirty_add(s, e->val);
     return e->val;
 }
@@ -599,6 +675,12 @@ struct object *store_peek(struct store *s, int db, const char *key, size_t klen,
         *idle_s = idle > 0 ? idle : 0;
     }
     return e->val;
+}
+
+int store_lfu_freq(struct store *s, int db, const char *key, size_t klen, int64_t now)
+{
+    struct entry *e = find_live(s, store_db(s, db), key, klen, now);
+    return e ? (int)lfu_decayed(e, (uint32_t)(now / 1000)) : -1;
 }
 
 int store_set(struct store *s, int db, const char *key, size_t klen, struct object *val, int flags)
@@ -847,12 +929,197 @@ bool store_random_key(struct store *s, int db, int64_t now, const char **key, si
     return false;
 }
 
+/* ---- eviction */
+
+static void cand_clear(struct evict_cand *c)
+{
+    if (c->key != c->inline_key)
+        mem_release(c->key);
+    c->key = c->inline_key;
+    c->db = -1;
+}
+
+static void pool_create(struct store *s)
+{
+    s->pool = mem_alloc(EVPOOL_SIZE * sizeof *s->pool);
+    s->mem += mem_usable(s->pool);
+    for (int i = 0; i < EVPOOL_SIZE; i++) {
+        s->pool[i] = mem_alloc(sizeof **s->pool);
+        s->pool[i]->key = s->pool[i]->inline_key;
+        s->pool[i]->db = -1;
+        s->mem += mem_usable(s->pool[i]);
+    }
+}
+
+/* Redis evictionPoolPopulate's insertion: keep the pool sorted, best last */
+static void pool_insert(struct store *s, int db, const struct entry *e, uint64_t score)
+{
+    struct evict_cand **p = s->pool;
+    int k = 0;
+    while (k < EVPOOL_SIZE && p[k]->db >= 0 && p[k]->score < score)
+        k++;
+    if (k == 0 && p[EVPOOL_SIZE - 1]->db >= 0)
+        return; /* worse than every candidate of a full pool */
+    if (k < EVPOOL_SIZE && p[k]->db < 0) {
+        /* an empty slot, and everything after it is empty too */
+    } else if (p[EVPOOL_SIZE - 1]->db < 0) {
+        struct evict_cand *spare = p[EVPOOL_SIZE - 1]; /* room at the end: shift right */
+        memmove(p + k + 1, p + k, (size_t)(EVPOOL_SIZE - k - 1) * sizeof *p);
+        p[k] = spare;
+    } else {
+        struct evict_cand *worst = p[0]; /* full: drop the worst, shift left */
+        k--;
+        cand_clear(worst);
+        memmove(p, p + 1, (size_t)k * sizeof *p);
+        p[k] = worst;
+    }
+    struct evict_cand *c = p[k];
+    if (e->klen > EVPOOL_KEY)
+        c->key = mem_alloc(e->klen);
+    memcpy(c->key, e->key, e->klen);
+    c->klen = e->klen;
+    c->db = db;
+    c->score = score;
+}
+
+static uint64_t evict_score(const struct db *d, const struct entry *e, int kind, uint32_t now_s)
+{
+    switch (kind) {
+    case STORE_EVICT_LRU: return now_s > e->atime ? now_s - e->atime : 0;
+    case STORE_EVICT_LFU: return 255 - lfu_decayed(e, now_s);
+    default: return e->ttl != TTL_NONE ? UINT64_MAX - (uint64_t)ttl_at(d, e->ttl)->when : 0;
+    }
+}
+
+/* up to n keys of d from consecutive buckets at a random place (Redis dictGetSomeKeys) */
+static size_t sample_keys(struct store *s, struct db *d, struct entry **out, size_t n)
+{
+    size_t s0 = table_size(&d->ht[0]), s1 = table_size(&d->ht[1]);
+    size_t lo = rehashing(d) ? (size_t)d->rehash : 0, span = s0 + s1 - lo;
+    size_t got = 0, empty = 0, i = lo + store_rand(s) % span;
+    for (size_t steps = n * 10; got < n && steps; steps--) {
+        struct entry *e = i < s0 ? d->ht[0].bucket[i] : d->ht[1].bucket[i - s0];
+        if (e == NULL && ++empty >= 5 && empty > n) {
+            i = lo + store_rand(s) % span;
+            empty = 0;
+            continue;
+        }
+        if (e)
+            empty = 0;
+        for (; e && got < n; e = e->next)
+            out[got++] = e;
+        i = i + 1 < s0 + s1 ? i + 1 : lo;
+    }
+    return got;
+}
+
+/* one round of sampling into the pool; false when there is nothing to sample */
+static bool pool_populate(struct store *s, int kind, bool volatile_only, int samples, uint32_t now_s)
+{
+    struct entry *sample[64];
+    size_t want = samples < 1 ? 1 : samples > 64 ? 64 : (size_t)samples;
+    bool any = false;
+    for (int i = 0; i < s->databases; i++) {
+        struct db *d = &s->db[i];
+        size_t got = 0;
+        if (volatile_only) {
+            for (; got < want && d->ttl_len; got++)
+                sample[got] = ttl_at(d, store_rand(s) % d->ttl_len)->e;
+        } else if (d->ht[0].used + d->ht[1].used) {
+            got = sample_keys(s, d, sample, want);
+        }
+        any |= got > 0;
+        for (size_t j = 0; j < got; j++)
+            pool_insert(s, i, sample[j], evict_score(d, sample[j], kind, now_s));
+    }
+    return any;
+}
+
+/* the best pool candidate still present (and still with a TTL when volatile) */
+static struct entry *pool_pop(struct store *s, bool volatile_only, int *db)
+{
+    for (int k = EVPOOL_SIZE - 1; k >= 0; k--) {
+        struct evict_cand *c = s->pool[k];
+        if (c->db < 0)
+            continue;
+        struct db *d = &s->db[c->db];
+        struct entry *e = find(s, d, c->key, c->klen);
+        *db = c->db;
+        cand_clear(c);
+        if (e && (!volatile_only || e->ttl != TTL_NONE))
+            return e;
+    }
+    return NULL;
+}
+
+/* the entry to evict next, NULL when there is none */
+static struct entry *evict_pick(struct store *s, int kind, bool volatile_only, int samples, uint32_t now_s,
+                                int *db)
+{
+    if (kind == STORE_EVICT_RANDOM) {
+        for (int i = 0; i < s->databases; i++) {
+            int j = s->evict_db = (s->evict_db + 1) % s->databases;
+            struct db *d = &s->db[j];
+            *db = j;
+            if (volatile_only && d->ttl_len)
+                return ttl_at(d, store_rand(s) % d->ttl_len)->e;
+            if (!volatile_only && d->ht[0].used + d->ht[1].used) {
+                struct entry *e = *random_bucket(s, d);
+                size_t len = 0;
+                for (struct entry *x = e; x; x = x->next)
+                    len++;
+                for (size_t k = store_rand(s) % len; k; k--)
+                    e = e->next;
+                return e;
+            }
+        }
+        return NULL;
+    }
+    for (;;) {
+        if (!pool_populate(s, kind, volatile_only, samples, now_s))
+            return NULL;
+        struct entry *e = pool_pop(s, volatile_only, db);
+        if (e)
+            return e;
+    }
+}
+
+size_t store_evict(struct store *s, int how, int samples, size_t bytes, int64_t now)
+{
+    int kind = how & ~STORE_EVICT_VOLATILE;
+    bool volatile_only = (how & STORE_EVICT_VOLATILE) || kind == STORE_EVICT_TTL;
+    uint32_t now_s = s->clock = (uint32_t)(now / 1000);
+    int64_t deadline = mono_ns() + EVICT_BUDGET_NS;
+    if (kind != STORE_EVICT_RANDOM && s->pool == NULL)
+        pool_create(s); /* before measuring: it is no key's memory */
+    size_t start = store_memory(s), freed = 0;
+    for (unsigned n = 1; freed < bytes; n++) {
+        int db;
+        struct entry *e = evict_pick(s, kind, volatile_only, samples, now_s, &db);
+        if (e == NULL)
+            break;
+        struct db *d = &s->db[db];
+        if (entry_expired(d, e, now)) {
+            delete_expired(s, d, e);
+        } else {
+            delete_entry(s, d, e);
+            s->evicted++;
+        }
+        size_t m = store_memory(s);
+        freed = start > m ? start - m : 0;
+        if ((n & 15) == 0 && mono_ns() > deadline)
+            break;
+    }
+    return freed;
+}
+
 /* ---- background work */
 
 size_t store_active_expire(struct store *s, int64_t now, long budget_us)
 {
     int64_t deadline = mono_ns() + (int64_t)budget_us * 1000;
     size_t deleted = 0;
+    s->clock = (uint32_t)(now / 1000);
     unsigned long iteration = 0;
     bool timeout = false;
     for (int j = 0; j < s->databases && !timeout; j++) {
@@ -907,6 +1174,11 @@ void store_rehash_step(struct store *s)
 uint64_t store_expired_keys(const struct store *s)
 {
     return s->expired;
+}
+
+uint64_t store_evicted_keys(const struct store *s)
+{
+    return s->evicted;
 }
 
 size_t store_memory(const struct store *s)

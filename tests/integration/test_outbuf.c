@@ -1,0 +1,227 @@
+/*
+ * test_outbuf: client-output-buffer-limit, normal class.
+ *
+ * - No limit (the default "normal 0 0 0"): a client that pipelines 50 GETs
+ *   of a 100 KB value and only then reads gets every reply; nobody is
+ *   closed.
+ * - Hard limit ("normal 1mb 0 0"): a client that pipelines 3000 GETs of the
+ *   100 KB value and never reads is disconnected: reading afterwards it sees
+ *   the connection end after a few MB at most (300 MB were asked for), and
+ *   the server logs Redis's "scheduled to be closed ASAP for overcoming of
+ *   output buffer limits".  Another client keeps working throughout, and
+ *   the server's RSS comes back near what it was before (generous bound).
+ * - Soft limit ("normal 0 512kb 1"): a client that keeps asking and never
+ *   reads is disconnected, but not before a second over the limit; a client
+ *   that reads its replies is never touched.
+ */
+#include "testclient.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#define BIG (100 * 1024)
+
+static char *big;
+static char *big_reply; /* "$102400\r\n...\r\n" */
+static size_t big_reply_len;
+
+/* the server's resident set, kB (-1 when it is not our child) */
+static long rss_kb(const struct pc_server *srv)
+{
+    if (srv->pid <= 0)
+        return -1;
+    char path[64], line[256];
+    snprintf(path, sizeof(path), "/proc/%d/status", (int)srv->pid);
+    FILE *f = fopen(path, "r");
+    long kb = -1;
+    while (f && fgets(line, sizeof(line), f))
+        if (strncmp(line, "VmRSS:", 6) == 0)
+            kb = atol(line + 6);
+    if (f)
+        fclose(f);
+    return kb;
+}
+
+/* GET big on a client that reads its replies */
+static void get_big(struct pc_conn *c, const char *what)
+{
+    const char *argv[] = {"GET", "big"};
+    if (pc_conn_send(c, 2, argv, NULL) != 0)
+        pc_fail("%s: send failed", what);
+    else
+        pc_expect_reply(c, what, big_reply, big_reply_len);
+}
+
+static void set_limit(struct pc_conn *c, const char *limit)
+{
+    pc_expect(c, "+OK\r\n", "CONFIG", "SET", "client-output-buffer-limit", limit, NULL);
+}
+
+/* n GET big requests in one buffer */
+static char *gets(int n, size_t *len)
+{
+    char *req = NULL;
+    size_t cap = 0;
+    *len = 0;
+    const char *argv[] = {"GET", "big"};
+    for (int i = 0; i < n; i++)
+        pc_resp_encode(&req, len, &cap, 2, argv, NULL);
+    return req;
+}
+
+/* a client socket that holds little unread data: the server's buffer fills sooner */
+static struct pc_conn *small_window_conn(int port)
+{
+    struct pc_conn *c = pc_conn_open(port);
+    int small = 4096;
+    if (c)
+        setsockopt(c->fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+    return c;
+}
+
+/* read (and drop) until the peer closes; bytes read, or -1 if still open after timeout_ms */
+static long long drain_until_closed(struct pc_conn *c, int timeout_ms)
+{
+    static char buf[1 << 16];
+    long long total = (long long)c->len, t0 = pc_now_ms();
+    while (pc_now_ms() - t0 < timeout_ms) {
+        struct pollfd p = {c->fd, POLLIN, 0};
+        if (poll(&p, 1, 100) <= 0)
+            continue;
+        ssize_t n = recv(c->fd, buf, sizeof(buf), 0);
+        if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN))
+            return total;
+        if (n > 0)
+            total += n;
+    }
+    return -1;
+}
+
+static int log_has(const struct pc_server *srv, const char *needle)
+{
+    FILE *f = fopen(srv->log_path, "r");
+    if (!f)
+        return -1;
+    char line[4096];
+    int found = 0;
+    while (!found && fgets(line, sizeof(line), f))
+        found = strstr(line, needle) != NULL;
+    fclose(f);
+    return found;
+}
+
+static void phase_no_limit(struct pc_conn *ctl, int port)
+{
+    struct pc_conn *a = pc_conn_open(port);
+    size_t len;
+    char *req = gets(50, &len);
+    pc_conn_write(a, req, len);
+    free(req);
+    pc_sleep_ms(200);
+    for (int i = 0; i < 50; i++)
+        if (!pc_expect_reply(a, "GET big (pipelined, read late)", big_reply, big_reply_len))
+            break;
+    pc_expect(a, "+PONG\r\n", "PING", NULL);
+    pc_expect(ctl, "+PONG\r\n", "PING", NULL);
+    pc_conn_close(&a);
+}
+
+static void phase_hard(struct pc_server *srv, struct pc_conn *ctl)
+{
+    long before = rss_kb(srv);
+    set_limit(ctl, "normal 1mb 0 0");
+    struct pc_conn *a = small_window_conn(srv->port);
+    size_t len;
+    char *req = gets(3000, &len);
+    long long t0 = pc_now_ms();
+    if (pc_conn_write(a, req, len) != 0)
+        fprintf(stderr, "note: the server closed while the requests were still being written\n");
+    free(req);
+    /* the other client is served meanwhile */
+    for (int i = 0; i < 5; i++)
+        get_big(ctl, "GET big (other client)");
+    pc_sleep_ms(300); /* the client does not read */
+    long long got = drain_until_closed(a, 20000);
+    fprintf(stderr, "hard limit: client closed after %lld bytes of replies (%lld ms)\n", got, pc_now_ms() - t0);
+    if (got < 0)
+        pc_fail("hard limit 1mb: a client with 300 MB of replies pending was not disconnected");
+    else if (got > 64LL << 20)
+        pc_fail("hard limit 1mb: the client read %lld bytes before being disconnected", got);
+    pc_conn_close(&a);
+    pc_expect(ctl, "+PONG\r\n", "PING", NULL);
+    if (!srv->external) {
+        pc_sleep_ms(200);
+        if (log_has(srv, "scheduled to be closed ASAP for overcoming of output buffer limits") != 1)
+            pc_fail("the server log does not say why the client was closed");
+        long after = rss_kb(srv);
+        for (long long w = pc_now_ms(); after > before + 32 * 1024 && pc_now_ms() - w < 5000; pc_sleep_ms(200))
+            after = rss_kb(srv);
+        fprintf(stderr, "hard limit: server RSS %ld kB before, %ld kB after\n", before, after);
+        if (after > before + 32 * 1024)
+            pc_fail("server RSS %ld kB after the client was closed, %ld kB before", after, before);
+    }
+}
+
+static void phase_soft(struct pc_server *srv, struct pc_conn *ctl)
+{
+    set_limit(ctl, "normal 0 512kb 1");
+    struct pc_conn *a = small_window_conn(srv->port);
+    size_t len;
+    char *req = gets(10, &len);
+    long long t0 = pc_now_ms(), closed_at = -1;
+    while (pc_now_ms() - t0 < 20000) {
+        /* a client that reads stays: 100 KB replies never pass 512 KB for it */
+        get_big(ctl, "GET big (reading client)");
+        ssize_t n = send(a->fd, req, len, MSG_NOSIGNAL);
+        if (n < 0) {
+            closed_at = pc_now_ms();
+            break;
+        }
+        pc_sleep_ms(100);
+    }
+    free(req);
+    long long elapsed = closed_at < 0 ? -1 : closed_at - t0;
+    fprintf(stderr, "soft limit: the non-reading client was closed after %lld ms\n", elapsed);
+    if (closed_at < 0)
+        pc_fail("soft limit 512kb/1s: a client that never reads was not disconnected within 20 s");
+    else if (elapsed < 1000)
+        pc_fail("soft limit 512kb/1s: closed after %lld ms, before a second over the limit", elapsed);
+    pc_conn_close(&a);
+    pc_expect(ctl, "+PONG\r\n", "PING", NULL);
+}
+
+int main(int argc, char **argv)
+{
+    signal(SIGPIPE, SIG_IGN);
+    struct pc_server srv;
+    if (pc_test_setup(argc, argv, &srv) != 0)
+        return 2;
+    struct pc_conn *ctl = pc_conn_open(srv.port);
+    if (!ctl)
+        return 2;
+    big = malloc(BIG);
+    memset(big, 'b', BIG);
+    big_reply = malloc(BIG + 32);
+    big_reply_len = (size_t)snprintf(big_reply, 32, "$%d\r\n", BIG);
+    memcpy(big_reply + big_reply_len, big, BIG);
+    big_reply_len += BIG;
+    memcpy(big_reply + big_reply_len, "\r\n", 3);
+    big_reply_len += 2;
+    pc_expectv(ctl, "+OK\r\n", 5, 3, (const char *[]){"SET", "big", big}, (const size_t[]){3, 3, BIG});
+
+    phase_no_limit(ctl, srv.port);
+    phase_hard(&srv, ctl);
+    phase_soft(&srv, ctl);
+    set_limit(ctl, "normal 0 0 0");
+
+    pc_conn_close(&ctl);
+    free(big);
+    free(big_reply);
+    pc_test_teardown(&srv);
+    return pc_test_done("test_outbuf");
+}
