@@ -140,6 +140,9 @@ static inline void config_note_quiescent(void) { __tsan_release(&config_grace_ma
 static inline void config_note_quiescent(void) {}
 #endif
 
+/* "allkeys-lru", ... as CONFIG GET and INFO print it */
+const char *config_maxmemory_policy_name(const struct config *c);
+
 /* --help text: every key with its default */
 void config_print_help(void);
 

@@ -40,6 +40,7 @@ struct command;
     ACTION(keyspace_hits, "key lookups that found the key")                      \
     ACTION(keyspace_misses, "key lookups that did not")                          \
     ACTION(expired_keys, "keys expired (lazily or actively)")                    \
+    ACTION(evicted_keys, "keys evicted at maxmemory")                            \
     ACTION(total_net_input_bytes, "bytes read from clients")                     \
     ACTION(total_net_output_bytes, "bytes written to clients")                   \
     ACTION(total_error_replies, "error replies sent")                            \
@@ -181,8 +182,10 @@ void stats_cmd_done_sub(struct stats *st, uint64_t ns, const char *reply, size_t
  * runs on several shards: the home counts the call when it sends them).
  * `track`: latency-tracking.
  */
-static inline void stats_cmd_account(struct stats *st, const struct command *cmd, int calls, uint64_t ns,
-                                     const char *reply, size_t len, bool track)
+/* always_inline: on the command path a call would cost a quarter more (callgrind) */
+static inline __attribute__((always_inline)) void stats_cmd_account(struct stats *st, const struct command *cmd,
+                                                                    int calls, uint64_t ns, const char *reply,
+                                                                    size_t len, bool track)
 {
     struct stats_cmd *c = stats_cmd_of(st, cmd);
     STATS_ADD(c, calls, (uint64_t)calls);
@@ -199,8 +202,9 @@ static inline void stats_cmd_account(struct stats *st, const struct command *cmd
 }
 
 /* owner thread: cmd ran from `start` (stats_clock_ns) to now; as stats_cmd_account; returns now */
-static inline uint64_t stats_cmd_done(struct stats *st, const struct command *cmd, int calls, uint64_t start,
-                                      const char *reply, size_t len, bool track)
+static inline __attribute__((always_inline)) uint64_t stats_cmd_done(struct stats *st, const struct command *cmd,
+                                                                     int calls, uint64_t start, const char *reply,
+                                                                     size_t len, bool track)
 {
     uint64_t now = stats_clock_ns();
     if (__builtin_expect(stats_sub.active, 0))

@@ -273,6 +273,43 @@ static const struct command_meta command_meta_table[] = {
         "$4\r\nO(1)\r\n",
         157,
     },
+    {"client|kill",
+        "*10\r\n$11\r\nclient|kill\r\n:-3\r\n~4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n"
+        ":0\r\n:0\r\n:0\r\n~4\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n+@connection\r\n~0\r\n~0\r\n"
+        "~0\r\n",
+        141,
+        "%6\r\n$7\r\nsummary\r\n$31\r\nKill the connection of a client\r\n$5\r\nsince\r\n$5\r\n"
+        "2.4.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$48\r\n"
+        "O(N) where N is the number of client connections\r\n$7\r\nhistory\r\n~5\r\n*2\r\n$6\r\n"
+        "2.8.12\r\n$24\r\nAdded new filter format.\r\n*2\r\n$6\r\n2.8.12\r\n$12\r\n`ID` option.\r\n"
+        "*2\r\n$5\r\n3.2.0\r\n$41\r\nAdded `master` type in for `TYPE` option.\r\n*2\r\n$5\r\n"
+        "5.0.0\r\n$91\r\n"
+        "Replaced `slave` `TYPE` with `replica`. `slave` still supported for backward compatibility.\r\n"
+        "*2\r\n$5\r\n6.2.0\r\n$15\r\n`LADDR` option.\r\n$9\r\narguments\r\n*1\r\n%3\r\n$4\r\n"
+        "name\r\n$6\r\nfilter\r\n$4\r\ntype\r\n$5\r\noneof\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\n"
+        "name\r\n$7\r\nip:port\r\n$4\r\ntype\r\n$6\r\nstring\r\n$16\r\ndeprecated_since\r\n$6\r\n"
+        "2.8.12\r\n%4\r\n$4\r\nname\r\n$10\r\nnew-format\r\n$4\r\ntype\r\n$5\r\noneof\r\n$5\r\n"
+        "flags\r\n~1\r\n+multiple\r\n$9\r\narguments\r\n*6\r\n%5\r\n$4\r\nname\r\n$9\r\n"
+        "client-id\r\n$4\r\ntype\r\n$7\r\ninteger\r\n$5\r\ntoken\r\n$2\r\nID\r\n$5\r\nsince\r\n"
+        "$6\r\n2.8.12\r\n$5\r\nflags\r\n~1\r\n+optional\r\n%6\r\n$4\r\nname\r\n$26\r\n"
+        "normal_master_slave_pubsub\r\n$4\r\ntype\r\n$5\r\noneof\r\n$5\r\ntoken\r\n$4\r\nTYPE\r\n"
+        "$5\r\nsince\r\n$6\r\n2.8.12\r\n$5\r\nflags\r\n~1\r\n+optional\r\n$9\r\narguments\r\n*5\r\n"
+        "%3\r\n$4\r\nname\r\n$6\r\nnormal\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n"
+        "$6\r\nNORMAL\r\n%4\r\n$4\r\nname\r\n$6\r\nmaster\r\n$4\r\ntype\r\n$10\r\npure-token\r\n"
+        "$5\r\ntoken\r\n$6\r\nMASTER\r\n$5\r\nsince\r\n$5\r\n3.2.0\r\n%3\r\n$4\r\nname\r\n$5\r\n"
+        "slave\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$5\r\nSLAVE\r\n%4\r\n$4\r\n"
+        "name\r\n$7\r\nreplica\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$7\r\n"
+        "REPLICA\r\n$5\r\nsince\r\n$5\r\n5.0.0\r\n%3\r\n$4\r\nname\r\n$6\r\npubsub\r\n$4\r\n"
+        "type\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$6\r\nPUBSUB\r\n%4\r\n$4\r\nname\r\n$8\r\n"
+        "username\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\ntoken\r\n$4\r\nUSER\r\n$5\r\nflags\r\n"
+        "~1\r\n+optional\r\n%4\r\n$4\r\nname\r\n$7\r\nip:port\r\n$4\r\ntype\r\n$6\r\nstring\r\n"
+        "$5\r\ntoken\r\n$4\r\nADDR\r\n$5\r\nflags\r\n~1\r\n+optional\r\n%5\r\n$4\r\nname\r\n$7\r\n"
+        "ip:port\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\ntoken\r\n$5\r\nLADDR\r\n$5\r\nsince\r\n"
+        "$5\r\n6.2.0\r\n$5\r\nflags\r\n~1\r\n+optional\r\n%4\r\n$4\r\nname\r\n$6\r\nyes/no\r\n"
+        "$4\r\ntype\r\n$6\r\nstring\r\n$5\r\ntoken\r\n$6\r\nSKIPME\r\n$5\r\nflags\r\n~1\r\n"
+        "+optional\r\n",
+        1865,
+    },
     {"client|list",
         "*10\r\n$11\r\nclient|list\r\n:-2\r\n~4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n"
         ":0\r\n:0\r\n:0\r\n~4\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n+@connection\r\n~1\r\n$23\r\n"
@@ -1959,6 +1996,77 @@ static const struct command_meta command_meta_table[] = {
         "$14\r\nkey_spec_index\r\n:0\r\n%2\r\n$4\r\nname\r\n$6\r\nmember\r\n$4\r\ntype\r\n$6\r\n"
         "string\r\n",
         274,
+    },
+    {"slowlog",
+        "*10\r\n$7\r\nslowlog\r\n:-2\r\n~0\r\n:0\r\n:0\r\n:0\r\n~1\r\n+@slow\r\n~0\r\n~0\r\n*4\r\n"
+        "*10\r\n$11\r\nslowlog|get\r\n:-2\r\n~3\r\n+admin\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n"
+        ":0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~2\r\n$24\r\nrequest_policy:all_nodes\r\n"
+        "$23\r\nnondeterministic_output\r\n~0\r\n~0\r\n*10\r\n$12\r\nslowlog|help\r\n:2\r\n~2\r\n"
+        "+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~1\r\n+@slow\r\n~0\r\n~0\r\n~0\r\n*10\r\n$11\r\n"
+        "slowlog|len\r\n:2\r\n~3\r\n+admin\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~3\r\n"
+        "+@admin\r\n+@slow\r\n+@dangerous\r\n~3\r\n$24\r\nrequest_policy:all_nodes\r\n$23\r\n"
+        "response_policy:agg_sum\r\n$23\r\nnondeterministic_output\r\n~0\r\n~0\r\n*10\r\n$13\r\n"
+        "slowlog|reset\r\n:2\r\n~3\r\n+admin\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~3\r\n"
+        "+@admin\r\n+@slow\r\n+@dangerous\r\n~2\r\n$24\r\nrequest_policy:all_nodes\r\n$29\r\n"
+        "response_policy:all_succeeded\r\n~0\r\n~0\r\n",
+        716,
+        "%5\r\n$7\r\nsummary\r\n$33\r\nA container for slow log commands\r\n$5\r\nsince\r\n$6\r\n"
+        "2.2.12\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$22\r\n"
+        "Depends on subcommand.\r\n$11\r\nsubcommands\r\n%4\r\n$11\r\nslowlog|get\r\n%6\r\n$7\r\n"
+        "summary\r\n$26\r\nGet the slow log's entries\r\n$5\r\nsince\r\n$6\r\n2.2.12\r\n$5\r\n"
+        "group\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$46\r\n"
+        "O(N) where N is the number of entries returned\r\n$7\r\nhistory\r\n~1\r\n*2\r\n$5\r\n"
+        "4.0.0\r\n$52\r\nAdded client IP address, port and name to the reply.\r\n$9\r\n"
+        "arguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$5\r\ncount\r\n$4\r\ntype\r\n$7\r\ninteger\r\n"
+        "$5\r\nflags\r\n~1\r\n+optional\r\n$12\r\nslowlog|help\r\n%4\r\n$7\r\nsummary\r\n$49\r\n"
+        "Show helpful text about the different subcommands\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\n"
+        "group\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$11\r\nslowlog|len\r\n%4\r\n"
+        "$7\r\nsummary\r\n$25\r\nGet the slow log's length\r\n$5\r\nsince\r\n$6\r\n2.2.12\r\n$5\r\n"
+        "group\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$13\r\nslowlog|reset\r\n%4\r\n"
+        "$7\r\nsummary\r\n$35\r\nClear all entries from the slow log\r\n$5\r\nsince\r\n$6\r\n"
+        "2.2.12\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$52\r\n"
+        "O(N) where N is the number of entries in the slowlog\r\n",
+        1044,
+    },
+    {"slowlog|get",
+        "*10\r\n$11\r\nslowlog|get\r\n:-2\r\n~3\r\n+admin\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n"
+        ":0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~2\r\n$24\r\nrequest_policy:all_nodes\r\n"
+        "$23\r\nnondeterministic_output\r\n~0\r\n~0\r\n",
+        177,
+        "%6\r\n$7\r\nsummary\r\n$26\r\nGet the slow log's entries\r\n$5\r\nsince\r\n$6\r\n"
+        "2.2.12\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$46\r\n"
+        "O(N) where N is the number of entries returned\r\n$7\r\nhistory\r\n~1\r\n*2\r\n$5\r\n"
+        "4.0.0\r\n$52\r\nAdded client IP address, port and name to the reply.\r\n$9\r\n"
+        "arguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$5\r\ncount\r\n$4\r\ntype\r\n$7\r\ninteger\r\n"
+        "$5\r\nflags\r\n~1\r\n+optional\r\n",
+        350,
+    },
+    {"slowlog|help",
+        "*10\r\n$12\r\nslowlog|help\r\n:2\r\n~2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~1\r\n"
+        "+@slow\r\n~0\r\n~0\r\n~0\r\n",
+        86,
+        "%4\r\n$7\r\nsummary\r\n$49\r\nShow helpful text about the different subcommands\r\n$5\r\n"
+        "since\r\n$5\r\n6.2.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n",
+        145,
+    },
+    {"slowlog|len",
+        "*10\r\n$11\r\nslowlog|len\r\n:2\r\n~3\r\n+admin\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n"
+        ":0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~3\r\n$24\r\nrequest_policy:all_nodes\r\n"
+        "$23\r\nresponse_policy:agg_sum\r\n$23\r\nnondeterministic_output\r\n~0\r\n~0\r\n",
+        206,
+        "%4\r\n$7\r\nsummary\r\n$25\r\nGet the slow log's length\r\n$5\r\nsince\r\n$6\r\n2.2.12\r\n"
+        "$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n",
+        122,
+    },
+    {"slowlog|reset",
+        "*10\r\n$13\r\nslowlog|reset\r\n:2\r\n~3\r\n+admin\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n"
+        ":0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~2\r\n$24\r\nrequest_policy:all_nodes\r\n"
+        "$29\r\nresponse_policy:all_succeeded\r\n~0\r\n~0\r\n",
+        184,
+        "%4\r\n$7\r\nsummary\r\n$35\r\nClear all entries from the slow log\r\n$5\r\nsince\r\n$6\r\n"
+        "2.2.12\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$52\r\n"
+        "O(N) where N is the number of entries in the slowlog\r\n",
+        181,
     },
     {"smembers",
         "*10\r\n$8\r\nsmembers\r\n:2\r\n~1\r\n+readonly\r\n:1\r\n:1\r\n:1\r\n~3\r\n+@read\r\n"

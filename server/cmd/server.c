@@ -27,8 +27,8 @@
  * Threading: every command here is ROUTE_HOME; it runs on the connection's
  * own shard thread with ctx->conn set, touches only that connection (CLIENT
  * LIST/KILL and SLOWLOG fan out to every shard, see conn_fanout), the
- * RCU-protected config snapshot in ctx->config, and reads the other shards'
- * stats blocks with relaxed loads (stats.h: single writer per block).  The
+ * RCU-protected config snapshot in ctx->config, and INFO reads the stats
+ * aggregator's RCU-published snapshot (stats.h), never another shard's data.  The
  * process-wide identifiers (run_id, replid) are made once under pthread_once.
  */
 #include "families.h"
@@ -1142,7 +1142,9 @@ static void cmd_client_help(struct cmd_ctx *ctx)
 /*
  * Every shard keeps the slowlog of the commands it ran (slowlog.h); the
  * subcommands fan `__slowlog get <count>|len|reset` out to all of them and
- * merge: GET newest first, LEN summed, RESET +OK.
+ * merge: GET newest first, LEN summed, RESET +OK.  Each shard keeps its
+ * newest slowlog-max-len entries, so the newest slowlog-max-len of all
+ * shards are there: GET and LEN show no more, as Redis's one log would.
  */
 static void cmd_slowlog_part(struct cmd_ctx *ctx)
 {
@@ -1166,9 +1168,9 @@ static void slowlog_get_merge(struct reply *out, int argc, const struct resp_arg
                               const char *const *parts, const size_t *lens)
 {
     (void)argc;
-    long long count = -1;
+    long long count = -1, max = config_current()->slowlog_max_len;
     arg_to_ll(&argv[2], &count);
-    slowlog_merge_get(out, count, nparts, parts, lens);
+    slowlog_merge_get(out, count < 0 || count > max ? max : count, nparts, parts, lens);
 }
 
 static void slowlog_len_merge(struct reply *out, int argc, const struct resp_arg *argv, int nparts,
@@ -1182,7 +1184,8 @@ static void slowlog_len_merge(struct reply *out, int argc, const struct resp_arg
         if (lens[i] && parts[i][0] == ':' && cr && util_str_to_ll(parts[i] + 1, (size_t)(cr - parts[i] - 1), &v))
             sum += v;
     }
-    reply_int(out, sum);
+    long long max = config_current()->slowlog_max_len;
+    reply_int(out, sum < max ? sum : max);
 }
 
 static void slowlog_reset_merge(struct reply *out, int argc, const struct resp_arg *argv, int nparts,
@@ -1262,8 +1265,12 @@ enum {
     SEC_CLUSTER = 1u << 8,
     SEC_KEYSPACE = 1u << 9,
     SEC_SHARDS = 1u << 10,
-    SEC_ALL = (1u << 11) - 1,
-    SEC_DEFAULT = SEC_ALL,
+    SEC_COMMANDSTATS = 1u << 11,
+    SEC_ERRORSTATS = 1u << 12,
+    SEC_LATENCYSTATS = 1u << 13,
+    SEC_ALL = (1u << 14) - 1,
+    /* as Redis 7.0: the per-command sections only when asked for (or all) */
+    SEC_DEFAULT = SEC_ALL & ~(SEC_COMMANDSTATS | SEC_LATENCYSTATS),
 };
 
 static const struct {
@@ -1274,6 +1281,7 @@ static const struct {
     {"persistence", SEC_PERSISTENCE}, {"stats", SEC_STATS},   {"replication", SEC_REPLICATION},
     {"cpu", SEC_CPU},             {"modules", SEC_MODULES},   {"module_list", SEC_MODULES},
     {"cluster", SEC_CLUSTER},     {"keyspace", SEC_KEYSPACE}, {"shards", SEC_SHARDS},
+    {"commandstats", SEC_COMMANDSTATS}, {"errorstats", SEC_ERRORSTATS}, {"latencystats", SEC_LATENCYSTATS},
 };
 
 static pthread_once_t ids_once = PTHREAD_ONCE_INIT;
@@ -1306,29 +1314,29 @@ static void ids_init(void)
     random_hex(repl_id, 40);
 }
 
+/*
+ * INFO prints the stats view (stats.h): counters from the aggregator's
+ * latest snapshot less the CONFIG RESETSTAT baseline, levels live.  Copied
+ * into unsigned long long for the formats.
+ */
 struct info_totals {
 #define TOTAL_FIELD(name, desc) unsigned long long name;
     STATS_COUNTERS(TOTAL_FIELD)
+    STATS_GAUGES(TOTAL_FIELD)
 #undef TOTAL_FIELD
     unsigned long long db_keys[STATS_MAX_DB];
     unsigned long long db_expires[STATS_MAX_DB];
 };
 
-static void info_sum(struct info_totals *t)
+static void info_sum(struct info_totals *t, const struct stats_view *v)
 {
-    memset(t, 0, sizeof *t);
-    int n = shard_count();
-    for (int i = 0; i < n; i++) {
-        const struct stats *st = shard_stats(i);
-        if (!st)
-            continue;
-#define TOTAL_ADD(name, desc) t->name += STATS_GET(st, name);
-        STATS_COUNTERS(TOTAL_ADD)
-#undef TOTAL_ADD
-        for (int db = 0; db < STATS_MAX_DB; db++) {
-            t->db_keys[db] += STATS_GET(st, db_keys[db]);
-            t->db_expires[db] += STATS_GET(st, db_expires[db]);
-        }
+#define TOTAL_COPY(name, desc) t->name = v->t.name;
+    STATS_COUNTERS(TOTAL_COPY)
+    STATS_GAUGES(TOTAL_COPY)
+#undef TOTAL_COPY
+    for (int db = 0; db < STATS_MAX_DB; db++) {
+        t->db_keys[db] = v->t.db_keys[db];
+        t->db_expires[db] = v->t.db_expires[db];
     }
 }
 
@@ -1442,10 +1450,11 @@ static void info_memory(struct cmd_ctx *ctx, struct reply *t, const struct info_
                 "total_system_memory_human:%s\r\n"
                 "maxmemory:%llu\r\n"
                 "maxmemory_human:%s\r\n"
-                "maxmemory_policy:noeviction\r\n"
+                "maxmemory_policy:%s\r\n"
                 "mem_allocator:mimalloc\r\n"
                 "lazyfree_pending_objects:0\r\n",
-                s->used_memory, used_h, rss, rss_h, sys, sys_h, maxmem, max_h);
+                s->used_memory, used_h, rss, rss_h, sys, sys_h, maxmem, max_h,
+                config_maxmemory_policy_name(ctx->config));
 }
 
 static void info_persistence(struct reply *t)
@@ -1486,19 +1495,19 @@ static void info_persistence(struct reply *t)
                 "module_fork_last_cow_size:0\r\n");
 }
 
-static void info_stats(struct reply *t, const struct info_totals *s)
+static void info_stats(struct reply *t, const struct info_totals *s, const struct stats_view *v)
 {
     text_printf(t,
                 "# Stats\r\n"
                 "total_connections_received:%llu\r\n"
                 "total_commands_processed:%llu\r\n"
-                "instantaneous_ops_per_sec:0\r\n"
+                "instantaneous_ops_per_sec:%lld\r\n"
                 "total_net_input_bytes:%llu\r\n"
                 "total_net_output_bytes:%llu\r\n"
                 "total_net_repl_input_bytes:0\r\n"
                 "total_net_repl_output_bytes:0\r\n"
-                "instantaneous_input_kbps:0.00\r\n"
-                "instantaneous_output_kbps:0.00\r\n"
+                "instantaneous_input_kbps:%.2f\r\n"
+                "instantaneous_output_kbps:%.2f\r\n"
                 "instantaneous_input_repl_kbps:0.00\r\n"
                 "instantaneous_output_repl_kbps:0.00\r\n"
                 "rejected_connections:%llu\r\n"
@@ -1506,11 +1515,11 @@ static void info_stats(struct reply *t, const struct info_totals *s)
                 "sync_partial_ok:0\r\n"
                 "sync_partial_err:0\r\n"
                 "expired_keys:%llu\r\n",
-                s->total_connections_received, s->total_commands_processed,
-                s->total_net_input_bytes, s->total_net_output_bytes, s->rejected_connections,
-                s->expired_keys);
+                s->total_connections_received, s->total_commands_processed, (long long)(v->ops_per_sec + 0.5),
+                s->total_net_input_bytes, s->total_net_output_bytes, v->input_kbps, v->output_kbps,
+                s->rejected_connections, s->expired_keys);
     text_printf(t,
-                "evicted_keys:0\r\n"
+                "evicted_keys:%llu\r\n"
                 "evicted_clients:0\r\n"
                 "keyspace_hits:%llu\r\n"
                 "keyspace_misses:%llu\r\n"
@@ -1523,8 +1532,10 @@ static void info_stats(struct reply *t, const struct info_totals *s)
                 "slave_expires_tracked_keys:0\r\n"
                 "tracking_total_keys:0\r\n"
                 "tracking_total_items:0\r\n"
-                "tracking_total_prefixes:0\r\n",
-                s->keyspace_hits, s->keyspace_misses);
+                "tracking_total_prefixes:0\r\n"
+                "unexpected_error_replies:0\r\n"
+                "total_error_replies:%llu\r\n",
+                s->evicted_keys, s->keyspace_hits, s->keyspace_misses, s->total_error_replies);
 }
 
 static void info_replication(struct reply *t)
@@ -1574,25 +1585,68 @@ static void info_keyspace(struct cmd_ctx *ctx, struct reply *t, const struct inf
                         s->db_expires[db]);
 }
 
-static void info_shards(struct reply *t)
+static void info_shards(struct reply *t, const struct stats_view *v)
 {
     text_printf(t, "# Shards\r\n");
-    int n = shard_count();
-    for (int i = 0; i < n; i++) {
-        const struct stats *st = shard_stats(i);
-        if (!st)
-            continue;
-        unsigned long long keys = 0;
-        for (int db = 0; db < STATS_MAX_DB; db++)
-            keys += STATS_GET(st, db_keys[db]);
+    for (int i = 0; i < v->nshards; i++) {
+        const struct stats_shard_view *sv = &v->shards[i];
         text_printf(t,
                     "shard%d:cpu=%d,node=%d,keys=%llu,commands=%llu,handoff_sent=%llu,"
                     "handoff_received=%llu,inbox_full=%llu\r\n",
-                    i, shard_cpu(i), shard_numa_node(i), keys,
-                    (unsigned long long)STATS_GET(st, total_commands_processed),
-                    (unsigned long long)STATS_GET(st, handoff_batches_sent),
-                    (unsigned long long)STATS_GET(st, handoff_batches_received),
-                    (unsigned long long)STATS_GET(st, handoff_inbox_full));
+                    i, sv->cpu, sv->node, (unsigned long long)sv->keys, (unsigned long long)sv->commands,
+                    (unsigned long long)sv->handoff_batches_sent,
+                    (unsigned long long)sv->handoff_batches_received,
+                    (unsigned long long)sv->handoff_inbox_full);
+    }
+}
+
+/* Redis 7.0's formats: cmdstat_get:calls=..,usec=..,usec_per_call=..,rejected_calls=..,failed_calls=.. */
+static void info_commandstats(struct reply *t, const struct stats_view *v)
+{
+    text_printf(t, "# Commandstats\r\n");
+    for (size_t i = 0; i < v->ncmds; i++) {
+        const struct stats_cmd_view *c = &v->cmds[i];
+        text_printf(t, "cmdstat_%s:calls=%llu,usec=%llu,usec_per_call=%.2f,rejected_calls=%llu,failed_calls=%llu\r\n",
+                    c->name, (unsigned long long)c->calls, (unsigned long long)c->usec,
+                    c->calls ? (double)c->usec / (double)c->calls : 0.0, (unsigned long long)c->rejected,
+                    (unsigned long long)c->failed);
+    }
+}
+
+static void info_errorstats(struct reply *t, const struct stats_view *v)
+{
+    text_printf(t, "# Errorstats\r\n");
+    for (size_t i = 0; i < v->nerrors; i++)
+        text_printf(t, "errorstat_%s:count=%llu\r\n", v->errors[i].name, (unsigned long long)v->errors[i].count);
+}
+
+/* a percentile's name as Redis writes it: %f with the trailing zeros (and dot) cut */
+static void percentile_name(char *buf, size_t size, double p)
+{
+    int n = snprintf(buf, size, "%f", p);
+    while (n > 1 && buf[n - 1] == '0')
+        buf[--n] = '\0';
+    if (n > 1 && buf[n - 1] == '.')
+        buf[--n] = '\0';
+}
+
+static void info_latencystats(struct cmd_ctx *ctx, struct reply *t, const struct stats_view *v)
+{
+    const struct config *cfg = ctx->config;
+    int npct = cfg->latency_percentiles_count < STATS_MAX_PERCENTILES ? cfg->latency_percentiles_count
+                                                                      : STATS_MAX_PERCENTILES;
+    text_printf(t, "# Latencystats\r\n");
+    for (size_t i = 0; i < v->ncmds; i++) {
+        const struct stats_cmd_view *c = &v->cmds[i];
+        if (!c->samples)
+            continue;
+        text_printf(t, "latency_percentiles_usec_%s:", c->name);
+        for (int p = 0; p < npct; p++) {
+            char name[64];
+            percentile_name(name, sizeof name, cfg->latency_percentiles[p]);
+            text_printf(t, "%sp%s=%.3f", p ? "," : "", name, c->pct_usec[p]);
+        }
+        text_printf(t, "\r\n");
     }
 }
 
@@ -1603,8 +1657,12 @@ static void cmd_info(struct cmd_ctx *ctx)
         sections = SEC_DEFAULT;
     for (int i = 1; i < ctx->argc; i++) {
         const struct resp_arg *a = &ctx->argv[i];
-        if (arg_is(a, "all") || arg_is(a, "everything") || arg_is(a, "default")) {
+        if (arg_is(a, "all") || arg_is(a, "everything")) {
             sections |= SEC_ALL;
+            continue;
+        }
+        if (arg_is(a, "default")) {
+            sections |= SEC_DEFAULT;
             continue;
         }
         for (size_t j = 0; j < sizeof info_section_names / sizeof info_section_names[0]; j++)
@@ -1612,8 +1670,10 @@ static void cmd_info(struct cmd_ctx *ctx)
                 sections |= info_section_names[j].bit;
     }
     pthread_once(&ids_once, ids_init);
+    struct stats_view v;
+    stats_view_take(&v, ctx->config->latency_percentiles, ctx->config->latency_percentiles_count);
     struct info_totals s;
-    info_sum(&s);
+    info_sum(&s, &v);
     struct reply t;
     reply_init(&t);
     int done = 0;
@@ -1627,14 +1687,18 @@ static void cmd_info(struct cmd_ctx *ctx)
     SECTION(SEC_CLIENTS, info_clients(ctx, &t, &s));
     SECTION(SEC_MEMORY, info_memory(ctx, &t, &s));
     SECTION(SEC_PERSISTENCE, info_persistence(&t));
-    SECTION(SEC_STATS, info_stats(&t, &s));
+    SECTION(SEC_STATS, info_stats(&t, &s, &v));
     SECTION(SEC_REPLICATION, info_replication(&t));
     SECTION(SEC_CPU, info_cpu(&t));
     SECTION(SEC_MODULES, text_printf(&t, "# Modules\r\n"));
+    SECTION(SEC_COMMANDSTATS, info_commandstats(&t, &v));
+    SECTION(SEC_ERRORSTATS, info_errorstats(&t, &v));
+    SECTION(SEC_LATENCYSTATS, info_latencystats(ctx, &t, &v));
     SECTION(SEC_CLUSTER, text_printf(&t, "# Cluster\r\ncluster_enabled:0\r\n"));
     SECTION(SEC_KEYSPACE, info_keyspace(ctx, &t, &s));
-    SECTION(SEC_SHARDS, info_shards(&t));
+    SECTION(SEC_SHARDS, info_shards(&t, &v));
 #undef SECTION
+    stats_view_release(&v);
     reply_verbatim(ctx->out, t.len ? t.buf : "", t.len, "txt");
     reply_deinit(&t);
 }

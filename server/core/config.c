@@ -259,6 +259,11 @@ static const char *const *config_enum_names(const struct config_key *k, int *cou
     return bool_names;
 }
 
+const char *config_maxmemory_policy_name(const struct config *c)
+{
+    return policy_names[c->maxmemory_policy];
+}
+
 /* "normal 0 0 0 slave ... pubsub ..." (any subset of classes) into c->obuf */
 static const char *config_parse_obuf(struct config *c, const char *v, size_t vlen)
 {

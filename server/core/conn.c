@@ -16,8 +16,11 @@
  * checkClientOutputBufferLimits): before each flush, the pending output
  * (unsent bytes plus the replies held in pending slots) is compared with the
  * hard limit, and with the soft limit for soft_seconds; past either the
- * client is closed.  A hard limit also stops parsing once the unsent output
- * passes it, so one read cannot pile up more than a reply beyond the limit.
+ * client is closed.  A hard limit also bounds what piles up before that:
+ * parsing stops once the unsent output passes it, and a shard running a
+ * cross-shard batch for the client stops once the batch's replies pass it
+ * (handoff.c; the rest is not run, as Redis runs nothing more of a client it
+ * closes) and the home closes the client when the batch comes back.
  * Without a hard limit a client that does not read stops being read past
  * CONN_OUT_PAUSE of unsent output instead (backpressure, never closed).
  */
@@ -211,19 +214,29 @@ static size_t conn_out_pause(void)
     return hard > 0 && (unsigned long long)hard < CONN_OUT_PAUSE ? (size_t)hard : CONN_OUT_PAUSE;
 }
 
-/* stop parsing: batches wait for room, a multi-step command is under way, or output piles up */
+/* stop parsing: batches wait for room, a multi-step command is under way, or output piles up
+ * (unsent, or behind the last pending slot, where local replies go) */
 static bool conn_blocked(const struct conn *c)
 {
     return c->stalled_head != NULL || (c->slot_tail && c->slot_tail->barrier && !c->slot_tail->complete) ||
-           c->out.len - c->out_sent > conn_out_pause();
+           c->out.len - c->out_sent + (c->slot_tail ? c->slot_tail->after.len : 0) > conn_out_pause();
 }
 
-/* output held for this client: unsent bytes and replies waiting in slots (Redis's reply_bytes) */
+void conn_close_output_limit(struct conn *c)
+{
+    char info[512];
+    conn_describe(c, c->home->now, info, sizeof(info));
+    log_warn("Client %s scheduled to be closed ASAP for overcoming of output buffer limits.", info);
+    conn_close(c);
+}
+
+/* output held for this client: unsent bytes and complete replies waiting in slots (Redis's
+ * reply_bytes); a merge still in progress (MGET's elements) is not counted */
 static size_t conn_pending_output(const struct conn *c)
 {
     size_t n = c->out.len - c->out_sent;
     for (const struct slot *s = c->slot_head; s; s = s->next)
-        n += s->reply.len + s->after.len + s->gather.len;
+        n += s->reply.len + s->after.len;
     return n;
 }
 
@@ -355,10 +368,7 @@ void conn_flush(struct conn *c)
     if (c->closed)
         return;
     if (conn_over_output_limit(c)) {
-        char info[512];
-        conn_describe(c, self->now, info, sizeof(info));
-        log_warn("Client %s scheduled to be closed ASAP for overcoming of output buffer limits.", info);
-        conn_close(c);
+        conn_close_output_limit(c);
         return;
     }
     while (c->out_sent < c->out.len) {

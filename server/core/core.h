@@ -177,6 +177,8 @@ static inline void shard_note_write(struct shard *self, const struct command *cm
 void conn_accept(struct shard *self, int fd);
 void conn_flush(struct conn *c);
 void conn_close(struct conn *c);
+/* close c for passing its output buffer limit, saying so in the log (Redis's words) */
+void conn_close_output_limit(struct conn *c);
 /* a batch came back or was dropped: release the reference it held */
 void conn_unref(struct conn *c);
 /* resume parsing buffered input after a stall cleared */

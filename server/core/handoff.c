@@ -76,6 +76,7 @@ struct batch {
     size_t blen;
     size_t bcap;
     struct reply replies;    /* written by the owner */
+    bool over_limit;         /* the owner stopped: the client's replies passed its output hard limit */
 };
 
 static struct batch *batch_borrow(struct shard *self)
@@ -295,8 +296,17 @@ static void handoff_execute(struct shard *self, struct batch *b)
         .conn = NULL,
         .shard = self->index,
     };
+    long long hard = cfg->obuf[OBUF_NORMAL].hard;
+    size_t client_bytes = 0; /* replies bound for the client (internal steps' are not) */
+    b->over_limit = false;
     for (int i = 0; i < b->n; i++) {
         struct batch_entry *e = &b->entries[i];
+        if (hard > 0 && client_bytes > (unsigned long long)hard) {
+            /* past the client's output limit: like Redis, run none of the rest; the home closes it */
+            b->over_limit = true;
+            b->n = i;
+            break;
+        }
         if (e->argc > self->scratch_argc_cap) {
             self->scratch_argc_cap = e->argc * 2;
             self->scratch_argv = mem_realloc(self->scratch_argv,
@@ -324,6 +334,8 @@ static void handoff_execute(struct shard *self, struct batch *b)
             stats_error_reply(&self->stats, b->replies.buf + e->reply_off, b->replies.len - e->reply_off);
         }
         e->reply_len = b->replies.len - e->reply_off;
+        if (!(e->cmd->flags & CMD_INTERNAL))
+            client_bytes += e->reply_len;
     }
     STATS_ADD(&self->stats, handoff_batches_received, 1);
     shard_publish_keyspace(self, false);
@@ -334,7 +346,9 @@ static void handoff_complete(struct shard *self, struct batch *b)
 {
     struct conn *c = b->conn;
     self->credits++;
-    if (!c->closed) {
+    if (!c->closed && b->over_limit) {
+        conn_close_output_limit(c);
+    } else if (!c->closed) {
         for (int i = 0; i < b->n; i++) {
             struct batch_entry *e = &b->entries[i];
             dispatch_part_reply(c, e->slot, e->part, b->replies.buf + e->reply_off, e->reply_len);

@@ -103,6 +103,7 @@ static void metrics_write(struct evbuffer *b, const struct stats_view *v)
     metric(b, "percore_keyspace_misses_total", "counter", "Key lookups that did not find the key.",
            t->keyspace_misses);
     metric(b, "percore_expired_keys_total", "counter", "Keys expired.", t->expired_keys);
+    metric(b, "percore_evicted_keys_total", "counter", "Keys evicted at maxmemory.", t->evicted_keys);
     metric(b, "percore_net_input_bytes_total", "counter", "Bytes read from clients.", t->total_net_input_bytes);
     metric(b, "percore_net_output_bytes_total", "counter", "Bytes written to clients.",
            t->total_net_output_bytes);

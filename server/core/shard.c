@@ -175,6 +175,7 @@ void shard_publish_keyspace(struct shard *self, bool everything)
     STATS_SET(&self->stats, keyspace_hits, self->cstats.keyspace_hits);
     STATS_SET(&self->stats, keyspace_misses, self->cstats.keyspace_misses);
     STATS_SET(&self->stats, expired_keys, store_expired_keys(self->store));
+    STATS_SET(&self->stats, evicted_keys, store_evicted_keys(self->store));
     if (everything)
         STATS_SET(&self->stats, used_memory, store_memory(self->store));
 }

@@ -5,7 +5,8 @@
  *   the shards are full, then exactly Redis 7.0's
  *   "-OOM command not allowed when used memory > 'maxmemory'." and nothing
  *   else; the server never aborts; reads (GET, MGET, DBSIZE) and DEL still
- *   work, MSET across shards is refused with the same error, and lifting
+ *   work, MSET split across shards and SUNIONSTORE gathered across them are
+ *   refused with the same error, and lifting
  *   maxmemory lets writes in again.
  * - each eviction policy, maxmemory 4mb, writing 10x that: no write is
  *   refused, INFO used_memory ends up under maxmemory (10% tolerance: a
@@ -21,6 +22,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define OOM_REPLY "-OOM command not allowed when used memory > 'maxmemory'.\r\n"
 #define VALUE_SIZE 1000
@@ -133,6 +135,7 @@ static void phase_noeviction(struct pc_conn *c)
         ms[2 + 2 * i] = value;
     }
     pc_expectv(c, OOM_REPLY, strlen(OOM_REPLY), 1 + 2 * PC_SPREAD_KEYS, ms, NULL);
+    pc_expect(c, OOM_REPLY, "SUNIONSTORE", keys[0], keys[1], keys[2], NULL); /* gathered across shards */
     pc_expect(c, OOM_REPLY, "SET", "ne:0", "other", NULL);
     pc_expect(c, OOM_REPLY, "APPEND", "ne:0", "more", NULL);
     pc_expect(c, ":1\r\n", "DEL", "ne:0", NULL); /* not denyoom */
@@ -145,6 +148,7 @@ static void phase_noeviction(struct pc_conn *c)
 static long long settled_used_memory(struct pc_conn *c, long long bound)
 {
     long long t0 = pc_now_ms(), used;
+    pc_sleep_ms(300); /* the shards publish their memory figure on their timer */
     for (;;) {
         used = info_ll(c, "used_memory");
         if ((used >= 0 && used <= bound) || pc_now_ms() - t0 > 3000)
@@ -156,7 +160,7 @@ static long long settled_used_memory(struct pc_conn *c, long long bound)
 static void phase_policy(struct pc_conn *c, const char *policy)
 {
     const long long maxmem = 4 << 20;
-    const long written = 10 * maxmem / VALUE_SIZE;
+    const long written = 10 * (maxmem / VALUE_SIZE / 10) * 10; /* 10x maxmemory, in 10 parts */
     int is_volatile = strncmp(policy, "volatile", 8) == 0;
     pc_expect(c, "+OK\r\n", "FLUSHALL", NULL);
     long long ev0 = info_ll(c, "evicted_keys");
@@ -184,7 +188,12 @@ static void phase_policy(struct pc_conn *c, const char *policy)
     long long bound = maxmem + maxmem / 10;
     long long used = settled_used_memory(c, bound);
     long long dbsize = int_cmd(c, "DBSIZE", NULL);
+    /* INFO reads the aggregator's snapshot: let it catch up with DBSIZE */
     long long evicted = info_ll(c, "evicted_keys") - ev0;
+    for (int wait = 0; wait < 40 && evicted != written + PC_SPREAD_KEYS + 1 - dbsize; wait++) {
+        usleep(50 * 1000);
+        evicted = info_ll(c, "evicted_keys") - ev0;
+    }
     fprintf(stderr, "%s: wrote %ld keys (%ld MB); used_memory %lld (maxmemory %lld), DBSIZE %lld, "
             "evicted_keys %lld\n", policy, written, written * VALUE_SIZE >> 20, used, maxmem, dbsize, evicted);
     if (used < 0 || used > bound)
@@ -195,11 +204,9 @@ static void phase_policy(struct pc_conn *c, const char *policy)
         pc_fail("%s: DBSIZE %lld after %ld writes under maxmemory: keys are not being evicted", policy, dbsize,
                 written);
     long long total = written + PC_SPREAD_KEYS + 1;
-    if (evicted > 0 && evicted != total - dbsize)
+    if (evicted != total - dbsize)
         pc_fail("%s: evicted_keys %lld, want %lld (written %lld, DBSIZE %lld)", policy, evicted, total - dbsize,
                 total, dbsize);
-    if (evicted <= 0)
-        fprintf(stderr, "note: INFO evicted_keys does not count evictions yet\n");
     if (is_volatile) {
         const char *ex[1 + PC_SPREAD_KEYS];
         ex[0] = "EXISTS";
@@ -210,8 +217,8 @@ static void phase_policy(struct pc_conn *c, const char *policy)
         pc_expectv(c, want, strlen(want), 1 + PC_SPREAD_KEYS, ex, NULL);
         pc_expect(c, ":1\r\n", "EXISTS", "hot", NULL);
     }
-    if (strcmp(policy, "allkeys-lfu") == 0)
-        pc_expect(c, ":1\r\n", "EXISTS", "hot", NULL);
+    /* that allkeys-lfu prefers to keep a frequently read key is sampled, so
+     * probable, not certain, here: tests/unit/test_evict.c checks it exactly */
     set_config(c, "maxmemory", "0");
 }
 
