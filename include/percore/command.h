@@ -110,6 +110,41 @@ bool cmd_arg_is(const struct resp_arg *a, const char *name);
 /* parse a long long or reply "value is not an integer or out of range" */
 bool cmd_get_ll_or_reply(struct cmd_ctx *ctx, const struct resp_arg *a, long long *v);
 
+/* ---- SCAN SSCAN HSCAN ZSCAN (command.c) */
+
+/* the options after a scan's cursor, as Redis's scanGenericCommand reads them */
+struct scan_options {
+    long long count;     /* COUNT, 10 when absent; always >= 1 */
+    const char *pattern; /* MATCH pattern, not NUL-terminated; NULL when absent or "*" */
+    size_t plen;         /* bytes in pattern */
+    const char *type;    /* TYPE (SCAN only), not NUL-terminated; NULL when absent */
+    size_t tlen;         /* bytes in type, up to its first NUL */
+};
+
+/*
+ * Parse a scan cursor as Redis's parseScanCursorOrReply does (strtoul over
+ * the argument as a C string, so a sign is accepted and "-1" wraps).
+ * cmd_scan_cursor_parse only parses; the _or_reply form sends
+ * "ERR invalid cursor" when it fails.  Any thread.
+ */
+bool cmd_scan_cursor_parse(const struct resp_arg *a, uint64_t *cursor);
+bool cmd_scan_cursor_or_reply(struct cmd_ctx *ctx, const struct resp_arg *a, uint64_t *cursor);
+/*
+ * Parse COUNT n / MATCH p / TYPE t (TYPE only when allow_type) from
+ * argv[first] on into *o, which points into ctx->argv.  A bad option,
+ * COUNT < 1 or a missing value sends a syntax error, a non-integer COUNT
+ * "value is not an integer", and returns false.
+ */
+bool cmd_scan_options_or_reply(struct cmd_ctx *ctx, int first, bool allow_type,
+                               struct scan_options *o);
+/* does an element of n bytes pass o's MATCH filter (always, without one) */
+bool cmd_scan_match(const struct scan_options *o, const char *p, size_t n);
+/*
+ * The scan reply: [cursor, [n elements]], the elements already encoded in
+ * items (NULL when n is 0).  items stays the caller's.
+ */
+void cmd_scan_reply(struct cmd_ctx *ctx, uint64_t cursor, long long n, const struct reply *items);
+
 /*
  * The argv positions of a command's keys, into pos[] (room for argc
  * entries): first/last/step, or the CMD_NUMKEYS form.  Returns how many, or

@@ -264,6 +264,7 @@ struct stats_shard_view {
     int cpu;
     int node;
     uint64_t keys;               /* live */
+    uint64_t used_memory;        /* live: bytes held by the shard's store */
     uint64_t commands;
     uint64_t handoff_batches_sent;
     uint64_t handoff_batches_received;

@@ -10,9 +10,14 @@
 #include "percore/command.h"
 
 #include "families.h"
+#include "percore/mem.h"
 #include "percore/store.h"
 #include "percore/util.h"
 
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define COMMAND_MAX 512
@@ -124,6 +129,90 @@ bool cmd_get_ll_or_reply(struct cmd_ctx *ctx, const struct resp_arg *a, long lon
         return false;
     }
     return true;
+}
+
+bool cmd_scan_cursor_parse(const struct resp_arg *a, uint64_t *cursor)
+{
+    char stackbuf[64];
+    char *buf = stackbuf, *eptr;
+    size_t n = strnlen(a->ptr, a->len); /* Redis reads the sds as a C string */
+    unsigned long long v;
+    bool ok;
+
+    if (n >= sizeof(stackbuf))
+        buf = mem_alloc(n + 1);
+    memcpy(buf, a->ptr, n);
+    buf[n] = '\0';
+    errno = 0;
+    v = strtoull(buf, &eptr, 10);
+    ok = !(isspace((unsigned char)buf[0]) || eptr[0] != '\0' || errno == ERANGE);
+    if (buf != stackbuf)
+        mem_release(buf);
+    if (ok)
+        *cursor = v;
+    return ok;
+}
+
+bool cmd_scan_cursor_or_reply(struct cmd_ctx *ctx, const struct resp_arg *a, uint64_t *cursor)
+{
+    if (!cmd_scan_cursor_parse(a, cursor)) {
+        reply_error(ctx->out, "ERR invalid cursor");
+        return false;
+    }
+    return true;
+}
+
+bool cmd_scan_options_or_reply(struct cmd_ctx *ctx, int first, bool allow_type,
+                               struct scan_options *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->count = 10;
+    for (int i = first; i < ctx->argc;) {
+        int left = ctx->argc - i;
+        const struct resp_arg *opt = &ctx->argv[i];
+        const struct resp_arg *val = &ctx->argv[i + 1];
+        if (cmd_arg_is(opt, "count") && left >= 2) {
+            if (!cmd_get_ll_or_reply(ctx, val, &o->count))
+                return false;
+            if (o->count < 1) {
+                reply_syntax_error(ctx->out);
+                return false;
+            }
+        } else if (cmd_arg_is(opt, "match") && left >= 2) {
+            /* the pattern is a no-op iff == "*" */
+            if (val->len == 1 && val->ptr[0] == '*') {
+                o->pattern = NULL;
+            } else {
+                o->pattern = val->ptr;
+                o->plen = val->len;
+            }
+        } else if (allow_type && cmd_arg_is(opt, "type") && left >= 2) {
+            o->type = val->ptr;
+            o->tlen = strnlen(val->ptr, val->len);
+        } else {
+            reply_syntax_error(ctx->out);
+            return false;
+        }
+        i += 2;
+    }
+    return true;
+}
+
+bool cmd_scan_match(const struct scan_options *o, const char *p, size_t n)
+{
+    return o->pattern == NULL || util_glob_match(o->pattern, o->plen, p, n, false);
+}
+
+void cmd_scan_reply(struct cmd_ctx *ctx, uint64_t cursor, long long n, const struct reply *items)
+{
+    char num[24];
+    int numlen = snprintf(num, sizeof(num), "%llu", (unsigned long long)cursor);
+
+    reply_array(ctx->out, 2);
+    reply_bulk(ctx->out, num, (size_t)numlen);
+    reply_array(ctx->out, n);
+    if (items && items->len)
+        reply_raw(ctx->out, items->buf, items->len);
 }
 
 int command_key_positions(const struct command *cmd, int argc, const struct resp_arg *argv, int *pos)

@@ -516,44 +516,16 @@ static void cmd_hrandfield(struct cmd_ctx *ctx)
 
 /* ---- HSCAN ------------------------------------------------------------- */
 
-/* Redis parseScanCursorOrReply: strtoul() over the argument as a C string */
-static bool hash_parse_cursor_or_reply(struct cmd_ctx *ctx, const struct resp_arg *a,
-                                       uint64_t *cursor)
-{
-    char stackbuf[64];
-    char *buf = stackbuf, *eptr;
-    size_t n = strnlen(a->ptr, a->len);
-    unsigned long v;
-    bool ok;
-
-    if (n >= sizeof(stackbuf))
-        buf = mem_alloc(n + 1);
-    memcpy(buf, a->ptr, n);
-    buf[n] = '\0';
-    errno = 0;
-    v = strtoul(buf, &eptr, 10);
-    ok = !(isspace((unsigned char)buf[0]) || eptr[0] != '\0' || errno == ERANGE);
-    if (buf != stackbuf)
-        mem_release(buf);
-    if (!ok) {
-        reply_error(ctx->out, "ERR invalid cursor");
-        return false;
-    }
-    *cursor = v;
-    return true;
-}
-
 struct hscan_collect {
-    struct reply buf;    /* bulk replies of the pairs kept */
-    long long kept;      /* fields and values in buf */
-    const char *pattern; /* NULL: no MATCH filter */
-    size_t plen;
+    struct reply buf;       /* bulk replies of the pairs kept */
+    long long kept;         /* fields and values in buf */
+    struct scan_options so; /* COUNT and the MATCH filter */
 };
 
 static void hscan_pair(void *arg, const char *f, size_t flen, const char *v, size_t vlen)
 {
     struct hscan_collect *hc = arg;
-    if (hc->pattern && !util_glob_match(hc->pattern, hc->plen, f, flen, false))
+    if (!cmd_scan_match(&hc->so, f, flen))
         return;
     reply_bulk(&hc->buf, f, flen);
     reply_bulk(&hc->buf, v, vlen);
@@ -564,61 +536,27 @@ static void cmd_hscan(struct cmd_ctx *ctx)
 {
     struct hscan_collect hc;
     uint64_t cursor;
-    long long count = 10;
-    char num[24];
-    int numlen;
     bool wrongtype;
 
-    if (!hash_parse_cursor_or_reply(ctx, &ctx->argv[2], &cursor))
+    if (!cmd_scan_cursor_or_reply(ctx, &ctx->argv[2], &cursor))
         return;
     struct object *o = hash_lookup_read(ctx, &ctx->argv[1], &wrongtype);
     if (wrongtype)
         return;
     if (o == NULL) {
-        reply_array(ctx->out, 2);
-        reply_bulk(ctx->out, "0", 1);
-        reply_array(ctx->out, 0);
+        cmd_scan_reply(ctx, 0, 0, NULL);
         return;
     }
 
     memset(&hc, 0, sizeof(hc));
-    for (int i = 3; i < ctx->argc;) {
-        int left = ctx->argc - i;
-        const struct resp_arg *opt = &ctx->argv[i];
-        if (cmd_arg_is(opt, "count") && left >= 2) {
-            if (!cmd_get_ll_or_reply(ctx, &ctx->argv[i + 1], &count))
-                return;
-            if (count < 1) {
-                reply_syntax_error(ctx->out);
-                return;
-            }
-            i += 2;
-        } else if (cmd_arg_is(opt, "match") && left >= 2) {
-            const struct resp_arg *p = &ctx->argv[i + 1];
-            /* the pattern is a no-op iff == "*" */
-            if (p->len == 1 && p->ptr[0] == '*') {
-                hc.pattern = NULL;
-            } else {
-                hc.pattern = p->ptr;
-                hc.plen = p->len;
-            }
-            i += 2;
-        } else {
-            reply_syntax_error(ctx->out); /* TYPE is for SCAN only */
-            return;
-        }
-    }
+    if (!cmd_scan_options_or_reply(ctx, 3, false, &hc.so)) /* TYPE is for SCAN only */
+        return;
 
     reply_init(&hc.buf);
     hc.buf.resp = ctx->out->resp;
-    cursor = hash_scan(o, cursor, (unsigned long)count, hscan_pair, &hc);
+    cursor = hash_scan(o, cursor, (unsigned long)hc.so.count, hscan_pair, &hc);
 
-    reply_array(ctx->out, 2);
-    numlen = snprintf(num, sizeof(num), "%llu", (unsigned long long)cursor);
-    reply_bulk(ctx->out, num, (size_t)numlen);
-    reply_array(ctx->out, hc.kept);
-    if (hc.buf.len)
-        reply_raw(ctx->out, hc.buf.buf, hc.buf.len);
+    cmd_scan_reply(ctx, cursor, hc.kept, &hc.buf);
     reply_deinit(&hc.buf);
 }
 

@@ -290,10 +290,7 @@ struct key_collect {
     struct reply buf;        /* bulk replies of the keys kept */
     long long kept;          /* keys in buf */
     long long seen;          /* keys visited (SCAN's COUNT budget) */
-    const char *pattern;     /* NULL: no pattern filter */
-    size_t plen;
-    const char *type;        /* NULL: no TYPE filter */
-    size_t tlen;
+    struct scan_options so;  /* the MATCH and TYPE filters (KEYS: its pattern only) */
     struct cmd_stats *stats; /* SCAN's TYPE filter counts a hit per key checked */
 };
 
@@ -302,12 +299,12 @@ static void collect_key(void *arg, const char *key, size_t klen, struct object *
     struct key_collect *kc = arg;
 
     kc->seen++;
-    if (kc->pattern && !util_glob_match(kc->pattern, kc->plen, key, klen, false))
+    if (!cmd_scan_match(&kc->so, key, klen))
         return;
-    if (kc->type) {
+    if (kc->so.type) {
         if (kc->stats)
             kc->stats->keyspace_hits++;
-        if (!util_eq_nocase(kc->type, kc->tlen, object_type_name(val)))
+        if (!util_eq_nocase(kc->so.type, kc->so.tlen, object_type_name(val)))
             return;
     }
     reply_bulk(&kc->buf, key, klen);
@@ -324,8 +321,8 @@ static void cmd_keys(struct cmd_ctx *ctx)
     reply_init(&kc.buf);
     kc.buf.resp = ctx->out->resp;
     if (!(pat->len == 1 && pat->ptr[0] == '*')) {
-        kc.pattern = pat->ptr;
-        kc.plen = pat->len;
+        kc.so.pattern = pat->ptr;
+        kc.so.plen = pat->len;
     }
     do {
         cursor = store_scan(ctx->store, ctx->db, cursor, 1024, ctx->now, collect_key, &kc);
@@ -337,91 +334,27 @@ static void cmd_keys(struct cmd_ctx *ctx)
     reply_deinit(&kc.buf);
 }
 
-/* Redis parseScanCursorOrReply: strtoul() rules (a sign is accepted) */
-static bool parse_cursor_or_reply(struct cmd_ctx *ctx, const struct resp_arg *a, uint64_t *cursor)
-{
-    char stackbuf[64];
-    char *buf = stackbuf, *eptr;
-    size_t n = cstr_len(a); /* Redis reads the sds as a C string */
-    unsigned long v;
-    bool ok;
-
-    if (n >= sizeof(stackbuf))
-        buf = mem_alloc(n + 1);
-    memcpy(buf, a->ptr, n);
-    buf[n] = '\0';
-    errno = 0;
-    v = strtoul(buf, &eptr, 10);
-    ok = !(isspace((unsigned char)buf[0]) || eptr[0] != '\0' || errno == ERANGE);
-    if (buf != stackbuf)
-        mem_release(buf);
-    if (!ok) {
-        reply_error(ctx->out, "ERR invalid cursor");
-        return false;
-    }
-    *cursor = v;
-    return true;
-}
-
 static void cmd_scan(struct cmd_ctx *ctx)
 {
     struct key_collect kc;
     uint64_t cursor;
-    long long count = 10;
     long long maxiter;
-    char num[24];
-    int numlen;
 
-    if (!parse_cursor_or_reply(ctx, &ctx->argv[1], &cursor))
+    if (!cmd_scan_cursor_or_reply(ctx, &ctx->argv[1], &cursor))
         return;
-
     memset(&kc, 0, sizeof(kc));
-    for (int i = 2; i < ctx->argc;) {
-        int left = ctx->argc - i;
-        const struct resp_arg *opt = &ctx->argv[i];
-        if (cmd_arg_is(opt, "count") && left >= 2) {
-            if (!cmd_get_ll_or_reply(ctx, &ctx->argv[i + 1], &count))
-                return;
-            if (count < 1) {
-                reply_syntax_error(ctx->out);
-                return;
-            }
-            i += 2;
-        } else if (cmd_arg_is(opt, "match") && left >= 2) {
-            const struct resp_arg *p = &ctx->argv[i + 1];
-            /* the pattern is a no-op iff == "*" */
-            if (p->len == 1 && p->ptr[0] == '*') {
-                kc.pattern = NULL;
-            } else {
-                kc.pattern = p->ptr;
-                kc.plen = p->len;
-            }
-            i += 2;
-        } else if (cmd_arg_is(opt, "type") && left >= 2) {
-            kc.type = ctx->argv[i + 1].ptr;
-            kc.tlen = cstr_len(&ctx->argv[i + 1]);
-            i += 2;
-        } else {
-            reply_syntax_error(ctx->out);
-            return;
-        }
-    }
-
+    if (!cmd_scan_options_or_reply(ctx, 2, true, &kc.so))
+        return;
     kc.stats = ctx->stats;
     reply_init(&kc.buf);
     kc.buf.resp = ctx->out->resp;
-    maxiter = count > LLONG_MAX / 10 ? LLONG_MAX : count * 10;
+    maxiter = kc.so.count > LLONG_MAX / 10 ? LLONG_MAX : kc.so.count * 10;
     do {
-        cursor = store_scan(ctx->store, ctx->db, cursor, (long)(count - kc.seen), ctx->now,
+        cursor = store_scan(ctx->store, ctx->db, cursor, (long)(kc.so.count - kc.seen), ctx->now,
                             collect_key, &kc);
-    } while (cursor && maxiter-- && kc.seen < count);
+    } while (cursor && maxiter-- && kc.seen < kc.so.count);
 
-    reply_array(ctx->out, 2);
-    numlen = snprintf(num, sizeof(num), "%llu", (unsigned long long)cursor);
-    reply_bulk(ctx->out, num, (size_t)numlen);
-    reply_array(ctx->out, kc.kept);
-    if (kc.buf.len)
-        reply_raw(ctx->out, kc.buf.buf, kc.buf.len);
+    cmd_scan_reply(ctx, cursor, kc.kept, &kc.buf);
     reply_deinit(&kc.buf);
 }
 

@@ -1591,9 +1591,10 @@ static void info_shards(struct reply *t, const struct stats_view *v)
     for (int i = 0; i < v->nshards; i++) {
         const struct stats_shard_view *sv = &v->shards[i];
         text_printf(t,
-                    "shard%d:cpu=%d,node=%d,keys=%llu,commands=%llu,handoff_sent=%llu,"
+                    "shard%d:cpu=%d,node=%d,keys=%llu,used_memory=%llu,commands=%llu,handoff_sent=%llu,"
                     "handoff_received=%llu,inbox_full=%llu\r\n",
-                    i, sv->cpu, sv->node, (unsigned long long)sv->keys, (unsigned long long)sv->commands,
+                    i, sv->cpu, sv->node, (unsigned long long)sv->keys, (unsigned long long)sv->used_memory,
+                    (unsigned long long)sv->commands,
                     (unsigned long long)sv->handoff_batches_sent,
                     (unsigned long long)sv->handoff_batches_received,
                     (unsigned long long)sv->handoff_inbox_full);

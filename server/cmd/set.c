@@ -747,44 +747,17 @@ static void cmd_sdiffstore(struct cmd_ctx *ctx)
 
 /* ---- SSCAN ----------------------------------------------------------------- */
 
-/* Redis parseScanCursorOrReply: strtoul() rules (a sign is accepted) */
-static bool parse_cursor_or_reply(struct cmd_ctx *ctx, const struct resp_arg *a, uint64_t *cursor)
-{
-    char stackbuf[64];
-    char *buf = stackbuf, *eptr;
-    size_t n = cstr_len(a);
-    unsigned long v;
-    bool ok;
-
-    if (n >= sizeof(stackbuf))
-        buf = mem_alloc(n + 1);
-    memcpy(buf, a->ptr, n);
-    buf[n] = '\0';
-    errno = 0;
-    v = strtoul(buf, &eptr, 10);
-    ok = !(isspace((unsigned char)buf[0]) || eptr[0] != '\0' || errno == ERANGE);
-    if (buf != stackbuf)
-        mem_release(buf);
-    if (!ok) {
-        reply_error(ctx->out, "ERR invalid cursor");
-        return false;
-    }
-    *cursor = v;
-    return true;
-}
-
 struct sscan_collect {
-    struct reply buf;     /* bulk replies of the members kept */
-    long long seen;       /* members collected (COUNT's budget) */
-    long long kept;       /* members in buf */
-    const char *pattern;  /* NULL: no MATCH filter */
-    size_t plen;
+    struct reply buf;       /* bulk replies of the members kept */
+    long long seen;         /* members collected (COUNT's budget) */
+    long long kept;         /* members in buf */
+    struct scan_options so; /* COUNT and the MATCH filter */
 };
 
 static void sscan_keep(struct sscan_collect *sc, const char *p, size_t n)
 {
     sc->seen++;
-    if (sc->pattern && !util_glob_match(sc->pattern, sc->plen, p, n, false))
+    if (!cmd_scan_match(&sc->so, p, n))
         return;
     reply_bulk(&sc->buf, p, n);
     sc->kept++;
@@ -801,49 +774,21 @@ static void cmd_sscan(struct cmd_ctx *ctx)
 {
     struct sscan_collect sc;
     uint64_t cursor;
-    long long count = 10;
     struct object *set;
-    char num[24];
-    int numlen;
 
-    if (!parse_cursor_or_reply(ctx, &ctx->argv[2], &cursor))
+    if (!cmd_scan_cursor_or_reply(ctx, &ctx->argv[2], &cursor))
         return;
     set = cmd_lookup_read(ctx, &ctx->argv[1]);
     if (set == NULL) {
-        reply_array(ctx->out, 2);
-        reply_bulk(ctx->out, "0", 1);
-        reply_array(ctx->out, 0);
+        cmd_scan_reply(ctx, 0, 0, NULL);
         return;
     }
     if (!check_set_or_reply(ctx, set))
         return;
 
     memset(&sc, 0, sizeof sc);
-    for (int i = 3; i < ctx->argc;) {
-        int left = ctx->argc - i;
-        const struct resp_arg *opt = &ctx->argv[i];
-        if (cmd_arg_is(opt, "count") && left >= 2) {
-            if (!cmd_get_ll_or_reply(ctx, &ctx->argv[i + 1], &count))
-                return;
-            if (count < 1) {
-                reply_syntax_error(ctx->out);
-                return;
-            }
-            i += 2;
-        } else if (cmd_arg_is(opt, "match") && left >= 2) {
-            const struct resp_arg *p = &ctx->argv[i + 1];
-            if (p->len == 1 && p->ptr[0] == '*') {
-                sc.pattern = NULL;
-            } else {
-                sc.pattern = p->ptr;
-                sc.plen = p->len;
-            }
-            i += 2;
-        } else {
-            reply_syntax_error(ctx->out);
-            return;
-        }
-    }
+    if (!cmd_scan_options_or_reply(ctx, 3, false, &sc.so))
+        return;
 
     reply_init(&sc.buf);
     sc.buf.resp = ctx->out->resp;
@@ -857,18 +802,13 @@ static void cmd_sscan(struct cmd_ctx *ctx)
         cursor = 0;
     } else {
         struct dict *d = set_dict(set);
-        long long maxiter = count > LLONG_MAX / 10 ? LLONG_MAX : count * 10;
+        long long maxiter = sc.so.count > LLONG_MAX / 10 ? LLONG_MAX : sc.so.count * 10;
         do {
             cursor = dict_scan(d, cursor, sscan_entry, &sc);
-        } while (cursor && maxiter-- && sc.seen < count);
+        } while (cursor && maxiter-- && sc.seen < sc.so.count);
     }
 
-    reply_array(ctx->out, 2);
-    numlen = snprintf(num, sizeof num, "%llu", (unsigned long long)cursor);
-    reply_bulk(ctx->out, num, (size_t)numlen);
-    reply_array(ctx->out, sc.kept);
-    if (sc.buf.len)
-        reply_raw(ctx->out, sc.buf.buf, sc.buf.len);
+    cmd_scan_reply(ctx, cursor, sc.kept, &sc.buf);
     reply_deinit(&sc.buf);
 }
 

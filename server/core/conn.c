@@ -135,6 +135,8 @@ void conn_accept(struct shard *self, int fd)
     /* ids are unique across shards: the shard index in the low bits */
     c->id = ++conn_next_id[self->index] * (uint64_t)shard_count() + (uint64_t)self->index;
     c->resp = 2;
+    /* as Redis: a client that connects while no password is set is authenticated */
+    c->authenticated = !(cfg->requirepass && cfg->requirepass[0]);
     c->ctime = self->now;
     c->last_interaction = self->now;
     resp_parser_init(&c->parser);

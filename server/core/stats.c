@@ -422,6 +422,7 @@ void stats_view_take(struct stats_view *v, const double *pct, int npct)
 #define LIVE(name, desc) v->t.name += STATS_GET(st, name);
         STATS_GAUGES(LIVE)
 #undef LIVE
+        sv->used_memory = STATS_GET(st, used_memory);
         for (int db = 0; db < STATS_MAX_DB; db++) {
             uint64_t keys = STATS_GET(st, db_keys[db]);
             sv->keys += keys;
