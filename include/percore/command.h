@@ -109,6 +109,17 @@ struct object *cmd_lookup_write(struct cmd_ctx *ctx, const struct resp_arg *key)
 bool cmd_arg_is(const struct resp_arg *a, const char *name);
 /* parse a long long or reply "value is not an integer or out of range" */
 bool cmd_get_ll_or_reply(struct cmd_ctx *ctx, const struct resp_arg *a, long long *v);
+/*
+ * Redis getRangeLongFromObjectOrReply: a long long in [min, max], else
+ * "value is not an integer or out of range" / "value is out of range,
+ * value must between min and max"; msg (when not NULL) replaces both.
+ */
+bool cmd_get_range_ll_or_reply(struct cmd_ctx *ctx, const struct resp_arg *a, long long min,
+                               long long max, long long *v, const char *msg);
+/* Redis getPositiveLongFromObjectOrReply: [0, LONG_MAX], msg as above
+ * ("value is out of range, must be positive" when NULL) */
+bool cmd_get_positive_ll_or_reply(struct cmd_ctx *ctx, const struct resp_arg *a, long long *v,
+                                  const char *msg);
 
 /* ---- SCAN SSCAN HSCAN ZSCAN (command.c) */
 

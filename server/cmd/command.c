@@ -16,6 +16,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,6 +130,36 @@ bool cmd_get_ll_or_reply(struct cmd_ctx *ctx, const struct resp_arg *a, long lon
         return false;
     }
     return true;
+}
+
+bool cmd_get_range_ll_or_reply(struct cmd_ctx *ctx, const struct resp_arg *a, long long min,
+                               long long max, long long *v, const char *msg)
+{
+    long long ll;
+    if (!util_str_to_ll(a->ptr, a->len, &ll)) {
+        if (msg)
+            reply_error(ctx->out, msg);
+        else
+            reply_not_integer(ctx->out);
+        return false;
+    }
+    if (ll < min || ll > max) {
+        if (msg)
+            reply_error(ctx->out, msg);
+        else
+            reply_errorf(ctx->out, "ERR value is out of range, value must between %lld and %lld",
+                         min, max);
+        return false;
+    }
+    *v = ll;
+    return true;
+}
+
+bool cmd_get_positive_ll_or_reply(struct cmd_ctx *ctx, const struct resp_arg *a, long long *v,
+                                  const char *msg)
+{
+    return cmd_get_range_ll_or_reply(ctx, a, 0, LONG_MAX, v,
+                                     msg ? msg : "ERR value is out of range, must be positive");
 }
 
 bool cmd_scan_cursor_parse(const struct resp_arg *a, uint64_t *cursor)

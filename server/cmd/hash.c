@@ -29,14 +29,11 @@
 #include "percore/command.h"
 #include "percore/config.h"
 #include "percore/hash.h"
-#include "percore/mem.h"
 #include "percore/object.h"
 #include "percore/reply.h"
 #include "percore/store.h"
 #include "percore/util.h"
 
-#include <ctype.h>
-#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdbool.h>
@@ -479,13 +476,8 @@ static void cmd_hrandfield(struct cmd_ctx *ctx)
     if (ctx->argc >= 3) {
         long long l;
         bool withvalues = false;
-        if (!cmd_get_ll_or_reply(ctx, &ctx->argv[2], &l))
+        if (!cmd_get_range_ll_or_reply(ctx, &ctx->argv[2], -LONG_MAX, LONG_MAX, &l, NULL))
             return;
-        if (l < -LONG_MAX || l > LONG_MAX) {
-            reply_errorf(ctx->out, "ERR value is out of range, value must between %ld and %ld",
-                         -LONG_MAX, LONG_MAX);
-            return;
-        }
         if (ctx->argc > 4 || (ctx->argc == 4 && !cmd_arg_is(&ctx->argv[3], "withvalues"))) {
             reply_syntax_error(ctx->out);
             return;

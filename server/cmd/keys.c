@@ -30,7 +30,6 @@
 #include "percore/util.h"
 
 #include <ctype.h>
-#include <errno.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -60,21 +59,8 @@ static bool get_int_or_reply(struct cmd_ctx *ctx, const struct resp_arg *a, int 
                              const char *msg)
 {
     long long ll;
-    if (!util_str_to_ll(a->ptr, a->len, &ll)) {
-        if (msg)
-            reply_error(ctx->out, msg);
-        else
-            reply_not_integer(ctx->out);
+    if (!cmd_get_range_ll_or_reply(ctx, a, INT_MIN, INT_MAX, &ll, msg))
         return false;
-    }
-    if (ll < INT_MIN || ll > INT_MAX) {
-        if (msg)
-            reply_error(ctx->out, msg);
-        else
-            reply_errorf(ctx->out, "ERR value is out of range, value must between %d and %d",
-                         INT_MIN, INT_MAX);
-        return false;
-    }
     *v = (int)ll;
     return true;
 }

@@ -39,8 +39,6 @@
 #include "percore/store.h"
 #include "percore/util.h"
 
-#include <ctype.h>
-#include <errno.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -61,11 +59,6 @@ static long long max_intset(const struct cmd_ctx *ctx)
     return ctx->config ? ctx->config->set_max_intset_entries : DEFAULT_SET_MAX_INTSET_ENTRIES;
 }
 
-static size_t cstr_len(const struct resp_arg *a)
-{
-    return strnlen(a->ptr, a->len);
-}
-
 /* a looked-up value that must be a set: false (WRONGTYPE sent) otherwise */
 static bool check_set_or_reply(struct cmd_ctx *ctx, const struct object *o)
 {
@@ -76,41 +69,25 @@ static bool check_set_or_reply(struct cmd_ctx *ctx, const struct object *o)
     return true;
 }
 
-/* Redis getRangeLongFromObjectOrReply: msg (when not NULL) replaces both errors */
-static bool get_range_long_or_reply(struct cmd_ctx *ctx, const struct resp_arg *a, long long min,
-                                    long long max, long long *v, const char *msg)
-{
-    long long ll;
-    if (!util_str_to_ll(a->ptr, a->len, &ll)) {
-        if (msg)
-            reply_error(ctx->out, msg);
-        else
-            reply_not_integer(ctx->out);
-        return false;
-    }
-    if (ll < min || ll > max) {
-        if (msg)
-            reply_error(ctx->out, msg);
-        else
-            reply_errorf(ctx->out, "ERR value is out of range, value must between %lld and %lld",
-                         min, max);
-        return false;
-    }
-    *v = ll;
-    return true;
-}
-
-/* Redis getPositiveLongFromObjectOrReply */
-static bool get_positive_long_or_reply(struct cmd_ctx *ctx, const struct resp_arg *a, long long *v,
-                                       const char *msg)
-{
-    return get_range_long_or_reply(ctx, a, 0, LONG_MAX, v,
-                                   msg ? msg : "ERR value is out of range, must be positive");
-}
-
 static void reply_member(struct reply *out, const struct set_member *m)
 {
     reply_bulk(out, m->p, m->n);
+}
+
+/* remove a member set_random() gave: m->p points into the
+ * entry being removed, so a string member is copied first */
+static void remove_member(struct object *set, const struct set_member *m)
+{
+    if (m->is_int) {
+        set_remove(set, m->buf, m->n);
+        return;
+    }
+    char stackbuf[128];
+    char *copy = m->n <= sizeof stackbuf ? stackbuf : mem_alloc(m->n);
+    memcpy(copy, m->p, m->n);
+    set_remove(set, copy, m->n);
+    if (copy != stackbuf)
+        mem_release(copy);
 }
 
 /* reply every member of o as a RESP set (~ in RESP3) */
@@ -219,7 +196,7 @@ static void spop_with_count(struct cmd_ctx *ctx)
     long long l;
     struct object *set;
 
-    if (!get_positive_long_or_reply(ctx, &ctx->argv[2], &l, NULL))
+    if (!cmd_get_positive_ll_or_reply(ctx, &ctx->argv[2], &l, NULL))
         return;
     set = cmd_lookup_write(ctx, key);
     if (set == NULL) {
@@ -256,17 +233,7 @@ static void spop_with_count(struct cmd_ctx *ctx)
         while (count--) {
             set_random(set, &m);
             reply_member(ctx->out, &m);
-            if (m.is_int) {
-                set_remove(set, m.buf, m.n);
-            } else {
-                /* m.p points into the entry being removed: copy it first */
-                char stackbuf[128];
-                char *copy = m.n <= sizeof stackbuf ? stackbuf : mem_alloc(m.n);
-                memcpy(copy, m.p, m.n);
-                set_remove(set, copy, m.n);
-                if (copy != stackbuf)
-                    mem_release(copy);
-            }
+            remove_member(set, &m);
         }
         return;
     }
@@ -318,16 +285,7 @@ static void cmd_spop(struct cmd_ctx *ctx)
         return;
     set_random(set, &m);
     reply_member(ctx->out, &m);
-    if (m.is_int) {
-        set_remove(set, m.buf, m.n);
-    } else {
-        char stackbuf[128];
-        char *copy = m.n <= sizeof stackbuf ? stackbuf : mem_alloc(m.n);
-        memcpy(copy, m.p, m.n);
-        set_remove(set, copy, m.n);
-        if (copy != stackbuf)
-            mem_release(copy);
-    }
+    remove_member(set, &m);
     if (set_size(set) == 0)
         store_delete(ctx->store, ctx->db, key->ptr, key->len, ctx->now);
 }
@@ -340,7 +298,7 @@ static void srandmember_with_count(struct cmd_ctx *ctx)
     struct object *set;
     struct set_member m;
 
-    if (!get_range_long_or_reply(ctx, &ctx->argv[2], -LONG_MAX, LONG_MAX, &l, NULL))
+    if (!cmd_get_range_ll_or_reply(ctx, &ctx->argv[2], -LONG_MAX, LONG_MAX, &l, NULL))
         return;
     if (l >= 0) {
         count = (unsigned long long)l;
@@ -603,7 +561,7 @@ static void cmd_sintercard(struct cmd_ctx *ctx)
 {
     long long numkeys, limit = 0;
 
-    if (!get_range_long_or_reply(ctx, &ctx->argv[1], 1, LONG_MAX, &numkeys,
+    if (!cmd_get_range_ll_or_reply(ctx, &ctx->argv[1], 1, LONG_MAX, &numkeys,
                                  "ERR numkeys should be greater than 0"))
         return;
     if (numkeys > ctx->argc - 2) {
@@ -614,7 +572,7 @@ static void cmd_sintercard(struct cmd_ctx *ctx)
         int moreargs = ctx->argc - 1 - j;
         if (cmd_arg_is(&ctx->argv[j], "limit") && moreargs) {
             j++;
-            if (!get_positive_long_or_reply(ctx, &ctx->argv[j], &limit,
+            if (!cmd_get_positive_ll_or_reply(ctx, &ctx->argv[j], &limit,
                                             "ERR LIMIT can't be negative"))
                 return;
         } else {

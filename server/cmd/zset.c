@@ -41,8 +41,6 @@
 #include "percore/util.h"
 #include "percore/zset.h"
 
-#include <ctype.h>
-#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdbool.h>
@@ -130,37 +128,6 @@ static bool get_double_or_reply(struct cmd_ctx *ctx, const struct resp_arg *a, d
         return false;
     }
     return true;
-}
-
-/* Redis getLongFromObjectOrReply with an optional message for both errors,
- * then a [min, max] check (getRangeLongFromObjectOrReply) */
-static bool get_range_long_or_reply(struct cmd_ctx *ctx, const struct resp_arg *a, long long min,
-                                    long long max, long long *v, const char *msg)
-{
-    if (!util_str_to_ll(a->ptr, a->len, v)) {
-        if (msg)
-            reply_error(ctx->out, msg);
-        else
-            reply_not_integer(ctx->out);
-        return false;
-    }
-    if (*v < min || *v > max) {
-        if (msg)
-            reply_error(ctx->out, msg);
-        else
-            reply_errorf(ctx->out, "ERR value is out of range, value must between %lld and %lld",
-                         min, max);
-        return false;
-    }
-    return true;
-}
-
-/* Redis getPositiveLongFromObjectOrReply */
-static bool get_positive_long_or_reply(struct cmd_ctx *ctx, const struct resp_arg *a, long long *v,
-                                       const char *msg)
-{
-    return get_range_long_or_reply(ctx, a, 0, LLONG_MAX, v,
-                                   msg ? msg : "ERR value is out of range, must be positive");
 }
 
 /* a member and its score, as WITHSCORES emits it (nested pair in RESP3 when asked) */
@@ -888,7 +855,7 @@ static void zpop_minmax(struct cmd_ctx *ctx, int where)
         reply_syntax_error(ctx->out);
         return;
     }
-    if (ctx->argc == 3 && !get_positive_long_or_reply(ctx, &ctx->argv[2], &count, NULL))
+    if (ctx->argc == 3 && !cmd_get_positive_ll_or_reply(ctx, &ctx->argv[2], &count, NULL))
         return;
     bool nested = ctx->out->resp > 2 && count != -1;
     zpop_generic(ctx, &ctx->argv[1], 1, where, false, count, nested, false);
@@ -911,7 +878,7 @@ static void cmd_zmpop(struct cmd_ctx *ctx)
     long long numkeys, count = -1;
     int where;
 
-    if (!get_range_long_or_reply(ctx, &ctx->argv[numkeys_idx], 1, LONG_MAX, &numkeys,
+    if (!cmd_get_range_ll_or_reply(ctx, &ctx->argv[numkeys_idx], 1, LONG_MAX, &numkeys,
                                  "ERR numkeys should be greater than 0"))
         return;
     if (numkeys >= ctx->argc - numkeys_idx - 1) {
@@ -931,7 +898,7 @@ static void cmd_zmpop(struct cmd_ctx *ctx)
         int moreargs = ctx->argc - 1 - j;
         if (count == -1 && cmd_arg_is(&ctx->argv[j], "count") && moreargs) {
             j++;
-            if (!get_range_long_or_reply(ctx, &ctx->argv[j], 1, LONG_MAX, &count,
+            if (!cmd_get_range_ll_or_reply(ctx, &ctx->argv[j], 1, LONG_MAX, &count,
                                          "ERR count should be greater than 0"))
                 return;
         } else {
@@ -1100,39 +1067,12 @@ static void cmd_zrandmember(struct cmd_ctx *ctx)
 
 /* ---- ZSCAN --------------------------------------------------------------------------- */
 
-/* Redis parseScanCursorOrReply: strtoul() rules on the argument as a C string */
-static bool parse_cursor_or_reply(struct cmd_ctx *ctx, const struct resp_arg *a, uint64_t *cursor)
-{
-    char stackbuf[64];
-    char *buf = stackbuf, *eptr;
-    size_t n = strnlen(a->ptr, a->len);
-    unsigned long v;
-    bool ok;
-
-    if (n >= sizeof(stackbuf))
-        buf = mem_alloc(n + 1);
-    memcpy(buf, a->ptr, n);
-    buf[n] = '\0';
-    errno = 0;
-    v = strtoul(buf, &eptr, 10);
-    ok = !(isspace((unsigned char)buf[0]) || eptr[0] != '\0' || errno == ERANGE);
-    if (buf != stackbuf)
-        mem_release(buf);
-    if (!ok) {
-        reply_error(ctx->out, "ERR invalid cursor");
-        return false;
-    }
-    *cursor = v;
-    return true;
-}
-
 struct zscan_collect {
-    struct reply buf;      /* kept member/score bulk pairs */
-    long long kept;        /* members in buf */
-    long long items;       /* member + score items visited (Redis counts both) */
-    const char *pattern;   /* NULL: no MATCH filter */
-    size_t plen;
-    bool listpack;         /* scores print as the listpack holds them */
+    struct reply buf;       /* kept member/score bulk pairs */
+    long long kept;         /* members in buf */
+    long long items;        /* member + score items visited (Redis counts both) */
+    struct scan_options so; /* COUNT and the MATCH filter */
+    bool listpack;          /* scores print as the listpack holds them */
 };
 
 /*
@@ -1158,7 +1098,7 @@ static void zscan_one(void *arg, const char *ele, size_t len, double score)
     struct zscan_collect *kc = arg;
     char num[64];
     kc->items += 2;
-    if (kc->pattern && !util_glob_match(kc->pattern, kc->plen, ele, len, false))
+    if (!cmd_scan_match(&kc->so, ele, len))
         return;
     int n = zscan_score(num, sizeof(num), score, kc->listpack);
     reply_bulk(&kc->buf, ele, len);
@@ -1169,50 +1109,22 @@ static void zscan_one(void *arg, const char *ele, size_t len, double score)
 static void cmd_zscan(struct cmd_ctx *ctx)
 {
     uint64_t cursor;
-    long long count = 10;
     struct zscan_collect kc;
     bool wrong;
-    char num[24];
-    int numlen;
 
-    if (!parse_cursor_or_reply(ctx, &ctx->argv[2], &cursor))
+    if (!cmd_scan_cursor_or_reply(ctx, &ctx->argv[2], &cursor))
         return;
     struct object *o = lookup_zset_read(ctx, &ctx->argv[1], &wrong);
     if (wrong)
         return;
     if (o == NULL) {
-        reply_array(ctx->out, 2);
-        reply_bulk(ctx->out, "0", 1);
-        reply_array(ctx->out, 0);
+        cmd_scan_reply(ctx, 0, 0, NULL);
         return;
     }
 
     memset(&kc, 0, sizeof(kc));
-    for (int i = 3; i < ctx->argc;) {
-        int left = ctx->argc - i;
-        const struct resp_arg *opt = &ctx->argv[i];
-        if (cmd_arg_is(opt, "count") && left >= 2) {
-            if (!cmd_get_ll_or_reply(ctx, &ctx->argv[i + 1], &count))
-                return;
-            if (count < 1) {
-                reply_syntax_error(ctx->out);
-                return;
-            }
-            i += 2;
-        } else if (cmd_arg_is(opt, "match") && left >= 2) {
-            const struct resp_arg *p = &ctx->argv[i + 1];
-            if (p->len == 1 && p->ptr[0] == '*') {
-                kc.pattern = NULL;
-            } else {
-                kc.pattern = p->ptr;
-                kc.plen = p->len;
-            }
-            i += 2;
-        } else {
-            reply_syntax_error(ctx->out);
-            return;
-        }
-    }
+    if (!cmd_scan_options_or_reply(ctx, 3, false, &kc.so))
+        return;
 
     struct zset *z = zobj(o);
     reply_init(&kc.buf);
@@ -1221,18 +1133,13 @@ static void cmd_zscan(struct cmd_ctx *ctx)
     if (kc.listpack) {
         cursor = zset_scan(z, 0, zscan_one, &kc);
     } else {
-        long long maxiter = count > LLONG_MAX / 10 ? LLONG_MAX : count * 10;
+        long long maxiter = kc.so.count > LLONG_MAX / 10 ? LLONG_MAX : kc.so.count * 10;
         do {
             cursor = zset_scan(z, cursor, zscan_one, &kc);
-        } while (cursor && maxiter-- && kc.items < count);
+        } while (cursor && maxiter-- && kc.items < kc.so.count);
     }
 
-    reply_array(ctx->out, 2);
-    numlen = snprintf(num, sizeof(num), "%llu", (unsigned long long)cursor);
-    reply_bulk(ctx->out, num, (size_t)numlen);
-    reply_array(ctx->out, kc.kept * 2);
-    if (kc.buf.len)
-        reply_raw(ctx->out, kc.buf.buf, kc.buf.len);
+    cmd_scan_reply(ctx, cursor, kc.kept * 2, &kc.buf);
     reply_deinit(&kc.buf);
 }
 
@@ -1474,7 +1381,7 @@ static void zsetop_generic(struct cmd_ctx *ctx, const struct resp_arg *dstkey, i
             } else if (cardinality_only && remaining >= 2 && cmd_arg_is(a, "limit")) {
                 j++;
                 remaining--;
-                if (!get_positive_long_or_reply(ctx, &ctx->argv[j], &limit, "ERR LIMIT can't be negative")) {
+                if (!cmd_get_positive_ll_or_reply(ctx, &ctx->argv[j], &limit, "ERR LIMIT can't be negative")) {
                     mem_release(src);
                     return;
                 }

@@ -25,8 +25,6 @@
 #include "percore/store.h"
 #include "percore/util.h"
 
-#include <ctype.h>
-#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -630,21 +628,10 @@ static void scan_done(struct conn *c, struct slot *s)
     slot_complete(c, s);
 }
 
-/* Redis's parseScanCursorOrReply: strtoul, so "-1" wraps and a NUL ends the number */
-static bool scan_parse_cursor(const struct resp_arg *a, unsigned long long *cursor)
-{
-    char *tmp = mem_strndup(a->ptr, a->len), *end;
-    errno = 0;
-    *cursor = strtoull(tmp, &end, 10);
-    bool ok = !isspace((unsigned char)tmp[0]) && *end == '\0' && errno != ERANGE;
-    mem_release(tmp);
-    return ok;
-}
-
 static void scan_start(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv)
 {
-    unsigned long long cursor;
-    if (!scan_parse_cursor(&argv[1], &cursor)) {
+    uint64_t cursor;
+    if (!cmd_scan_cursor_parse(&argv[1], &cursor)) {
         reply_error(dispatch_reply_target(c), "ERR invalid cursor");
         return;
     }

@@ -298,6 +298,17 @@ size_t list_length(struct object *o)
     return ((struct quicklist *)ptr)->count;
 }
 
+/* ql_locate for an index that counts from the tail when negative: NULL when
+ * out of range */
+static struct ql_node *ql_locate_signed(const struct quicklist *ql, long index, size_t *local)
+{
+    if (index < 0)
+        index += (long)ql->count;
+    if (index < 0 || (size_t)index >= ql->count)
+        return NULL;
+    return ql_locate(ql, (size_t)index, local);
+}
+
 void list_push(struct object *o, enum list_where where, const void *p, size_t n, int fill)
 {
     struct list_view v;
@@ -310,11 +321,9 @@ bool list_index(struct object *o, long index, const char **p, size_t *n)
     struct list_view v;
     struct quicklist *ql = view_open(&v, o);
     size_t local;
-    if (index < 0)
-        index += (long)ql->count;
-    if (index < 0 || (size_t)index >= ql->count)
+    struct ql_node *node = ql_locate_signed(ql, index, &local);
+    if (node == NULL)
         return false;
-    struct ql_node *node = ql_locate(ql, (size_t)index, &local);
     *p = lp_get(node->lp, lp_seek(node->lp, (long)local), n);
     return true;
 }
@@ -324,11 +333,9 @@ bool list_replace(struct object *o, long index, const void *p, size_t n, int fil
     struct list_view v;
     struct quicklist *ql = view_open(&v, o);
     size_t local;
-    if (index < 0)
-        index += (long)ql->count;
-    if (index < 0 || (size_t)index >= ql->count)
+    struct ql_node *node = ql_locate_signed(ql, index, &local);
+    if (node == NULL)
         return false;
-    struct ql_node *node = ql_locate(ql, (size_t)index, &local);
     NODE_CHANGE(ql, node, lp_replace(&node->lp, lp_seek(node->lp, (long)local), p, n));
     view_close(&v, fill);
     return true;

@@ -775,11 +775,40 @@ bool zset_score(struct zset *z, const char *ele, size_t len, double *score)
     return true;
 }
 
+/*
+ * ZADD's NX/INCR/GT/LT against a member that exists at curscore: *score
+ * becomes the score to store (INCR adds curscore), also into *newscore.
+ * Returns > 0 to store it, 0 when nothing is to be done (NOP or the same
+ * score), < 0 when INCR made it NaN (nothing done).
+ */
+static int zadd_existing(int in_flags, double curscore, double *score, int *out_flags,
+                         double *newscore)
+{
+    if (in_flags & ZADD_IN_NX) {
+        *out_flags |= ZADD_OUT_NOP;
+        return 0;
+    }
+    if (in_flags & ZADD_IN_INCR) {
+        *score += curscore;
+        if (isnan(*score)) {
+            *out_flags |= ZADD_OUT_NAN;
+            return -1;
+        }
+    }
+    if (((in_flags & ZADD_IN_LT) && *score >= curscore) ||
+        ((in_flags & ZADD_IN_GT) && *score <= curscore)) {
+        *out_flags |= ZADD_OUT_NOP;
+        return 0;
+    }
+    if (newscore)
+        *newscore = *score;
+    return *score != curscore;
+}
+
 bool zset_add(struct zset *z, double score, const char *ele, size_t len, int in_flags,
               int *out_flags, double *newscore, size_t max_entries, size_t max_value)
 {
-    bool incr = in_flags & ZADD_IN_INCR, nx = in_flags & ZADD_IN_NX, xx = in_flags & ZADD_IN_XX;
-    bool gt = in_flags & ZADD_IN_GT, lt = in_flags & ZADD_IN_LT;
+    bool xx = in_flags & ZADD_IN_XX;
     double curscore;
 
     *out_flags = 0;
@@ -791,29 +820,13 @@ bool zset_add(struct zset *z, double score, const char *ele, size_t len, int in_
     if (z->enc == ZSET_ENC_LISTPACK) {
         uint32_t e = zzl_find(z->lp, ele, len, &curscore);
         if (e != LP_NONE) {
-            if (nx) {
-                *out_flags |= ZADD_OUT_NOP;
-                return true;
-            }
-            if (incr) {
-                score += curscore;
-                if (isnan(score)) {
-                    *out_flags |= ZADD_OUT_NAN;
-                    return false;
-                }
-            }
-            if ((lt && score >= curscore) || (gt && score <= curscore)) {
-                *out_flags |= ZADD_OUT_NOP;
-                return true;
-            }
-            if (newscore)
-                *newscore = score;
-            if (score != curscore) {
+            int r = zadd_existing(in_flags, curscore, &score, out_flags, newscore);
+            if (r > 0) {
                 zzl_delete(z, e);
                 zzl_insert(z, ele, len, score);
                 *out_flags |= ZADD_OUT_UPDATED;
             }
-            return true;
+            return r >= 0;
         } else if (!xx) {
             if (lp_count(z->lp) / 2 + 1 > max_entries || len > max_value ||
                 lp_bytes(z->lp) + len > LP_SAFETY_SIZE) {
@@ -844,30 +857,14 @@ bool zset_add(struct zset *z, double score, const char *ele, size_t len, int in_
         return true;
     }
     if (de != NULL) {
-        if (nx) {
-            *out_flags |= ZADD_OUT_NOP;
-            return true;
-        }
         curscore = dict_entry_double(de);
-        if (incr) {
-            score += curscore;
-            if (isnan(score)) {
-                *out_flags |= ZADD_OUT_NAN;
-                return false;
-            }
-        }
-        if ((lt && score >= curscore) || (gt && score <= curscore)) {
-            *out_flags |= ZADD_OUT_NOP;
-            return true;
-        }
-        if (newscore)
-            *newscore = score;
-        if (score != curscore) {
+        int r = zadd_existing(in_flags, curscore, &score, out_flags, newscore);
+        if (r > 0) {
             zsl_update_score(z, curscore, ele, len, score);
             dict_entry_set_double(de, score);
             *out_flags |= ZADD_OUT_UPDATED;
         }
-        return true;
+        return r >= 0;
     }
     *out_flags |= ZADD_OUT_NOP;
     return true;
@@ -1003,6 +1000,18 @@ double zset_iter_scoreval(const struct zset_iter *it)
 
 /* ---- counts and range removals ---------------------------------------------------- */
 
+/* elements from first to last (NULL: to the end) in the skiplist, by rank */
+static size_t zsl_count_span(struct zset *z, struct zsl_node *first, struct zsl_node *last)
+{
+    size_t rank = zsl_get_rank(z, first->score, node_ele(first), first->len);
+    size_t count = z->length - (rank - 1);
+    if (last) {
+        rank = zsl_get_rank(z, last->score, node_ele(last), last->len);
+        count -= z->length - rank;
+    }
+    return count;
+}
+
 size_t zset_count_score(struct zset *z, const struct zset_range *r)
 {
     size_t count = 0;
@@ -1015,16 +1024,7 @@ size_t zset_count_score(struct zset *z, const struct zset_range *r)
         return count;
     }
     struct zsl_node *x = zsl_first_in_range(z, r);
-    if (x) {
-        size_t rank = zsl_get_rank(z, x->score, node_ele(x), x->len);
-        count = z->length - (rank - 1);
-        x = zsl_last_in_range(z, r);
-        if (x) {
-            rank = zsl_get_rank(z, x->score, node_ele(x), x->len);
-            count -= z->length - rank;
-        }
-    }
-    return count;
+    return x ? zsl_count_span(z, x, zsl_last_in_range(z, r)) : 0;
 }
 
 size_t zset_count_lex(struct zset *z, const struct zset_lex_range *r)
@@ -1039,16 +1039,7 @@ size_t zset_count_lex(struct zset *z, const struct zset_lex_range *r)
         return count;
     }
     struct zsl_node *x = zsl_first_in_lex(z, r);
-    if (x) {
-        size_t rank = zsl_get_rank(z, x->score, node_ele(x), x->len);
-        count = z->length - (rank - 1);
-        x = zsl_last_in_lex(z, r);
-        if (x) {
-            rank = zsl_get_rank(z, x->score, node_ele(x), x->len);
-            count -= z->length - rank;
-        }
-    }
-    return count;
+    return x ? zsl_count_span(z, x, zsl_last_in_lex(z, r)) : 0;
 }
 
 /* unlink and free x (its dict entry too); update[] are its predecessors */
