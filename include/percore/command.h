@@ -105,6 +105,13 @@ struct object;
 struct object *cmd_lookup_read(struct cmd_ctx *ctx, const struct resp_arg *key);
 /* look a key up to change it: no hit/miss counted (lookupKeyWrite) */
 struct object *cmd_lookup_write(struct cmd_ctx *ctx, const struct resp_arg *key);
+/*
+ * The same for a value that must be of `type` (an enum object_type): NULL
+ * when the key is missing, or (*wrongtype set, WRONGTYPE replied) when it
+ * holds another type.
+ */
+struct object *cmd_lookup_typed(struct cmd_ctx *ctx, const struct resp_arg *key, int type, bool write,
+                                bool *wrongtype);
 /* an option word, compared as Redis does: case-insensitive, up to the first NUL */
 bool cmd_arg_is(const struct resp_arg *a, const char *name);
 /* parse a long long or reply "value is not an integer or out of range" */

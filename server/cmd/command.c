@@ -11,6 +11,7 @@
 
 #include "families.h"
 #include "percore/mem.h"
+#include "percore/object.h"
 #include "percore/store.h"
 #include "percore/util.h"
 
@@ -116,6 +117,18 @@ struct object *cmd_lookup_read(struct cmd_ctx *ctx, const struct resp_arg *key)
 struct object *cmd_lookup_write(struct cmd_ctx *ctx, const struct resp_arg *key)
 {
     return store_lookup(ctx->store, ctx->db, key->ptr, key->len, ctx->now);
+}
+
+struct object *cmd_lookup_typed(struct cmd_ctx *ctx, const struct resp_arg *key, int type, bool write,
+                                bool *wrongtype)
+{
+    struct object *o = write ? cmd_lookup_write(ctx, key) : cmd_lookup_read(ctx, key);
+    *wrongtype = o != NULL && (int)object_type(o) != type;
+    if (*wrongtype) {
+        reply_wrongtype(ctx->out);
+        return NULL;
+    }
+    return o;
 }
 
 bool cmd_arg_is(const struct resp_arg *a, const char *name)

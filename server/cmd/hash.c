@@ -89,20 +89,6 @@ static void hash_store_created(struct cmd_ctx *ctx, const struct resp_arg *key, 
         store_set(ctx->store, ctx->db, key->ptr, key->len, o, 0);
 }
 
-/* the key's hash to read, or NULL: missing (nothing replied) or another type (WRONGTYPE sent) */
-static struct object *hash_lookup_read(struct cmd_ctx *ctx, const struct resp_arg *key,
-                                       bool *wrongtype)
-{
-    struct object *o = cmd_lookup_read(ctx, key);
-    *wrongtype = false;
-    if (o != NULL && object_type(o) != OBJ_HASH) {
-        reply_wrongtype(ctx->out);
-        *wrongtype = true;
-        return NULL;
-    }
-    return o;
-}
-
 /* Redis hashTypeTryConversion over argv[start..end] */
 static void hash_try_conversion_args(struct cmd_ctx *ctx, struct object *o,
                                      const struct hash_limits *lim, int start, int end)
@@ -183,7 +169,7 @@ static void cmd_hget(struct cmd_ctx *ctx)
     bool wrongtype;
     const char *v;
     size_t vlen;
-    struct object *o = hash_lookup_read(ctx, &ctx->argv[1], &wrongtype);
+    struct object *o = cmd_lookup_typed(ctx, &ctx->argv[1], OBJ_HASH, false, &wrongtype);
     if (wrongtype)
         return;
     if (o && hash_get(o, ctx->argv[2].ptr, ctx->argv[2].len, &v, &vlen))
@@ -195,7 +181,7 @@ static void cmd_hget(struct cmd_ctx *ctx)
 static void cmd_hmget(struct cmd_ctx *ctx)
 {
     bool wrongtype;
-    struct object *o = hash_lookup_read(ctx, &ctx->argv[1], &wrongtype);
+    struct object *o = cmd_lookup_typed(ctx, &ctx->argv[1], OBJ_HASH, false, &wrongtype);
     if (wrongtype)
         return;
     /* a missing key is an empty hash: one null per field */
@@ -213,7 +199,7 @@ static void cmd_hmget(struct cmd_ctx *ctx)
 static void cmd_hexists(struct cmd_ctx *ctx)
 {
     bool wrongtype;
-    struct object *o = hash_lookup_read(ctx, &ctx->argv[1], &wrongtype);
+    struct object *o = cmd_lookup_typed(ctx, &ctx->argv[1], OBJ_HASH, false, &wrongtype);
     if (wrongtype)
         return;
     reply_int(ctx->out, o && hash_exists(o, ctx->argv[2].ptr, ctx->argv[2].len) ? 1 : 0);
@@ -224,7 +210,7 @@ static void cmd_hstrlen(struct cmd_ctx *ctx)
     bool wrongtype;
     const char *v;
     size_t vlen = 0;
-    struct object *o = hash_lookup_read(ctx, &ctx->argv[1], &wrongtype);
+    struct object *o = cmd_lookup_typed(ctx, &ctx->argv[1], OBJ_HASH, false, &wrongtype);
     if (wrongtype)
         return;
     if (o == NULL || !hash_get(o, ctx->argv[2].ptr, ctx->argv[2].len, &v, &vlen))
@@ -235,7 +221,7 @@ static void cmd_hstrlen(struct cmd_ctx *ctx)
 static void cmd_hlen(struct cmd_ctx *ctx)
 {
     bool wrongtype;
-    struct object *o = hash_lookup_read(ctx, &ctx->argv[1], &wrongtype);
+    struct object *o = cmd_lookup_typed(ctx, &ctx->argv[1], OBJ_HASH, false, &wrongtype);
     if (wrongtype)
         return;
     reply_int(ctx->out, o ? (long long)hash_length(o) : 0);
@@ -276,7 +262,7 @@ enum { HASH_KEYS = 1, HASH_VALS = 2 };
 static void hgetall_generic(struct cmd_ctx *ctx, int what)
 {
     bool wrongtype;
-    struct object *o = hash_lookup_read(ctx, &ctx->argv[1], &wrongtype);
+    struct object *o = cmd_lookup_typed(ctx, &ctx->argv[1], OBJ_HASH, false, &wrongtype);
     bool map = what == (HASH_KEYS | HASH_VALS);
     if (wrongtype)
         return;
@@ -417,7 +403,7 @@ static void hrand_emit(void *arg, const char *f, size_t flen, const char *v, siz
 static void hrandfield_with_count(struct cmd_ctx *ctx, long l, bool withvalues)
 {
     bool wrongtype;
-    struct object *o = hash_lookup_read(ctx, &ctx->argv[1], &wrongtype);
+    struct object *o = cmd_lookup_typed(ctx, &ctx->argv[1], OBJ_HASH, false, &wrongtype);
     struct hrand_reply hr = {ctx->out, withvalues, withvalues && ctx->out->resp > 2};
     unsigned long count;
     bool uniq = true;
@@ -493,7 +479,7 @@ static void cmd_hrandfield(struct cmd_ctx *ctx)
     }
 
     bool wrongtype;
-    struct object *o = hash_lookup_read(ctx, &ctx->argv[1], &wrongtype);
+    struct object *o = cmd_lookup_typed(ctx, &ctx->argv[1], OBJ_HASH, false, &wrongtype);
     if (wrongtype)
         return;
     if (o == NULL) {
@@ -532,7 +518,7 @@ static void cmd_hscan(struct cmd_ctx *ctx)
 
     if (!cmd_scan_cursor_or_reply(ctx, &ctx->argv[2], &cursor))
         return;
-    struct object *o = hash_lookup_read(ctx, &ctx->argv[1], &wrongtype);
+    struct object *o = cmd_lookup_typed(ctx, &ctx->argv[1], OBJ_HASH, false, &wrongtype);
     if (wrongtype)
         return;
     if (o == NULL) {

@@ -94,31 +94,6 @@ static bool delete_if_empty(struct cmd_ctx *ctx, const struct resp_arg *key, str
     return true;
 }
 
-/* look up for reading; NULL when missing or (after a WRONGTYPE reply) another type */
-static struct object *lookup_zset_read(struct cmd_ctx *ctx, const struct resp_arg *key, bool *wrong)
-{
-    struct object *o = cmd_lookup_read(ctx, key);
-    *wrong = false;
-    if (o && object_type(o) != OBJ_ZSET) {
-        reply_wrongtype(ctx->out);
-        *wrong = true;
-        return NULL;
-    }
-    return o;
-}
-
-static struct object *lookup_zset_write(struct cmd_ctx *ctx, const struct resp_arg *key, bool *wrong)
-{
-    struct object *o = cmd_lookup_write(ctx, key);
-    *wrong = false;
-    if (o && object_type(o) != OBJ_ZSET) {
-        reply_wrongtype(ctx->out);
-        *wrong = true;
-        return NULL;
-    }
-    return o;
-}
-
 /* Redis getDoubleFromObjectOrReply */
 static bool get_double_or_reply(struct cmd_ctx *ctx, const struct resp_arg *a, double *v,
                                 const char *msg)
@@ -213,7 +188,7 @@ static void zadd_generic(struct cmd_ctx *ctx, int flags)
         if (!get_double_or_reply(ctx, &ctx->argv[scoreidx + j * 2], &scores[j], NULL))
             goto cleanup;
 
-    struct object *o = lookup_zset_write(ctx, key, &wrong);
+    struct object *o = cmd_lookup_typed(ctx, key, OBJ_ZSET, true, &wrong);
     if (wrong)
         goto cleanup;
     struct zset *z;
@@ -281,7 +256,7 @@ static void cmd_zrem(struct cmd_ctx *ctx)
     const struct resp_arg *key = &ctx->argv[1];
     long long deleted = 0;
     bool wrong;
-    struct object *o = lookup_zset_write(ctx, key, &wrong);
+    struct object *o = cmd_lookup_typed(ctx, key, OBJ_ZSET, true, &wrong);
     if (wrong)
         return;
     if (o == NULL) {
@@ -330,7 +305,7 @@ static void zremrange_generic(struct cmd_ctx *ctx, enum zrange_type type)
         }
     }
 
-    struct object *o = lookup_zset_write(ctx, key, &wrong);
+    struct object *o = cmd_lookup_typed(ctx, key, OBJ_ZSET, true, &wrong);
     if (wrong)
         return;
     if (o == NULL) {
@@ -617,7 +592,7 @@ static void zrange_generic(struct zrange_out *h, int argc_start, enum zrange_typ
     if (opt_withscores || h->store)
         zout_scores(h);
 
-    struct object *o = lookup_zset_read(ctx, key, &wrong);
+    struct object *o = cmd_lookup_typed(ctx, key, OBJ_ZSET, false, &wrong);
     if (wrong)
         return;
     if (o == NULL) {
@@ -700,7 +675,7 @@ static void cmd_zcount(struct cmd_ctx *ctx)
         reply_error(ctx->out, "ERR min or max is not a float");
         return;
     }
-    struct object *o = lookup_zset_read(ctx, &ctx->argv[1], &wrong);
+    struct object *o = cmd_lookup_typed(ctx, &ctx->argv[1], OBJ_ZSET, false, &wrong);
     if (wrong)
         return;
     reply_int(ctx->out, o ? (long long)zset_count_score(zobj(o), &range) : 0);
@@ -715,7 +690,7 @@ static void cmd_zlexcount(struct cmd_ctx *ctx)
         reply_error(ctx->out, "ERR min or max not valid string range item");
         return;
     }
-    struct object *o = lookup_zset_read(ctx, &ctx->argv[1], &wrong);
+    struct object *o = cmd_lookup_typed(ctx, &ctx->argv[1], OBJ_ZSET, false, &wrong);
     if (wrong)
         return;
     reply_int(ctx->out, o ? (long long)zset_count_lex(zobj(o), &lex) : 0);
@@ -724,7 +699,7 @@ static void cmd_zlexcount(struct cmd_ctx *ctx)
 static void cmd_zcard(struct cmd_ctx *ctx)
 {
     bool wrong;
-    struct object *o = lookup_zset_read(ctx, &ctx->argv[1], &wrong);
+    struct object *o = cmd_lookup_typed(ctx, &ctx->argv[1], OBJ_ZSET, false, &wrong);
     if (wrong)
         return;
     reply_int(ctx->out, o ? (long long)zset_length(zobj(o)) : 0);
@@ -734,7 +709,7 @@ static void cmd_zscore(struct cmd_ctx *ctx)
 {
     bool wrong;
     double score;
-    struct object *o = lookup_zset_read(ctx, &ctx->argv[1], &wrong);
+    struct object *o = cmd_lookup_typed(ctx, &ctx->argv[1], OBJ_ZSET, false, &wrong);
     if (wrong)
         return;
     if (o && zset_score(zobj(o), ctx->argv[2].ptr, ctx->argv[2].len, &score))
@@ -747,7 +722,7 @@ static void cmd_zmscore(struct cmd_ctx *ctx)
 {
     bool wrong;
     double score;
-    struct object *o = lookup_zset_read(ctx, &ctx->argv[1], &wrong);
+    struct object *o = cmd_lookup_typed(ctx, &ctx->argv[1], OBJ_ZSET, false, &wrong);
     if (wrong)
         return;
     reply_array(ctx->out, ctx->argc - 2);
@@ -762,7 +737,7 @@ static void cmd_zmscore(struct cmd_ctx *ctx)
 static void zrank_generic(struct cmd_ctx *ctx, bool reverse)
 {
     bool wrong;
-    struct object *o = lookup_zset_read(ctx, &ctx->argv[1], &wrong);
+    struct object *o = cmd_lookup_typed(ctx, &ctx->argv[1], OBJ_ZSET, false, &wrong);
     if (wrong)
         return;
     long rank = o ? zset_rank(zobj(o), ctx->argv[2].ptr, ctx->argv[2].len, reverse) : -1;
@@ -794,7 +769,7 @@ static void zpop_generic(struct cmd_ctx *ctx, const struct resp_arg *keyv, int k
 
     for (int idx = 0; idx < keyc; idx++) {
         key = &keyv[idx];
-        o = lookup_zset_write(ctx, key, &wrong);
+        o = cmd_lookup_typed(ctx, key, OBJ_ZSET, true, &wrong);
         if (wrong)
             return;
         if (o)
@@ -951,7 +926,7 @@ static void zrandmember_count(struct cmd_ctx *ctx, long long l, bool withscores)
     unsigned long long count, size;
     bool uniq = true, wrong;
     bool nested = withscores && ctx->out->resp > 2;
-    struct object *o = lookup_zset_read(ctx, &ctx->argv[1], &wrong);
+    struct object *o = cmd_lookup_typed(ctx, &ctx->argv[1], OBJ_ZSET, false, &wrong);
     if (wrong)
         return;
     if (o == NULL) {
@@ -1052,7 +1027,7 @@ static void cmd_zrandmember(struct cmd_ctx *ctx)
         zrandmember_count(ctx, l, withscores);
         return;
     }
-    struct object *o = lookup_zset_read(ctx, &ctx->argv[1], &wrong);
+    struct object *o = cmd_lookup_typed(ctx, &ctx->argv[1], OBJ_ZSET, false, &wrong);
     if (wrong)
         return;
     if (o == NULL) {
@@ -1114,7 +1089,7 @@ static void cmd_zscan(struct cmd_ctx *ctx)
 
     if (!cmd_scan_cursor_or_reply(ctx, &ctx->argv[2], &cursor))
         return;
-    struct object *o = lookup_zset_read(ctx, &ctx->argv[1], &wrong);
+    struct object *o = cmd_lookup_typed(ctx, &ctx->argv[1], OBJ_ZSET, false, &wrong);
     if (wrong)
         return;
     if (o == NULL) {
