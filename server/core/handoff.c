@@ -165,14 +165,17 @@ static bool handoff_try_push(struct shard *self, struct batch *b)
         STATS_ADD(&self->stats, handoff_credit_waits, 1);
         return false;
     }
-    if (!ring_push(shard_at(b->target)->inbox, b)) {
+    /* once pushed, the batch is the target's until it comes back: read it before */
+    int target = b->target;
+    uint64_t commands = (uint64_t)b->n;
+    if (!ring_push(shard_at(target)->inbox, b)) {
         STATS_ADD(&self->stats, handoff_inbox_full, 1);
         return false;
     }
     self->credits--;
-    self->wake_targets[b->target / 64] |= 1ull << (b->target % 64);
+    self->wake_targets[target / 64] |= 1ull << (target % 64);
     STATS_ADD(&self->stats, handoff_batches_sent, 1);
-    STATS_ADD(&self->stats, handoff_commands_sent, (uint64_t)b->n);
+    STATS_ADD(&self->stats, handoff_commands_sent, commands);
     return true;
 }
 
@@ -263,9 +266,10 @@ bool handoff_retry(struct conn *c)
     struct shard *self = c->home;
     while (c->stalled_head) {
         struct batch *b = c->stalled_head;
+        struct batch *next = b->next; /* b is not ours to read once pushed */
         if (!handoff_try_push(self, b))
             return false;
-        c->stalled_head = b->next;
+        c->stalled_head = next;
         if (!c->stalled_head)
             c->stalled_tail = NULL;
     }
