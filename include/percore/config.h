@@ -58,6 +58,8 @@ struct config {
     int port;
     int tcp_backlog;
     int tcp_keepalive;          /* seconds, 0 off */
+    bool cluster_ports;         /* shard i also listens on its own port and speaks Redis Cluster there */
+    int cluster_port_base;      /* shard i's cluster port is base + i; 0: port + 1 */
     /* threads and placement */
     int threads;                /* shard threads */
     char *cpu_list;             /* "0-3,8" or NULL: pin shard i to the i-th allowed cpu */

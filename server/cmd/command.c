@@ -63,6 +63,7 @@ void command_setup(void)
     command_add_family(command_family_set, command_family_set_count);
     command_add_family(command_family_zset, command_family_zset_count);
     command_add_family(command_family_hash, command_family_hash_count);
+    command_add_family(command_family_cluster, command_family_cluster_count);
 }
 
 const struct command *command_lookup(const char *name, size_t len)

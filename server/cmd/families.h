@@ -23,6 +23,14 @@ extern const struct command command_family_zset[];
 extern const size_t command_family_zset_count;
 extern const struct command command_family_hash[];
 extern const size_t command_family_hash_count;
+/* READONLY READWRITE ASKING (cluster.c) */
+extern const struct command command_family_cluster[];
+extern const size_t command_family_cluster_count;
+/* the CLUSTER container's subcommands (cluster.c), listed in server.c's subcommand table */
+cmd_handler cmd_cluster_slots, cmd_cluster_shards, cmd_cluster_nodes, cmd_cluster_info, cmd_cluster_myid,
+    cmd_cluster_keyslot, cmd_cluster_countkeysinslot, cmd_cluster_getkeysinslot;
+/* true with cluster-ports on; else Redis's "cluster support disabled" error sent, false */
+bool cluster_enabled_or_reply(struct cmd_ctx *ctx);
 /* internal helpers for cross-shard steps (RENAME's take/put, INFO keyspace) */
 extern const struct command command_family_internal[];
 extern const size_t command_family_internal_count;

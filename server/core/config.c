@@ -11,6 +11,7 @@
  */
 #include "percore/config.h"
 
+#include "percore/cluster.h"
 #include "percore/mem.h"
 #include "percore/util.h"
 
@@ -55,6 +56,10 @@ static const struct config_key config_keys[] = {
     {"port", CT_INT, OFF(port), "6379", 1, 65535, false, "TCP port"},
     {"tcp-backlog", CT_INT, OFF(tcp_backlog), "511", 0, INT_MAX, false, "listen() backlog"},
     {"tcp-keepalive", CT_INT, OFF(tcp_keepalive), "300", 0, INT_MAX, true, "TCP keepalive, seconds"},
+    {"cluster-ports", CT_ENUM, OFF(cluster_ports), "no", 0, 0, false,
+     "shard i also listens on cluster-port-base + i, speaking Redis Cluster"},
+    {"cluster-port-base", CT_INT, OFF(cluster_port_base), "0", 0, 65535, false,
+     "first cluster port, 0 = port + 1"},
     {"threads", CT_INT, OFF(threads), "0", 0, CONFIG_MAX_THREADS, false,
      "shard threads, 0 = one per online cpu"},
     {"cpu-list", CT_STRING, OFF(cpu_list), "", 0, 0, false, "cpus to pin shards to, e.g. 0-3,8"},
@@ -640,6 +645,11 @@ int config_setup(int argc, char **argv, char *err, size_t errlen)
     if (c->threads == 0) {
         long n = sysconf(_SC_NPROCESSORS_ONLN);
         c->threads = n > 0 ? (int)(n > CONFIG_MAX_THREADS ? CONFIG_MAX_THREADS : n) : 1;
+    }
+    if (c->cluster_ports && cluster_port(c, c->threads - 1) > 65535) {
+        snprintf(err, errlen, "cluster ports %d..%d: past 65535 (lower cluster-port-base or threads)",
+                 cluster_port(c, 0), cluster_port(c, c->threads - 1));
+        goto fail;
     }
     config_default_slot_table(c);
     config_publish(c);
