@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -67,12 +68,39 @@ static int port_bindable(int port)
     return ok;
 }
 
+/*
+ * Claim a port among the test processes: an exclusive flock on
+ * PC_PORT_LOCK_DIR/<port>, kept (the fd stays open) until this process
+ * exits, when the kernel drops it.  Two tests running at once can thus never
+ * both hand out a port that was free for both of them a moment ago (and
+ * start two SO_REUSEPORT servers on it, or a metrics endpoint on another
+ * test's server port).  A second claim by the same process fails too: flock
+ * locks belong to the open file, so no port is handed out twice.
+ */
+#define PC_PORT_LOCK_DIR "/tmp/percore-test-ports"
+
+static int port_claim(int port)
+{
+    char path[128];
+    mkdir(PC_PORT_LOCK_DIR, 01777);
+    snprintf(path, sizeof(path), "%s/%d", PC_PORT_LOCK_DIR, port);
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+    if (fd < 0)
+        return 1; /* no lock directory to share: the bind probe alone decides */
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        close(fd);
+        return 0;
+    }
+    return 1;
+}
+
 int pc_free_port(void)
 {
     /* Ports below the kernel's ephemeral range (32768+), so an outgoing
      * connection of another test cannot take the port between our check and
-     * the server's bind; random start so parallel tests rarely collide, and a
-     * process never hands out the same port twice. */
+     * the server's bind, and below 20000, where tests/compat/diff.py picks
+     * its servers' ports; random start so parallel tests rarely meet on one,
+     * and the claim settles it when they do. */
     static unsigned next;
     static int seeded;
     if (!seeded) {
@@ -83,8 +111,8 @@ int pc_free_port(void)
     }
     for (int tries = 0; tries < 2000; tries++) {
         next = next * 1103515245u + 12345u;
-        int port = 20000 + (int)((next >> 8) % 12000u);
-        if (port_bindable(port))
+        int port = 10000 + (int)((next >> 8) % 10000u);
+        if (port_claim(port) && port_bindable(port))
             return port;
     }
     return -1;
@@ -154,6 +182,9 @@ static int start_once(struct pc_server *s, const char *bin, const char *const *e
     char portbuf[16];
     snprintf(portbuf, sizeof(portbuf), "%d", s->port);
     args[n++] = bin;
+    int first_extra = 0;
+    if (extra && extra[0] && extra[0][0] != '-') /* a config file: the first argument, as Redis takes it */
+        args[n++] = extra[first_extra++];
     args[n++] = "--port";
     args[n++] = portbuf;
     args[n++] = "--bind";
@@ -164,9 +195,16 @@ static int start_once(struct pc_server *s, const char *bin, const char *const *e
         args[n++] = "--appendonly";
         args[n++] = "no";
     }
-    for (int i = 0; extra && extra[i] && n < 250; i++) {
+    char auxbuf[16];
+    for (int i = first_extra; extra && extra[i] && n < 250; i++) {
         if (s->is_redis && strcmp(extra[i], "--threads") == 0 && extra[i + 1]) {
             i++;
+            continue;
+        }
+        if (strcmp(extra[i], PC_FREE_PORT_ARG) == 0) { /* a fresh one per attempt, as the server's own */
+            s->aux_port = pc_free_port();
+            snprintf(auxbuf, sizeof(auxbuf), "%d", s->aux_port);
+            args[n++] = auxbuf;
             continue;
         }
         args[n++] = extra[i];

@@ -34,17 +34,26 @@ struct pc_server {
     int port;             /* TCP port it listens on (127.0.0.1) */
     int is_redis;         /* 1 when the binary is a real redis-server */
     int external;         /* 1 when PC_SERVER_PORT pointed us at a running server */
+    int aux_port;         /* the port given for PC_FREE_PORT_ARG in extra, 0 if none */
     char log_path[512];   /* stdout+stderr of the child */
 };
 
-/* A TCP port on 127.0.0.1 that was free a moment ago (bind to 0, read, close).
- * Ports handed out by this process are never repeated. -1 on error. */
+/* A TCP port on 127.0.0.1 (10000..19999) that was free a moment ago and
+ * that no other test process holds: each port handed out is claimed with a
+ * lock file until this process exits, so concurrent tests never get the same
+ * one, and this process never gets one twice.  -1 on error. */
 int pc_free_port(void);
 
-/* Start `bin --port P --bind 127.0.0.1 [extra...]` (extra is NULL-terminated,
- * may be NULL).  For a redis-server binary `--save "" --appendonly no` are
+/* in extra: replaced by a fresh pc_free_port() at each start attempt (s->aux_port) */
+#define PC_FREE_PORT_ARG "@free-port"
+
+/* Start `bin [CONF] --port P --bind 127.0.0.1 [extra...]` (extra is
+ * NULL-terminated, may be NULL; CONF is extra[0] when that is not an option,
+ * a config file, which both servers take only as their first argument).  For a redis-server binary `--save "" --appendonly no` are
  * added and `--threads N` pairs in extra are dropped.  Waits up to 20 s for
- * PING.  0 ok, -1 (with a message on stderr and the log tail) on failure. */
+ * PING; a server that exits first (a port taken after all) is started again
+ * on fresh ports, up to 4 times.  0 ok, -1 (with a message on stderr and the
+ * log tail) on failure. */
 int pc_server_start(struct pc_server *s, const char *bin, const char *const *extra);
 
 /* SIGTERM, wait up to timeout_ms, then SIGKILL.  Returns the exit status

@@ -81,13 +81,28 @@ uint64_t stats_hist_highest(unsigned i);
  */
 uint64_t stats_hist_percentile(const uint64_t *hist, uint64_t total, double p);
 
+/*
+ * LATENCY HISTOGRAM's cumulative buckets.  Redis walks its hdr histogram
+ * (ns, 2 significant digits) with a log-2 iterator from 1024 ns, and at
+ * level k reports the count of values up to the top of the hdr bucket that
+ * holds 2^(10+k) ns, labelled by that top in usec: 1, 2, 4, 8, 16, 33, 66,
+ * 132 ... (the top is 2^(10+k) + 2^(3+k) - 1 ns).  Our buckets split each
+ * power of two in 16, so they cannot stop at Redis's tops; level k counts
+ * the values under 2^(10+k) ns exactly (Redis's level adds those in the
+ * next 1/128 above), under Redis's label.  Redis clamps values above 1 s to
+ * 1 s, which lands in level 20: so the last level counts every value.
+ */
+#define STATS_CDF_LEVELS 21
+/* the usec label Redis prints for level k */
+uint64_t stats_cdf_label_usec(unsigned level);
+
 /* ---- a shard's block ---------------------------------------------------- */
 
 /* one command's figures on one shard, made on first use */
 struct stats_cmd {
     uint64_t calls;                      /* client calls counted here */
     uint64_t nsec;                       /* time inside the handler */
-    uint64_t rejected;                   /* refused before running (arity, NOAUTH) */
+    uint64_t rejected;                   /* refused before running (arity, NOAUTH, OOM) */
     uint64_t failed;                     /* ran and replied with an error */
     uint64_t samples;                    /* values in hist */
     uint64_t hist[STATS_HIST_BUCKETS];   /* execution times, ns */
@@ -178,8 +193,11 @@ void stats_cmd_done_sub(struct stats *st, uint64_t ns, const char *reply, size_t
 
 /*
  * Owner thread: one run of cmd took ns and wrote reply[0..len); `calls` is
- * 1 where the client's call is counted (0 for the parts of a command that
- * runs on several shards: the home counts the call when it sends them).
+ * 1 where the client's call ran inline and is counted with its outcome
+ * (failed, errorstats); 0 for a part run for another shard's client, or on
+ * the client's home for a command that did not run inline (remote, split,
+ * fan-out, gathered): only its time counts, as the home counts the call and
+ * its outcome once the whole reply is there (stats_cmd_outcome).
  * `track`: latency-tracking.
  */
 /* always_inline: on the command path a call would cost a quarter more (callgrind) */
@@ -190,7 +208,7 @@ static inline __attribute__((always_inline)) void stats_cmd_account(struct stats
     struct stats_cmd *c = stats_cmd_of(st, cmd);
     STATS_ADD(c, calls, (uint64_t)calls);
     STATS_ADD(c, nsec, ns);
-    if (__builtin_expect(len && reply[0] == '-', 0)) {
+    if (__builtin_expect(calls && len && reply[0] == '-', 0)) {
         STATS_ADD(c, failed, 1);
         stats_error_reply(st, reply, len);
     }
@@ -214,12 +232,13 @@ static inline __attribute__((always_inline)) uint64_t stats_cmd_done(struct stat
     return now;
 }
 
-/* home shard: a call of cmd whose execution is counted where it runs (remote, split, fan-out) */
-static inline void stats_cmd_call(struct stats *st, const struct command *cmd)
-{
-    struct stats_cmd *c = stats_cmd_of(st, cmd);
-    STATS_ADD(c, calls, 1);
-}
+/*
+ * Home shard: the reply of a client's call of cmd that did not run inline
+ * is complete: count the call, failed if the reply is an error, as Redis
+ * counts one call (the parts only added their time).  Redis's OOM error is
+ * a refusal before anything ran: a rejected call, not a call.
+ */
+void stats_cmd_outcome(struct stats *st, const struct command *cmd, const char *reply, size_t len);
 
 /* main thread, at teardown once no thread runs: free a block's entries */
 void stats_block_deinit(struct stats *st);
@@ -253,6 +272,7 @@ struct stats_cmd_view {
     uint64_t failed;
     uint64_t samples;            /* latency values; 0: no latencystats line */
     double pct_usec[STATS_MAX_PERCENTILES]; /* at the percentiles asked for */
+    uint64_t cdf[STATS_CDF_LEVELS]; /* values at each LATENCY HISTOGRAM level (cumulative) */
 };
 
 struct stats_error_view {

@@ -49,6 +49,15 @@ static const struct command_meta command_meta_table[] = {
         "string\r\n",
         483,
     },
+    {"asking",
+        "*10\r\n$6\r\nasking\r\n:1\r\n~1\r\n+fast\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@fast\r\n"
+        "+@connection\r\n~0\r\n~0\r\n~0\r\n",
+        82,
+        "%4\r\n$7\r\nsummary\r\n$46\r\nSent by cluster clients after an -ASK redirect\r\n$5\r\n"
+        "since\r\n$5\r\n3.0.0\r\n$5\r\ngroup\r\n$7\r\ncluster\r\n$10\r\ncomplexity\r\n$4\r\n"
+        "O(1)\r\n",
+        143,
+    },
     {"auth",
         "*10\r\n$4\r\nauth\r\n:-2\r\n~6\r\n+noscript\r\n+loading\r\n+stale\r\n+fast\r\n+no_auth\r\n"
         "+allow_busy\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@fast\r\n+@connection\r\n~0\r\n~0\r\n~0\r\n",
@@ -369,6 +378,273 @@ static const struct command_meta command_meta_table[] = {
         "since\r\n$5\r\n6.2.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$44\r\n"
         "O(N) Where N is the number of paused clients\r\n",
         187,
+    },
+    {"cluster",
+        "*10\r\n$7\r\ncluster\r\n:-2\r\n~0\r\n:0\r\n:0\r\n:0\r\n~1\r\n+@slow\r\n~0\r\n~0\r\n*27\r\n"
+        "*10\r\n$16\r\ncluster|addslots\r\n:-3\r\n~3\r\n+admin\r\n+stale\r\n+no_async_loading\r\n"
+        ":0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n*10\r\n"
+        "$21\r\ncluster|addslotsrange\r\n:-4\r\n~3\r\n+admin\r\n+stale\r\n+no_async_loading\r\n"
+        ":0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n*10\r\n"
+        "$17\r\ncluster|bumpepoch\r\n:2\r\n~3\r\n+admin\r\n+stale\r\n+no_async_loading\r\n:0\r\n"
+        ":0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~1\r\n$23\r\n"
+        "nondeterministic_output\r\n~0\r\n~0\r\n*10\r\n$29\r\ncluster|count-failure-reports\r\n"
+        ":3\r\n~2\r\n+admin\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n"
+        "+@dangerous\r\n~1\r\n$23\r\nnondeterministic_output\r\n~0\r\n~0\r\n*10\r\n$23\r\n"
+        "cluster|countkeysinslot\r\n:3\r\n~1\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~1\r\n+@slow\r\n~0\r\n"
+        "~0\r\n~0\r\n*10\r\n$16\r\ncluster|delslots\r\n:-3\r\n~3\r\n+admin\r\n+stale\r\n"
+        "+no_async_loading\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0\r\n"
+        "~0\r\n~0\r\n*10\r\n$21\r\ncluster|delslotsrange\r\n:-4\r\n~3\r\n+admin\r\n+stale\r\n"
+        "+no_async_loading\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0\r\n"
+        "~0\r\n~0\r\n*10\r\n$16\r\ncluster|failover\r\n:-2\r\n~3\r\n+admin\r\n+stale\r\n"
+        "+no_async_loading\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0\r\n"
+        "~0\r\n~0\r\n*10\r\n$18\r\ncluster|flushslots\r\n:2\r\n~3\r\n+admin\r\n+stale\r\n"
+        "+no_async_loading\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0\r\n"
+        "~0\r\n~0\r\n*10\r\n$14\r\ncluster|forget\r\n:3\r\n~3\r\n+admin\r\n+stale\r\n"
+        "+no_async_loading\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0\r\n"
+        "~0\r\n~0\r\n*10\r\n$21\r\ncluster|getkeysinslot\r\n:4\r\n~1\r\n+stale\r\n:0\r\n:0\r\n"
+        ":0\r\n~1\r\n+@slow\r\n~1\r\n$23\r\nnondeterministic_output\r\n~0\r\n~0\r\n*10\r\n$12\r\n"
+        "cluster|help\r\n:2\r\n~2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~1\r\n+@slow\r\n~0\r\n"
+        "~0\r\n~0\r\n*10\r\n$12\r\ncluster|info\r\n:2\r\n~1\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~1\r\n"
+        "+@slow\r\n~1\r\n$23\r\nnondeterministic_output\r\n~0\r\n~0\r\n*10\r\n$15\r\n"
+        "cluster|keyslot\r\n:3\r\n~1\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~1\r\n+@slow\r\n~0\r\n~0\r\n"
+        "~0\r\n*10\r\n$13\r\ncluster|links\r\n:2\r\n~1\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~1\r\n"
+        "+@slow\r\n~1\r\n$23\r\nnondeterministic_output\r\n~0\r\n~0\r\n*10\r\n$12\r\n"
+        "cluster|meet\r\n:-4\r\n~3\r\n+admin\r\n+stale\r\n+no_async_loading\r\n:0\r\n:0\r\n:0\r\n"
+        "~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n*10\r\n$12\r\ncluster|myid\r\n"
+        ":2\r\n~1\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~1\r\n+@slow\r\n~0\r\n~0\r\n~0\r\n*10\r\n$13\r\n"
+        "cluster|nodes\r\n:2\r\n~1\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~1\r\n+@slow\r\n~1\r\n$23\r\n"
+        "nondeterministic_output\r\n~0\r\n~0\r\n*10\r\n$16\r\ncluster|replicas\r\n:3\r\n~2\r\n"
+        "+admin\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~1\r\n"
+        "$23\r\nnondeterministic_output\r\n~0\r\n~0\r\n*10\r\n$17\r\ncluster|replicate\r\n:3\r\n"
+        "~3\r\n+admin\r\n+stale\r\n+no_async_loading\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n"
+        "+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n*10\r\n$13\r\ncluster|reset\r\n:-2\r\n~3\r\n"
+        "+admin\r\n+noscript\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n"
+        "+@dangerous\r\n~0\r\n~0\r\n~0\r\n*10\r\n$18\r\ncluster|saveconfig\r\n:2\r\n~3\r\n"
+        "+admin\r\n+stale\r\n+no_async_loading\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n"
+        "+@dangerous\r\n~0\r\n~0\r\n~0\r\n*10\r\n$24\r\ncluster|set-config-epoch\r\n:3\r\n~3\r\n"
+        "+admin\r\n+stale\r\n+no_async_loading\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n"
+        "+@dangerous\r\n~0\r\n~0\r\n~0\r\n*10\r\n$15\r\ncluster|setslot\r\n:-4\r\n~3\r\n+admin\r\n"
+        "+stale\r\n+no_async_loading\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n"
+        "+@dangerous\r\n~0\r\n~0\r\n~0\r\n*10\r\n$14\r\ncluster|shards\r\n:2\r\n~1\r\n+stale\r\n"
+        ":0\r\n:0\r\n:0\r\n~1\r\n+@slow\r\n~1\r\n$23\r\nnondeterministic_output\r\n~0\r\n~0\r\n"
+        "*10\r\n$14\r\ncluster|slaves\r\n:3\r\n~2\r\n+admin\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~3\r\n"
+        "+@admin\r\n+@slow\r\n+@dangerous\r\n~1\r\n$23\r\nnondeterministic_output\r\n~0\r\n~0\r\n"
+        "*10\r\n$13\r\ncluster|slots\r\n:2\r\n~1\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~1\r\n+@slow\r\n"
+        "~1\r\n$23\r\nnondeterministic_output\r\n~0\r\n~0\r\n",
+        3323,
+        "%5\r\n$7\r\nsummary\r\n$32\r\nA container for cluster commands\r\n$5\r\nsince\r\n$5\r\n"
+        "3.0.0\r\n$5\r\ngroup\r\n$7\r\ncluster\r\n$10\r\ncomplexity\r\n$22\r\n"
+        "Depends on subcommand.\r\n$11\r\nsubcommands\r\n%27\r\n$16\r\ncluster|addslots\r\n%5\r\n"
+        "$7\r\nsummary\r\n$39\r\nAssign new hash slots to receiving node\r\n$5\r\nsince\r\n$5\r\n"
+        "3.0.0\r\n$5\r\ngroup\r\n$7\r\ncluster\r\n$10\r\ncomplexity\r\n$55\r\n"
+        "O(N) where N is the total number of hash slot arguments\r\n$9\r\narguments\r\n*1\r\n%3\r\n"
+        "$4\r\nname\r\n$4\r\nslot\r\n$4\r\ntype\r\n$7\r\ninteger\r\n$5\r\nflags\r\n~1\r\n"
+        "+multiple\r\n$21\r\ncluster|addslotsrange\r\n%5\r\n$7\r\nsummary\r\n$39\r\n"
+        "Assign new hash slots to receiving node\r\n$5\r\nsince\r\n$5\r\n7.0.0\r\n$5\r\ngroup\r\n"
+        "$7\r\ncluster\r\n$10\r\ncomplexity\r\n$92\r\n"
+        "O(N) where N is the total number of the slots between the start slot and end slot arguments.\r\n"
+        "$9\r\narguments\r\n*1\r\n%4\r\n$4\r\nname\r\n$19\r\nstart-slot_end-slot\r\n$4\r\ntype\r\n"
+        "$5\r\nblock\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n$9\r\narguments\r\n*2\r\n%2\r\n$4\r\n"
+        "name\r\n$10\r\nstart-slot\r\n$4\r\ntype\r\n$7\r\ninteger\r\n%2\r\n$4\r\nname\r\n$8\r\n"
+        "end-slot\r\n$4\r\ntype\r\n$7\r\ninteger\r\n$17\r\ncluster|bumpepoch\r\n%4\r\n$7\r\n"
+        "summary\r\n$32\r\nAdvance the cluster config epoch\r\n$5\r\nsince\r\n$5\r\n3.0.0\r\n$5\r\n"
+        "group\r\n$7\r\ncluster\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$29\r\n"
+        "cluster|count-failure-reports\r\n%5\r\n$7\r\nsummary\r\n$60\r\n"
+        "Return the number of failure reports active for a given node\r\n$5\r\nsince\r\n$5\r\n"
+        "3.0.0\r\n$5\r\ngroup\r\n$7\r\ncluster\r\n$10\r\ncomplexity\r\n$45\r\n"
+        "O(N) where N is the number of failure reports\r\n$9\r\narguments\r\n*1\r\n%2\r\n$4\r\n"
+        "name\r\n$7\r\nnode-id\r\n$4\r\ntype\r\n$6\r\nstring\r\n$23\r\ncluster|countkeysinslot\r\n"
+        "%5\r\n$7\r\nsummary\r\n$58\r\n"
+        "Return the number of local keys in the specified hash slot\r\n$5\r\nsince\r\n$5\r\n"
+        "3.0.0\r\n$5\r\ngroup\r\n$7\r\ncluster\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\n"
+        "arguments\r\n*1\r\n%2\r\n$4\r\nname\r\n$4\r\nslot\r\n$4\r\ntype\r\n$7\r\ninteger\r\n"
+        "$16\r\ncluster|delslots\r\n%5\r\n$7\r\nsummary\r\n$43\r\n"
+        "Set hash slots as unbound in receiving node\r\n$5\r\nsince\r\n$5\r\n3.0.0\r\n$5\r\n"
+        "group\r\n$7\r\ncluster\r\n$10\r\ncomplexity\r\n$55\r\n"
+        "O(N) where N is the total number of hash slot arguments\r\n$9\r\narguments\r\n*1\r\n%3\r\n"
+        "$4\r\nname\r\n$4\r\nslot\r\n$4\r\ntype\r\n$7\r\ninteger\r\n$5\r\nflags\r\n~1\r\n"
+        "+multiple\r\n$21\r\ncluster|delslotsrange\r\n%5\r\n$7\r\nsummary\r\n$43\r\n"
+        "Set hash slots as unbound in receiving node\r\n$5\r\nsince\r\n$5\r\n7.0.0\r\n$5\r\n"
+        "group\r\n$7\r\ncluster\r\n$10\r\ncomplexity\r\n$92\r\n"
+        "O(N) where N is the total number of the slots between the start slot and end slot arguments.\r\n"
+        "$9\r\narguments\r\n*1\r\n%4\r\n$4\r\nname\r\n$19\r\nstart-slot_end-slot\r\n$4\r\ntype\r\n"
+        "$5\r\nblock\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n$9\r\narguments\r\n*2\r\n%2\r\n$4\r\n"
+        "name\r\n$10\r\nstart-slot\r\n$4\r\ntype\r\n$7\r\ninteger\r\n%2\r\n$4\r\nname\r\n$8\r\n"
+        "end-slot\r\n$4\r\ntype\r\n$7\r\ninteger\r\n$16\r\ncluster|failover\r\n%5\r\n$7\r\n"
+        "summary\r\n$60\r\nForces a replica to perform a manual failover of its master.\r\n$5\r\n"
+        "since\r\n$5\r\n3.0.0\r\n$5\r\ngroup\r\n$7\r\ncluster\r\n$10\r\ncomplexity\r\n$4\r\n"
+        "O(1)\r\n$9\r\narguments\r\n*1\r\n%4\r\n$4\r\nname\r\n$7\r\noptions\r\n$4\r\ntype\r\n$5\r\n"
+        "oneof\r\n$5\r\nflags\r\n~1\r\n+optional\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n"
+        "$5\r\nforce\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$5\r\nFORCE\r\n%3\r\n"
+        "$4\r\nname\r\n$8\r\ntakeover\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$8\r\n"
+        "TAKEOVER\r\n$18\r\ncluster|flushslots\r\n%4\r\n$7\r\nsummary\r\n$37\r\n"
+        "Delete a node's own slots information\r\n$5\r\nsince\r\n$5\r\n3.0.0\r\n$5\r\ngroup\r\n"
+        "$7\r\ncluster\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$14\r\ncluster|forget\r\n%5\r\n$7\r\n"
+        "summary\r\n$34\r\nRemove a node from the nodes table\r\n$5\r\nsince\r\n$5\r\n3.0.0\r\n"
+        "$5\r\ngroup\r\n$7\r\ncluster\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n"
+        "*1\r\n%2\r\n$4\r\nname\r\n$7\r\nnode-id\r\n$4\r\ntype\r\n$6\r\nstring\r\n$21\r\n"
+        "cluster|getkeysinslot\r\n%5\r\n$7\r\nsummary\r\n$49\r\n"
+        "Return local key names in the specified hash slot\r\n$5\r\nsince\r\n$5\r\n3.0.0\r\n$5\r\n"
+        "group\r\n$7\r\ncluster\r\n$10\r\ncomplexity\r\n$49\r\n"
+        "O(log(N)) where N is the number of requested keys\r\n$9\r\narguments\r\n*2\r\n%2\r\n$4\r\n"
+        "name\r\n$4\r\nslot\r\n$4\r\ntype\r\n$7\r\ninteger\r\n%2\r\n$4\r\nname\r\n$5\r\ncount\r\n"
+        "$4\r\ntype\r\n$7\r\ninteger\r\n$12\r\ncluster|help\r\n%4\r\n$7\r\nsummary\r\n$49\r\n"
+        "Show helpful text about the different subcommands\r\n$5\r\nsince\r\n$5\r\n5.0.0\r\n$5\r\n"
+        "group\r\n$7\r\ncluster\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$12\r\ncluster|info\r\n%4\r\n"
+        "$7\r\nsummary\r\n$44\r\nProvides info about Redis Cluster node state\r\n$5\r\nsince\r\n"
+        "$5\r\n3.0.0\r\n$5\r\ngroup\r\n$7\r\ncluster\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$15\r\n"
+        "cluster|keyslot\r\n%5\r\n$7\r\nsummary\r\n$42\r\n"
+        "Returns the hash slot of the specified key\r\n$5\r\nsince\r\n$5\r\n3.0.0\r\n$5\r\n"
+        "group\r\n$7\r\ncluster\r\n$10\r\ncomplexity\r\n$46\r\n"
+        "O(N) where N is the number of bytes in the key\r\n$9\r\narguments\r\n*1\r\n%2\r\n$4\r\n"
+        "name\r\n$3\r\nkey\r\n$4\r\ntype\r\n$6\r\nstring\r\n$13\r\ncluster|links\r\n%4\r\n$7\r\n"
+        "summary\r\n$65\r\nReturns a list of all TCP links to and from peer nodes in cluster\r\n"
+        "$5\r\nsince\r\n$5\r\n7.0.0\r\n$5\r\ngroup\r\n$7\r\ncluster\r\n$10\r\ncomplexity\r\n$49\r\n"
+        "O(N) where N is the total number of Cluster nodes\r\n$12\r\ncluster|meet\r\n%6\r\n$7\r\n"
+        "summary\r\n$51\r\nForce a node cluster to handshake with another node\r\n$5\r\nsince\r\n"
+        "$5\r\n3.0.0\r\n$5\r\ngroup\r\n$7\r\ncluster\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$7\r\n"
+        "history\r\n~1\r\n*2\r\n$5\r\n4.0.0\r\n$47\r\n"
+        "Added the optional `cluster_bus_port` argument.\r\n$9\r\narguments\r\n*3\r\n%2\r\n$4\r\n"
+        "name\r\n$2\r\nip\r\n$4\r\ntype\r\n$6\r\nstring\r\n%2\r\n$4\r\nname\r\n$4\r\nport\r\n$4\r\n"
+        "type\r\n$7\r\ninteger\r\n%4\r\n$4\r\nname\r\n$16\r\ncluster_bus_port\r\n$4\r\ntype\r\n"
+        "$7\r\ninteger\r\n$5\r\nsince\r\n$5\r\n4.0.0\r\n$5\r\nflags\r\n~1\r\n+optional\r\n$12\r\n"
+        "cluster|myid\r\n%4\r\n$7\r\nsummary\r\n$18\r\nReturn the node id\r\n$5\r\nsince\r\n$5\r\n"
+        "3.0.0\r\n$5\r\ngroup\r\n$7\r\ncluster\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$13\r\n"
+        "cluster|nodes\r\n%4\r\n$7\r\nsummary\r\n$31\r\nGet Cluster config for the node\r\n$5\r\n"
+        "since\r\n$5\r\n3.0.0\r\n$5\r\ngroup\r\n$7\r\ncluster\r\n$10\r\ncomplexity\r\n$49\r\n"
+        "O(N) where N is the total number of Cluster nodes\r\n$16\r\ncluster|replicas\r\n%5\r\n"
+        "$7\r\nsummary\r\n$47\r\nList replica nodes of the specified master node\r\n$5\r\nsince\r\n"
+        "$5\r\n5.0.0\r\n$5\r\ngroup\r\n$7\r\ncluster\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\n"
+        "arguments\r\n*1\r\n%2\r\n$4\r\nname\r\n$7\r\nnode-id\r\n$4\r\ntype\r\n$6\r\nstring\r\n"
+        "$17\r\ncluster|replicate\r\n%5\r\n$7\r\nsummary\r\n$60\r\n"
+        "Reconfigure a node as a replica of the specified master node\r\n$5\r\nsince\r\n$5\r\n"
+        "3.0.0\r\n$5\r\ngroup\r\n$7\r\ncluster\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\n"
+        "arguments\r\n*1\r\n%2\r\n$4\r\nname\r\n$7\r\nnode-id\r\n$4\r\ntype\r\n$6\r\nstring\r\n"
+        "$13\r\ncluster|reset\r\n%5\r\n$7\r\nsummary\r\n$26\r\nReset a Redis Cluster node\r\n$5\r\n"
+        "since\r\n$5\r\n3.0.0\r\n$5\r\ngroup\r\n$7\r\ncluster\r\n$10\r\ncomplexity\r\n$95\r\n"
+        "O(N) where N is the number of known nodes. The command may execute a FLUSHALL as a side effect.\r\n"
+        "$9\r\narguments\r\n*1\r\n%4\r\n$4\r\nname\r\n$9\r\nhard_soft\r\n$4\r\ntype\r\n$5\r\n"
+        "oneof\r\n$5\r\nflags\r\n~1\r\n+optional\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n"
+        "$4\r\nhard\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$4\r\nHARD\r\n%3\r\n$4\r\n"
+        "name\r\n$4\r\nsoft\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$4\r\nSOFT\r\n"
+        "$18\r\ncluster|saveconfig\r\n%4\r\n$7\r\nsummary\r\n$45\r\n"
+        "Forces the node to save cluster state on disk\r\n$5\r\nsince\r\n$5\r\n3.0.0\r\n$5\r\n"
+        "group\r\n$7\r\ncluster\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$24\r\n"
+        "cluster|set-config-epoch\r\n%5\r\n$7\r\nsummary\r\n$41\r\n"
+        "Set the configuration epoch in a new node\r\n$5\r\nsince\r\n$5\r\n3.0.0\r\n$5\r\ngroup\r\n"
+        "$7\r\ncluster\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n%2\r\n$4\r\n"
+        "name\r\n$12\r\nconfig-epoch\r\n$4\r\ntype\r\n$7\r\ninteger\r\n$15\r\ncluster|setslot\r\n"
+        "%5\r\n$7\r\nsummary\r\n$35\r\nBind a hash slot to a specific node\r\n$5\r\nsince\r\n$5\r\n"
+        "3.0.0\r\n$5\r\ngroup\r\n$7\r\ncluster\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\n"
+        "arguments\r\n*2\r\n%2\r\n$4\r\nname\r\n$4\r\nslot\r\n$4\r\ntype\r\n$7\r\ninteger\r\n%3\r\n"
+        "$4\r\nname\r\n$10\r\nsubcommand\r\n$4\r\ntype\r\n$5\r\noneof\r\n$9\r\narguments\r\n*4\r\n"
+        "%3\r\n$4\r\nname\r\n$7\r\nnode-id\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\ntoken\r\n$9\r\n"
+        "IMPORTING\r\n%3\r\n$4\r\nname\r\n$7\r\nnode-id\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\n"
+        "token\r\n$9\r\nMIGRATING\r\n%3\r\n$4\r\nname\r\n$7\r\nnode-id\r\n$4\r\ntype\r\n$6\r\n"
+        "string\r\n$5\r\ntoken\r\n$4\r\nNODE\r\n%3\r\n$4\r\nname\r\n$6\r\nstable\r\n$4\r\ntype\r\n"
+        "$10\r\npure-token\r\n$5\r\ntoken\r\n$6\r\nSTABLE\r\n$14\r\ncluster|shards\r\n%4\r\n$7\r\n"
+        "summary\r\n$43\r\nGet array of cluster slots to node mappings\r\n$5\r\nsince\r\n$5\r\n"
+        "7.0.0\r\n$5\r\ngroup\r\n$7\r\ncluster\r\n$10\r\ncomplexity\r\n$49\r\n"
+        "O(N) where N is the total number of cluster nodes\r\n$14\r\ncluster|slaves\r\n%8\r\n$7\r\n"
+        "summary\r\n$47\r\nList replica nodes of the specified master node\r\n$5\r\nsince\r\n$5\r\n"
+        "3.0.0\r\n$5\r\ngroup\r\n$7\r\ncluster\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\n"
+        "doc_flags\r\n~1\r\n+deprecated\r\n$16\r\ndeprecated_since\r\n$5\r\n5.0.0\r\n$11\r\n"
+        "replaced_by\r\n$18\r\n`CLUSTER REPLICAS`\r\n$9\r\narguments\r\n*1\r\n%2\r\n$4\r\nname\r\n"
+        "$7\r\nnode-id\r\n$4\r\ntype\r\n$6\r\nstring\r\n$13\r\ncluster|slots\r\n%8\r\n$7\r\n"
+        "summary\r\n$42\r\nGet array of Cluster slot to node mappings\r\n$5\r\nsince\r\n$5\r\n"
+        "3.0.0\r\n$5\r\ngroup\r\n$7\r\ncluster\r\n$10\r\ncomplexity\r\n$49\r\n"
+        "O(N) where N is the total number of Cluster nodes\r\n$9\r\ndoc_flags\r\n~1\r\n"
+        "+deprecated\r\n$16\r\ndeprecated_since\r\n$5\r\n7.0.0\r\n$11\r\nreplaced_by\r\n$16\r\n"
+        "`CLUSTER SHARDS`\r\n$7\r\nhistory\r\n~2\r\n*2\r\n$5\r\n4.0.0\r\n$15\r\nAdded node IDs.\r\n"
+        "*2\r\n$5\r\n7.0.0\r\n$43\r\nAdded additional networking metadata field.\r\n",
+        8192,
+    },
+    {"cluster|countkeysinslot",
+        "*10\r\n$23\r\ncluster|countkeysinslot\r\n:3\r\n~1\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~1\r\n"
+        "+@slow\r\n~0\r\n~0\r\n~0\r\n",
+        87,
+        "%5\r\n$7\r\nsummary\r\n$58\r\n"
+        "Return the number of local keys in the specified hash slot\r\n$5\r\nsince\r\n$5\r\n"
+        "3.0.0\r\n$5\r\ngroup\r\n$7\r\ncluster\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\n"
+        "arguments\r\n*1\r\n%2\r\n$4\r\nname\r\n$4\r\nslot\r\n$4\r\ntype\r\n$7\r\ninteger\r\n",
+        221,
+    },
+    {"cluster|getkeysinslot",
+        "*10\r\n$21\r\ncluster|getkeysinslot\r\n:4\r\n~1\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~1\r\n"
+        "+@slow\r\n~1\r\n$23\r\nnondeterministic_output\r\n~0\r\n~0\r\n",
+        115,
+        "%5\r\n$7\r\nsummary\r\n$49\r\nReturn local key names in the specified hash slot\r\n$5\r\n"
+        "since\r\n$5\r\n3.0.0\r\n$5\r\ngroup\r\n$7\r\ncluster\r\n$10\r\ncomplexity\r\n$49\r\n"
+        "O(log(N)) where N is the number of requested keys\r\n$9\r\narguments\r\n*2\r\n%2\r\n$4\r\n"
+        "name\r\n$4\r\nslot\r\n$4\r\ntype\r\n$7\r\ninteger\r\n%2\r\n$4\r\nname\r\n$5\r\ncount\r\n"
+        "$4\r\ntype\r\n$7\r\ninteger\r\n",
+        306,
+    },
+    {"cluster|help",
+        "*10\r\n$12\r\ncluster|help\r\n:2\r\n~2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~1\r\n"
+        "+@slow\r\n~0\r\n~0\r\n~0\r\n",
+        86,
+        "%4\r\n$7\r\nsummary\r\n$49\r\nShow helpful text about the different subcommands\r\n$5\r\n"
+        "since\r\n$5\r\n5.0.0\r\n$5\r\ngroup\r\n$7\r\ncluster\r\n$10\r\ncomplexity\r\n$4\r\n"
+        "O(1)\r\n",
+        146,
+    },
+    {"cluster|info",
+        "*10\r\n$12\r\ncluster|info\r\n:2\r\n~1\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~1\r\n+@slow\r\n"
+        "~1\r\n$23\r\nnondeterministic_output\r\n~0\r\n~0\r\n",
+        106,
+        "%4\r\n$7\r\nsummary\r\n$44\r\nProvides info about Redis Cluster node state\r\n$5\r\n"
+        "since\r\n$5\r\n3.0.0\r\n$5\r\ngroup\r\n$7\r\ncluster\r\n$10\r\ncomplexity\r\n$4\r\n"
+        "O(1)\r\n",
+        141,
+    },
+    {"cluster|keyslot",
+        "*10\r\n$15\r\ncluster|keyslot\r\n:3\r\n~1\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~1\r\n+@slow\r\n"
+        "~0\r\n~0\r\n~0\r\n",
+        79,
+        "%5\r\n$7\r\nsummary\r\n$42\r\nReturns the hash slot of the specified key\r\n$5\r\n"
+        "since\r\n$5\r\n3.0.0\r\n$5\r\ngroup\r\n$7\r\ncluster\r\n$10\r\ncomplexity\r\n$46\r\n"
+        "O(N) where N is the number of bytes in the key\r\n$9\r\narguments\r\n*1\r\n%2\r\n$4\r\n"
+        "name\r\n$3\r\nkey\r\n$4\r\ntype\r\n$6\r\nstring\r\n",
+        246,
+    },
+    {"cluster|myid",
+        "*10\r\n$12\r\ncluster|myid\r\n:2\r\n~1\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~1\r\n+@slow\r\n"
+        "~0\r\n~0\r\n~0\r\n",
+        76,
+        "%4\r\n$7\r\nsummary\r\n$18\r\nReturn the node id\r\n$5\r\nsince\r\n$5\r\n3.0.0\r\n$5\r\n"
+        "group\r\n$7\r\ncluster\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n",
+        115,
+    },
+    {"cluster|nodes",
+        "*10\r\n$13\r\ncluster|nodes\r\n:2\r\n~1\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~1\r\n+@slow\r\n"
+        "~1\r\n$23\r\nnondeterministic_output\r\n~0\r\n~0\r\n",
+        107,
+        "%4\r\n$7\r\nsummary\r\n$31\r\nGet Cluster config for the node\r\n$5\r\nsince\r\n$5\r\n"
+        "3.0.0\r\n$5\r\ngroup\r\n$7\r\ncluster\r\n$10\r\ncomplexity\r\n$49\r\n"
+        "O(N) where N is the total number of Cluster nodes\r\n",
+        174,
+    },
+    {"cluster|shards",
+        "*10\r\n$14\r\ncluster|shards\r\n:2\r\n~1\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~1\r\n+@slow\r\n"
+        "~1\r\n$23\r\nnondeterministic_output\r\n~0\r\n~0\r\n",
+        108,
+        "%4\r\n$7\r\nsummary\r\n$43\r\nGet array of cluster slots to node mappings\r\n$5\r\n"
+        "since\r\n$5\r\n7.0.0\r\n$5\r\ngroup\r\n$7\r\ncluster\r\n$10\r\ncomplexity\r\n$49\r\n"
+        "O(N) where N is the total number of cluster nodes\r\n",
+        186,
+    },
+    {"cluster|slots",
+        "*10\r\n$13\r\ncluster|slots\r\n:2\r\n~1\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~1\r\n+@slow\r\n"
+        "~1\r\n$23\r\nnondeterministic_output\r\n~0\r\n~0\r\n",
+        107,
+        "%8\r\n$7\r\nsummary\r\n$42\r\nGet array of Cluster slot to node mappings\r\n$5\r\n"
+        "since\r\n$5\r\n3.0.0\r\n$5\r\ngroup\r\n$7\r\ncluster\r\n$10\r\ncomplexity\r\n$49\r\n"
+        "O(N) where N is the total number of Cluster nodes\r\n$9\r\ndoc_flags\r\n~1\r\n"
+        "+deprecated\r\n$16\r\ndeprecated_since\r\n$5\r\n7.0.0\r\n$11\r\nreplaced_by\r\n$16\r\n"
+        "`CLUSTER SHARDS`\r\n$7\r\nhistory\r\n~2\r\n*2\r\n$5\r\n4.0.0\r\n$15\r\nAdded node IDs.\r\n"
+        "*2\r\n$5\r\n7.0.0\r\n$43\r\nAdded additional networking metadata field.\r\n",
+        411,
     },
     {"command",
         "*10\r\n$7\r\ncommand\r\n:-1\r\n~2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n"
@@ -1170,6 +1446,138 @@ static const struct command_meta command_meta_table[] = {
         "1.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n",
         155,
     },
+    {"latency",
+        "*10\r\n$7\r\nlatency\r\n:-2\r\n~0\r\n:0\r\n:0\r\n:0\r\n~1\r\n+@slow\r\n~0\r\n~0\r\n*7\r\n"
+        "*10\r\n$14\r\nlatency|doctor\r\n:2\r\n~4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n"
+        ":0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~3\r\n$23\r\n"
+        "nondeterministic_output\r\n$24\r\nrequest_policy:all_nodes\r\n$23\r\n"
+        "response_policy:special\r\n~0\r\n~0\r\n*10\r\n$13\r\nlatency|graph\r\n:3\r\n~4\r\n"
+        "+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n"
+        "+@dangerous\r\n~3\r\n$23\r\nnondeterministic_output\r\n$24\r\nrequest_policy:all_nodes\r\n"
+        "$23\r\nresponse_policy:special\r\n~0\r\n~0\r\n*10\r\n$12\r\nlatency|help\r\n:2\r\n~2\r\n"
+        "+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~1\r\n+@slow\r\n~0\r\n~0\r\n~0\r\n*10\r\n$17\r\n"
+        "latency|histogram\r\n:-2\r\n~4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n"
+        ":0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~3\r\n$23\r\n"
+        "nondeterministic_output\r\n$24\r\nrequest_policy:all_nodes\r\n$23\r\n"
+        "response_policy:special\r\n~0\r\n~0\r\n*10\r\n$15\r\nlatency|history\r\n:3\r\n~4\r\n"
+        "+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n"
+        "+@dangerous\r\n~3\r\n$23\r\nnondeterministic_output\r\n$24\r\nrequest_policy:all_nodes\r\n"
+        "$23\r\nresponse_policy:special\r\n~0\r\n~0\r\n*10\r\n$14\r\nlatency|latest\r\n:2\r\n~4\r\n"
+        "+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n"
+        "+@dangerous\r\n~3\r\n$23\r\nnondeterministic_output\r\n$24\r\nrequest_policy:all_nodes\r\n"
+        "$23\r\nresponse_policy:special\r\n~0\r\n~0\r\n*10\r\n$13\r\nlatency|reset\r\n:-2\r\n~4\r\n"
+        "+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n"
+        "+@dangerous\r\n~2\r\n$24\r\nrequest_policy:all_nodes\r\n$29\r\n"
+        "response_policy:all_succeeded\r\n~0\r\n~0\r\n",
+        1449,
+        "%5\r\n$7\r\nsummary\r\n$44\r\nA container for latency diagnostics commands\r\n$5\r\n"
+        "since\r\n$6\r\n2.8.13\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$22\r\n"
+        "Depends on subcommand.\r\n$11\r\nsubcommands\r\n%7\r\n$14\r\nlatency|doctor\r\n%4\r\n"
+        "$7\r\nsummary\r\n$48\r\nReturn a human readable latency analysis report.\r\n$5\r\n"
+        "since\r\n$6\r\n2.8.13\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$4\r\n"
+        "O(1)\r\n$13\r\nlatency|graph\r\n%5\r\n$7\r\nsummary\r\n$37\r\n"
+        "Return a latency graph for the event.\r\n$5\r\nsince\r\n$6\r\n2.8.13\r\n$5\r\ngroup\r\n"
+        "$6\r\nserver\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n%2\r\n$4\r\n"
+        "name\r\n$5\r\nevent\r\n$4\r\ntype\r\n$6\r\nstring\r\n$12\r\nlatency|help\r\n%4\r\n$7\r\n"
+        "summary\r\n$50\r\nShow helpful text about the different subcommands.\r\n$5\r\nsince\r\n"
+        "$6\r\n2.8.13\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$17\r\n"
+        "latency|histogram\r\n%5\r\n$7\r\nsummary\r\n$79\r\n"
+        "Return the cumulative distribution of latencies of a subset of commands or all.\r\n$5\r\n"
+        "since\r\n$5\r\n7.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$80\r\n"
+        "O(N) where N is the number of commands with latency information being retrieved.\r\n$9\r\n"
+        "arguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$7\r\ncommand\r\n$4\r\ntype\r\n$6\r\nstring\r\n"
+        "$5\r\nflags\r\n~2\r\n+optional\r\n+multiple\r\n$15\r\nlatency|history\r\n%5\r\n$7\r\n"
+        "summary\r\n$47\r\nReturn timestamp-latency samples for the event.\r\n$5\r\nsince\r\n$6\r\n"
+        "2.8.13\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\n"
+        "arguments\r\n*1\r\n%2\r\n$4\r\nname\r\n$5\r\nevent\r\n$4\r\ntype\r\n$6\r\nstring\r\n"
+        "$14\r\nlatency|latest\r\n%4\r\n$7\r\nsummary\r\n$49\r\n"
+        "Return the latest latency samples for all events.\r\n$5\r\nsince\r\n$6\r\n2.8.13\r\n$5\r\n"
+        "group\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$13\r\nlatency|reset\r\n%5\r\n"
+        "$7\r\nsummary\r\n$42\r\nReset latency data for one or more events.\r\n$5\r\nsince\r\n"
+        "$6\r\n2.8.13\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\n"
+        "arguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$5\r\nevent\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\n"
+        "flags\r\n~2\r\n+optional\r\n+multiple\r\n",
+        1776,
+    },
+    {"latency|doctor",
+        "*10\r\n$14\r\nlatency|doctor\r\n:2\r\n~4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n"
+        ":0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~3\r\n$23\r\n"
+        "nondeterministic_output\r\n$24\r\nrequest_policy:all_nodes\r\n$23\r\n"
+        "response_policy:special\r\n~0\r\n~0\r\n",
+        220,
+        "%4\r\n$7\r\nsummary\r\n$48\r\nReturn a human readable latency analysis report.\r\n$5\r\n"
+        "since\r\n$6\r\n2.8.13\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$4\r\n"
+        "O(1)\r\n",
+        145,
+    },
+    {"latency|graph",
+        "*10\r\n$13\r\nlatency|graph\r\n:3\r\n~4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n"
+        ":0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~3\r\n$23\r\n"
+        "nondeterministic_output\r\n$24\r\nrequest_policy:all_nodes\r\n$23\r\n"
+        "response_policy:special\r\n~0\r\n~0\r\n",
+        219,
+        "%5\r\n$7\r\nsummary\r\n$37\r\nReturn a latency graph for the event.\r\n$5\r\nsince\r\n"
+        "$6\r\n2.8.13\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\n"
+        "arguments\r\n*1\r\n%2\r\n$4\r\nname\r\n$5\r\nevent\r\n$4\r\ntype\r\n$6\r\nstring\r\n",
+        200,
+    },
+    {"latency|help",
+        "*10\r\n$12\r\nlatency|help\r\n:2\r\n~2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~1\r\n"
+        "+@slow\r\n~0\r\n~0\r\n~0\r\n",
+        86,
+        "%4\r\n$7\r\nsummary\r\n$50\r\nShow helpful text about the different subcommands.\r\n$5\r\n"
+        "since\r\n$6\r\n2.8.13\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$4\r\n"
+        "O(1)\r\n",
+        147,
+    },
+    {"latency|histogram",
+        "*10\r\n$17\r\nlatency|histogram\r\n:-2\r\n~4\r\n+admin\r\n+noscript\r\n+loading\r\n"
+        "+stale\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~3\r\n$23\r\n"
+        "nondeterministic_output\r\n$24\r\nrequest_policy:all_nodes\r\n$23\r\n"
+        "response_policy:special\r\n~0\r\n~0\r\n",
+        224,
+        "%5\r\n$7\r\nsummary\r\n$79\r\n"
+        "Return the cumulative distribution of latencies of a subset of commands or all.\r\n$5\r\n"
+        "since\r\n$5\r\n7.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$80\r\n"
+        "O(N) where N is the number of commands with latency information being retrieved.\r\n$9\r\n"
+        "arguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$7\r\ncommand\r\n$4\r\ntype\r\n$6\r\nstring\r\n"
+        "$5\r\nflags\r\n~2\r\n+optional\r\n+multiple\r\n",
+        357,
+    },
+    {"latency|history",
+        "*10\r\n$15\r\nlatency|history\r\n:3\r\n~4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n"
+        ":0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~3\r\n$23\r\n"
+        "nondeterministic_output\r\n$24\r\nrequest_policy:all_nodes\r\n$23\r\n"
+        "response_policy:special\r\n~0\r\n~0\r\n",
+        221,
+        "%5\r\n$7\r\nsummary\r\n$47\r\nReturn timestamp-latency samples for the event.\r\n$5\r\n"
+        "since\r\n$6\r\n2.8.13\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$4\r\n"
+        "O(1)\r\n$9\r\narguments\r\n*1\r\n%2\r\n$4\r\nname\r\n$5\r\nevent\r\n$4\r\ntype\r\n$6\r\n"
+        "string\r\n",
+        210,
+    },
+    {"latency|latest",
+        "*10\r\n$14\r\nlatency|latest\r\n:2\r\n~4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n"
+        ":0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~3\r\n$23\r\n"
+        "nondeterministic_output\r\n$24\r\nrequest_policy:all_nodes\r\n$23\r\n"
+        "response_policy:special\r\n~0\r\n~0\r\n",
+        220,
+        "%4\r\n$7\r\nsummary\r\n$49\r\nReturn the latest latency samples for all events.\r\n$5\r\n"
+        "since\r\n$6\r\n2.8.13\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$4\r\n"
+        "O(1)\r\n",
+        146,
+    },
+    {"latency|reset",
+        "*10\r\n$13\r\nlatency|reset\r\n:-2\r\n~4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n"
+        ":0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~2\r\n$24\r\n"
+        "request_policy:all_nodes\r\n$29\r\nresponse_policy:all_succeeded\r\n~0\r\n~0\r\n",
+        196,
+        "%5\r\n$7\r\nsummary\r\n$42\r\nReset latency data for one or more events.\r\n$5\r\n"
+        "since\r\n$6\r\n2.8.13\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$4\r\n"
+        "O(1)\r\n$9\r\narguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$5\r\nevent\r\n$4\r\ntype\r\n$6\r\n"
+        "string\r\n$5\r\nflags\r\n~2\r\n+optional\r\n+multiple\r\n",
+        242,
+    },
     {"lindex",
         "*10\r\n$6\r\nlindex\r\n:3\r\n~1\r\n+readonly\r\n:1\r\n:1\r\n:1\r\n~3\r\n+@read\r\n"
         "+@list\r\n+@slow\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n+access\r\n$12\r\n"
@@ -1628,6 +2036,24 @@ static const struct command_meta command_meta_table[] = {
         "%4\r\n$7\r\nsummary\r\n$37\r\nReturn a random key from the keyspace\r\n$5\r\nsince\r\n"
         "$5\r\n1.0.0\r\n$5\r\ngroup\r\n$7\r\ngeneric\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n",
         134,
+    },
+    {"readonly",
+        "*10\r\n$8\r\nreadonly\r\n:1\r\n~3\r\n+loading\r\n+stale\r\n+fast\r\n:0\r\n:0\r\n:0\r\n"
+        "~2\r\n+@fast\r\n+@connection\r\n~0\r\n~0\r\n~0\r\n",
+        102,
+        "%4\r\n$7\r\nsummary\r\n$63\r\n"
+        "Enables read queries for a connection to a cluster replica node\r\n$5\r\nsince\r\n$5\r\n"
+        "3.0.0\r\n$5\r\ngroup\r\n$7\r\ncluster\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n",
+        160,
+    },
+    {"readwrite",
+        "*10\r\n$9\r\nreadwrite\r\n:1\r\n~3\r\n+loading\r\n+stale\r\n+fast\r\n:0\r\n:0\r\n:0\r\n"
+        "~2\r\n+@fast\r\n+@connection\r\n~0\r\n~0\r\n~0\r\n",
+        103,
+        "%4\r\n$7\r\nsummary\r\n$64\r\n"
+        "Disables read queries for a connection to a cluster replica node\r\n$5\r\nsince\r\n$5\r\n"
+        "3.0.0\r\n$5\r\ngroup\r\n$7\r\ncluster\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n",
+        161,
     },
     {"rename",
         "*10\r\n$6\r\nrename\r\n:3\r\n~1\r\n+write\r\n:1\r\n:2\r\n:1\r\n~3\r\n+@keyspace\r\n"

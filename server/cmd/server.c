@@ -1,7 +1,8 @@
 /*
  * server: the connection and server commands (Redis's server.c, networking.c
  * and config.c command procs): PING ECHO QUIT SELECT AUTH HELLO, COMMAND,
- * CONFIG, INFO, TIME LASTSAVE SHUTDOWN WAIT, CLIENT, SLOWLOG.
+ * CONFIG, INFO, TIME LASTSAVE SHUTDOWN WAIT, CLIENT, SLOWLOG, LATENCY, and
+ * the CLUSTER container (its subcommands are in cluster.c).
  *
  * Replies follow Redis 7.0.15 byte for byte where percore has the feature,
  * including the exact error texts and the shape of COMMAND INFO / DOCS, so
@@ -33,6 +34,7 @@
  */
 #include "families.h"
 
+#include "percore/cluster.h"
 #include "percore/command.h"
 #include "percore/command_meta.h"
 #include "percore/config.h"
@@ -43,6 +45,7 @@
 #include "percore/shard.h"
 #include "percore/slowlog.h"
 #include "percore/stats.h"
+#include "percore/store.h"
 #include "percore/util.h"
 
 #include <pthread.h>
@@ -1251,6 +1254,148 @@ static void cmd_slowlog_help(struct cmd_ctx *ctx)
 }
 
 /* ------------------------------------------------------------------------ */
+/* LATENCY                                                                  */
+
+/*
+ * LATENCY HISTOGRAM comes from the per-command histograms the aggregator
+ * merges (stats.h: the levels and how they relate to Redis's hdr buckets).
+ * "calls" is the histogram's count of values, as in Redis; a command split
+ * over shards records one value per part.  Redis's latency monitor is off
+ * by default (latency-monitor-threshold 0) and percore has none: LATEST,
+ * HISTORY, RESET, GRAPH and DOCTOR answer what Redis answers with it off.
+ */
+static void cmd_latency(struct cmd_ctx *ctx)
+{
+    container_dispatch(ctx, "latency", "LATENCY");
+}
+
+static const struct stats_cmd_view *latency_view_of(const struct stats_view *v, const char *name)
+{
+    for (size_t i = 0; i < v->ncmds; i++)
+        if (strcmp(v->cmds[i].name, name) == 0)
+            return v->cmds[i].samples ? &v->cmds[i] : NULL;
+    return NULL;
+}
+
+/* name -> {calls, histogram_usec -> {level label: cumulative count}}, only the levels that grew */
+static void latency_reply_cdf(struct reply *out, const struct stats_cmd_view *c)
+{
+    reply_bulk_cstr(out, c->name);
+    reply_map(out, 2);
+    reply_bulk_cstr(out, "calls");
+    reply_int(out, (long long)c->samples);
+    reply_bulk_cstr(out, "histogram_usec");
+    long long levels = 0;
+    for (unsigned k = 0; k < STATS_CDF_LEVELS; k++)
+        levels += c->cdf[k] > (k ? c->cdf[k - 1] : 0);
+    reply_map(out, levels);
+    for (unsigned k = 0; k < STATS_CDF_LEVELS; k++)
+        if (c->cdf[k] > (k ? c->cdf[k - 1] : 0)) {
+            reply_int(out, (long long)stats_cdf_label_usec(k));
+            reply_int(out, (long long)c->cdf[k]);
+        }
+}
+
+/* the histograms of cmd and of its subcommands (Redis latencySpecificCommandsFillCDF) */
+static long long latency_reply_command(struct reply *out, const struct stats_view *v, const struct command *cmd,
+                                       bool send)
+{
+    long long n = 0;
+    const struct subcommand *subs;
+    size_t nsubs = subcommands_of(cmd->name, &subs);
+    for (size_t j = 0; j <= nsubs; j++) { /* the command, then its subcommands */
+        const struct stats_cmd_view *c = latency_view_of(v, j ? subs[j - 1].cmd.name : cmd->name);
+        if (!c)
+            continue;
+        n++;
+        if (send)
+            latency_reply_cdf(out, c);
+    }
+    return n;
+}
+
+/* two passes, as the map's length comes first: count, then send */
+static void cmd_latency_histogram(struct cmd_ctx *ctx)
+{
+    struct stats_view v;
+    stats_view_take(&v, NULL, 0);
+    for (int send = 0; send < 2; send++) {
+        long long found = 0;
+        if (ctx->argc == 2) {
+            for (size_t i = 0; i < v.ncmds; i++) {
+                if (!v.cmds[i].samples)
+                    continue;
+                found++;
+                if (send)
+                    latency_reply_cdf(ctx->out, &v.cmds[i]);
+            }
+        } else {
+            for (int i = 2; i < ctx->argc; i++) {
+                const struct command *c = command_by_fullname(&ctx->argv[i]);
+                if (c) /* an unknown name is skipped, as in Redis */
+                    found += latency_reply_command(ctx->out, &v, c, send);
+            }
+        }
+        if (!send)
+            reply_map(ctx->out, found);
+    }
+    stats_view_release(&v);
+}
+
+static void cmd_latency_latest(struct cmd_ctx *ctx)
+{
+    reply_array(ctx->out, 0);
+}
+
+static void cmd_latency_history(struct cmd_ctx *ctx)
+{
+    reply_array(ctx->out, 0);
+}
+
+static void cmd_latency_reset(struct cmd_ctx *ctx)
+{
+    reply_int(ctx->out, 0); /* the events reset: none was recorded */
+}
+
+static void cmd_latency_graph(struct cmd_ctx *ctx)
+{
+    reply_errorf(ctx->out, "ERR No samples available for event '%.*s'", arg_print_len(&ctx->argv[2], SIZE_MAX),
+                 ctx->argv[2].ptr);
+}
+
+static void cmd_latency_doctor(struct cmd_ctx *ctx)
+{
+    static const char report[] =
+        "I'm sorry, Dave, I can't do that. Latency monitoring is disabled in this Redis instance. You may "
+        "use \"CONFIG SET latency-monitor-threshold <milliseconds>.\" in order to enable it. If we weren't "
+        "in a deep space mission I'd suggest to take a look at https://redis.io/topics/latency-monitor.\n";
+    reply_verbatim(ctx->out, report, sizeof report - 1, "txt");
+}
+
+static void cmd_latency_help(struct cmd_ctx *ctx)
+{
+    static const char *const help[] = {
+        "DOCTOR",
+        "    Return a human readable latency analysis report.",
+        "GRAPH <event>",
+        "    Return an ASCII latency graph for the <event> class.",
+        "HISTORY <event>",
+        "    Return time-latency samples for the <event> class.",
+        "LATEST",
+        "    Return the latest latency samples for all events.",
+        "RESET [<event> ...]",
+        "    Reset latency data of one or more <event> classes.",
+        "    (default: reset all data for all event classes)",
+        "HISTOGRAM [COMMAND ...]",
+        "    Return a cumulative distribution of latencies in the format of a histogram for the specified "
+        "command names.",
+        "    If no commands are specified then all histograms are replied.",
+        NULL,
+    };
+    reply_help(ctx, help);
+}
+
+/* ------------------------------------------------------------------------ */
 /* INFO                                                                     */
 
 enum {
@@ -1393,13 +1538,9 @@ static void info_server(struct cmd_ctx *ctx, struct reply *t)
     text_printf(t,
                 "io_threads_active:0\r\n"
                 "percore_version:" PERCORE_VERSION "\r\n"
-#ifdef PERCORE_GLOBAL_LOCK
-                "percore_build:global-lock\r\n"
-#else
-                "percore_build:sharded\r\n"
-#endif
+                "percore_build:%s\r\n"
                 "shard_threads:%d\r\n",
-                shard_count());
+                shard_build_name(), shard_count());
 }
 
 static void info_clients(struct cmd_ctx *ctx, struct reply *t, const struct info_totals *s)
@@ -1578,11 +1719,15 @@ static void info_cpu(struct reply *t)
 static void info_keyspace(struct cmd_ctx *ctx, struct reply *t, const struct info_totals *s)
 {
     text_printf(t, "# Keyspace\r\n");
+    /* a cluster node (cluster.h) counts its own keys: this shard's store */
+    bool node = ctx->conn && cluster_conn_node(ctx->conn) >= 0;
     int dbs = ctx->config->databases < STATS_MAX_DB ? ctx->config->databases : STATS_MAX_DB;
-    for (int db = 0; db < dbs; db++)
-        if (s->db_keys[db])
-            text_printf(t, "db%d:keys=%llu,expires=%llu,avg_ttl=0\r\n", db, s->db_keys[db],
-                        s->db_expires[db]);
+    for (int db = 0; db < dbs; db++) {
+        unsigned long long keys = node ? store_size(ctx->store, db) : s->db_keys[db];
+        unsigned long long expires = node ? store_expires_size(ctx->store, db) : s->db_expires[db];
+        if (keys)
+            text_printf(t, "db%d:keys=%llu,expires=%llu,avg_ttl=0\r\n", db, keys, expires);
+    }
 }
 
 static void info_shards(struct reply *t, const struct stats_view *v)
@@ -1695,13 +1840,48 @@ static void cmd_info(struct cmd_ctx *ctx)
     SECTION(SEC_COMMANDSTATS, info_commandstats(&t, &v));
     SECTION(SEC_ERRORSTATS, info_errorstats(&t, &v));
     SECTION(SEC_LATENCYSTATS, info_latencystats(ctx, &t, &v));
-    SECTION(SEC_CLUSTER, text_printf(&t, "# Cluster\r\ncluster_enabled:0\r\n"));
+    SECTION(SEC_CLUSTER, text_printf(&t, "# Cluster\r\ncluster_enabled:%d\r\n", ctx->config->cluster_ports));
     SECTION(SEC_KEYSPACE, info_keyspace(ctx, &t, &s));
     SECTION(SEC_SHARDS, info_shards(&t, &v));
 #undef SECTION
     stats_view_release(&v);
     reply_verbatim(ctx->out, t.len ? t.buf : "", t.len, "txt");
     reply_deinit(&t);
+}
+
+/* ------------------------------------------------------------------------ */
+/* CLUSTER (its subcommands are in cluster.c)                               */
+
+static void cmd_cluster(struct cmd_ctx *ctx)
+{
+    container_dispatch(ctx, "cluster", "CLUSTER");
+}
+
+static void cmd_cluster_help(struct cmd_ctx *ctx)
+{
+    static const char *const help[] = { /* Redis 7.0's lines for the subcommands percore has */
+        "COUNTKEYSINSLOT <slot>",
+        "    Return the number of keys in <slot>.",
+        "GETKEYSINSLOT <slot> <count>",
+        "    Return key names stored by current node in a slot.",
+        "INFO",
+        "    Return information about the cluster.",
+        "KEYSLOT <key>",
+        "    Return the hash slot for <key>.",
+        "MYID",
+        "    Return the node id.",
+        "NODES",
+        "    Return cluster configuration seen by node. Output format:",
+        "    <id> <ip:port> <flags> <master> <pings> <pongs> <epoch> <link> <slot> ...",
+        "SLOTS",
+        "    Return information about slots range mappings. Each range is made of:",
+        "    start, end, master and replicas IP addresses, ports and ids",
+        "SHARDS",
+        "    Return information about slot range mappings and the nodes associated with them.",
+        NULL,
+    };
+    if (cluster_enabled_or_reply(ctx))
+        reply_help(ctx, help);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1819,6 +1999,24 @@ static const struct subcommand subcommands[] = {
     SUB("slowlog", "reset", cmd_slowlog_reset, 2, ANLS, "@admin @slow @dangerous"),
     SUB("slowlog", "help", cmd_slowlog_help, 2, LS, "@slow"),
     SUB("client", "unpause", cmd_client_unpause, 2, ANLS, "@admin @slow @dangerous @connection"),
+
+    SUB("latency", "doctor", cmd_latency_doctor, 2, ANLS, "@admin @slow @dangerous"),
+    SUB("latency", "graph", cmd_latency_graph, 3, ANLS, "@admin @slow @dangerous"),
+    SUB("latency", "help", cmd_latency_help, 2, LS, "@slow"),
+    SUB("latency", "histogram", cmd_latency_histogram, -2, ANLS, "@admin @slow @dangerous"),
+    SUB("latency", "history", cmd_latency_history, 3, ANLS, "@admin @slow @dangerous"),
+    SUB("latency", "latest", cmd_latency_latest, 2, ANLS, "@admin @slow @dangerous"),
+    SUB("latency", "reset", cmd_latency_reset, -2, ANLS, "@admin @slow @dangerous"),
+
+    SUB("cluster", "countkeysinslot", cmd_cluster_countkeysinslot, 3, CMD_STALE, "@slow"),
+    SUB("cluster", "getkeysinslot", cmd_cluster_getkeysinslot, 4, CMD_STALE, "@slow"),
+    SUB("cluster", "help", cmd_cluster_help, 2, LS, "@slow"),
+    SUB("cluster", "info", cmd_cluster_info, 2, CMD_STALE, "@slow"),
+    SUB("cluster", "keyslot", cmd_cluster_keyslot, 3, CMD_STALE, "@slow"),
+    SUB("cluster", "myid", cmd_cluster_myid, 2, CMD_STALE, "@slow"),
+    SUB("cluster", "nodes", cmd_cluster_nodes, 2, CMD_STALE, "@slow"),
+    SUB("cluster", "shards", cmd_cluster_shards, 2, CMD_STALE, "@slow"),
+    SUB("cluster", "slots", cmd_cluster_slots, 2, CMD_STALE, "@slow"),
 };
 
 static const struct subcommand *subcommand_find(const char *parent, const char *sub, size_t len)
@@ -1859,6 +2057,8 @@ const struct command command_family_server[] = {
     CMD("command", cmd_command, -1, LS, "@slow @connection"),
     CMD("config", cmd_config, -2, 0, "@slow"),
     CMD("slowlog", cmd_slowlog, -2, 0, "@slow"),
+    CMD("latency", cmd_latency, -2, 0, "@slow"),
+    CMD("cluster", cmd_cluster, -2, 0, "@slow"),
     CMD("info", cmd_info, -1, LS, "@slow @dangerous"),
     CMD("time", cmd_time, 1, LS | CMD_FAST, "@fast"),
     CMD("lastsave", cmd_lastsave, 1, LS | CMD_FAST, "@admin @fast @dangerous"),

@@ -91,6 +91,25 @@ uint64_t stats_hist_percentile(const uint64_t *hist, uint64_t total, double p)
     return stats_hist_highest(last);
 }
 
+uint64_t stats_cdf_label_usec(unsigned level)
+{
+    return ((1ull << (10 + level)) + (1ull << (3 + level)) - 1) / 1000;
+}
+
+/* the cumulative LATENCY HISTOGRAM levels of hist (stats.h) */
+static void hist_cdf(const uint64_t *hist, uint64_t cdf[STATS_CDF_LEVELS])
+{
+    uint64_t seen = 0;
+    unsigned level = 0;
+    for (unsigned i = 0; i < STATS_HIST_BUCKETS; i++) {
+        while (level < STATS_CDF_LEVELS - 1 && stats_hist_lowest(i) >= 1ull << (10 + level))
+            cdf[level++] = seen;
+        seen += hist[i];
+    }
+    while (level < STATS_CDF_LEVELS)
+        cdf[level++] = seen;
+}
+
 /* ------------------------------------------------------------------ a shard's block */
 
 struct stats_cmd *stats_cmd_create(struct stats *st, const struct command *cmd)
@@ -143,6 +162,21 @@ void stats_cmd_rejected(struct stats *st, const struct command *cmd, const char 
     if (cmd) {
         struct stats_cmd *c = stats_cmd_of(st, cmd);
         STATS_ADD(c, rejected, 1);
+    }
+}
+
+void stats_cmd_outcome(struct stats *st, const struct command *cmd, const char *reply, size_t len)
+{
+    static const char oom[] = "-OOM ";
+    if (len >= sizeof oom - 1 && memcmp(reply, oom, sizeof oom - 1) == 0) {
+        stats_cmd_rejected(st, cmd, reply, len);
+        return;
+    }
+    struct stats_cmd *c = stats_cmd_of(st, cmd);
+    STATS_ADD(c, calls, 1);
+    if (len && reply[0] == '-') {
+        STATS_ADD(c, failed, 1);
+        stats_error_reply(st, reply, len);
     }
 }
 
@@ -397,6 +431,7 @@ void stats_view_take(struct stats_view *v, const double *pct, int npct)
             }
             for (int p = 0; p < npct; p++)
                 cv->pct_usec[p] = (double)stats_hist_percentile(hist, cv->samples, pct[p]) / 1000.0;
+            hist_cdf(hist, cv->cdf);
         }
         mem_release(hist);
         v->errors = mem_calloc(s->nerrors ? s->nerrors : 1, sizeof(*v->errors));
@@ -505,15 +540,32 @@ static void stats_arm_timer(int ms)
     evtimer_add(agg.timer, &tv);
 }
 
+/*
+ * The timer ticks when the next snapshot is due (stats-interval after the
+ * last), but at least every STATS_CONFIG_POLL_MS, so that a stats-interval
+ * lowered by CONFIG SET applies at once rather than after the long wait it
+ * replaces; a tick aggregates only when a snapshot is due.
+ */
+#define STATS_CONFIG_POLL_MS 100
+
+/* aggregator thread (or setup): ms until the next tick */
+static int stats_next_tick_ms(int interval_ms)
+{
+    uint64_t since_ms = published ? (stats_clock_ns() - published->taken_ns) / 1000000u : 0;
+    uint64_t left = since_ms < (uint64_t)interval_ms ? (uint64_t)interval_ms - since_ms : 1;
+    return left < STATS_CONFIG_POLL_MS ? (int)left : STATS_CONFIG_POLL_MS;
+}
+
 static void stats_on_timer(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd, (void)what, (void)arg;
     rcu_thread_online();
-    aggregate();
     int ms = config_current()->stats_interval;
+    if (stats_clock_ns() - published->taken_ns >= (uint64_t)ms * 1000000u)
+        aggregate();
     config_note_quiescent();
     rcu_thread_offline();
-    stats_arm_timer(ms);
+    stats_arm_timer(stats_next_tick_ms(ms));
 }
 
 static void stats_on_stop(evutil_socket_t fd, short what, void *arg)
@@ -547,7 +599,7 @@ int stats_setup(void)
     agg.timer = evtimer_new(agg.base, stats_on_timer, NULL);
     agg.stop_ev = event_new(agg.base, agg.stop_fd, EV_READ | EV_PERSIST, stats_on_stop, NULL);
     event_add(agg.stop_ev, NULL);
-    stats_arm_timer(cfg->stats_interval);
+    stats_arm_timer(stats_next_tick_ms(cfg->stats_interval));
     if (cfg->metrics_port &&
         metrics_setup(agg.base, cfg->bind_count ? cfg->bind[0] : "127.0.0.1", cfg->metrics_port) < 0)
         return -1;

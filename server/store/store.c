@@ -1013,7 +1013,9 @@ static size_t sample_keys(struct store *s, struct db *d, struct entry **out, siz
     return got;
 }
 
-/* one round of sampling into the pool; false when there is nothing to sample */
+/* one round of sampling into the pool; false when there is no key to sample
+ * (a round may find none in a sparse table: the caller samples again, as
+ * Redis's performEvictions loops while the dicts hold keys) */
 static bool pool_populate(struct store *s, int kind, bool volatile_only, int samples, uint32_t now_s)
 {
     struct entry *sample[64];
@@ -1028,7 +1030,7 @@ static bool pool_populate(struct store *s, int kind, bool volatile_only, int sam
         } else if (d->ht[0].used + d->ht[1].used) {
             got = sample_keys(s, d, sample, want);
         }
-        any |= got > 0;
+        any |= volatile_only ? d->ttl_len > 0 : d->ht[0].used + d->ht[1].used > 0;
         for (size_t j = 0; j < got; j++)
             pool_insert(s, i, sample[j], evict_score(d, sample[j], kind, now_s));
     }

@@ -69,19 +69,21 @@ static void check_maxclients(int port)
 static void check_timeout(int port)
 {
     struct pc_conn *admin = pc_conn_open(port);
-    pc_expect(admin, "+OK\r\n", "CONFIG", "SET", "timeout", "1", NULL);
-    pc_expect(admin, "*2\r\n$7\r\ntimeout\r\n$1\r\n1\r\n", "CONFIG", "GET", "timeout", NULL);
+    pc_expect(admin, "+OK\r\n", "CONFIG", "SET", "timeout", "2", NULL);
+    pc_expect(admin, "*2\r\n$7\r\ntimeout\r\n$1\r\n2\r\n", "CONFIG", "GET", "timeout", NULL);
     struct pc_conn *idle = pc_conn_open(port);
     struct pc_conn *busy = pc_conn_open(port);
     pc_expect(idle, "+PONG\r\n", "PING", NULL);
-    /* the busy client talks every 300 ms for 3 s; the idle one must be gone by then */
-    for (int i = 0; i < 10; i++) {
-        usleep(300 * 1000);
+    /* the busy client talks every 100 ms for 3 s (20x within the timeout, so that a
+     * loaded machine's scheduling delays cannot make it look idle); the idle one
+     * must be gone by then or soon after */
+    for (int i = 0; i < 30; i++) {
+        usleep(100 * 1000);
         pc_expect(busy, "+PONG\r\n", "PING", NULL);
         pc_expect(admin, "+PONG\r\n", "PING", NULL);
     }
-    if (pc_conn_wait_closed(idle, 3000) != 1)
-        pc_fail("timeout 1: an idle client was still open after 3 s");
+    if (pc_conn_wait_closed(idle, 5000) != 1)
+        pc_fail("timeout 2: an idle client was still open after 8 s");
     pc_expect(busy, "+PONG\r\n", "PING", NULL);
     pc_expect(admin, "+OK\r\n", "CONFIG", "SET", "timeout", "0", NULL);
     pc_conn_close(&idle);

@@ -14,12 +14,21 @@
  *   and keys disappeared; evicted_keys, once INFO publishes it, accounts for
  *   them exactly.  volatile-* never evict the keys without a TTL; under
  *   allkeys-lfu a key read all along survives.
+ * - maxmemory lowered under allkeys-lru with keys on every shard: every
+ *   shard gets under its share (maxmemory / shards) within a few timer
+ *   ticks although only INFO runs, on one connection: a command evicts on
+ *   the shard it runs on, so the shards other than the connection's home
+ *   (the one whose INFO shards `commands` grows) show that the shards'
+ *   timers evict.  evicted_keys accounts for every key gone.  (The
+ *   global-lock build has one store, shown on shard 0's line, that shard 0's
+ *   timer keeps under the whole of maxmemory.)
  * - OBJECT FREQ: 5 for a new key under allkeys-lfu, growing with reads;
  *   OBJECT IDLETIME refused under LFU and OBJECT FREQ under LRU, with
  *   Redis's texts.
  */
 #include "testclient.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -222,6 +231,94 @@ static void phase_policy(struct pc_conn *c, const char *policy)
     set_config(c, "maxmemory", "0");
 }
 
+#define MAX_SHARDS 64
+
+struct shard_figures {
+    int n;
+    long long keys[MAX_SHARDS];
+    long long used_memory[MAX_SHARDS];
+    long long commands[MAX_SHARDS];
+};
+
+/* INFO shards: "shard<i>:cpu=..,node=..,keys=..,used_memory=..,commands=..,..." */
+static void shard_figures(struct pc_conn *c, struct shard_figures *f)
+{
+    size_t len;
+    char *r = pc_conn_cmdl(c, &len, "INFO", "shards", NULL);
+    memset(f, 0, sizeof(*f));
+    for (const char *p = r ? strstr(r, "\nshard") : NULL; p && f->n < MAX_SHARDS; p = strstr(p + 1, "\nshard")) {
+        const char *k = strstr(p, ",keys="), *u = strstr(p, ",used_memory="), *m = strstr(p, ",commands=");
+        if (!k || !u || !m)
+            break;
+        f->keys[f->n] = atoll(k + 6);
+        f->used_memory[f->n] = atoll(u + 13);
+        f->commands[f->n] = atoll(m + 10);
+        f->n++;
+    }
+    free(r);
+}
+
+static void phase_lowered(struct pc_conn *c)
+{
+    const long long keys_written = 4000, lowered = 1 << 20;
+    pc_expect(c, "+OK\r\n", "FLUSHALL", NULL);
+    set_config(c, "maxmemory", "0");
+    long long ev0 = info_ll(c, "evicted_keys");
+    struct flood f = flood(c, "low:", keys_written, 0);
+    if (f.ok != keys_written)
+        pc_fail("lowered: %ld of %lld SETs acknowledged without maxmemory", f.ok, keys_written);
+    set_config(c, "maxmemory-policy", "allkeys-lru");
+    set_config(c, "maxmemory", "1mb");
+    /* from here on only INFO, on this connection */
+    struct shard_figures before, now;
+    shard_figures(c, &before);
+#ifdef PERCORE_GLOBAL_LOCK
+    const int stores = 1; /* the control build: one store, its figures on shard 0's line */
+#else
+    const int stores = before.n;
+#endif
+    long long budget = lowered / (stores ? stores : 1), deadline = pc_now_ms() + 5000;
+    bool all_under;
+    do {
+        pc_sleep_ms(100);
+        shard_figures(c, &now);
+        all_under = now.n == before.n && now.n > 0;
+        for (int i = 0; i < stores && i < now.n; i++)
+            all_under = all_under && now.used_memory[i] <= budget;
+    } while (!all_under && pc_now_ms() < deadline);
+    if (now.n <= 0) {
+        pc_fail("lowered: INFO shards lists no shard");
+        return;
+    }
+    int home = 0;
+    for (int i = 0; i < now.n; i++)
+        if (now.commands[i] - before.commands[i] > now.commands[home] - before.commands[home])
+            home = i;
+    long long keys = 0;
+    for (int i = 0; i < stores && i < now.n; i++) {
+        keys += now.keys[i];
+        fprintf(stderr, "lowered: shard %d%s: %lld keys, used_memory %lld (budget %lld)\n", i,
+                i == home ? " (home)" : "", now.keys[i], now.used_memory[i], budget);
+        if (now.used_memory[i] > budget)
+            pc_fail("lowered: shard %d%s still holds %lld bytes, over its share %lld of maxmemory 1mb", i,
+                    i == home ? " (home)" : " (no command ran there: its timer must evict)", now.used_memory[i],
+                    budget);
+        if (now.keys[i] <= 0 || now.keys[i] >= before.keys[i])
+            pc_fail("lowered: shard %d went from %lld to %lld keys", i, before.keys[i], now.keys[i]);
+    }
+    long long evicted = info_ll(c, "evicted_keys") - ev0;
+    for (int wait = 0; wait < 40 && evicted != keys_written - keys; wait++) {
+        pc_sleep_ms(50);
+        evicted = info_ll(c, "evicted_keys") - ev0;
+    }
+    if (evicted != keys_written - keys)
+        pc_fail("lowered: evicted_keys %lld, want %lld (written %lld, left %lld)", evicted, keys_written - keys,
+                keys_written, keys);
+    set_config(c, "maxmemory", "0");
+    set_config(c, "maxmemory-policy", "noeviction");
+    pc_expect(c, "+OK\r\n", "FLUSHALL", NULL);
+}
+
 static void phase_object_freq(struct pc_conn *c)
 {
     set_config(c, "maxmemory-policy", "allkeys-lfu");
@@ -260,6 +357,8 @@ int main(int argc, char **argv)
 
     phase_object_freq(c);
     phase_noeviction(c);
+    if (!srv.is_redis) /* INFO shards is percore's */
+        phase_lowered(c);
     static const char *const policies[] = {"allkeys-lru", "allkeys-lfu", "allkeys-random", "volatile-lru",
                                            "volatile-lfu", "volatile-random", "volatile-ttl"};
     for (size_t i = 0; i < sizeof(policies) / sizeof(policies[0]); i++)

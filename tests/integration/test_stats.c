@@ -52,18 +52,35 @@ static int line_field(const char *text, const char *line, const char *name, doub
     return 1;
 }
 
-/* poll INFO commandstats until cmdstat_get shows `calls` calls (2 s at most) */
-static char *wait_calls(struct pc_conn *c, const char *line, double calls)
+struct want {
+    const char *line; /* "cmdstat_get:" */
+    const char *name; /* "calls" */
+    double value;
+};
+
+/* poll INFO commandstats until every field shows its value (3 s at most): a
+ * snapshot may be taken between two of the commands counted */
+static char *wait_fields(struct pc_conn *c, const struct want *w, int n)
 {
-    long long deadline = pc_now_ms() + 2000;
+    long long deadline = pc_now_ms() + 3000;
     for (;;) {
         char *r = info(c, "commandstats");
-        double v = -1;
-        if (!r || (line_field(r, line, "calls", &v) && v == calls) || pc_now_ms() > deadline)
+        int all = r != NULL;
+        for (int i = 0; all && i < n; i++) {
+            double v = -1;
+            all = line_field(r, w[i].line, w[i].name, &v) && v == w[i].value;
+        }
+        if (!r || all || pc_now_ms() > deadline)
             return r;
         free(r);
         pc_sleep_ms(20);
     }
+}
+
+static char *wait_calls(struct pc_conn *c, const char *line, double calls)
+{
+    const struct want w = {line, "calls", calls};
+    return wait_fields(c, &w, 1);
 }
 
 static void expect_field(const char *text, const char *line, const char *name, double want)
@@ -252,23 +269,20 @@ int main(int argc, char **argv)
     for (int i = 1; i + 1 < argc; i++)
         if (strcmp(argv[i], "--threads") == 0)
             threads = atoi(argv[i + 1]);
-    int metrics_port = 0;
-    char portbuf[16];
     char *args[64];
     int n = 0;
     for (int i = 0; i < argc && n < 56; i++)
         args[n++] = argv[i];
     if (!(bin && strstr(bin, "redis-server")) && !getenv("PC_SERVER_PORT")) {
-        metrics_port = pc_free_port();
-        snprintf(portbuf, sizeof portbuf, "%d", metrics_port);
         args[n++] = "--";
         args[n++] = "--metrics-port";
-        args[n++] = portbuf;
+        args[n++] = PC_FREE_PORT_ARG; /* chosen again if the server cannot bind it */
     }
     args[n] = NULL;
     struct pc_server srv;
     if (pc_test_setup(n, args, &srv) != 0)
         return 1;
+    int metrics_port = srv.aux_port;
     struct pc_conn *c = pc_conn_open(srv.port);
     if (!c)
         return 1;
@@ -304,14 +318,19 @@ int main(int argc, char **argv)
     free(pc_conn_cmdl(c, &len, "CONFIG", "GET", "maxmemory", NULL));
 
     /* commandstats */
-    char *r = wait_calls(c, "cmdstat_get:", GETS);
+    const struct want counted[] = {
+        {"cmdstat_get:", "calls", GETS},
+        {"cmdstat_get:", "failed_calls", WRONGTYPE_GETS},
+        {"cmdstat_get:", "rejected_calls", ARITY_ERRORS},
+        {"cmdstat_set:", "calls", PC_SPREAD_KEYS},
+        {"cmdstat_rpush:", "calls", WRONGTYPE_GETS},
+        {"cmdstat_config|get:", "rejected_calls", 1},
+    };
+    int ncounted = (int)(sizeof counted / sizeof counted[0]);
+    char *r = wait_fields(c, counted, ncounted);
     if (r) {
-        expect_field(r, "cmdstat_get:", "calls", GETS);
-        expect_field(r, "cmdstat_get:", "failed_calls", WRONGTYPE_GETS);
-        expect_field(r, "cmdstat_get:", "rejected_calls", ARITY_ERRORS);
-        expect_field(r, "cmdstat_set:", "calls", PC_SPREAD_KEYS);
-        expect_field(r, "cmdstat_rpush:", "calls", WRONGTYPE_GETS);
-        expect_field(r, "cmdstat_config|get:", "rejected_calls", 1);
+        for (int i = 0; i < ncounted; i++)
+            expect_field(r, counted[i].line, counted[i].name, counted[i].value);
         double usec = -1, per = -1;
         if (!line_field(r, "cmdstat_get:", "usec", &usec) || !line_field(r, "cmdstat_get:", "usec_per_call", &per) ||
             usec < 0 || per < 0)
