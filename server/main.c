@@ -62,7 +62,7 @@ int main(int argc, char **argv)
         return 0;
     }
     if (argc > 1 && (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-v") == 0)) {
-        printf("percore-server v=%s (sharded build, Redis 7.0 protocol subset)\n", PERCORE_VERSION);
+        printf("percore-server v=%s (%s build, Redis 7.0 protocol subset)\n", PERCORE_VERSION, shard_build_name());
         return 0;
     }
     char err[2048];

@@ -3,9 +3,11 @@
 #   1. the release build: unit, integration (threads 1 and 4), compat
 #      (differential against a real redis-server 7, and real clients:
 #      redis-cli, redis-benchmark, python3-redis, ioredis);
-#   2. an AddressSanitizer + UBSan build: unit, integration and the
+#   2. the global-lock control build (-DPERCORE_GLOBAL_LOCK=ON): integration
+#      and differential;
+#   3. an AddressSanitizer + UBSan build: unit, integration and the
 #      differential runs again;
-#   3. a ThreadSanitizer build: the same (cross-shard handoff, gathered
+#   4. a ThreadSanitizer build: the same (cross-shard handoff, gathered
 #      commands, disconnects in flight, RCU config, the MPSC ring).
 # Installs the Debian packages (and the npm test client) it needs when missing.
 set -euo pipefail
@@ -30,6 +32,11 @@ jobs=$(nproc)
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j"$jobs"
 (cd build && ctest --output-on-failure -j"$jobs")
+
+# the global-lock control build (DESIGN.md rule 10) passes the same integration and differential tests
+cmake -S . -B build-global-lock -DCMAKE_BUILD_TYPE=Release -DPERCORE_GLOBAL_LOCK=ON >/dev/null
+cmake --build build-global-lock -j"$jobs"
+(cd build-global-lock && ctest --output-on-failure -j"$jobs" -L 'integration|differential')
 
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DPERCORE_SANITIZE=address >/dev/null
 cmake --build build-asan -j"$jobs"

@@ -25,6 +25,8 @@ const struct stats *shard_stats(int i);
 /* the cpu and NUMA node shard i is pinned to (-1 none) */
 int shard_cpu(int i);
 int shard_numa_node(int i);
+/* "sharded", or "global-lock" for the control build (-DPERCORE_GLOBAL_LOCK=ON) */
+const char *shard_build_name(void);
 /* process start, for INFO uptime */
 int64_t shard_start_time_ms(void);
 /* ask the process to stop (SHUTDOWN) */

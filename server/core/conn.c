@@ -96,7 +96,7 @@ static uint64_t conn_total_clients(void)
     return n;
 }
 
-void conn_accept(struct shard *self, int fd)
+void conn_accept(struct shard *self, int fd, bool cluster_port)
 {
     const struct config *cfg = config_current();
     STATS_ADD(&self->stats, total_connections_received, 1);
@@ -129,8 +129,24 @@ void conn_accept(struct shard *self, int fd)
         STATS_ADD(&self->stats, rejected_connections, 1);
         return;
     }
+    struct conn *c = conn_create(self, fd, NULL, NULL);
+    c->cluster_port = cluster_port;
+    memcpy(c->peer, peer, sizeof(c->peer));
+    sl = sizeof(ss);
+    if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0)
+        conn_format_addr(&ss, c->local, sizeof(c->local));
+    c->read_ev = event_new(self->base, fd, EV_READ | EV_PERSIST, conn_on_read, c);
+    c->write_ev = event_new(self->base, fd, EV_WRITE | EV_PERSIST, conn_on_write, c);
+    event_add(c->read_ev, NULL);
+}
+
+struct conn *conn_create(struct shard *self, int fd, engine_sink_fn *sink, void *sink_arg)
+{
+    const struct config *cfg = config_current();
     struct conn *c = mem_calloc(1, sizeof(*c));
     c->fd = fd;
+    c->sink = sink;
+    c->sink_arg = sink_arg;
     c->home = self;
     /* ids are unique across shards: the shard index in the low bits */
     c->id = ++conn_next_id[self->index] * (uint64_t)shard_count() + (uint64_t)self->index;
@@ -141,19 +157,13 @@ void conn_accept(struct shard *self, int fd)
     c->last_interaction = self->now;
     resp_parser_init(&c->parser);
     reply_init(&c->out);
-    memcpy(c->peer, peer, sizeof(c->peer));
-    sl = sizeof(ss);
-    if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0)
-        conn_format_addr(&ss, c->local, sizeof(c->local));
-    c->read_ev = event_new(self->base, fd, EV_READ | EV_PERSIST, conn_on_read, c);
-    c->write_ev = event_new(self->base, fd, EV_WRITE | EV_PERSIST, conn_on_write, c);
-    event_add(c->read_ev, NULL);
     c->next = self->conns;
     if (self->conns)
         self->conns->prev = c;
     self->conns = c;
     self->conn_count++;
     STATS_ADD(&self->stats, connected_clients, 1);
+    return c;
 }
 
 static void conn_destroy(struct conn *c)
@@ -167,7 +177,7 @@ static void conn_destroy(struct conn *c)
     while (c->slot_head) {
         struct slot *s = c->slot_head;
         c->slot_head = s->next;
-        dispatch_slot_release(s);
+        dispatch_slot_release(c->home, s);
     }
     resp_parser_deinit(&c->parser);
     reply_deinit(&c->out);
@@ -184,10 +194,13 @@ void conn_close(struct conn *c)
         return;
     struct shard *self = c->home;
     c->closed = true;
-    event_free(c->read_ev);
-    event_free(c->write_ev);
-    c->read_ev = c->write_ev = NULL;
-    close(c->fd);
+    if (c->read_ev) {
+        event_free(c->read_ev);
+        event_free(c->write_ev);
+        c->read_ev = c->write_ev = NULL;
+    }
+    if (c->fd >= 0)
+        close(c->fd);
     c->fd = -1;
     if (c->prev)
         c->prev->next = c->next;
@@ -266,7 +279,8 @@ static bool conn_over_output_limit(struct conn *c)
 static void conn_pause_reading(struct conn *c)
 {
     if (!c->read_paused && !c->closed) {
-        event_del(c->read_ev);
+        if (c->read_ev)
+            event_del(c->read_ev);
         c->read_paused = true;
     }
 }
@@ -317,9 +331,25 @@ void conn_resume(struct conn *c)
         return;
     if (c->read_paused) {
         c->read_paused = false;
-        event_add(c->read_ev, NULL);
+        if (c->read_ev)
+            event_add(c->read_ev, NULL);
     }
     conn_process_input(c);
+}
+
+void conn_take_input(struct conn *c, const char *bytes, size_t len)
+{
+    if (c->closed)
+        return;
+    if (c->rcap - c->rlen < len) {
+        c->rcap = c->rlen + len + CONN_READ_CHUNK;
+        c->rbuf = mem_realloc(c->rbuf, c->rcap);
+    }
+    memcpy(c->rbuf + c->rlen, bytes, len);
+    c->rlen += len;
+    c->last_interaction = c->home->now;
+    if (!c->read_paused)
+        conn_process_input(c);
 }
 
 static void conn_on_read(evutil_socket_t fd, short what, void *arg)
@@ -372,6 +402,10 @@ void conn_flush(struct conn *c)
     if (conn_over_output_limit(c)) {
         conn_close_output_limit(c);
         return;
+    }
+    if (c->sink && c->out_sent < c->out.len) {
+        c->sink(c->sink_arg, c->out.buf + c->out_sent, c->out.len - c->out_sent);
+        c->out_sent = c->out.len;
     }
     while (c->out_sent < c->out.len) {
         ssize_t n = write(c->fd, c->out.buf + c->out_sent, c->out.len - c->out_sent);

@@ -18,6 +18,7 @@
 
 #include "percore/command.h"
 #include "percore/conn.h"
+#include "percore/engine.h"
 #include "percore/reply.h"
 #include "percore/resp.h"
 #include "percore/shard.h"
@@ -67,7 +68,9 @@ struct slot {
 };
 
 struct conn {
-    int fd;
+    int fd;                  /* -1: an in-process client (engine.h), its output goes to sink */
+    engine_sink_fn *sink;
+    void *sink_arg;
     uint64_t id;
     struct shard *home;
     struct event *read_ev;
@@ -97,6 +100,7 @@ struct conn {
     bool in_dirty;
     bool in_stalled;
     bool authenticated;
+    bool cluster_port;       /* accepted on home's cluster port: talks to it as a cluster node (cluster.h) */
     bool processing;         /* inside conn_process_input: no re-entry */
     struct conn *dirty_next;
     struct conn *stalled_next;
@@ -143,6 +147,8 @@ struct shard {
     int *building_targets;
     int building_count;
     uint64_t *wake_targets;   /* bitmap: shards to ring at the end of the turn */
+    struct slot *slot_pool;   /* released slots, for reuse */
+    int slot_pool_len;
     struct batch *batch_pool;
     int batch_pool_len;
     struct resp_arg *scratch_argv; /* owner side: a batch entry's argv */
@@ -160,6 +166,32 @@ struct shard {
 extern __thread struct shard *shard_self;
 struct shard *shard_at(int i);
 
+/*
+ * The global-lock control build (PERCORE_GLOBAL_LOCK, DESIGN.md rule 10):
+ * every shard's `store` is the one store all threads share, every command
+ * runs on the thread that read it, inside shard_store_lock(), and no data
+ * command goes through the handoff (only the admin fan-outs that ask each
+ * thread about its own connections still do).  Shard 0 alone runs the
+ * store's background work (expiry, rehash, lazy free).  In the sharded build
+ * the lock calls are empty and compile away.
+ */
+#ifdef PERCORE_GLOBAL_LOCK
+#define SHARD_STORE_SHARED 1
+void shard_store_lock(void);
+void shard_store_unlock(void);
+#else
+#define SHARD_STORE_SHARED 0
+static inline void shard_store_lock(void) {}
+static inline void shard_store_unlock(void) {}
+#endif
+/* how many stores the keyspace is split over: maxmemory's divisor, and 1 means no routing */
+static inline int shard_store_count(void) { return SHARD_STORE_SHARED ? 1 : shard_count(); }
+/* does this shard run its store's background work (expiry, rehash, lazy free)? */
+static inline bool shard_runs_store_upkeep(const struct shard *self)
+{
+    return !SHARD_STORE_SHARED || self->index == 0;
+}
+
 /* shard.c */
 void shard_wake_up(struct shard *self); /* called first thing in every event callback */
 void shard_mark_dirty(struct conn *c);
@@ -174,7 +206,12 @@ static inline void shard_note_write(struct shard *self, const struct command *cm
 }
 
 /* conn.c */
-void conn_accept(struct shard *self, int fd);
+/* cluster_port: fd came from self's cluster port (cluster.h), not the main port */
+void conn_accept(struct shard *self, int fd, bool cluster_port);
+/* a connection of this shard: a socket (fd, sink NULL) or an in-process client (fd -1, sink) */
+struct conn *conn_create(struct shard *self, int fd, engine_sink_fn *sink, void *sink_arg);
+/* bytes that arrived for c, as if read from its socket: parsed and dispatched */
+void conn_take_input(struct conn *c, const char *bytes, size_t len);
 void conn_flush(struct conn *c);
 void conn_close(struct conn *c);
 /* close c for passing its output buffer limit, saying so in the log (Redis's words) */
@@ -204,7 +241,10 @@ bool dispatch_memory_ok(struct shard *self, const struct config *cfg, const stru
                         struct reply *out);
 /* a part of slot s computed by a shard (local or remote) */
 void dispatch_part_reply(struct conn *c, struct slot *s, int part, const char *reply, size_t len);
-void dispatch_slot_release(struct slot *s);
+/* a slot is done with: back to its shard's pool */
+void dispatch_slot_release(struct shard *self, struct slot *s);
+/* free the shard's pooled slots (at teardown) */
+void dispatch_teardown_shard(struct shard *self);
 
 /* handoff.c */
 void handoff_setup_shard(struct shard *self, int nshards, int inbox_size, int credits);

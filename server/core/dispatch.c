@@ -8,6 +8,8 @@
  *     keys on several shards        -> one part per shard, merged in the slot
  *     keyspace-wide                 -> one part per shard, merged
  *     RENAME/RENAMENX/MSETNX across shards -> steps, each a round of parts
+ *   on a cluster port: -MOVED / -CROSSSLOT (cluster.h), else the handler runs
+ *   here, whatever the route
  *
  * Local replies go straight to the connection's output while nothing is
  * pending, else behind the last pending slot, so replies always leave in
@@ -17,6 +19,7 @@
  */
 #include "core.h"
 
+#include "percore/cluster.h"
 #include "percore/config.h"
 #include "percore/mem.h"
 #include "percore/object.h"
@@ -57,8 +60,10 @@ static const int evict_how[] = {
 
 /*
  * maxmemory, per shard: each shard may hold maxmemory / threads, as its
- * store counts it (store_memory).  Over that, before any command, keys are
- * evicted as the policy says (Redis evicts before every command too); a
+ * store counts it (store_memory).  Over that, before any command and on
+ * the shard's timer (cmd NULL: maxmemory lowered while the shard idles),
+ * keys are evicted as the policy says (Redis evicts before every command
+ * too, and in CONFIG SET maxmemory); a
  * CMD_DENYOOM command is refused when eviction freed nothing (noeviction,
  * or no candidate left).  Eviction that freed some but stopped at its time
  * budget lets the command run, as Redis's EVICT_RUNNING does.
@@ -70,14 +75,14 @@ bool dispatch_memory_ok(struct shard *self, const struct config *cfg, const stru
     store_track_lfu(self->store, p == MAXMEMORY_VOLATILE_LFU || p == MAXMEMORY_ALLKEYS_LFU);
     if (cfg->maxmemory <= 0)
         return true;
-    size_t budget = (size_t)cfg->maxmemory / (size_t)shard_count();
+    size_t budget = (size_t)cfg->maxmemory / (size_t)shard_store_count();
     size_t used = store_memory(self->store);
     if (used <= budget)
         return true;
     size_t freed = 0;
     if (evict_how[p] >= 0)
         freed = store_evict(self->store, evict_how[p], cfg->maxmemory_samples, used - budget, self->now);
-    if (freed > 0 || !(cmd->flags & CMD_DENYOOM))
+    if (freed > 0 || !cmd || !(cmd->flags & CMD_DENYOOM)) /* no cmd: the shard's timer, only evicting */
         return true;
     reply_error(out, oom_error);
     return false;
@@ -101,12 +106,15 @@ static void run_handler(struct conn *c, const struct command *cmd, int argc, con
     };
     out->resp = c->resp;
     size_t before = out->len;
+    shard_store_lock();
     if (!dispatch_memory_ok(self, ctx.config, cmd, out)) {
+        shard_store_unlock();
         stats_cmd_rejected(&self->stats, cmd, out->buf + before, out->len - before);
         return;
     }
     uint64_t t0 = stats_clock_ns();
     cmd->proc(&ctx);
+    shard_store_unlock();
     uint64_t t1 = stats_cmd_done(&self->stats, cmd, 1, t0, out->buf + before, out->len - before,
                                  ctx.config->latency_tracking);
     slowlog_note(&ctx, cmd, t1 - t0, c);
@@ -115,12 +123,24 @@ static void run_handler(struct conn *c, const struct command *cmd, int argc, con
 
 /* ---------------------------------------------------------------- slots */
 
+/* a shard keeps released slots with their (small) reply buffers: a remote command costs no allocation */
+#define SLOT_POOL_MAX 256
+#define SLOT_POOL_BUF_MAX 16384
+
 static struct slot *slot_create(struct conn *c, const struct command *cmd)
 {
-    struct slot *s = mem_calloc(1, sizeof(*s));
-    reply_init(&s->reply);
-    reply_init(&s->after);
-    reply_init(&s->gather);
+    struct shard *self = c->home;
+    struct slot *s = self->slot_pool;
+    if (s) {
+        self->slot_pool = s->next;
+        self->slot_pool_len--;
+        s->next = NULL;
+    } else {
+        s = mem_calloc(1, sizeof(*s));
+        reply_init(&s->reply);
+        reply_init(&s->after);
+        reply_init(&s->gather);
+    }
     s->cmd = cmd;
     s->db = c->db;
     s->resp = c->resp;
@@ -133,23 +153,55 @@ static struct slot *slot_create(struct conn *c, const struct command *cmd)
     return s;
 }
 
-void dispatch_slot_release(struct slot *s)
+static void slot_destroy(struct slot *s)
 {
     reply_deinit(&s->reply);
     reply_deinit(&s->after);
     reply_deinit(&s->gather);
+    mem_release(s);
+}
+
+void dispatch_slot_release(struct shard *self, struct slot *s)
+{
     mem_release(s->key_shard);
     mem_release(s->key_pos);
     mem_release(s->elem);
     mem_release(s->argv);
     mem_release(s->argv_bytes);
-    mem_release(s);
+    if (self->slot_pool_len >= SLOT_POOL_MAX || s->reply.cap > SLOT_POOL_BUF_MAX ||
+        s->after.cap > SLOT_POOL_BUF_MAX || s->gather.cap > SLOT_POOL_BUF_MAX) {
+        slot_destroy(s);
+        return;
+    }
+    struct reply keep[3] = {s->reply, s->after, s->gather};
+    memset(s, 0, sizeof(*s));
+    s->reply = keep[0];
+    s->after = keep[1];
+    s->gather = keep[2];
+    reply_clear(&s->reply);
+    reply_clear(&s->after);
+    reply_clear(&s->gather);
+    s->next = self->slot_pool;
+    self->slot_pool = s;
+    self->slot_pool_len++;
+}
+
+void dispatch_teardown_shard(struct shard *self)
+{
+    while (self->slot_pool) {
+        struct slot *s = self->slot_pool;
+        self->slot_pool = s->next;
+        slot_destroy(s);
+    }
+    self->slot_pool_len = 0;
 }
 
 /* the slot's reply is final: move every complete slot at the head to the output */
 static void slot_complete(struct conn *c, struct slot *s)
 {
     s->complete = true;
+    if (!(s->cmd->flags & CMD_INTERNAL)) /* a client's command (not conn_fanout's): counted once, here */
+        stats_cmd_outcome(&c->home->stats, s->cmd, s->reply.buf, s->reply.len);
     bool was_barrier = s->barrier;
     while (c->slot_head && c->slot_head->complete) {
         struct slot *h = c->slot_head;
@@ -158,7 +210,7 @@ static void slot_complete(struct conn *c, struct slot *s)
         c->slot_head = h->next;
         if (!c->slot_head)
             c->slot_tail = NULL;
-        dispatch_slot_release(h);
+        dispatch_slot_release(c->home, h);
     }
     shard_mark_dirty(c);
     if (was_barrier)
@@ -205,13 +257,11 @@ static void send_part(struct conn *c, struct slot *s, int target, int part, cons
     if (dispatch_memory_ok(self, ctx.config, cmd, scratch)) {
         uint64_t t0 = stats_clock_ns();
         cmd->proc(&ctx);
-        /* the client's call was counted when its parts were sent: this part adds its time */
+        /* the home counts the call and its outcome once the whole reply is there: this part adds its time */
         uint64_t t1 = stats_cmd_done(&self->stats, s->cmd, 0, t0, scratch->buf, scratch->len,
                                      ctx.config->latency_tracking);
         slowlog_note(&ctx, cmd, t1 - t0, c);
         shard_note_write(self, cmd, s->db);
-    } else {
-        stats_error_reply(&self->stats, scratch->buf, scratch->len);
     }
     dispatch_part_reply(c, s, part, scratch->buf, scratch->len);
 }
@@ -633,11 +683,13 @@ static void scan_start(struct conn *c, const struct command *cmd, int argc, cons
     uint64_t cursor;
     if (!cmd_scan_cursor_parse(&argv[1], &cursor)) {
         reply_error(dispatch_reply_target(c), "ERR invalid cursor");
+        stats_cmd_outcome(&c->home->stats, cmd, "-ERR", 4);
         return;
     }
     unsigned long long sh = cursor >> SCAN_SHARD_SHIFT;
     if (sh >= (unsigned long long)shard_count()) { /* no such shard: the scan is over */
         reply_raw(dispatch_reply_target(c), "*2\r\n$1\r\n0\r\n*0\r\n", 15);
+        stats_cmd_outcome(&c->home->stats, cmd, "*", 1);
         return;
     }
     long long want = 10;
@@ -853,7 +905,6 @@ static void run_gather(struct conn *c, const struct command *cmd, int argc, cons
                        const int *pos, int npos)
 {
     const struct config *cfg = config_current();
-    stats_cmd_call(&c->home->stats, cmd);
     struct slot *s = slot_create(c, cmd);
     slot_keep_argv(s, argc, argv);
     s->barrier = true;
@@ -942,12 +993,12 @@ static int keys_owner(const struct config *cfg, const struct command *cmd, int a
 }
 
 /*
- * The commands that do not run inline count their call here, on the home
- * shard, once; each shard that runs a part of one adds its time (stats.h).
+ * The commands that do not run inline count their call on the home shard,
+ * once, when their reply is complete (slot_complete); each shard that runs
+ * a part of one adds its time (stats.h).
  */
 static void run_remote(struct conn *c, const struct command *cmd, int owner, int argc, const struct resp_arg *argv)
 {
-    stats_cmd_call(&c->home->stats, cmd);
     struct slot *s = slot_create(c, cmd);
     s->on_part = part_copy;
     s->on_done = done_copy;
@@ -956,7 +1007,6 @@ static void run_remote(struct conn *c, const struct command *cmd, int owner, int
 
 static void run_split(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv)
 {
-    stats_cmd_call(&c->home->stats, cmd);
     struct slot *s = slot_create(c, cmd);
     switch (cmd->route) {
     case ROUTE_SPLIT_SUM: s->on_part = part_sum; s->on_done = done_sum; break;
@@ -972,7 +1022,6 @@ static void run_split(struct conn *c, const struct command *cmd, int argc, const
 
 static void run_fanout(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv)
 {
-    stats_cmd_call(&c->home->stats, cmd);
     struct slot *s = slot_create(c, cmd);
     switch (cmd->route) {
     case ROUTE_FANOUT_SUM: s->on_part = part_sum; s->on_done = done_sum; break;
@@ -1016,7 +1065,6 @@ static void run_special(struct conn *c, const struct command *cmd, int argc, con
 {
     const char *n = cmd->name;
     if (strcmp(n, "scan") == 0) {
-        stats_cmd_call(&c->home->stats, cmd);
         scan_start(c, cmd, argc, argv);
     } else if (strcmp(n, "randomkey") == 0) {
         run_fanout(c, cmd, argc, argv);
@@ -1026,7 +1074,6 @@ static void run_special(struct conn *c, const struct command *cmd, int argc, con
         else
             run_remote(c, cmd, owner, argc, argv);
     } else {
-        stats_cmd_call(&c->home->stats, cmd);
         struct slot *s = slot_create(c, cmd);
         slot_keep_argv(s, argc, argv);
         s->barrier = true;
@@ -1063,8 +1110,16 @@ void dispatch_command(struct conn *c, int argc, const struct resp_arg *argv)
         stats_cmd_rejected(&self->stats, cmd, "-NOAUTH", 7);
         return;
     }
-    int nshards = shard_count();
-    if (cmd->route == ROUTE_HOME || nshards == 1) {
+    if (c->cluster_port) { /* a cluster node: redirected, or run here on this shard's keys */
+        struct reply *out = dispatch_reply_target(c);
+        size_t before = out->len;
+        if (cluster_refuse(c, cfg, cmd, argc, argv, out))
+            stats_cmd_rejected(&self->stats, cmd, out->buf + before, out->len - before);
+        else
+            run_handler(c, cmd, argc, argv, out, cmd->route == ROUTE_HOME);
+        return;
+    }
+    if (cmd->route == ROUTE_HOME || shard_store_count() == 1) {
         run_handler(c, cmd, argc, argv, dispatch_reply_target(c), cmd->route == ROUTE_HOME);
         return;
     }

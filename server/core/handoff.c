@@ -326,16 +326,18 @@ static void handoff_execute(struct shard *self, struct batch *b)
         ctx.db = e->db;
         b->replies.resp = e->resp;
         e->reply_off = b->replies.len;
+        shard_store_lock(); /* the global-lock build's admin fan-outs */
         if (dispatch_memory_ok(self, cfg, e->cmd, &b->replies)) {
             uint64_t t0 = stats_clock_ns();
             e->cmd->proc(&ctx);
-            /* the home counted the call when it sent it: this adds the time and the outcome */
+            shard_store_unlock();
+            /* the home counts the call and its outcome once the whole reply is there: this adds the time */
             uint64_t t1 = stats_cmd_done(&self->stats, e->stat_cmd, 0, t0, b->replies.buf + e->reply_off,
                                          b->replies.len - e->reply_off, cfg->latency_tracking);
             slowlog_note(&ctx, e->cmd, t1 - t0, NULL); /* the connection is the home's: not ours to read */
             shard_note_write(self, e->cmd, e->db);
         } else {
-            stats_error_reply(&self->stats, b->replies.buf + e->reply_off, b->replies.len - e->reply_off);
+            shard_store_unlock(); /* refused for OOM: the home counts it when the reply is complete */
         }
         e->reply_len = b->replies.len - e->reply_off;
         if (!(e->cmd->flags & CMD_INTERNAL))

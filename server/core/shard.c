@@ -3,7 +3,8 @@
  * store, rings and stats (DESIGN.md "The shape").
  *
  * Setup: the main thread binds one SO_REUSEPORT listener per shard and bind
- * address (so a busy port fails the start with a clear message), then starts
+ * address (so a busy port fails the start with a clear message), with
+ * cluster-ports also each shard's own cluster port (cluster.h), then starts
  * the threads.  Each thread pins itself (libnuma), allocates its own shard
  * struct and store from its own heap, registers with urcu-qsbr and waits on
  * a barrier until every shard is published, since any shard may push to any
@@ -18,6 +19,7 @@
 #include "percore/shard.h"
 
 #include "core.h"
+#include "percore/cluster.h"
 #include "percore/config.h"
 #include "percore/log.h"
 #include "percore/mem.h"
@@ -52,11 +54,24 @@ static int nshards;
 static pthread_t *threads;
 static pthread_barrier_t start_barrier; /* the shards and the main thread: all published */
 static pthread_barrier_t stop_barrier;  /* the shards, at teardown */
-static int **listen_fds; /* [shard][bind] */
+static int **listen_fds; /* [shard][listener]: the port on each bind address, then the cluster port on each */
 static int nbind;
+static int nlisten;      /* listeners per shard: nbind, twice that with cluster-ports */
 static int64_t start_time_ms;
 static atomic_int shutdown_requested;
-static int *shard_cpus;
+/* where each shard runs, planned on the main thread: libnuma's lookups are not thread-safe */
+struct shard_place {
+    int cpu;
+    int node;
+};
+static struct shard_place *shard_places;
+#ifdef PERCORE_GLOBAL_LOCK
+static struct store *shared_store;
+static pthread_mutex_t shared_store_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void shard_store_lock(void) { pthread_mutex_lock(&shared_store_lock); }
+void shard_store_unlock(void) { pthread_mutex_unlock(&shared_store_lock); }
+#endif
 
 struct shard *shard_at(int i) { return shards[i]; }
 int shard_count(void) { return nshards; }
@@ -65,6 +80,7 @@ const struct stats *shard_stats(int i) { return &shards[i]->stats; }
 int shard_cpu(int i) { return shards[i]->cpu; }
 int shard_numa_node(int i) { return shards[i]->numa_node; }
 int64_t shard_start_time_ms(void) { return start_time_ms; }
+const char *shard_build_name(void) { return SHARD_STORE_SHARED ? "global-lock" : "sharded"; }
 
 void shard_request_shutdown(void)
 {
@@ -163,21 +179,27 @@ static void shard_on_doorbell(evutil_socket_t fd, short what, void *arg)
  */
 void shard_publish_keyspace(struct shard *self, bool everything)
 {
-    int dbs = store_databases(self->store);
+    STATS_SET(&self->stats, keyspace_hits, self->cstats.keyspace_hits);
+    STATS_SET(&self->stats, keyspace_misses, self->cstats.keyspace_misses);
     uint64_t mask = everything ? ~0ull : self->dirty_dbs;
     self->dirty_dbs = 0;
+    if (SHARD_STORE_SHARED && !mask)
+        return;
+    /* the global-lock build: the one store's figures, in shard 0's block, written under the lock */
+    struct stats *st = SHARD_STORE_SHARED ? &shards[0]->stats : &self->stats;
+    shard_store_lock();
+    int dbs = store_databases(self->store);
     for (int db = 0; mask && db < dbs && db < STATS_MAX_DB; db++) {
         if (!(mask & (1ull << db)))
             continue;
-        STATS_SET(&self->stats, db_keys[db], store_size(self->store, db));
-        STATS_SET(&self->stats, db_expires[db], store_expires_size(self->store, db));
+        STATS_SET(st, db_keys[db], store_size(self->store, db));
+        STATS_SET(st, db_expires[db], store_expires_size(self->store, db));
     }
-    STATS_SET(&self->stats, keyspace_hits, self->cstats.keyspace_hits);
-    STATS_SET(&self->stats, keyspace_misses, self->cstats.keyspace_misses);
-    STATS_SET(&self->stats, expired_keys, store_expired_keys(self->store));
-    STATS_SET(&self->stats, evicted_keys, store_evicted_keys(self->store));
+    STATS_SET(st, expired_keys, store_expired_keys(self->store));
+    STATS_SET(st, evicted_keys, store_evicted_keys(self->store));
     if (everything)
-        STATS_SET(&self->stats, used_memory, store_memory(self->store));
+        STATS_SET(st, used_memory, store_memory(self->store));
+    shard_store_unlock();
 }
 
 static void shard_on_timer(evutil_socket_t fd, short what, void *arg)
@@ -188,9 +210,15 @@ static void shard_on_timer(evutil_socket_t fd, short what, void *arg)
     shard_wake_up(self);
     const struct config *cfg = config_current();
     self->now = util_ms_time();
-    /* Redis: 25% of each timer period for active expiry */
-    store_active_expire(self->store, self->now, 250000L / cfg->hz);
-    store_rehash_step(self->store);
+    if (shard_runs_store_upkeep(self)) {
+        shard_store_lock();
+        /* Redis: 25% of each timer period for active expiry */
+        store_active_expire(self->store, self->now, 250000L / cfg->hz);
+        store_rehash_step(self->store);
+        /* maxmemory lowered: down to our share now, not at our next command (Redis's updateMaxmemory) */
+        dispatch_memory_ok(self, cfg, NULL, NULL);
+        shard_store_unlock();
+    }
     conn_reap_idle(self, cfg->timeout);
     shard_publish_keyspace(self, true);
     struct timeval tv = {0, 1000000 / cfg->hz};
@@ -216,10 +244,8 @@ static void shard_on_accept_resume(evutil_socket_t fd, short what, void *arg)
         event_add(self->listen_ev[b], NULL);
 }
 
-static void shard_on_accept(evutil_socket_t fd, short what, void *arg)
+static void shard_accept(struct shard *self, evutil_socket_t fd, bool cluster_port)
 {
-    (void)what;
-    struct shard *self = arg;
     shard_wake_up(self);
     for (int i = 0; i < 64; i++) {
         int cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -233,26 +259,35 @@ static void shard_on_accept(evutil_socket_t fd, short what, void *arg)
             }
             return;
         }
-        conn_accept(self, cfd);
+        conn_accept(self, cfd, cluster_port);
     }
 }
 
-static int shard_pin(int index)
+static void shard_on_accept(evutil_socket_t fd, short what, void *arg)
 {
-    int cpu = shard_cpus ? shard_cpus[index] : -1;
-    if (cpu < 0)
-        return -1;
+    (void)what;
+    shard_accept(arg, fd, false);
+}
+
+static void shard_on_cluster_accept(evutil_socket_t fd, short what, void *arg)
+{
+    (void)what;
+    shard_accept(arg, fd, true);
+}
+
+/* pin the calling thread to shard index's cpu, prefer its node's memory; false when unpinned */
+static bool shard_pin(int index)
+{
+    if (!shard_places)
+        return false;
     cpu_set_t set;
     CPU_ZERO(&set);
-    CPU_SET(cpu, &set);
+    CPU_SET(shard_places[index].cpu, &set);
     if (pthread_setaffinity_np(pthread_self(), sizeof(set), &set) != 0)
-        return -1;
-    if (numa_available() >= 0) {
-        int node = numa_node_of_cpu(cpu);
-        if (node >= 0)
-            numa_set_preferred(node);
-    }
-    return cpu;
+        return false;
+    if (shard_places[index].node >= 0)
+        numa_set_preferred(shard_places[index].node);
+    return true;
 }
 
 /* one write per dirty connection per loop turn */
@@ -271,7 +306,12 @@ static void shard_loop(struct shard *self)
     while (!atomic_load_explicit(&self->stopping, memory_order_relaxed)) {
         self->now = util_ms_time();
         handoff_drain(self);
-        bool lazy_work = store_lazyfree_pending(self->store) && store_lazyfree_step(self->store, SHARD_LAZYFREE_STEP);
+        bool lazy_work = false;
+        if (shard_runs_store_upkeep(self)) {
+            shard_store_lock();
+            lazy_work = store_lazyfree_pending(self->store) && store_lazyfree_step(self->store, SHARD_LAZYFREE_STEP);
+            shard_store_unlock();
+        }
         if (self->stalled)
             shard_retry_stalled(self);
         shard_flush_dirty(self);
@@ -299,11 +339,11 @@ static void shard_loop(struct shard *self)
 static void *shard_main(void *arg)
 {
     int index = (int)(intptr_t)arg;
-    int cpu = shard_pin(index);
+    bool pinned = shard_pin(index);
     struct shard *self = mem_calloc(1, sizeof(*self));
     self->index = index;
-    self->cpu = cpu;
-    self->numa_node = (cpu >= 0 && numa_available() >= 0) ? numa_node_of_cpu(cpu) : -1;
+    self->cpu = pinned ? shard_places[index].cpu : -1;
+    self->numa_node = pinned ? shard_places[index].node : -1;
     shard_self = self;
     rcu_register_thread();
     self->rcu_online = true;
@@ -312,7 +352,11 @@ static void *shard_main(void *arg)
     event_config_set_flag(ec, EVENT_BASE_FLAG_NOLOCK);
     self->base = event_base_new_with_config(ec);
     event_config_free(ec);
+#ifdef PERCORE_GLOBAL_LOCK
+    self->store = shared_store;
+#else
     self->store = store_create(cfg->databases);
+#endif
     self->now = util_ms_time();
     reply_init(&self->scratch);
     handoff_setup_shard(self, nshards, cfg->inbox_size, cfg->handoff_credits);
@@ -324,19 +368,21 @@ static void *shard_main(void *arg)
     self->accept_pause_ev = evtimer_new(self->base, shard_on_accept_resume, self);
     struct timeval tv = {0, 1000000 / cfg->hz};
     evtimer_add(self->timer_ev, &tv);
-    self->listen_ev = mem_calloc((size_t)nbind, sizeof(*self->listen_ev));
-    self->listen_count = nbind;
-    for (int b = 0; b < nbind; b++) {
-        self->listen_ev[b] = event_new(self->base, listen_fds[index][b], EV_READ | EV_PERSIST, shard_on_accept, self);
+    self->listen_ev = mem_calloc((size_t)nlisten, sizeof(*self->listen_ev));
+    self->listen_count = nlisten;
+    for (int b = 0; b < nlisten; b++) {
+        self->listen_ev[b] = event_new(self->base, listen_fds[index][b], EV_READ | EV_PERSIST,
+                                       b < nbind ? shard_on_accept : shard_on_cluster_accept, self);
         event_add(self->listen_ev[b], NULL);
     }
     shards[index] = self;
     pthread_barrier_wait(&start_barrier); /* every shard published */
+    engine_start_driver(index);
     shard_loop(self);
 
     /* teardown: send what is ready, finish what is in flight, free our own memory */
     shard_flush_dirty(self);
-    for (int b = 0; b < nbind; b++) {
+    for (int b = 0; b < nlisten; b++) {
         event_free(self->listen_ev[b]);
         close(listen_fds[index][b]);
     }
@@ -352,6 +398,7 @@ static void *shard_main(void *arg)
     if (self->stalled)
         shard_retry_stalled(self);
     conn_reap_dead(self);
+    dispatch_teardown_shard(self);
     pthread_barrier_wait(&stop_barrier); /* every ring is empty */
     mem_release(self->listen_ev);
     event_free(self->doorbell_ev); /* its fd is closed by shard_teardown, after every thread joined */
@@ -359,7 +406,8 @@ static void *shard_main(void *arg)
     event_free(self->timer_ev);
     event_free(self->accept_pause_ev);
     event_base_free(self->base);
-    store_destroy(&self->store);
+    if (!SHARD_STORE_SHARED)
+        store_destroy(&self->store);
     store_destroy(&self->scratch_store);
     reply_deinit(&self->scratch);
     slowlog_thread_teardown();
@@ -384,7 +432,8 @@ static bool shard_port_free(const struct addrinfo *ai)
     return ok;
 }
 
-static int shard_open_listener(const char *addr, int port, bool first)
+/* shared: the main port, which every shard listens on (SO_REUSEPORT); else one shard's own */
+static int shard_open_listener(const char *addr, int port, bool first, bool shared)
 {
     struct addrinfo hints = {0}, *res = NULL;
     char portstr[16];
@@ -404,7 +453,8 @@ static int shard_open_listener(const char *addr, int port, bool first)
     int fd = socket(res->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     int one = 1;
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-    setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
+    if (shared)
+        setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
     if (res->ai_family == AF_INET6)
         setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
     if (bind(fd, res->ai_addr, res->ai_addrlen) < 0 || listen(fd, config_current()->tcp_backlog) < 0) {
@@ -441,9 +491,12 @@ static void shard_plan_cpus(const struct config *cfg)
         log_warn("%d shard threads on %d cpus: threads are not pinned", nshards, n);
         return;
     }
-    shard_cpus = mem_alloc((size_t)nshards * sizeof(int));
-    for (int i = 0; i < nshards; i++)
-        shard_cpus[i] = allowed[i];
+    bool numa = numa_available() >= 0;
+    shard_places = mem_alloc((size_t)nshards * sizeof(*shard_places));
+    for (int i = 0; i < nshards; i++) {
+        shard_places[i].cpu = allowed[i];
+        shard_places[i].node = numa ? numa_node_of_cpu(allowed[i]) : -1;
+    }
 }
 
 int shard_setup(void)
@@ -451,19 +504,29 @@ int shard_setup(void)
     const struct config *cfg = config_current();
     nshards = cfg->threads;
     nbind = cfg->bind_count;
+    nlisten = cfg->cluster_ports ? 2 * nbind : nbind;
     start_time_ms = util_ms_time();
     shards = mem_calloc((size_t)nshards, sizeof(*shards));
     threads = mem_calloc((size_t)nshards, sizeof(*threads));
     listen_fds = mem_calloc((size_t)nshards, sizeof(*listen_fds));
     for (int i = 0; i < nshards; i++) {
-        listen_fds[i] = mem_calloc((size_t)nbind, sizeof(int));
-        for (int b = 0; b < nbind; b++) {
-            listen_fds[i][b] = shard_open_listener(cfg->bind[b], cfg->port, i == 0);
+        listen_fds[i] = mem_calloc((size_t)nlisten, sizeof(int));
+        for (int b = 0; b < nlisten; b++) {
+            if (b < nbind)
+                listen_fds[i][b] = shard_open_listener(cfg->bind[b], cfg->port, i == 0, true);
+            else
+                listen_fds[i][b] = shard_open_listener(cfg->bind[b - nbind], cluster_port(cfg, i), false, false);
             if (listen_fds[i][b] < 0)
                 return -1;
         }
     }
+    if (cfg->cluster_ports)
+        log_notice("Cluster ports %d..%d: shard i on %d + i", cluster_port(cfg, 0), cluster_port(cfg, nshards - 1),
+                   cluster_port(cfg, 0));
     shard_plan_cpus(cfg);
+#ifdef PERCORE_GLOBAL_LOCK
+    shared_store = store_create(cfg->databases);
+#endif
     pthread_barrier_init(&start_barrier, NULL, (unsigned)nshards + 1);
     pthread_barrier_init(&stop_barrier, NULL, (unsigned)nshards);
     for (int i = 0; i < nshards; i++) {
@@ -518,8 +581,12 @@ void shard_teardown(void)
     mem_release(shards);
     mem_release(threads);
     mem_release(listen_fds);
-    mem_release(shard_cpus);
+    mem_release(shard_places);
+    shard_places = NULL;
     shards = NULL;
+#ifdef PERCORE_GLOBAL_LOCK
+    store_destroy(&shared_store);
+#endif
     pthread_barrier_destroy(&start_barrier);
     pthread_barrier_destroy(&stop_barrier);
 }
