@@ -41,6 +41,8 @@ struct slot {
     struct slot *next;
     struct reply reply;      /* this command's reply, once complete */
     struct reply after;      /* replies of later local commands, sent after this one */
+    struct reply gather;     /* element bytes gathered from parts */
+    /* from here on: zeroed when a pooled slot is reused (dispatch_slot_release) */
     int parts_left;
     bool complete;
     bool barrier;            /* the connection parses nothing more until this completes */
@@ -50,7 +52,6 @@ struct slot {
     long long sum;
     long long count;
     bool failed;             /* reply holds the first error */
-    struct reply gather;     /* element bytes gathered from parts */
     uint32_t nkeys;
     uint16_t *key_shard;     /* MGET/MSETNX: owner shard of each key */
     int *key_pos;            /* gathered commands: argv positions of the distinct keys */

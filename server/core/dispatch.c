@@ -163,24 +163,22 @@ static void slot_destroy(struct slot *s)
 
 void dispatch_slot_release(struct shard *self, struct slot *s)
 {
-    mem_release(s->key_shard);
-    mem_release(s->key_pos);
-    mem_release(s->elem);
-    mem_release(s->argv);
-    mem_release(s->argv_bytes);
+    if (s->key_shard || s->key_pos || s->elem || s->argv) { /* a multi-key or multi-step command's */
+        mem_release(s->key_shard);
+        mem_release(s->key_pos);
+        mem_release(s->elem);
+        mem_release(s->argv);
+        mem_release(s->argv_bytes);
+    }
     if (self->slot_pool_len >= SLOT_POOL_MAX || s->reply.cap > SLOT_POOL_BUF_MAX ||
         s->after.cap > SLOT_POOL_BUF_MAX || s->gather.cap > SLOT_POOL_BUF_MAX) {
         slot_destroy(s);
         return;
     }
-    struct reply keep[3] = {s->reply, s->after, s->gather};
-    memset(s, 0, sizeof(*s));
-    s->reply = keep[0];
-    s->after = keep[1];
-    s->gather = keep[2];
     reply_clear(&s->reply);
     reply_clear(&s->after);
     reply_clear(&s->gather);
+    memset(&s->parts_left, 0, sizeof(*s) - offsetof(struct slot, parts_left));
     s->next = self->slot_pool;
     self->slot_pool = s;
     self->slot_pool_len++;
