@@ -18,29 +18,19 @@
  * Error replies are counted and fail the run.  bench/engine-scaling runs it
  * over thread counts and builds and plots the result.
  */
-#include "percore/command.h"
 #include "percore/config.h"
 #include "percore/engine.h"
-#include "percore/log.h"
-#include "percore/shard.h"
 #include "percore/slot.h"
-#include "percore/stats.h"
-#include "percore/store.h"
 
 #include <event2/event.h>
 #include <getopt.h>
-#include <netinet/in.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
-#include <urcu-qsbr.h>
 
 #ifdef PERCORE_GLOBAL_LOCK
 #define BUILD_NAME "global-lock"
@@ -125,6 +115,8 @@ static void on_replies(void *arg, const char *bytes, size_t len)
 {
     struct client *cl = arg;
     struct gen *g = cl->gen;
+    if (!bytes) /* closed: only at shutdown */
+        return;
     int n = count_replies(g, bytes, len);
     cl->outstanding -= n;
     atomic_store_explicit(&g->replies, atomic_load_explicit(&g->replies, memory_order_relaxed) + (uint64_t)n,
@@ -216,18 +208,6 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static int free_port(void)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t al = sizeof a;
-    int port = -1;
-    if (bind(fd, (struct sockaddr *)&a, sizeof a) == 0 && getsockname(fd, (struct sockaddr *)&a, &al) == 0)
-        port = ntohs(a.sin_port);
-    close(fd);
-    return port;
-}
-
 static void usage(FILE *f)
 {
     fprintf(f, "usage: engine_scaling [--threads N] [--seconds S] [--workload cross-shard|shard-local]\n"
@@ -274,27 +254,8 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    char threads[16], port[16], err[1024];
-    snprintf(threads, sizeof threads, "%d", opt.threads);
-    snprintf(port, sizeof port, "%d", free_port());
-    char *cargv[] = {"engine_scaling", "--threads", threads, "--port", port, "--bind", "127.0.0.1",
-                     "--loglevel", "warning", "--logfile", "/dev/stderr", NULL};
-    if (config_setup(11, cargv, err, sizeof err) < 0) {
-        fprintf(stderr, "engine_scaling: %s\n", err);
-        return 1;
-    }
-    if (log_setup() < 0)
-        return 1;
-    uint8_t seed[16] = {1};
-    store_set_seed(seed);
-    command_setup();
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGINT);
-    pthread_sigmask(SIG_BLOCK, &set, NULL);
-    engine_set_driver(start_generator, NULL);
-    if (stats_setup() < 0 || shard_setup() < 0 || stats_start() < 0)
+    static const char *const quiet[] = {"--loglevel", "warning", "--logfile", "/dev/stderr", NULL};
+    if (engine_start("engine_scaling", opt.threads, quiet, start_generator, NULL) < 0)
         return 1;
     for (int i = 0; i < opt.threads; i++)
         while (!atomic_load(&gens[i]))
@@ -318,8 +279,7 @@ int main(int argc, char **argv)
     printf("%s,%d,%s,%.0f\n", BUILD_NAME, opt.threads, opt.shard_local ? "shard-local" : "cross-shard",
            (double)(r1 - r0) / (t1 - t0));
     fflush(stdout);
-    kill(getpid(), SIGTERM);
-    shard_run_until_signal();
+    engine_stop();
     uint64_t errors = 0;
     for (int i = 0; i < opt.threads; i++) { /* the shard threads are gone: their counters are still */
         struct gen *g = atomic_load(&gens[i]);
@@ -332,10 +292,5 @@ int main(int argc, char **argv)
     for (int i = 0; i < opt.threads; i++)
         all += atomic_load(&gens[i])->replies;
     fprintf(stderr, "engine_scaling: %llu replies in all (warm-up included)\n", (unsigned long long)all);
-    stats_teardown();
-    shard_teardown();
-    rcu_barrier();
-    log_teardown();
-    config_teardown();
     return errors ? 1 : 0;
 }

@@ -211,8 +211,9 @@ static struct listpack *lp_resize_at(struct listpack *lp, size_t at, long grow)
         lp = mem_realloc(lp, sizeof(*lp) + used + (size_t)grow);
         memmove(lp->data + at + (size_t)grow, lp->data + at, used - at);
     } else if (grow < 0) {
-        memmove(lp->data + at, lp->data + at - (size_t)grow, used - at + (size_t)grow);
-        lp = mem_realloc(lp, sizeof(*lp) + used + (size_t)grow);
+        size_t shrink = (size_t)-grow;
+        memmove(lp->data + at, lp->data + at + shrink, used - at - shrink);
+        lp = mem_realloc(lp, sizeof(*lp) + used - shrink);
     }
     lp->used = (uint32_t)((long)used + grow);
     return lp;
