@@ -2005,6 +2005,19 @@ static const struct command_meta command_meta_table[] = {
         "type\r\n$7\r\ninteger\r\n%2\r\n$4\r\nname\r\n$5\r\nvalue\r\n$4\r\ntype\r\n$6\r\nstring\r\n",
         338,
     },
+    {"psubscribe",
+        "*10\r\n$10\r\npsubscribe\r\n:-2\r\n~4\r\n+pubsub\r\n+noscript\r\n+loading\r\n+stale\r\n"
+        ":0\r\n:0\r\n:0\r\n~2\r\n+@pubsub\r\n+@slow\r\n~0\r\n~0\r\n~0\r\n",
+        115,
+        "%5\r\n$7\r\nsummary\r\n$69\r\n"
+        "Listen for messages published to channels matching the given patterns\r\n$5\r\nsince\r\n"
+        "$5\r\n2.0.0\r\n$5\r\ngroup\r\n$6\r\npubsub\r\n$10\r\ncomplexity\r\n$75\r\n"
+        "O(N) where N is the number of patterns the client is already subscribed to.\r\n$9\r\n"
+        "arguments\r\n*1\r\n%4\r\n$4\r\nname\r\n$7\r\npattern\r\n$4\r\ntype\r\n$5\r\nblock\r\n"
+        "$5\r\nflags\r\n~1\r\n+multiple\r\n$9\r\narguments\r\n*1\r\n%2\r\n$4\r\nname\r\n$7\r\n"
+        "pattern\r\n$4\r\ntype\r\n$7\r\npattern\r\n",
+        399,
+    },
     {"pttl",
         "*10\r\n$4\r\npttl\r\n:2\r\n~2\r\n+readonly\r\n+fast\r\n:1\r\n:1\r\n:1\r\n~3\r\n"
         "+@keyspace\r\n+@read\r\n+@fast\r\n~1\r\n$23\r\nnondeterministic_output\r\n~1\r\n%3\r\n"
@@ -2019,6 +2032,111 @@ static const struct command_meta command_meta_table[] = {
         "arguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\n"
         "key_spec_index\r\n:0\r\n",
         287,
+    },
+    {"publish",
+        "*10\r\n$7\r\npublish\r\n:3\r\n~4\r\n+pubsub\r\n+loading\r\n+stale\r\n+fast\r\n:0\r\n:0\r\n"
+        ":0\r\n~2\r\n+@pubsub\r\n+@fast\r\n~0\r\n~0\r\n~0\r\n",
+        106,
+        "%5\r\n$7\r\nsummary\r\n$27\r\nPost a message to a channel\r\n$5\r\nsince\r\n$5\r\n"
+        "2.0.0\r\n$5\r\ngroup\r\n$6\r\npubsub\r\n$10\r\ncomplexity\r\n$141\r\n"
+        "O(N+M) where N is the number of clients subscribed to the receiving channel and M is the total number of subscribed patterns (by any client).\r\n"
+        "$9\r\narguments\r\n*2\r\n%2\r\n$4\r\nname\r\n$7\r\nchannel\r\n$4\r\ntype\r\n$6\r\n"
+        "string\r\n%2\r\n$4\r\nname\r\n$7\r\nmessage\r\n$4\r\ntype\r\n$6\r\nstring\r\n",
+        379,
+    },
+    {"pubsub",
+        "*10\r\n$6\r\npubsub\r\n:-2\r\n~0\r\n:0\r\n:0\r\n:0\r\n~1\r\n+@slow\r\n~0\r\n~0\r\n*6\r\n"
+        "*10\r\n$15\r\npubsub|channels\r\n:-2\r\n~3\r\n+pubsub\r\n+loading\r\n+stale\r\n:0\r\n"
+        ":0\r\n:0\r\n~2\r\n+@pubsub\r\n+@slow\r\n~0\r\n~0\r\n~0\r\n*10\r\n$11\r\npubsub|help\r\n"
+        ":2\r\n~2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~1\r\n+@slow\r\n~0\r\n~0\r\n~0\r\n"
+        "*10\r\n$13\r\npubsub|numpat\r\n:2\r\n~3\r\n+pubsub\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n"
+        ":0\r\n~2\r\n+@pubsub\r\n+@slow\r\n~0\r\n~0\r\n~0\r\n*10\r\n$13\r\npubsub|numsub\r\n:-2\r\n"
+        "~3\r\n+pubsub\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@pubsub\r\n+@slow\r\n"
+        "~0\r\n~0\r\n~0\r\n*10\r\n$20\r\npubsub|shardchannels\r\n:-2\r\n~3\r\n+pubsub\r\n"
+        "+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@pubsub\r\n+@slow\r\n~0\r\n~0\r\n~0\r\n"
+        "*10\r\n$18\r\npubsub|shardnumsub\r\n:-2\r\n~3\r\n+pubsub\r\n+loading\r\n+stale\r\n:0\r\n"
+        ":0\r\n:0\r\n~2\r\n+@pubsub\r\n+@slow\r\n~0\r\n~0\r\n~0\r\n",
+        695,
+        "%5\r\n$7\r\nsummary\r\n$32\r\nA container for Pub/Sub commands\r\n$5\r\nsince\r\n$5\r\n"
+        "2.8.0\r\n$5\r\ngroup\r\n$6\r\npubsub\r\n$10\r\ncomplexity\r\n$22\r\n"
+        "Depends on subcommand.\r\n$11\r\nsubcommands\r\n%6\r\n$15\r\npubsub|channels\r\n%5\r\n"
+        "$7\r\nsummary\r\n$20\r\nList active channels\r\n$5\r\nsince\r\n$5\r\n2.8.0\r\n$5\r\n"
+        "group\r\n$6\r\npubsub\r\n$10\r\ncomplexity\r\n$131\r\n"
+        "O(N) where N is the number of active channels, and assuming constant time pattern matching (relatively short channels and patterns)\r\n"
+        "$9\r\narguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$7\r\npattern\r\n$4\r\ntype\r\n$7\r\n"
+        "pattern\r\n$5\r\nflags\r\n~1\r\n+optional\r\n$11\r\npubsub|help\r\n%4\r\n$7\r\nsummary\r\n"
+        "$49\r\nShow helpful text about the different subcommands\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n"
+        "$5\r\ngroup\r\n$6\r\npubsub\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$13\r\npubsub|numpat\r\n"
+        "%4\r\n$7\r\nsummary\r\n$54\r\nGet the count of unique patterns pattern subscriptions\r\n"
+        "$5\r\nsince\r\n$5\r\n2.8.0\r\n$5\r\ngroup\r\n$6\r\npubsub\r\n$10\r\ncomplexity\r\n$4\r\n"
+        "O(1)\r\n$13\r\npubsub|numsub\r\n%5\r\n$7\r\nsummary\r\n$41\r\n"
+        "Get the count of subscribers for channels\r\n$5\r\nsince\r\n$5\r\n2.8.0\r\n$5\r\ngroup\r\n"
+        "$6\r\npubsub\r\n$10\r\ncomplexity\r\n$75\r\n"
+        "O(N) for the NUMSUB subcommand, where N is the number of requested channels\r\n$9\r\n"
+        "arguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$7\r\nchannel\r\n$4\r\ntype\r\n$6\r\nstring\r\n"
+        "$5\r\nflags\r\n~2\r\n+optional\r\n+multiple\r\n$20\r\npubsub|shardchannels\r\n%5\r\n$7\r\n"
+        "summary\r\n$26\r\nList active shard channels\r\n$5\r\nsince\r\n$5\r\n7.0.0\r\n$5\r\n"
+        "group\r\n$6\r\npubsub\r\n$10\r\ncomplexity\r\n$131\r\n"
+        "O(N) where N is the number of active shard channels, and assuming constant time pattern matching (relatively short shard channels).\r\n"
+        "$9\r\narguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$7\r\npattern\r\n$4\r\ntype\r\n$7\r\n"
+        "pattern\r\n$5\r\nflags\r\n~1\r\n+optional\r\n$18\r\npubsub|shardnumsub\r\n%5\r\n$7\r\n"
+        "summary\r\n$47\r\nGet the count of subscribers for shard channels\r\n$5\r\nsince\r\n$5\r\n"
+        "7.0.0\r\n$5\r\ngroup\r\n$6\r\npubsub\r\n$10\r\ncomplexity\r\n$86\r\n"
+        "O(N) for the SHARDNUMSUB subcommand, where N is the number of requested shard channels\r\n"
+        "$9\r\narguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$12\r\nshardchannel\r\n$4\r\ntype\r\n$6\r\n"
+        "string\r\n$5\r\nflags\r\n~2\r\n+optional\r\n+multiple\r\n",
+        1933,
+    },
+    {"pubsub|channels",
+        "*10\r\n$15\r\npubsub|channels\r\n:-2\r\n~3\r\n+pubsub\r\n+loading\r\n+stale\r\n:0\r\n"
+        ":0\r\n:0\r\n~2\r\n+@pubsub\r\n+@slow\r\n~0\r\n~0\r\n~0\r\n",
+        109,
+        "%5\r\n$7\r\nsummary\r\n$20\r\nList active channels\r\n$5\r\nsince\r\n$5\r\n2.8.0\r\n$5\r\n"
+        "group\r\n$6\r\npubsub\r\n$10\r\ncomplexity\r\n$131\r\n"
+        "O(N) where N is the number of active channels, and assuming constant time pattern matching (relatively short channels and patterns)\r\n"
+        "$9\r\narguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$7\r\npattern\r\n$4\r\ntype\r\n$7\r\n"
+        "pattern\r\n$5\r\nflags\r\n~1\r\n+optional\r\n",
+        340,
+    },
+    {"pubsub|help",
+        "*10\r\n$11\r\npubsub|help\r\n:2\r\n~2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~1\r\n"
+        "+@slow\r\n~0\r\n~0\r\n~0\r\n",
+        85,
+        "%4\r\n$7\r\nsummary\r\n$49\r\nShow helpful text about the different subcommands\r\n$5\r\n"
+        "since\r\n$5\r\n6.2.0\r\n$5\r\ngroup\r\n$6\r\npubsub\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n",
+        145,
+    },
+    {"pubsub|numpat",
+        "*10\r\n$13\r\npubsub|numpat\r\n:2\r\n~3\r\n+pubsub\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n"
+        ":0\r\n~2\r\n+@pubsub\r\n+@slow\r\n~0\r\n~0\r\n~0\r\n",
+        106,
+        "%4\r\n$7\r\nsummary\r\n$54\r\nGet the count of unique patterns pattern subscriptions\r\n"
+        "$5\r\nsince\r\n$5\r\n2.8.0\r\n$5\r\ngroup\r\n$6\r\npubsub\r\n$10\r\ncomplexity\r\n$4\r\n"
+        "O(1)\r\n",
+        150,
+    },
+    {"pubsub|numsub",
+        "*10\r\n$13\r\npubsub|numsub\r\n:-2\r\n~3\r\n+pubsub\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n"
+        ":0\r\n~2\r\n+@pubsub\r\n+@slow\r\n~0\r\n~0\r\n~0\r\n",
+        107,
+        "%5\r\n$7\r\nsummary\r\n$41\r\nGet the count of subscribers for channels\r\n$5\r\nsince\r\n"
+        "$5\r\n2.8.0\r\n$5\r\ngroup\r\n$6\r\npubsub\r\n$10\r\ncomplexity\r\n$75\r\n"
+        "O(N) for the NUMSUB subcommand, where N is the number of requested channels\r\n$9\r\n"
+        "arguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$7\r\nchannel\r\n$4\r\ntype\r\n$6\r\nstring\r\n"
+        "$5\r\nflags\r\n~2\r\n+optional\r\n+multiple\r\n",
+        314,
+    },
+    {"punsubscribe",
+        "*10\r\n$12\r\npunsubscribe\r\n:-1\r\n~4\r\n+pubsub\r\n+noscript\r\n+loading\r\n+stale\r\n"
+        ":0\r\n:0\r\n:0\r\n~2\r\n+@pubsub\r\n+@slow\r\n~0\r\n~0\r\n~0\r\n",
+        117,
+        "%5\r\n$7\r\nsummary\r\n$74\r\n"
+        "Stop listening for messages posted to channels matching the given patterns\r\n$5\r\n"
+        "since\r\n$5\r\n2.0.0\r\n$5\r\ngroup\r\n$6\r\npubsub\r\n$10\r\ncomplexity\r\n$153\r\n"
+        "O(N+M) where N is the number of patterns the client is already subscribed and M is the number of total patterns subscribed in the system (by any client).\r\n"
+        "$9\r\narguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$7\r\npattern\r\n$4\r\ntype\r\n$7\r\n"
+        "pattern\r\n$5\r\nflags\r\n~2\r\n+optional\r\n+multiple\r\n",
+        427,
     },
     {"quit",
         "*10\r\n$4\r\nquit\r\n:-1\r\n~6\r\n+noscript\r\n+loading\r\n+stale\r\n+fast\r\n+no_auth\r\n"
@@ -2627,6 +2745,17 @@ static const struct command_meta command_meta_table[] = {
         "$14\r\nkey_spec_index\r\n:0\r\n",
         225,
     },
+    {"subscribe",
+        "*10\r\n$9\r\nsubscribe\r\n:-2\r\n~4\r\n+pubsub\r\n+noscript\r\n+loading\r\n+stale\r\n"
+        ":0\r\n:0\r\n:0\r\n~2\r\n+@pubsub\r\n+@slow\r\n~0\r\n~0\r\n~0\r\n",
+        113,
+        "%5\r\n$7\r\nsummary\r\n$51\r\nListen for messages published to the given channels\r\n"
+        "$5\r\nsince\r\n$5\r\n2.0.0\r\n$5\r\ngroup\r\n$6\r\npubsub\r\n$10\r\ncomplexity\r\n$55\r\n"
+        "O(N) where N is the number of channels to subscribe to.\r\n$9\r\narguments\r\n*1\r\n%3\r\n"
+        "$4\r\nname\r\n$7\r\nchannel\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n~1\r\n"
+        "+multiple\r\n",
+        293,
+    },
     {"substr",
         "*10\r\n$6\r\nsubstr\r\n:4\r\n~1\r\n+readonly\r\n:1\r\n:1\r\n:1\r\n~3\r\n+@read\r\n"
         "+@string\r\n+@slow\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n+access\r\n$12\r\n"
@@ -2757,6 +2886,17 @@ static const struct command_meta command_meta_table[] = {
         "$9\r\narguments\r\n*1\r\n%4\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n"
         "$14\r\nkey_spec_index\r\n:0\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n",
         507,
+    },
+    {"unsubscribe",
+        "*10\r\n$11\r\nunsubscribe\r\n:-1\r\n~4\r\n+pubsub\r\n+noscript\r\n+loading\r\n+stale\r\n"
+        ":0\r\n:0\r\n:0\r\n~2\r\n+@pubsub\r\n+@slow\r\n~0\r\n~0\r\n~0\r\n",
+        116,
+        "%5\r\n$7\r\nsummary\r\n$56\r\nStop listening for messages posted to the given channels\r\n"
+        "$5\r\nsince\r\n$5\r\n2.0.0\r\n$5\r\ngroup\r\n$6\r\npubsub\r\n$10\r\ncomplexity\r\n$70\r\n"
+        "O(N) where N is the number of clients already subscribed to a channel.\r\n$9\r\n"
+        "arguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$7\r\nchannel\r\n$4\r\ntype\r\n$6\r\nstring\r\n"
+        "$5\r\nflags\r\n~2\r\n+optional\r\n+multiple\r\n",
+        324,
     },
     {"wait",
         "*10\r\n$4\r\nwait\r\n:3\r\n~1\r\n+noscript\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@slow\r\n"

@@ -31,6 +31,18 @@ cmd_handler cmd_cluster_slots, cmd_cluster_shards, cmd_cluster_nodes, cmd_cluste
     cmd_cluster_keyslot, cmd_cluster_countkeysinslot, cmd_cluster_getkeysinslot;
 /* true with cluster-ports on; else Redis's "cluster support disabled" error sent, false */
 bool cluster_enabled_or_reply(struct cmd_ctx *ctx);
+/* SUBSCRIBE PUBLISH ... (pubsub.c) */
+extern const struct command command_family_pubsub[];
+extern const size_t command_family_pubsub_count;
+/* the PUBSUB container's subcommands (pubsub.c), listed in server.c's subcommand table */
+cmd_handler cmd_pubsub_channels, cmd_pubsub_numsub, cmd_pubsub_numpat;
+/*
+ * What Redis's lookupCommand finds for argv (server.c): cmd itself when it
+ * is not a container; a container's subcommand named by argv[1] when its
+ * arity fits argc; NULL when there is no such subcommand or its arity does
+ * not fit (the container's handler then answers Redis's error).
+ */
+const struct command *command_resolve_subcommand(const struct command *cmd, int argc, const struct resp_arg *argv);
 /* internal helpers for cross-shard steps (RENAME's take/put, INFO keyspace) */
 extern const struct command command_family_internal[];
 extern const size_t command_family_internal_count;

@@ -1,0 +1,82 @@
+/*
+ * pubsub: Redis 7.0's Pub/Sub (SUBSCRIBE, PSUBSCRIBE, their UNSUBSCRIBEs,
+ * PUBLISH, PUBSUB) over shards that each own their connections.
+ *
+ * Every shard thread keeps its own subscriber tables (server/core/pubsub.c):
+ * channel -> its subscribed connections, pattern -> its subscribed
+ * connections, and each connection its own channels and patterns.  Only
+ * that thread touches them.  PUBLISH delivers to the publisher's shard's
+ * subscribers at once and fans out to every other shard through the handoff
+ * (server/cmd/pubsub.c), where each delivers to its own and answers how many
+ * it reached; the reply is the sum.  PUBSUB CHANNELS / NUMSUB / NUMPAT fan
+ * out the same way and merge.
+ *
+ * Every function here runs on the thread that owns c (or, without c, on a
+ * shard thread about that thread's own subscribers).
+ */
+#ifndef PERCORE_PUBSUB_H
+#define PERCORE_PUBSUB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct conn;
+struct command;
+struct reply;
+struct resp_arg;
+
+/* ---- a connection's subscriptions (core/pubsub.c) */
+
+/* how many channels (patterns when `patterns`) c is subscribed to */
+long long pubsub_count(const struct conn *c, bool patterns);
+/* Redis's CLIENT_PUBSUB flag: c has a subscription (CLIENT LIST's 'P', the pubsub output class) */
+bool pubsub_subscribed(const struct conn *c);
+/* subscribed and speaking RESP2: only (P)(UN)SUBSCRIBE, PING, QUIT are allowed */
+bool pubsub_subscriber_mode(const struct conn *c);
+/*
+ * Subscribe c to a channel (a pattern when `pattern`), if it is not already,
+ * and write Redis's confirmation ([p]subscribe, name, subscription count)
+ * to out: an array in RESP2, a push in RESP3.
+ */
+void pubsub_subscribe(struct conn *c, bool pattern, const struct resp_arg *name, struct reply *out);
+/*
+ * Unsubscribe c from one channel or pattern (it need not be subscribed), or
+ * from every one when name is NULL (channels in no set order, patterns in
+ * the order subscribed), writing a confirmation for each (with a null name
+ * when there was none) to out.
+ */
+void pubsub_unsubscribe(struct conn *c, bool pattern, const struct resp_arg *name, struct reply *out);
+/* c is closing: drop every subscription it has (conn.c) */
+void pubsub_conn_closed(struct conn *c);
+
+/* ---- this shard thread's subscribers (core/pubsub.c) */
+
+/*
+ * Deliver a message on channel to this thread's subscribers of the channel
+ * and of every pattern matching it, in that order; returns how many
+ * deliveries (Redis's receivers count).  A subscriber whose pending output
+ * has reached its hard limit is counted but sent nothing: its next flush
+ * closes it.
+ */
+long long pubsub_publish_local(const struct resp_arg *channel, const struct resp_arg *message);
+/* this thread's channels with a subscriber, matching pattern (all when NULL), as an array */
+void pubsub_channels_local(const struct resp_arg *pattern, struct reply *out);
+/* this thread's subscribers of channel */
+long long pubsub_numsub_local(const struct resp_arg *channel);
+/* this thread's patterns with a subscriber, as an array */
+void pubsub_patterns_local(struct reply *out);
+
+/* ---- the dispatcher's check (cmd/pubsub.c) */
+
+/*
+ * Redis's processCommand rule for a RESP2 client in subscriber mode: false,
+ * with Redis 7.0's "Can't execute '<cmd>'" error written to out, when c may
+ * not run cmd (a container's subcommand is named "container|sub"; an unknown
+ * subcommand, or one with the wrong arity, is left to the container, whose
+ * error Redis sends first).  True at once when c is not in subscriber mode;
+ * the dispatcher calls it only for a connection with a subscription.
+ */
+bool pubsub_allowed_or_reply(const struct conn *c, const struct command *cmd, int argc,
+                             const struct resp_arg *argv, struct reply *out);
+
+#endif

@@ -1,0 +1,304 @@
+/*
+ * pubsub (commands): SUBSCRIBE UNSUBSCRIBE PSUBSCRIBE PUNSUBSCRIBE PUBLISH,
+ * the PUBSUB container's CHANNELS NUMSUB NUMPAT (listed in server.c's
+ * subcommand table, with HELP), and the RESP2 subscriber-mode rule the
+ * dispatcher applies.  Replies are Redis 7.0.15's bytes, pushes in RESP3.
+ *
+ * The subscriptions live on the subscriber's own shard (core/pubsub.c), so
+ * (P)(UN)SUBSCRIBE run on the connection's shard and touch only its tables.
+ *
+ * PUBLISH delivers to its own shard's subscribers at once, inside the
+ * handler (so a RESP3 publisher subscribed to the channel gets the message
+ * before the count, as from Redis), then, with more than one shard, fans
+ *
+ *     __pubsub publish <channel> <message> <home shard> <home's receivers>
+ *
+ * out to every shard (conn_fanout); the others deliver to their own
+ * subscribers and answer how many, the home answers the count it already
+ * has, and the reply is the sum.  Order per publisher: its messages leave
+ * for a shard in its own batches, in order (handoff.c never reorders a
+ * connection's batches; a stalled one stops the connection's parsing), and
+ * each shard delivers a batch's messages in order, so every subscriber, on
+ * whichever shard, sees one publisher's messages in the order published.
+ * A shard delivering never waits for a subscriber: a slow one is cut off at
+ * its output limit (pubsub class) on its own shard, and the publisher's
+ * reply comes back as soon as every shard has appended the message.
+ *
+ * PUBSUB CHANNELS / NUMSUB / NUMPAT fan `__pubsub channels [pattern]`,
+ * `__pubsub numsub <channel>...` and `__pubsub numpat` out; each shard
+ * answers for its own subscribers and the home merges: channels and patterns
+ * are deduplicated across shards (several shards may have subscribers of
+ * one), NUMSUB counts summed.
+ *
+ * Threading: every handler is ROUTE_HOME on the connection's shard; the
+ * `__pubsub` parts run on each shard against that shard's tables only.
+ */
+#include "families.h"
+
+#include "percore/command.h"
+#include "percore/conn.h"
+#include "percore/mem.h"
+#include "percore/pubsub.h"
+#include "percore/reply.h"
+#include "percore/shard.h"
+#include "percore/util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---------------------------------------------------------------- the shards' parts */
+
+/* `__pubsub publish|channels|numsub|numpat ...` on one shard, about its own subscribers */
+static void cmd_pubsub_part(struct cmd_ctx *ctx)
+{
+    const struct resp_arg *what = &ctx->argv[1];
+    if (cmd_arg_is(what, "publish")) {
+        long long home = -1, delivered = 0;
+        util_str_to_ll(ctx->argv[4].ptr, ctx->argv[4].len, &home);
+        util_str_to_ll(ctx->argv[5].ptr, ctx->argv[5].len, &delivered);
+        if (home != ctx->shard)
+            delivered = pubsub_publish_local(&ctx->argv[2], &ctx->argv[3]);
+        reply_int(ctx->out, delivered);
+    } else if (cmd_arg_is(what, "channels")) {
+        pubsub_channels_local(ctx->argc > 2 ? &ctx->argv[2] : NULL, ctx->out);
+    } else if (cmd_arg_is(what, "numsub")) {
+        reply_array(ctx->out, ctx->argc - 2);
+        for (int j = 2; j < ctx->argc; j++)
+            reply_int(ctx->out, pubsub_numsub_local(&ctx->argv[j]));
+    } else {
+        pubsub_patterns_local(ctx->out);
+    }
+}
+
+static const struct command pubsub_part_command = {
+    "__pubsub", cmd_pubsub_part, -2, CMD_INTERNAL, 0, 0, 0, ROUTE_HOME, "",
+};
+
+/* ---------------------------------------------------------------- merging the parts */
+
+/* the number on a ":n" or "*n" line at p (type t); the byte after its CRLF, NULL when not one */
+static const char *part_number(const char *p, const char *end, char t, long long *v)
+{
+    const char *cr = p < end ? memchr(p, '\r', (size_t)(end - p)) : NULL;
+    if (!cr || p[0] != t || cr + 2 > end || !util_str_to_ll(p + 1, (size_t)(cr - p - 1), v))
+        return NULL;
+    return cr + 2;
+}
+
+static void merge_sum(struct reply *out, int argc, const struct resp_arg *argv, int nparts,
+                      const char *const *parts, const size_t *lens)
+{
+    (void)argc, (void)argv;
+    long long sum = 0, v;
+    for (int i = 0; i < nparts; i++)
+        if (part_number(parts[i], parts[i] + lens[i], ':', &v))
+            sum += v;
+    reply_int(out, sum);
+}
+
+/* NUMSUB: the channels asked, each with its subscribers on every shard */
+static void merge_numsub(struct reply *out, int argc, const struct resp_arg *argv, int nparts,
+                         const char *const *parts, const size_t *lens)
+{
+    int n = argc - 2;
+    long long *sums = mem_calloc((size_t)n + 1, sizeof(*sums));
+    for (int i = 0; i < nparts; i++) {
+        const char *p = parts[i], *end = parts[i] + lens[i];
+        long long count, v;
+        p = part_number(p, end, '*', &count);
+        for (int j = 0; p && j < n && j < count; j++) {
+            p = part_number(p, end, ':', &v);
+            if (p)
+                sums[j] += v;
+        }
+    }
+    reply_array(out, (long long)n * 2);
+    for (int j = 0; j < n; j++) {
+        reply_bulk(out, argv[j + 2].ptr, argv[j + 2].len);
+        reply_int(out, sums[j]);
+    }
+    mem_release(sums);
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+    const struct resp_arg *x = a, *y = b;
+    size_t n = x->len < y->len ? x->len : y->len;
+    int c = memcmp(x->ptr, y->ptr, n);
+    return c ? c : (x->len > y->len) - (x->len < y->len);
+}
+
+/* the names every shard listed (arrays of bulk strings), each once, sorted; *n of them */
+static struct resp_arg *distinct_names(int nparts, const char *const *parts, const size_t *lens, size_t *n)
+{
+    size_t total = 0, cap = 16;
+    struct resp_arg *names = mem_alloc(cap * sizeof(*names));
+    for (int i = 0; i < nparts; i++) {
+        const char *p = parts[i], *end = parts[i] + lens[i];
+        long long count, len;
+        p = part_number(p, end, '*', &count);
+        for (long long j = 0; p && j < count; j++) {
+            p = part_number(p, end, '$', &len);
+            if (!p || len < 0 || end - p < len + 2)
+                break;
+            if (total == cap) {
+                cap *= 2;
+                names = mem_realloc(names, cap * sizeof(*names));
+            }
+            names[total++] = (struct resp_arg){p, (size_t)len};
+            p += len + 2;
+        }
+    }
+    if (total)
+        qsort(names, total, sizeof(*names), name_cmp);
+    size_t kept = 0;
+    for (size_t i = 0; i < total; i++)
+        if (kept == 0 || name_cmp(&names[kept - 1], &names[i]) != 0)
+            names[kept++] = names[i];
+    *n = kept;
+    return names;
+}
+
+static void merge_channels(struct reply *out, int argc, const struct resp_arg *argv, int nparts,
+                           const char *const *parts, const size_t *lens)
+{
+    (void)argc, (void)argv;
+    size_t n;
+    struct resp_arg *names = distinct_names(nparts, parts, lens, &n);
+    reply_array(out, (long long)n);
+    for (size_t i = 0; i < n; i++)
+        reply_bulk(out, names[i].ptr, names[i].len);
+    mem_release(names);
+}
+
+static void merge_numpat(struct reply *out, int argc, const struct resp_arg *argv, int nparts,
+                         const char *const *parts, const size_t *lens)
+{
+    (void)argc, (void)argv;
+    size_t n;
+    mem_release(distinct_names(nparts, parts, lens, &n));
+    reply_int(out, (long long)n);
+}
+
+/* `__pubsub <what>` and then the subcommand's arguments (PUBSUB's argv[2..]), to every shard */
+static void pubsub_fanout(struct cmd_ctx *ctx, const char *what, conn_merge_fn *merge)
+{
+    int n = ctx->argc;
+    struct resp_arg *argv = mem_alloc((size_t)n * sizeof(*argv));
+    argv[0] = (struct resp_arg){"__pubsub", 8};
+    argv[1] = (struct resp_arg){what, strlen(what)};
+    for (int j = 2; j < n; j++)
+        argv[j] = ctx->argv[j];
+    conn_fanout(ctx->conn, &pubsub_part_command, n, argv, merge);
+    mem_release(argv);
+}
+
+/* ---------------------------------------------------------------- commands */
+
+static void subscribe_generic(struct cmd_ctx *ctx, bool pattern)
+{
+    for (int j = 1; j < ctx->argc; j++)
+        pubsub_subscribe(ctx->conn, pattern, &ctx->argv[j], ctx->out);
+}
+
+static void unsubscribe_generic(struct cmd_ctx *ctx, bool pattern)
+{
+    if (ctx->argc == 1)
+        pubsub_unsubscribe(ctx->conn, pattern, NULL, ctx->out);
+    for (int j = 1; j < ctx->argc; j++)
+        pubsub_unsubscribe(ctx->conn, pattern, &ctx->argv[j], ctx->out);
+}
+
+static void cmd_subscribe(struct cmd_ctx *ctx)
+{
+    subscribe_generic(ctx, false);
+}
+
+static void cmd_psubscribe(struct cmd_ctx *ctx)
+{
+    subscribe_generic(ctx, true);
+}
+
+static void cmd_unsubscribe(struct cmd_ctx *ctx)
+{
+    unsubscribe_generic(ctx, false);
+}
+
+static void cmd_punsubscribe(struct cmd_ctx *ctx)
+{
+    unsubscribe_generic(ctx, true);
+}
+
+static void cmd_publish(struct cmd_ctx *ctx)
+{
+    long long local = pubsub_publish_local(&ctx->argv[1], &ctx->argv[2]);
+    if (shard_count() == 1) {
+        reply_int(ctx->out, local);
+        return;
+    }
+    char home[24], count[24];
+    struct resp_arg argv[6] = {
+        {"__pubsub", 8}, {"publish", 7}, ctx->argv[1], ctx->argv[2],
+        {home, (size_t)snprintf(home, sizeof(home), "%d", ctx->shard)},
+        {count, (size_t)snprintf(count, sizeof(count), "%lld", local)},
+    };
+    conn_fanout(ctx->conn, &pubsub_part_command, 6, argv, merge_sum);
+}
+
+void cmd_pubsub_channels(struct cmd_ctx *ctx)
+{
+    if (ctx->argc > 3) { /* Redis addReplySubcommandSyntaxError */
+        reply_errorf(ctx->out, "ERR unknown subcommand or wrong number of arguments for '%.*s'. Try PUBSUB HELP.",
+                     (int)strnlen(ctx->argv[1].ptr, ctx->argv[1].len < 128 ? ctx->argv[1].len : 128),
+                     ctx->argv[1].ptr);
+        return;
+    }
+    pubsub_fanout(ctx, "channels", merge_channels);
+}
+
+void cmd_pubsub_numsub(struct cmd_ctx *ctx)
+{
+    pubsub_fanout(ctx, "numsub", merge_numsub);
+}
+
+void cmd_pubsub_numpat(struct cmd_ctx *ctx)
+{
+    pubsub_fanout(ctx, "numpat", merge_numpat);
+}
+
+/* ---------------------------------------------------------------- subscriber mode */
+
+bool pubsub_allowed_or_reply(const struct conn *c, const struct command *cmd, int argc,
+                             const struct resp_arg *argv, struct reply *out)
+{
+    static const char *const allowed[] = {"subscribe", "unsubscribe", "psubscribe", "punsubscribe", "ping", "quit"};
+    if (!pubsub_subscriber_mode(c))
+        return true;
+    for (size_t i = 0; i < sizeof(allowed) / sizeof(allowed[0]); i++)
+        if (strcmp(cmd->name, allowed[i]) == 0)
+            return true;
+    const struct command *named = command_resolve_subcommand(cmd, argc, argv);
+    if (!named) /* the container answers "unknown subcommand" or the arity error, as Redis does first */
+        return true;
+    reply_errorf(out,
+                 "ERR Can't execute '%s': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are "
+                 "allowed in this context",
+                 named->name);
+    return false;
+}
+
+/* ---------------------------------------------------------------- table */
+
+#define PS_FLAGS (CMD_PUBSUB | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE)
+
+const struct command command_family_pubsub[] = {
+    {"subscribe", cmd_subscribe, -2, PS_FLAGS, 0, 0, 0, ROUTE_HOME, "@pubsub @slow"},
+    {"unsubscribe", cmd_unsubscribe, -1, PS_FLAGS, 0, 0, 0, ROUTE_HOME, "@pubsub @slow"},
+    {"psubscribe", cmd_psubscribe, -2, PS_FLAGS, 0, 0, 0, ROUTE_HOME, "@pubsub @slow"},
+    {"punsubscribe", cmd_punsubscribe, -1, PS_FLAGS, 0, 0, 0, ROUTE_HOME, "@pubsub @slow"},
+    {"publish", cmd_publish, 3, CMD_PUBSUB | CMD_LOADING | CMD_STALE | CMD_FAST, 0, 0, 0, ROUTE_HOME,
+     "@pubsub @fast"},
+};
+
+const size_t command_family_pubsub_count = sizeof(command_family_pubsub) / sizeof(command_family_pubsub[0]);

@@ -1,0 +1,371 @@
+/*
+ * pubsub (core): each shard thread's subscriber tables, and the bytes
+ * subscribers get (Redis 7.0's pubsub.c, per shard).
+ *
+ * A shard thread has two tables of its own, created on the first
+ * subscription and freed when the last one goes:
+ *
+ *   pubsub_channels: channel -> the thread's connections subscribed to it
+ *   pubsub_patterns: pattern -> the thread's connections subscribed to it
+ *
+ * (dicts whose value is the pointer to a struct pubsub_subs, the
+ * connections in the order they subscribed, as Redis's lists).  A
+ * connection keeps its own side in c->pubsub: its channels (a dict) and its
+ * patterns (in the order subscribed, which PUNSUBSCRIBE without arguments
+ * follows as Redis does); c->pubsub is NULL while it has none, so the
+ * dispatcher's subscriber-mode test costs one load for everyone else.
+ *
+ * Delivery (pubsub_publish_local) runs on the subscribers' own thread: for a
+ * local publisher inside its PUBLISH, for a remote one when its batch is
+ * executed (cmd/pubsub.c).  A message is appended to the subscriber's output
+ * where its next reply would go (dispatch_reply_target), so it never
+ * overtakes a reply, and the shard flushes it at the end of the turn.
+ * Nothing here waits: a subscriber that does not read piles up output until
+ * its client-output-buffer-limit (the pubsub class, conn.c) closes it, and
+ * once it is past the hard limit it is sent nothing more (Redis stops writing
+ * to a client it has scheduled to close) but still counted as a receiver.
+ *
+ * Threading: everything here is the calling shard thread's own state
+ * (__thread tables, connections it owns); no locks, no atomics.
+ */
+#include "percore/pubsub.h"
+
+#include "core.h"
+#include "percore/dict.h"
+#include "percore/mem.h"
+#include "percore/reply.h"
+#include "percore/util.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* one channel's or pattern's subscribers on this thread, in subscription order */
+struct pubsub_subs {
+    struct conn **conn;
+    size_t n;
+    size_t cap;
+};
+
+/* a name a connection is subscribed to (its own copy) */
+struct pubsub_name {
+    char *ptr;
+    size_t len;
+};
+
+/* a connection's side (c->pubsub) */
+struct pubsub_client {
+    struct dict *channels;         /* its channels (keys only), NULL before the first */
+    struct pubsub_name *patterns;  /* its patterns, in the order subscribed */
+    size_t npatterns;
+    size_t patterns_cap;
+};
+
+static __thread struct dict *pubsub_channels; /* channel -> struct pubsub_subs *, NULL when empty */
+static __thread struct dict *pubsub_patterns; /* pattern -> struct pubsub_subs *, NULL when empty */
+
+/* ---------------------------------------------------------------- the thread's tables */
+
+static struct pubsub_subs *subs_of(const struct dict_entry *e)
+{
+    struct pubsub_subs *s;
+    size_t len;
+    memcpy(&s, dict_entry_value(e, &len), sizeof(s));
+    return s;
+}
+
+static void table_add(struct dict **table, const char *name, size_t len, struct conn *c)
+{
+    if (!*table)
+        *table = dict_create();
+    struct dict_entry *existing = NULL;
+    struct dict_entry *e = dict_add(*table, name, len, &existing);
+    struct pubsub_subs *s;
+    if (e) {
+        s = mem_calloc(1, sizeof(*s));
+        dict_entry_set_value(*table, e, &s, sizeof(s));
+    } else {
+        s = subs_of(existing);
+    }
+    if (s->n == s->cap) {
+        s->cap = s->cap ? s->cap * 2 : 4;
+        s->conn = mem_realloc(s->conn, s->cap * sizeof(*s->conn));
+    }
+    s->conn[s->n++] = c;
+}
+
+static void table_remove(struct dict **table, const char *name, size_t len, struct conn *c)
+{
+    struct dict_entry *e = *table ? dict_find(*table, name, len) : NULL;
+    if (!e)
+        return;
+    struct pubsub_subs *s = subs_of(e);
+    for (size_t i = 0; i < s->n; i++) {
+        if (s->conn[i] == c) {
+            memmove(&s->conn[i], &s->conn[i + 1], (s->n - i - 1) * sizeof(*s->conn));
+            s->n--;
+            break;
+        }
+    }
+    if (s->n > 0)
+        return;
+    mem_release(s->conn);
+    mem_release(s);
+    dict_delete(*table, name, len);
+    if (dict_size(*table) == 0)
+        dict_destroy(table);
+}
+
+/* ---------------------------------------------------------------- replies */
+
+/* an array in RESP2, a push in RESP3 (Redis addReplyPushLen) */
+static void push_header(struct reply *r, int n)
+{
+    char h[16];
+    int len = snprintf(h, sizeof(h), "%c%d\r\n", r->resp >= 3 ? '>' : '*', n);
+    reply_raw(r, h, (size_t)len);
+}
+
+/* [p][un]subscribe, name (null when NULL), the subscriptions left */
+static void confirm(struct reply *out, const char *kind, const char *name, size_t len, long long count)
+{
+    push_header(out, 3);
+    reply_bulk_cstr(out, kind);
+    if (name)
+        reply_bulk(out, name, len);
+    else
+        reply_null(out);
+    reply_int(out, count);
+}
+
+/* message (pattern NULL) or pmessage to one subscriber */
+static void deliver(struct conn *c, const char *pattern, size_t plen, const struct resp_arg *channel,
+                    const struct resp_arg *message)
+{
+    if (conn_output_full(c))
+        return;
+    struct reply *r = dispatch_reply_target(c);
+    push_header(r, pattern ? 4 : 3);
+    reply_bulk_cstr(r, pattern ? "pmessage" : "message");
+    if (pattern)
+        reply_bulk(r, pattern, plen);
+    reply_bulk(r, channel->ptr, channel->len);
+    reply_bulk(r, message->ptr, message->len);
+    shard_mark_dirty(c);
+}
+
+/* ---------------------------------------------------------------- a connection's side */
+
+static long long client_total(const struct pubsub_client *pc)
+{
+    return pc ? (long long)(pc->channels ? dict_size(pc->channels) : 0) + (long long)pc->npatterns : 0;
+}
+
+static struct pubsub_client *client_of(struct conn *c)
+{
+    if (!c->pubsub)
+        c->pubsub = mem_calloc(1, sizeof(*c->pubsub));
+    return c->pubsub;
+}
+
+/* no subscription left: c is a normal client again */
+static void client_release_if_empty(struct conn *c)
+{
+    struct pubsub_client *pc = c->pubsub;
+    if (!pc || client_total(pc) > 0)
+        return;
+    dict_destroy(&pc->channels);
+    mem_release(pc->patterns);
+    mem_release(pc);
+    c->pubsub = NULL;
+}
+
+static long pattern_index(const struct pubsub_client *pc, const char *p, size_t len)
+{
+    for (size_t i = 0; pc && i < pc->npatterns; i++)
+        if (pc->patterns[i].len == len && memcmp(pc->patterns[i].ptr, p, len) == 0)
+            return (long)i;
+    return -1;
+}
+
+/* drop c's pattern i, writing its confirmation to out (when not NULL) */
+static void drop_pattern(struct conn *c, size_t i, struct reply *out)
+{
+    struct pubsub_client *pc = c->pubsub;
+    struct pubsub_name name = pc->patterns[i];
+    memmove(&pc->patterns[i], &pc->patterns[i + 1], (pc->npatterns - i - 1) * sizeof(*pc->patterns));
+    pc->npatterns--;
+    table_remove(&pubsub_patterns, name.ptr, name.len, c);
+    if (out)
+        confirm(out, "punsubscribe", name.ptr, name.len, client_total(pc));
+    mem_release(name.ptr);
+}
+
+/* drop c's channel (a key of c's own dict, or a copy), confirming to out (when not NULL) */
+static void drop_channel(struct conn *c, const char *name, size_t len, struct reply *out)
+{
+    struct pubsub_client *pc = c->pubsub;
+    table_remove(&pubsub_channels, name, len, c);
+    if (out)
+        confirm(out, "unsubscribe", name, len, client_total(pc) - 1);
+    dict_delete(pc->channels, name, len); /* last: name may be the entry's own key */
+}
+
+/* every channel (or pattern) of c, confirming each to out (when not NULL) */
+static void drop_all(struct conn *c, bool pattern, struct reply *out)
+{
+    struct pubsub_client *pc = c->pubsub;
+    bool none = true;
+    if (pattern) {
+        for (; pc && pc->npatterns > 0; none = false)
+            drop_pattern(c, 0, out);
+    } else {
+        for (; pc && pc->channels && dict_size(pc->channels) > 0; none = false) {
+            struct dict_iter it;
+            dict_iter_init(&it, pc->channels);
+            size_t len;
+            const char *name = dict_entry_key(dict_iter_next(&it), &len);
+            drop_channel(c, name, len, out);
+        }
+    }
+    if (none && out) /* Redis answers even when there was nothing to drop */
+        confirm(out, pattern ? "punsubscribe" : "unsubscribe", NULL, 0, client_total(pc));
+}
+
+long long pubsub_count(const struct conn *c, bool patterns)
+{
+    const struct pubsub_client *pc = c->pubsub;
+    if (!pc)
+        return 0;
+    return patterns ? (long long)pc->npatterns : (long long)(pc->channels ? dict_size(pc->channels) : 0);
+}
+
+bool pubsub_subscribed(const struct conn *c)
+{
+    return c->pubsub != NULL;
+}
+
+bool pubsub_subscriber_mode(const struct conn *c)
+{
+    return c->pubsub != NULL && c->resp == 2;
+}
+
+void pubsub_subscribe(struct conn *c, bool pattern, const struct resp_arg *name, struct reply *out)
+{
+    struct pubsub_client *pc = client_of(c);
+    if (pattern) {
+        if (pattern_index(pc, name->ptr, name->len) < 0) {
+            if (pc->npatterns == pc->patterns_cap) {
+                pc->patterns_cap = pc->patterns_cap ? pc->patterns_cap * 2 : 4;
+                pc->patterns = mem_realloc(pc->patterns, pc->patterns_cap * sizeof(*pc->patterns));
+            }
+            char *copy = mem_alloc(name->len ? name->len : 1);
+            memcpy(copy, name->ptr, name->len);
+            pc->patterns[pc->npatterns++] = (struct pubsub_name){copy, name->len};
+            table_add(&pubsub_patterns, name->ptr, name->len, c);
+        }
+    } else {
+        if (!pc->channels)
+            pc->channels = dict_create();
+        if (dict_add(pc->channels, name->ptr, name->len, NULL))
+            table_add(&pubsub_channels, name->ptr, name->len, c);
+    }
+    confirm(out, pattern ? "psubscribe" : "subscribe", name->ptr, name->len, client_total(pc));
+}
+
+void pubsub_unsubscribe(struct conn *c, bool pattern, const struct resp_arg *name, struct reply *out)
+{
+    struct pubsub_client *pc = c->pubsub;
+    if (!name) {
+        drop_all(c, pattern, out);
+    } else if (pattern) {
+        long i = pattern_index(pc, name->ptr, name->len);
+        if (i >= 0)
+            drop_pattern(c, (size_t)i, out);
+        else
+            confirm(out, "punsubscribe", name->ptr, name->len, client_total(pc));
+    } else {
+        if (pc && pc->channels && dict_find(pc->channels, name->ptr, name->len))
+            drop_channel(c, name->ptr, name->len, out);
+        else
+            confirm(out, "unsubscribe", name->ptr, name->len, client_total(pc));
+    }
+    client_release_if_empty(c);
+}
+
+void pubsub_conn_closed(struct conn *c)
+{
+    if (!c->pubsub)
+        return;
+    drop_all(c, false, NULL);
+    drop_all(c, true, NULL);
+    client_release_if_empty(c);
+}
+
+/* ---------------------------------------------------------------- the thread's subscribers */
+
+long long pubsub_publish_local(const struct resp_arg *channel, const struct resp_arg *message)
+{
+    long long receivers = 0;
+    struct dict_entry *e = pubsub_channels ? dict_find(pubsub_channels, channel->ptr, channel->len) : NULL;
+    if (e) {
+        struct pubsub_subs *s = subs_of(e);
+        for (size_t i = 0; i < s->n; i++)
+            deliver(s->conn[i], NULL, 0, channel, message);
+        receivers += (long long)s->n;
+    }
+    if (!pubsub_patterns)
+        return receivers;
+    struct dict_iter it;
+    dict_iter_init(&it, pubsub_patterns);
+    while ((e = dict_iter_next(&it))) {
+        size_t plen;
+        const char *pattern = dict_entry_key(e, &plen);
+        if (!util_glob_match(pattern, plen, channel->ptr, channel->len, false))
+            continue;
+        struct pubsub_subs *s = subs_of(e);
+        for (size_t i = 0; i < s->n; i++)
+            deliver(s->conn[i], pattern, plen, channel, message);
+        receivers += (long long)s->n;
+    }
+    return receivers;
+}
+
+/* the names of a table matching pattern (all when NULL), as an array */
+static void names_local(struct dict *table, const struct resp_arg *pattern, struct reply *out)
+{
+    struct reply items;
+    reply_init(&items);
+    long long n = 0;
+    if (table) {
+        struct dict_iter it;
+        struct dict_entry *e;
+        dict_iter_init(&it, table);
+        while ((e = dict_iter_next(&it))) {
+            size_t len;
+            const char *name = dict_entry_key(e, &len);
+            if (pattern && !util_glob_match(pattern->ptr, pattern->len, name, len, false))
+                continue;
+            reply_bulk(&items, name, len);
+            n++;
+        }
+    }
+    reply_array(out, n);
+    reply_raw(out, items.buf, items.len);
+    reply_deinit(&items);
+}
+
+void pubsub_channels_local(const struct resp_arg *pattern, struct reply *out)
+{
+    names_local(pubsub_channels, pattern, out);
+}
+
+void pubsub_patterns_local(struct reply *out)
+{
+    names_local(pubsub_patterns, NULL, out);
+}
+
+long long pubsub_numsub_local(const struct resp_arg *channel)
+{
+    struct dict_entry *e = pubsub_channels ? dict_find(pubsub_channels, channel->ptr, channel->len) : NULL;
+    return e ? (long long)subs_of(e)->n : 0;
+}
