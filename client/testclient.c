@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -31,6 +32,7 @@
 #include <unistd.h>
 
 int pc_reply_timeout_ms = 10000;
+long pc_server_nofile;
 
 static atomic_int pc_fail_count;
 static atomic_int pc_pass_count;
@@ -230,6 +232,11 @@ static int start_once(struct pc_server *s, const char *bin, const char *const *e
             dup2(devnull, 0);
             close(devnull);
         }
+        if (pc_server_nofile > 0) {
+            struct rlimit rl = { (rlim_t)pc_server_nofile, (rlim_t)pc_server_nofile };
+            if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+                fprintf(stderr, "setrlimit(RLIMIT_NOFILE, %ld): %s\n", pc_server_nofile, strerror(errno));
+        }
         execv(bin, (char *const *)args);
         fprintf(stderr, "exec %s: %s\n", bin, strerror(errno));
         _exit(127);
@@ -328,6 +335,11 @@ int pc_server_stop(struct pc_server *s, int timeout_ms)
 
 int pc_test_setup(int argc, char **argv, struct pc_server *s)
 {
+    return pc_test_setup_extra(argc, argv, s, NULL);
+}
+
+int pc_test_setup_extra(int argc, char **argv, struct pc_server *s, const char *const *more)
+{
     const char *bin = getenv("PERCORE_SERVER");
     const char *threads = NULL;
     const char *extra[128];
@@ -354,6 +366,8 @@ int pc_test_setup(int argc, char **argv, struct pc_server *s)
         extra[ne++] = "--threads";
         extra[ne++] = threads;
     }
+    for (int i = 0; more && more[i] && ne < 126; i++)
+        extra[ne++] = more[i];
     extra[ne] = NULL;
     const char *ext = getenv("PC_SERVER_PORT");
     if (ext && *ext) {
@@ -378,12 +392,15 @@ void pc_test_teardown(struct pc_server *s)
 {
     if (s->external)
         return;
+    s->max_rss_kb = pc_server_max_rss_kb(s);
     if (!pc_server_alive(s)) {
+        s->exit_status = PC_SERVER_DIED;
         pc_fail("server died during the test");
         pc_server_dump_log(s, 8000);
         return;
     }
     int st = pc_server_stop(s, 15000);
+    s->exit_status = st;
     if (st != 0) {
         pc_fail("server exit status after SIGTERM: %d (want 0)", st);
         pc_server_dump_log(s, 8000);
@@ -392,6 +409,50 @@ void pc_test_teardown(struct pc_server *s)
         if (pc_failures() == 0 && !getenv("PC_KEEP_LOGS"))
             unlink(s->log_path); /* kept when something failed */
     }
+}
+
+long pc_server_max_rss_kb(const struct pc_server *s)
+{
+    return pc_server_status_kb(s, "VmHWM");
+}
+
+/* lines of the server log that start with (leaks) or contain (errors) the
+ * sanitizer markers; 0 when the log is gone (a clean run removes it) */
+static void log_sanitizer_findings(const struct pc_server *s, long *errors, long *leaks)
+{
+    static const char *const error_marks[] = { "ERROR: AddressSanitizer", "runtime error:",
+                                               "WARNING: ThreadSanitizer", NULL };
+    *errors = *leaks = 0;
+    FILE *f = s->log_path[0] ? fopen(s->log_path, "r") : NULL;
+    if (!f)
+        return;
+    char line[1024];
+    while (fgets(line, sizeof(line), f)) {
+        if (strncmp(line, "Direct leak of", 14) == 0 || strncmp(line, "Indirect leak of", 16) == 0)
+            (*leaks)++;
+        for (int i = 0; error_marks[i]; i++)
+            if (strstr(line, error_marks[i]))
+                (*errors)++;
+    }
+    fclose(f);
+}
+
+void pc_reliability_line(const struct pc_server *s, const char *scenario, const char *load,
+                         const char *faults, long bad_inputs, long lost_writes)
+{
+    long errors, leaks;
+    log_sanitizer_findings(s, &errors, &leaks);
+    long crashes = errors;
+    if (s->exit_status != 0 && !s->external && crashes == 0 && leaks == 0)
+        crashes = 1; /* died, killed or a non-zero exit without a sanitizer report */
+    char lost[24];
+    if (lost_writes < 0)
+        snprintf(lost, sizeof(lost), "n/a");
+    else
+        snprintf(lost, sizeof(lost), "%ld", lost_writes);
+    printf("RELIABILITY scenario=\"%s\" load=\"%s\" faults=\"%s\" bad_inputs=%ld crashes=%ld "
+           "leaks=%ld lost_writes=%s max_rss_kb=%ld\n",
+           scenario, load, faults, bad_inputs, crashes, leaks, lost, s->max_rss_kb);
 }
 
 /* ---- raw connections ----------------------------------------------------- */
@@ -894,4 +955,167 @@ void pc_spread_keys(const char *prefix, char keys[PC_SPREAD_KEYS][64])
 {
     for (unsigned i = 0; i < PC_SPREAD_KEYS; i++)
         pc_key_for_slot(prefix, i * 1024 + i, keys[i], 64);
+}
+
+/* ---- chaos and fault tests ----------------------------------------------- */
+
+long pc_server_status_kb(const struct pc_server *s, const char *field)
+{
+    if (s->external || s->pid <= 0)
+        return -1;
+    char path[64], line[256];
+    snprintf(path, sizeof(path), "/proc/%d/status", (int)s->pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    size_t flen = strlen(field);
+    long kb = -1;
+    while (kb < 0 && fgets(line, sizeof(line), f))
+        if (strncmp(line, field, flen) == 0 && line[flen] == ':')
+            kb = atol(line + flen + 1);
+    fclose(f);
+    return kb;
+}
+
+long long pc_server_cpu_ms(const struct pc_server *s)
+{
+    if (s->external || s->pid <= 0)
+        return -1;
+    char path[64], buf[1024];
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)s->pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    /* after "pid (comm) ": state is field 3, utime and stime fields 14 and 15 */
+    const char *p = strrchr(buf, ')');
+    unsigned long long utime, stime;
+    if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime, &stime) != 2)
+        return -1;
+    return (long long)(utime + stime) * 1000 / sysconf(_SC_CLK_TCK);
+}
+
+int pc_server_log_has(const struct pc_server *s, const char *needle)
+{
+    FILE *f = s->log_path[0] ? fopen(s->log_path, "r") : NULL;
+    if (!f)
+        return -1;
+    char line[4096];
+    int found = 0;
+    while (!found && fgets(line, sizeof(line), f))
+        found = strstr(line, needle) != NULL;
+    fclose(f);
+    return found;
+}
+
+long long pc_info_ll(struct pc_conn *c, const char *field)
+{
+    char *r = pc_conn_cmdl(c, NULL, "INFO", "everything", NULL);
+    char pat[96];
+    snprintf(pat, sizeof(pat), "\r\n%s:", field);
+    const char *p = r ? strstr(r, pat) : NULL;
+    long long v = p ? atoll(p + strlen(pat)) : -1;
+    free(r);
+    return v;
+}
+
+/* field on the INFO shards line of shard (all shards summed when shard < 0) */
+static long long info_shards(struct pc_conn *c, int shard, const char *field)
+{
+    char *r = pc_conn_cmdl(c, NULL, "INFO", "shards", NULL);
+    if (!r)
+        return -1;
+    char pat[96];
+    snprintf(pat, sizeof(pat), ",%s=", field);
+    long long sum = -1;
+    for (const char *line = strstr(r, "\nshard"); line; line = strstr(line + 1, "\nshard")) {
+        const char *end = strchr(line + 1, '\n'), *p = strstr(line, pat);
+        if (!p || (end && p > end) || (shard >= 0 && atoi(line + 6) != shard))
+            continue;
+        sum = (sum < 0 ? 0 : sum) + atoll(p + strlen(pat));
+    }
+    free(r);
+    return sum;
+}
+
+long long pc_info_shards_sum(struct pc_conn *c, const char *field)
+{
+    return info_shards(c, -1, field);
+}
+
+long long pc_info_shard_field(struct pc_conn *c, int shard, const char *field)
+{
+    return info_shards(c, shard, field);
+}
+
+long long pc_info_wait_for(struct pc_conn *c, const char *field, long long want, int timeout_ms)
+{
+    long long deadline = pc_now_ms() + timeout_ms, v;
+    while ((v = pc_info_ll(c, field)) != want && pc_now_ms() < deadline)
+        pc_sleep_ms(50);
+    return v;
+}
+
+int pc_conn_home_shard(struct pc_conn *c)
+{
+    char *r = pc_conn_cmdl(c, NULL, "CLIENT", "INFO", NULL);
+    const char *p = r ? strstr(r, " shard=") : NULL;
+    int shard = p ? atoi(p + 7) : -1;
+    free(r);
+    return shard;
+}
+
+int pc_slot_shard(unsigned slot, int nshards)
+{
+    return (int)((unsigned long)slot * (unsigned long)nshards / 16384u);
+}
+
+long long pc_conn_drain_until_closed(struct pc_conn *c, int timeout_ms)
+{
+    static _Thread_local char buf[1 << 16];
+    long long total = (long long)c->len, deadline = pc_now_ms() + timeout_ms;
+    c->len = 0;
+    if (c->eof)
+        return total;
+    while (pc_now_ms() < deadline) {
+        struct pollfd p = { c->fd, POLLIN, 0 };
+        if (poll(&p, 1, 100) <= 0)
+            continue;
+        ssize_t n = recv(c->fd, buf, sizeof(buf), 0);
+        if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) {
+            c->eof = 1;
+            return total;
+        }
+        if (n > 0)
+            total += n;
+    }
+    return -1;
+}
+
+long pc_raise_nofile(long want)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+        return -1;
+    if (rl.rlim_cur < (rlim_t)want) {
+        rl.rlim_cur = (rlim_t)want;
+        if (rl.rlim_max < (rlim_t)want)
+            rl.rlim_max = (rlim_t)want; /* root only */
+        if (setrlimit(RLIMIT_NOFILE, &rl) != 0 && getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+            rl.rlim_cur = rl.rlim_max; /* not root: as far as the hard limit goes */
+            setrlimit(RLIMIT_NOFILE, &rl);
+        }
+    }
+    return (long)rl.rlim_cur;
+}
+
+int pc_sanitized(void)
+{
+#if defined(PERCORE_SANITIZE_ADDRESS) || defined(PERCORE_SANITIZE_THREAD)
+    return 1;
+#else
+    return 0;
+#endif
 }

@@ -36,7 +36,14 @@ struct pc_server {
     int external;         /* 1 when PC_SERVER_PORT pointed us at a running server */
     int aux_port;         /* the port given for PC_FREE_PORT_ARG in extra, 0 if none */
     char log_path[512];   /* stdout+stderr of the child */
+    int exit_status;      /* set by pc_test_teardown: pc_server_stop's result, or
+                             PC_SERVER_DIED when it had died before */
+    long max_rss_kb;      /* set by pc_test_teardown: peak RSS (VmHWM) just before
+                             the stop, -1 unknown */
 };
+
+/* exit_status of a server found dead at teardown */
+#define PC_SERVER_DIED (-2)
 
 /* A TCP port on 127.0.0.1 (10000..19999) that was free a moment ago and
  * that no other test process holds: each port handed out is claimed with a
@@ -74,8 +81,25 @@ void pc_server_dump_log(const struct pc_server *s, size_t max);
  * started and the test talks to that port.  Returns 0 and a started server.
  */
 int pc_test_setup(int argc, char **argv, struct pc_server *s);
-/* stop the server and require exit status 0; counts a failure otherwise */
+/* stop the server and require exit status 0; counts a failure otherwise
+ * (records s->exit_status and s->max_rss_kb first) */
 void pc_test_teardown(struct pc_server *s);
+
+/* peak resident set (VmHWM) of the running server in KB, -1 if unknown */
+long pc_server_max_rss_kb(const struct pc_server *s);
+
+/*
+ * After pc_test_teardown, print the results-table line (tests/RELIABILITY.md,
+ * made by tests/reliability/report.py) for this server run, on stdout:
+ *   RELIABILITY scenario="S" load="L" faults="F" bad_inputs=N crashes=N
+ *               leaks=N lost_writes=N|n/a max_rss_kb=N
+ * crashes: 1 when the server died, was killed or exited non-zero, plus each
+ * further sanitizer error report in its log; leaks: the LeakSanitizer leak
+ * records in its log (a run that exits 0 has neither: the log is clean).
+ * lost_writes < 0 prints n/a (a scenario that cannot count them).
+ */
+void pc_reliability_line(const struct pc_server *s, const char *scenario, const char *load,
+                         const char *faults, long bad_inputs, long lost_writes);
 
 /* ---- raw connections --------------------------------------------------- */
 
@@ -176,5 +200,49 @@ void pc_spread_keys(const char *prefix, char keys[PC_SPREAD_KEYS][64]);
 /* monotonic milliseconds */
 long long pc_now_ms(void);
 void pc_sleep_ms(int ms);
+
+/* ---- chaos and fault tests ---------------------------------------------- */
+
+/* when > 0, servers started from now on run with RLIMIT_NOFILE (soft and
+ * hard) set to this many descriptors (set in the child before exec) */
+extern long pc_server_nofile;
+
+/* as pc_test_setup, with `more` (NULL-terminated) added to the server's
+ * arguments after those of the command line */
+int pc_test_setup_extra(int argc, char **argv, struct pc_server *s, const char *const *more);
+
+/* a field of the running server's /proc/<pid>/status in kB ("VmRSS",
+ * "VmHWM"), -1 if unknown (not our child, or gone) */
+long pc_server_status_kb(const struct pc_server *s, const char *field);
+/* user + system CPU time the server has used, ms (/proc/<pid>/stat), -1 if unknown */
+long long pc_server_cpu_ms(const struct pc_server *s);
+/* 1 if a line of the server log contains needle, 0 if none, -1 without a log */
+int pc_server_log_has(const struct pc_server *s, const char *needle);
+
+/* a numeric field of INFO everything ("connected_clients"), -1 when absent */
+long long pc_info_ll(struct pc_conn *c, const char *field);
+/* the sum of a field ("inbox_full", "keys") over INFO shards' lines, -1 on error */
+long long pc_info_shards_sum(struct pc_conn *c, const char *field);
+/* the same field on one shard's line, -1 when absent */
+long long pc_info_shard_field(struct pc_conn *c, int shard, const char *field);
+/* poll INFO until field equals want, up to timeout_ms (the stats are merged
+ * every stats-interval); returns the last value read */
+long long pc_info_wait_for(struct pc_conn *c, const char *field, long long want, int timeout_ms);
+
+/* the shard a connection is homed on (CLIENT INFO's shard=), -1 if unknown */
+int pc_conn_home_shard(struct pc_conn *c);
+/* the shard owning a slot with n shards: contiguous ranges, as config.c lays them out */
+int pc_slot_shard(unsigned slot, int nshards);
+
+/* read and drop until the peer closes: the bytes read, or -1 if it is still
+ * open after timeout_ms */
+long long pc_conn_drain_until_closed(struct pc_conn *c, int timeout_ms);
+
+/* raise this process's RLIMIT_NOFILE soft limit (and the hard one, as root
+ * may) to at least want; returns the soft limit now */
+long pc_raise_nofile(long want);
+
+/* 1 in an ASan or TSan build (PERCORE_SANITIZE), where tests scale down */
+int pc_sanitized(void);
 
 #endif

@@ -8,14 +8,16 @@
 #   3. an AddressSanitizer + UBSan build: unit, integration and the
 #      differential runs again;
 #   4. a ThreadSanitizer build: the same (cross-shard handoff, gathered
-#      commands, disconnects in flight, RCU config, the MPSC ring).
+#      commands, disconnects in flight, RCU config, the MPSC ring);
+#   5. the libFuzzer build (clang, -DPERCORE_FUZZ=ON): a smoke run of each
+#      fuzz target over the seed corpus and the kept crash inputs (tests/fuzz).
 # Installs the Debian packages (and the npm test client) it needs when missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 need_pkgs=()
 for p in build-essential cmake pkg-config libevent-dev liburcu-dev libnuma-dev libmimalloc-dev \
-         libhiredis-dev redis-server redis-tools python3 python3-redis; do
+         libhiredis-dev redis-server redis-tools python3 python3-redis clang libclang-rt-14-dev; do
     dpkg -s "$p" >/dev/null 2>&1 || need_pkgs+=("$p")
 done
 command -v npm >/dev/null 2>&1 || need_pkgs+=(nodejs npm)
@@ -45,3 +47,8 @@ cmake --build build-asan -j"$jobs"
 cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=Debug -DPERCORE_SANITIZE=thread >/dev/null
 cmake --build build-tsan -j"$jobs"
 (cd build-tsan && TSAN_OPTIONS="halt_on_error=1 suppressions=$PWD/../tests/tsan.supp" ctest --output-on-failure -j"$jobs" -L 'unit|integration|differential')
+
+# libFuzzer targets: a few seconds each; every run prints its RELIABILITY line
+CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Release -DPERCORE_FUZZ=ON >/dev/null
+cmake --build build-fuzz -j"$jobs" --target fuzz_resp fuzz_engine
+(cd build-fuzz && ctest -V -L fuzz)

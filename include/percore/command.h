@@ -128,6 +128,15 @@ bool cmd_get_range_ll_or_reply(struct cmd_ctx *ctx, const struct resp_arg *a, lo
 bool cmd_get_positive_ll_or_reply(struct cmd_ctx *ctx, const struct resp_arg *a, long long *v,
                                   const char *msg);
 
+/*
+ * A reply whose size the client picks with a count, not bounded by the data
+ * (SRANDMEMBER, HRANDFIELD, ZRANDMEMBER with a negative count: members
+ * repeat, so -1000000000000 asks for 10^12 of them).  The handler notes
+ * start = ctx->out->len before the reply and calls this after each element:
+ * false means stop now, the cap (command.c) was passed and dealt with.
+ */
+bool cmd_reply_under_cap_or_reply(struct cmd_ctx *ctx, size_t start);
+
 /* ---- SCAN SSCAN HSCAN ZSCAN (command.c) */
 
 /* the options after a scan's cursor, as Redis's scanGenericCommand reads them */

@@ -10,6 +10,7 @@
 #include "percore/command.h"
 
 #include "families.h"
+#include "percore/config.h"
 #include "percore/mem.h"
 #include "percore/object.h"
 #include "percore/store.h"
@@ -64,6 +65,7 @@ void command_setup(void)
     command_add_family(command_family_zset, command_family_zset_count);
     command_add_family(command_family_hash, command_family_hash_count);
     command_add_family(command_family_cluster, command_family_cluster_count);
+    command_add_family(command_family_pubsub, command_family_pubsub_count);
 }
 
 const struct command *command_lookup(const char *name, size_t len)
@@ -174,6 +176,33 @@ bool cmd_get_positive_ll_or_reply(struct cmd_ctx *ctx, const struct resp_arg *a,
 {
     return cmd_get_range_ll_or_reply(ctx, a, 0, LONG_MAX, v,
                                      msg ? msg : "ERR value is out of range, must be positive");
+}
+
+/*
+ * Redis 7.0 builds a count-sized reply element by element and stops once the
+ * client is flagged CLOSE_ASAP, which happens when its output passes the
+ * client-output-buffer-limit hard limit; with no hard limit (the default
+ * "normal 0 0 0") it builds all of it, and one SRANDMEMBER key -1000000000000
+ * takes the server's memory.  percore stops at the hard limit too, leaving
+ * the part built, so that the output limit closes the client as Redis does
+ * (and logs why).  Without a hard limit the cap is proto-max-bulk-len (512mb
+ * by default): the largest value the server takes from a client in one piece
+ * is also the largest reply it builds for one sampling command.  The part
+ * built is dropped and the client gets the error Redis gives for a string
+ * that would pass the same limit (SETRANGE, APPEND); the connection stays.
+ * Replies under the cap are Redis's, byte for byte.
+ */
+bool cmd_reply_under_cap_or_reply(struct cmd_ctx *ctx, size_t start)
+{
+    long long hard = ctx->config->obuf[OBUF_NORMAL].hard;
+    size_t cap = (size_t)(hard > 0 ? hard : ctx->config->proto_max_bulk_len);
+    if (ctx->out->len - start <= cap)
+        return true;
+    if (hard <= 0) {
+        ctx->out->len = start;
+        reply_error(ctx->out, "ERR reply exceeds maximum allowed size (proto-max-bulk-len)");
+    }
+    return false;
 }
 
 bool cmd_scan_cursor_parse(const struct resp_arg *a, uint64_t *cursor)

@@ -430,12 +430,15 @@ static void hrandfield_with_count(struct cmd_ctx *ctx, long l, bool withvalues)
 
     /* CASE 1: negative count (repeats allowed, random order), or one field */
     if (!uniq || count == 1) {
+        size_t start = ctx->out->len;
         reply_array(ctx->out, (long long)(count * per));
         while (count--) {
             const char *f, *v;
             size_t flen, vlen;
             hash_random(o, &f, &flen, &v, &vlen);
             hrand_emit(&hr, f, flen, v, vlen);
+            if (!cmd_reply_under_cap_or_reply(ctx, start))
+                return;
         }
         return;
     }

@@ -2,7 +2,8 @@
  * server: the connection and server commands (Redis's server.c, networking.c
  * and config.c command procs): PING ECHO QUIT SELECT AUTH HELLO, COMMAND,
  * CONFIG, INFO, TIME LASTSAVE SHUTDOWN WAIT, CLIENT, SLOWLOG, LATENCY, and
- * the CLUSTER container (its subcommands are in cluster.c).
+ * the CLUSTER and PUBSUB containers (their subcommands are in cluster.c and
+ * pubsub.c).
  *
  * Replies follow Redis 7.0.15 byte for byte where percore has the feature,
  * including the exact error texts and the shape of COMMAND INFO / DOCS, so
@@ -41,6 +42,7 @@
 #include "percore/conn.h"
 #include "percore/log.h"
 #include "percore/mem.h"
+#include "percore/pubsub.h"
 #include "percore/reply.h"
 #include "percore/shard.h"
 #include "percore/slowlog.h"
@@ -252,6 +254,12 @@ static void cmd_ping(struct cmd_ctx *ctx)
 {
     if (ctx->argc > 2) {
         reply_error(ctx->out, "ERR wrong number of arguments for 'ping' command");
+        return;
+    }
+    if (ctx->conn && pubsub_subscriber_mode(ctx->conn)) { /* Redis: *2 pong, the argument or "" */
+        reply_array(ctx->out, 2);
+        reply_bulk(ctx->out, "pong", 4);
+        reply_bulk(ctx->out, ctx->argc == 2 ? ctx->argv[1].ptr : "", ctx->argc == 2 ? ctx->argv[1].len : 0);
         return;
     }
     if (ctx->argc == 1)
@@ -1884,6 +1892,27 @@ static void cmd_cluster_help(struct cmd_ctx *ctx)
         reply_help(ctx, help);
 }
 
+/* the PUBSUB container (its subcommands are in pubsub.c) */
+static void cmd_pubsub(struct cmd_ctx *ctx)
+{
+    container_dispatch(ctx, "pubsub", "PUBSUB");
+}
+
+static void cmd_pubsub_help(struct cmd_ctx *ctx)
+{
+    static const char *const help[] = { /* Redis 7.0's lines for the subcommands percore has */
+        "CHANNELS [<pattern>]",
+        "    Return the currently active channels matching a <pattern> (default: '*').",
+        "NUMPAT",
+        "    Return number of subscriptions to patterns.",
+        "NUMSUB [<channel> ...]",
+        "    Return the number of subscribers for the specified channels, excluding",
+        "    pattern subscriptions(default: no channels).",
+        NULL,
+    };
+    reply_help(ctx, help);
+}
+
 /* ------------------------------------------------------------------------ */
 /* TIME LASTSAVE SHUTDOWN WAIT                                              */
 
@@ -2017,6 +2046,11 @@ static const struct subcommand subcommands[] = {
     SUB("cluster", "nodes", cmd_cluster_nodes, 2, CMD_STALE, "@slow"),
     SUB("cluster", "shards", cmd_cluster_shards, 2, CMD_STALE, "@slow"),
     SUB("cluster", "slots", cmd_cluster_slots, 2, CMD_STALE, "@slow"),
+
+    SUB("pubsub", "channels", cmd_pubsub_channels, -2, CMD_PUBSUB | LS, "@pubsub @slow"),
+    SUB("pubsub", "help", cmd_pubsub_help, 2, LS, "@slow"),
+    SUB("pubsub", "numpat", cmd_pubsub_numpat, 2, CMD_PUBSUB | LS, "@pubsub @slow"),
+    SUB("pubsub", "numsub", cmd_pubsub_numsub, -2, CMD_PUBSUB | LS, "@pubsub @slow"),
 };
 
 static const struct subcommand *subcommand_find(const char *parent, const char *sub, size_t len)
@@ -2043,6 +2077,17 @@ static size_t subcommands_of(const char *parent, const struct subcommand **first
     return n;
 }
 
+const struct command *command_resolve_subcommand(const struct command *cmd, int argc, const struct resp_arg *argv)
+{
+    const struct subcommand *first;
+    if (subcommands_of(cmd->name, &first) == 0)
+        return cmd;
+    const struct subcommand *s = argc >= 2 ? subcommand_find(cmd->name, argv[1].ptr, argv[1].len) : NULL;
+    if (!s || (s->cmd.arity > 0 && argc != s->cmd.arity) || argc < -s->cmd.arity)
+        return NULL;
+    return &s->cmd;
+}
+
 #define CMD(name_, proc_, arity_, flags_, cats_) \
     {name_, proc_, arity_, flags_, 0, 0, 0, ROUTE_HOME, cats_}
 
@@ -2059,6 +2104,7 @@ const struct command command_family_server[] = {
     CMD("slowlog", cmd_slowlog, -2, 0, "@slow"),
     CMD("latency", cmd_latency, -2, 0, "@slow"),
     CMD("cluster", cmd_cluster, -2, 0, "@slow"),
+    CMD("pubsub", cmd_pubsub, -2, 0, "@slow"),
     CMD("info", cmd_info, -1, LS, "@slow @dangerous"),
     CMD("time", cmd_time, 1, LS | CMD_FAST, "@fast"),
     CMD("lastsave", cmd_lastsave, 1, LS | CMD_FAST, "@admin @fast @dangerous"),

@@ -322,10 +322,13 @@ static void srandmember_with_count(struct cmd_ctx *ctx)
 
     /* CASE 1: negative count (or 1): sample the whole set every time */
     if (!uniq || count == 1) {
+        size_t start = ctx->out->len;
         reply_array(ctx->out, (long long)count);
         while (count--) {
             set_random(set, &m);
             reply_member(ctx->out, &m);
+            if (!cmd_reply_under_cap_or_reply(ctx, start))
+                return;
         }
         return;
     }

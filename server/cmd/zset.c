@@ -948,14 +948,15 @@ static void zrandmember_count(struct cmd_ctx *ctx, long long l, bool withscores)
 
     /* case 1: duplicates allowed (or one member) */
     if (!uniq || count == 1) {
+        size_t start = ctx->out->len;
         reply_array(ctx->out, withscores && ctx->out->resp == 2 ? (long long)(count * 2) : (long long)count);
         if (zset_encoding(z) == ZSET_ENC_LISTPACK) {
             struct zset_iter *all = zset_all(z, size);
-            while (count--)
+            while (count-- && cmd_reply_under_cap_or_reply(ctx, start))
                 reply_iter(ctx->out, &all[zrand() % size], withscores, nested);
             mem_release(all);
         } else {
-            while (count--) {
+            while (count-- && cmd_reply_under_cap_or_reply(ctx, start)) {
                 const char *p;
                 size_t n;
                 double score;

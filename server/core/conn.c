@@ -12,7 +12,8 @@
  * A closed connection with batches in flight keeps its memory until the
  * last one comes back (conn_unref).
  *
- * Output limits (client-output-buffer-limit, normal class; Redis's
+ * Output limits (client-output-buffer-limit: the pubsub class while the
+ * client has a subscription, else normal; Redis's
  * checkClientOutputBufferLimits): before each flush, the pending output
  * (unsent bytes plus the replies held in pending slots) is compared with the
  * hard limit, and with the soft limit for soft_seconds; past either the
@@ -30,6 +31,7 @@
 #include "percore/config.h"
 #include "percore/log.h"
 #include "percore/mem.h"
+#include "percore/pubsub.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -211,6 +213,9 @@ void conn_close(struct conn *c)
     self->conn_count--;
     STATS_ADD(&self->stats, connected_clients, (uint64_t)-1);
     handoff_drop_stalled(c);
+    pubsub_conn_closed(c);
+    if (c->sink)
+        c->sink(c->sink_arg, NULL, 0); /* engine.h: the in-process client is gone */
     if (c->inflight == 0)
         conn_destroy(c);
 }
@@ -222,10 +227,16 @@ void conn_unref(struct conn *c)
         conn_destroy(c);
 }
 
-/* unsent output past which parsing stops: the hard limit when set (the flush then closes), else CONN_OUT_PAUSE */
-static size_t conn_out_pause(void)
+/* c's client-output-buffer-limit class, as Redis's getClientType: pubsub while subscribed, else normal */
+static const struct obuf_limit *conn_obuf_limit(const struct conn *c)
 {
-    long long hard = config_current()->obuf[OBUF_NORMAL].hard;
+    return &config_current()->obuf[pubsub_subscribed(c) ? OBUF_PUBSUB : OBUF_NORMAL];
+}
+
+/* unsent output past which parsing stops: the hard limit when set (the flush then closes), else CONN_OUT_PAUSE */
+static size_t conn_out_pause(const struct conn *c)
+{
+    long long hard = conn_obuf_limit(c)->hard;
     return hard > 0 && (unsigned long long)hard < CONN_OUT_PAUSE ? (size_t)hard : CONN_OUT_PAUSE;
 }
 
@@ -234,7 +245,7 @@ static size_t conn_out_pause(void)
 static bool conn_blocked(const struct conn *c)
 {
     return c->stalled_head != NULL || (c->slot_tail && c->slot_tail->barrier && !c->slot_tail->complete) ||
-           c->out.len - c->out_sent + (c->slot_tail ? c->slot_tail->after.len : 0) > conn_out_pause();
+           c->out.len - c->out_sent + (c->slot_tail ? c->slot_tail->after.len : 0) > conn_out_pause(c);
 }
 
 void conn_close_output_limit(struct conn *c)
@@ -255,10 +266,16 @@ static size_t conn_pending_output(const struct conn *c)
     return n;
 }
 
-/* Redis checkClientOutputBufferLimits, normal class: true when c must be closed */
+bool conn_output_full(const struct conn *c)
+{
+    long long hard = conn_obuf_limit(c)->hard;
+    return hard > 0 && conn_pending_output(c) >= (unsigned long long)hard;
+}
+
+/* Redis checkClientOutputBufferLimits, c's class: true when c must be closed */
 static bool conn_over_output_limit(struct conn *c)
 {
-    const struct obuf_limit *lim = &config_current()->obuf[OBUF_NORMAL];
+    const struct obuf_limit *lim = conn_obuf_limit(c);
     if (lim->hard <= 0 && lim->soft <= 0)
         return false;
     size_t used = conn_pending_output(c);
@@ -339,7 +356,7 @@ void conn_resume(struct conn *c)
 
 void conn_take_input(struct conn *c, const char *bytes, size_t len)
 {
-    if (c->closed)
+    if (c->closed || len == 0) /* nothing to add, and rbuf may still be NULL */
         return;
     if (c->rcap - c->rlen < len) {
         c->rcap = c->rlen + len + CONN_READ_CHUNK;
@@ -530,13 +547,22 @@ size_t conn_describe(const struct conn *c, int64_t now, char *buf, size_t cap)
     if (c->write_armed)
         events[ne++] = 'w';
     events[ne] = '\0';
+    char flags[3];
+    int nf = 0;
+    if (pubsub_subscribed(c))
+        flags[nf++] = 'P';
+    if (c->close_after_reply)
+        flags[nf++] = 'c';
+    if (nf == 0)
+        flags[nf++] = 'N';
+    flags[nf] = '\0';
     int n = snprintf(buf, cap,
-                     "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=0 psub=0 "
+                     "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=%lld psub=%lld "
                      "ssub=0 multi=-1 qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 rbs=%zu rbp=%zu obl=0 "
                      "oll=0 omem=%zu tot-mem=%zu events=%s cmd=%s user=default redir=-1 resp=%d "
                      "lib-name=%s lib-ver=%s shard=%d",
                      (unsigned long long)c->id, c->peer, c->local, c->fd, c->name ? c->name : "",
-                     conn_age(c, now), conn_idle(c, now), c->close_after_reply ? "c" : "N", c->db,
+                     conn_age(c, now), conn_idle(c, now), flags, c->db, pubsub_count(c, false), pubsub_count(c, true),
                      c->rlen - c->rpos, c->rcap - c->rlen, c->rcap, c->rcap, c->out.len - c->out_sent,
                      c->rcap + c->out.cap + sizeof(*c), events, c->last_cmd ? c->last_cmd->name : "NULL", c->resp,
                      c->lib_name ? c->lib_name : "", c->lib_ver ? c->lib_ver : "", c->home->index);

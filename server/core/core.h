@@ -31,6 +31,7 @@ struct ring;
 struct batch;
 struct conn;
 struct slot;
+struct pubsub_client;
 
 /* a part's reply arrives (parts of one slot may arrive in any order) */
 typedef void slot_part_fn(struct conn *c, struct slot *s, int part, const char *reply, size_t len);
@@ -116,6 +117,7 @@ struct conn {
     int64_t ctime;
     int64_t last_interaction;
     const struct command *last_cmd; /* cmd= of CLIENT LIST; NULL before the first (or an unknown) one */
+    struct pubsub_client *pubsub; /* its channels and patterns (pubsub.c), NULL while it has none */
     char peer[64];
     char local[64];
 };
@@ -217,6 +219,8 @@ void conn_flush(struct conn *c);
 void conn_close(struct conn *c);
 /* close c for passing its output buffer limit, saying so in the log (Redis's words) */
 void conn_close_output_limit(struct conn *c);
+/* c's pending output has reached its class's hard limit: its next flush closes it */
+bool conn_output_full(const struct conn *c);
 /* a batch came back or was dropped: release the reference it held */
 void conn_unref(struct conn *c);
 /* resume parsing buffered input after a stall cleared */

@@ -1,7 +1,7 @@
 /*
  * dispatch: where a parsed command runs, and how its reply finds its place.
  *
- *   lookup -> arity -> auth -> keys' slots -> shard(s)
+ *   lookup -> arity -> auth -> RESP2 subscriber mode (pubsub.h) -> keys' slots -> shard(s)
  *     all keys on this shard        -> the handler runs now (no message, no atomic)
  *     all keys on one other shard   -> one entry in that shard's batch; a slot
  *                                      holds the reply's place
@@ -23,6 +23,7 @@
 #include "percore/config.h"
 #include "percore/mem.h"
 #include "percore/object.h"
+#include "percore/pubsub.h"
 #include "percore/slot.h"
 #include "percore/slowlog.h"
 #include "percore/store.h"
@@ -88,6 +89,12 @@ bool dispatch_memory_ok(struct shard *self, const struct config *cfg, const stru
     return false;
 }
 
+/* the bytes written to out from `before` on (out->buf is NULL until something is written) */
+static const char *reply_from(const struct reply *out, size_t before)
+{
+    return out->buf ? out->buf + before : "";
+}
+
 static void run_handler(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv,
                         struct reply *out, bool with_conn)
 {
@@ -109,13 +116,13 @@ static void run_handler(struct conn *c, const struct command *cmd, int argc, con
     shard_store_lock();
     if (!dispatch_memory_ok(self, ctx.config, cmd, out)) {
         shard_store_unlock();
-        stats_cmd_rejected(&self->stats, cmd, out->buf + before, out->len - before);
+        stats_cmd_rejected(&self->stats, cmd, reply_from(out, before), out->len - before);
         return;
     }
     uint64_t t0 = stats_clock_ns();
     cmd->proc(&ctx);
     shard_store_unlock();
-    uint64_t t1 = stats_cmd_done(&self->stats, cmd, 1, t0, out->buf + before, out->len - before,
+    uint64_t t1 = stats_cmd_done(&self->stats, cmd, 1, t0, reply_from(out, before), out->len - before,
                                  ctx.config->latency_tracking);
     slowlog_note(&ctx, cmd, t1 - t0, c);
     shard_note_write(self, cmd, c->db);
@@ -1108,11 +1115,15 @@ void dispatch_command(struct conn *c, int argc, const struct resp_arg *argv)
         stats_cmd_rejected(&self->stats, cmd, "-NOAUTH", 7);
         return;
     }
+    if (c->pubsub && !pubsub_allowed_or_reply(c, cmd, argc, argv, dispatch_reply_target(c))) {
+        stats_cmd_rejected(&self->stats, cmd, "-ERR", 4);
+        return;
+    }
     if (c->cluster_port) { /* a cluster node: redirected, or run here on this shard's keys */
         struct reply *out = dispatch_reply_target(c);
         size_t before = out->len;
         if (cluster_refuse(c, cfg, cmd, argc, argv, out))
-            stats_cmd_rejected(&self->stats, cmd, out->buf + before, out->len - before);
+            stats_cmd_rejected(&self->stats, cmd, reply_from(out, before), out->len - before);
         else
             run_handler(c, cmd, argc, argv, out, cmd->route == ROUTE_HOME);
         return;

@@ -13,39 +13,20 @@
  * - Soft limit ("normal 0 512kb 1"): a client that keeps asking and never
  *   reads is disconnected, but not before a second over the limit; a client
  *   that reads its replies is never touched.
+ * Prints the RELIABILITY line of the output-limit scenario.
  */
 #include "testclient.h"
 
-#include <errno.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <unistd.h>
 
 #define BIG (100 * 1024)
 
 static char *big;
 static char *big_reply; /* "$102400\r\n...\r\n" */
 static size_t big_reply_len;
-
-/* the server's resident set, kB (-1 when it is not our child) */
-static long rss_kb(const struct pc_server *srv)
-{
-    if (srv->pid <= 0)
-        return -1;
-    char path[64], line[256];
-    snprintf(path, sizeof(path), "/proc/%d/status", (int)srv->pid);
-    FILE *f = fopen(path, "r");
-    long kb = -1;
-    while (f && fgets(line, sizeof(line), f))
-        if (strncmp(line, "VmRSS:", 6) == 0)
-            kb = atol(line + 6);
-    if (f)
-        fclose(f);
-    return kb;
-}
 
 /* GET big on a client that reads its replies */
 static void get_big(struct pc_conn *c, const char *what)
@@ -84,37 +65,6 @@ static struct pc_conn *small_window_conn(int port)
     return c;
 }
 
-/* read (and drop) until the peer closes; bytes read, or -1 if still open after timeout_ms */
-static long long drain_until_closed(struct pc_conn *c, int timeout_ms)
-{
-    static char buf[1 << 16];
-    long long total = (long long)c->len, t0 = pc_now_ms();
-    while (pc_now_ms() - t0 < timeout_ms) {
-        struct pollfd p = {c->fd, POLLIN, 0};
-        if (poll(&p, 1, 100) <= 0)
-            continue;
-        ssize_t n = recv(c->fd, buf, sizeof(buf), 0);
-        if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN))
-            return total;
-        if (n > 0)
-            total += n;
-    }
-    return -1;
-}
-
-static int log_has(const struct pc_server *srv, const char *needle)
-{
-    FILE *f = fopen(srv->log_path, "r");
-    if (!f)
-        return -1;
-    char line[4096];
-    int found = 0;
-    while (!found && fgets(line, sizeof(line), f))
-        found = strstr(line, needle) != NULL;
-    fclose(f);
-    return found;
-}
-
 static void phase_no_limit(struct pc_conn *ctl, int port)
 {
     struct pc_conn *a = pc_conn_open(port);
@@ -133,7 +83,7 @@ static void phase_no_limit(struct pc_conn *ctl, int port)
 
 static void phase_hard(struct pc_server *srv, struct pc_conn *ctl)
 {
-    long before = rss_kb(srv);
+    long before = pc_server_status_kb(srv, "VmRSS");
     set_limit(ctl, "normal 1mb 0 0");
     struct pc_conn *a = small_window_conn(srv->port);
     size_t len;
@@ -146,7 +96,7 @@ static void phase_hard(struct pc_server *srv, struct pc_conn *ctl)
     for (int i = 0; i < 5; i++)
         get_big(ctl, "GET big (other client)");
     pc_sleep_ms(300); /* the client does not read */
-    long long got = drain_until_closed(a, 20000);
+    long long got = pc_conn_drain_until_closed(a, 20000);
     fprintf(stderr, "hard limit: client closed after %lld bytes of replies (%lld ms)\n", got, pc_now_ms() - t0);
     if (got < 0)
         pc_fail("hard limit 1mb: a client with 300 MB of replies pending was not disconnected");
@@ -156,11 +106,11 @@ static void phase_hard(struct pc_server *srv, struct pc_conn *ctl)
     pc_expect(ctl, "+PONG\r\n", "PING", NULL);
     if (!srv->external) {
         pc_sleep_ms(200);
-        if (log_has(srv, "scheduled to be closed ASAP for overcoming of output buffer limits") != 1)
+        if (pc_server_log_has(srv, "scheduled to be closed ASAP for overcoming of output buffer limits") != 1)
             pc_fail("the server log does not say why the client was closed");
-        long after = rss_kb(srv);
+        long after = pc_server_status_kb(srv, "VmRSS");
         for (long long w = pc_now_ms(); after > before + 32 * 1024 && pc_now_ms() - w < 5000; pc_sleep_ms(200))
-            after = rss_kb(srv);
+            after = pc_server_status_kb(srv, "VmRSS");
         fprintf(stderr, "hard limit: server RSS %ld kB before, %ld kB after\n", before, after);
         if (after > before + 32 * 1024)
             pc_fail("server RSS %ld kB after the client was closed, %ld kB before", after, before);
@@ -223,5 +173,9 @@ int main(int argc, char **argv)
     free(big);
     free(big_reply);
     pc_test_teardown(&srv);
+    pc_reliability_line(&srv, "output buffer limit",
+                        "3000 pipelined GETs of a 100 KB value (300 MB of replies) at hard limit 1mb; "
+                        "GETs every 100 ms at soft limit 512kb/1s",
+                        "clients that never read (4 KB receive window)", 0, -1);
     return pc_test_done("test_outbuf");
 }
