@@ -5,25 +5,15 @@ by test_cluster.sh).  Seeded with the main port it must discover one master
 per shard on PORT+1..PORT+THREADS, SET/GET keys that live on every shard,
 MGET {tag}ged keys (one slot, so one node), and see each key on exactly the
 node that owns its slot."""
+import os
 import sys
 
 from redis.cluster import RedisCluster
 from redis.exceptions import ResponseError
 
-passed = failed = 0
-
-
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL: " + what, flush=True)
-
-
-def eq(got, want, what):
-    check(got == want, "%s: got %r, want %r" % (what, got, want))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import expect  # noqa: E402
+from expect import check, eq  # noqa: E402
 
 
 def main():
@@ -67,8 +57,7 @@ def main():
     eq(rc.cluster_keyslot("foo"), 12182, "CLUSTER KEYSLOT")
     rc.close()
 
-    print("test_cluster.py: %d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+    return expect.done("test_cluster.py")
 
 
 if __name__ == "__main__":

@@ -10,27 +10,14 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 from diff import Server  # noqa: E402  (tests/compat/diff.py)
+import expect  # noqa: E402
+from expect import check, eq  # noqa: E402
 
 try:
     import redis
 except ImportError:
     print("SKIP: python3-redis is not installed (apt-get install python3-redis)")
     sys.exit(77)
-
-passed = failed = 0
-
-
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL: " + what, flush=True)
-
-
-def eq(got, want, what):
-    check(got == want, "%s: got %r, want %r" % (what, got, want))
 
 
 def main():
@@ -49,12 +36,11 @@ def main():
     st = srv.stop()
     check(alive, "server still running at the end")
     eq(st, 0, "server exit status after SIGTERM")
-    if failed:
+    if expect.failed:
         print(srv.tail())
     elif not os.environ.get("PC_KEEP_LOGS"):
         os.unlink(srv.log)
-    print("test_python: %d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+    return expect.done("test_python")
 
 
 def run(port):
