@@ -70,7 +70,7 @@ static const struct config_key config_keys[] = {
      LONG_MAX, true, "largest unprocessed input per client"},
     {"maxclients", CT_INT, OFF(maxclients), "10000", 1, INT_MAX, true, "connections at once"},
     {"timeout", CT_INT, OFF(timeout), "0", 0, INT_MAX, true, "close idle clients after N s, 0 never"},
-    {"hz", CT_INT, OFF(hz), "10", 1, 500, true, "shard timer frequency"},
+    {"hz", CT_INT, OFF(hz), "10", 0, INT_MAX, true, "shard timer frequency (kept within 1..500)"},
     {"requirepass", CT_STRING, OFF(requirepass), "", 0, 0, true, "password for AUTH"},
     {"maxmemory", CT_MEMORY, OFF(maxmemory), "0", 0, LLONG_MAX, true, "memory limit, 0 none"},
     {"hash-max-listpack-entries", CT_SIZE, OFF(hash_max_listpack_entries), "512", 0, LONG_MAX, true,
@@ -104,7 +104,8 @@ static const struct config_key config_keys[] = {
     {"loglevel", CT_ENUM, OFF(loglevel), "notice", 0, 0, true, "debug verbose notice warning"},
     {"maxmemory-policy", CT_ENUM, OFF(maxmemory_policy), "noeviction", 0, 0, true,
      "what to evict at maxmemory"},
-    {"maxmemory-samples", CT_INT, OFF(maxmemory_samples), "5", 1, 64, true, "keys sampled per eviction"},
+    {"maxmemory-samples", CT_INT, OFF(maxmemory_samples), "5", 1, INT_MAX, true,
+     "keys sampled per eviction (at most 64 a round are used)"},
     {"client-output-buffer-limit", CT_OBUF, OFF(obuf), "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60",
      0, 0, true, "class hard soft seconds"},
     {"protected-mode", CT_ENUM, OFF(protected_mode), "yes", 0, 0, true,
@@ -356,6 +357,8 @@ static const char *config_apply(struct config *c, const struct config_key *k, co
             *(long long *)field = n;
         if (strcmp(k->name, "inbox-size") == 0 && (n & (n - 1)) != 0)
             return "argument must be a power of two";
+        if (strcmp(k->name, "hz") == 0) /* Redis keeps it within CONFIG_MIN_HZ..CONFIG_MAX_HZ */
+            *(int *)field = n < 1 ? 1 : n > 500 ? 500 : (int)n;
         return NULL;
     }
     case CT_STRING: {
