@@ -888,14 +888,15 @@ uint64_t store_scan(struct store *s, int db, uint64_t cursor, long count, int64_
 
 /* ---- RANDOMKEY */
 
-static struct entry **random_bucket(struct store *s, const struct db *d)
+/* the first entry of a random non-empty bucket (d holds keys) */
+static struct entry *random_bucket(struct store *s, const struct db *d)
 {
     size_t s0 = table_size(&d->ht[0]), s1 = table_size(&d->ht[1]);
     size_t lo = rehashing(d) ? (size_t)d->rehash : 0, span = s0 + s1 - lo;
     size_t i = lo + store_rand(s) % span;
     for (size_t probes = 0;; probes++) {
-        struct entry **b = i < s0 ? &d->ht[0].bucket[i] : &d->ht[1].bucket[i - s0];
-        if (*b)
+        struct entry *b = i < s0 ? d->ht[0].bucket[i] : d->ht[1].bucket[i - s0];
+        if (b)
             return b;
         /* a sparse table (mid-rehash after mass deletes): walk on instead */
         if (probes < RANDOM_PROBES)
@@ -905,6 +906,18 @@ static struct entry **random_bucket(struct store *s, const struct db *d)
     }
 }
 
+/* a random entry of a random non-empty bucket (d holds keys), as Redis's dictGetRandomKey */
+static struct entry *random_entry(struct store *s, const struct db *d)
+{
+    struct entry *e = random_bucket(s, d);
+    size_t len = 0;
+    for (struct entry *x = e; x; x = x->next)
+        len++;
+    for (size_t k = store_rand(s) % len; k; k--)
+        e = e->next;
+    return e;
+}
+
 bool store_random_key(struct store *s, int db, int64_t now, const char **key, size_t *klen)
 {
     struct db *d = store_db(s, db);
@@ -912,12 +925,7 @@ bool store_random_key(struct store *s, int db, int64_t now, const char **key, si
         if (d->ht[0].used + d->ht[1].used == 0)
             return false;
         rehash(s, d, 1);
-        struct entry *e = *random_bucket(s, d);
-        size_t len = 0;
-        for (struct entry *x = e; x; x = x->next)
-            len++;
-        for (size_t k = store_rand(s) % len; k; k--)
-            e = e->next;
+        struct entry *e = random_entry(s, d);
         /* like a Redis replica, give up reaping after enough tries */
         if (!entry_expired(d, e, now) || tries == RANDOM_TRIES - 1) {
             *key = e->key;
@@ -1065,15 +1073,8 @@ static struct entry *evict_pick(struct store *s, int kind, bool volatile_only, i
             *db = j;
             if (volatile_only && d->ttl_len)
                 return ttl_at(d, store_rand(s) % d->ttl_len)->e;
-            if (!volatile_only && d->ht[0].used + d->ht[1].used) {
-                struct entry *e = *random_bucket(s, d);
-                size_t len = 0;
-                for (struct entry *x = e; x; x = x->next)
-                    len++;
-                for (size_t k = store_rand(s) % len; k; k--)
-                    e = e->next;
-                return e;
-            }
+            if (!volatile_only && d->ht[0].used + d->ht[1].used)
+                return random_entry(s, d);
         }
         return NULL;
     }
