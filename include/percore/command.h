@@ -40,6 +40,9 @@ struct cmd_ctx {
     struct cmd_stats *stats;      /* the running shard's counters */
     struct conn *conn;            /* home connection (ROUTE_HOME only), else NULL */
     int shard;                    /* index of the running shard */
+    struct keylocks *locks;       /* the running shard's key locks (multi-shard transactions) */
+    struct watches *watches;      /* the running shard's watched keys (WATCH) */
+    uint64_t client;              /* the id of the connection it runs for */
 };
 
 typedef void cmd_handler(struct cmd_ctx *ctx);
@@ -65,6 +68,7 @@ enum {
      * it from argv[1] (the destination of ZUNIONSTORE and friends).
      */
     CMD_NUMKEYS = 1u << 13,
+    CMD_NO_QUEUE = 1u << 14, /* runs at once between MULTI and EXEC (EXEC DISCARD MULTI WATCH QUIT) */
 };
 
 /* where a command runs (see dispatch.c) */

@@ -48,7 +48,8 @@ struct command;
     ACTION(handoff_commands_sent, "commands sent to other shards")               \
     ACTION(handoff_batches_received, "cross-shard batches executed for others")  \
     ACTION(handoff_inbox_full, "sends refused by a full inbox (backpressure)")   \
-    ACTION(handoff_credit_waits, "sends delayed for want of credits")
+    ACTION(handoff_credit_waits, "sends delayed for want of credits")            \
+    ACTION(handoff_parked, "batches that waited at their owner for a locked key")
 
 #define STATS_GAUGES(ACTION)                                                      \
     ACTION(connected_clients, "connections open now")                            \
@@ -289,6 +290,7 @@ struct stats_shard_view {
     uint64_t handoff_batches_sent;
     uint64_t handoff_batches_received;
     uint64_t handoff_inbox_full;
+    uint64_t handoff_parked;     /* batches that waited here for a key a multi-shard command held */
 };
 
 struct stats_view {

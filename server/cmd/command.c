@@ -58,6 +58,7 @@ void command_setup(void)
     if (command_list_len)
         return;
     command_add_family(command_family_server, command_family_server_count);
+    command_add_family(command_family_multi, command_family_multi_count);
     command_add_family(command_family_string, command_family_string_count);
     command_add_family(command_family_keys, command_family_keys_count);
     command_add_family(command_family_list, command_family_list_count);

@@ -912,6 +912,15 @@ static const struct command_meta command_meta_table[] = {
         "$14\r\nkey_spec_index\r\n:0\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n",
         507,
     },
+    {"discard",
+        "*10\r\n$7\r\ndiscard\r\n:1\r\n~5\r\n+noscript\r\n+loading\r\n+stale\r\n+fast\r\n"
+        "+allow_busy\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@fast\r\n+@transaction\r\n~0\r\n~0\r\n~0\r\n",
+        126,
+        "%4\r\n$7\r\nsummary\r\n$39\r\nDiscard all commands issued after MULTI\r\n$5\r\nsince\r\n"
+        "$5\r\n2.0.0\r\n$5\r\ngroup\r\n$12\r\ntransactions\r\n$10\r\ncomplexity\r\n$45\r\n"
+        "O(N), when N is the number of queued commands\r\n",
+        184,
+    },
     {"echo",
         "*10\r\n$4\r\necho\r\n:2\r\n~3\r\n+loading\r\n+stale\r\n+fast\r\n:0\r\n:0\r\n:0\r\n~2\r\n"
         "+@fast\r\n+@connection\r\n~0\r\n~0\r\n~0\r\n",
@@ -920,6 +929,15 @@ static const struct command_meta command_meta_table[] = {
         "$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n"
         "*1\r\n%2\r\n$4\r\nname\r\n$7\r\nmessage\r\n$4\r\ntype\r\n$6\r\nstring\r\n",
         190,
+    },
+    {"exec",
+        "*10\r\n$4\r\nexec\r\n:1\r\n~4\r\n+noscript\r\n+loading\r\n+stale\r\n+skip_slowlog\r\n"
+        ":0\r\n:0\r\n:0\r\n~2\r\n+@slow\r\n+@transaction\r\n~0\r\n~0\r\n~0\r\n",
+        118,
+        "%4\r\n$7\r\nsummary\r\n$39\r\nExecute all commands issued after MULTI\r\n$5\r\nsince\r\n"
+        "$5\r\n1.2.0\r\n$5\r\ngroup\r\n$12\r\ntransactions\r\n$10\r\ncomplexity\r\n$38\r\n"
+        "Depends on commands in the transaction\r\n",
+        177,
     },
     {"exists",
         "*10\r\n$6\r\nexists\r\n:-2\r\n~2\r\n+readonly\r\n+fast\r\n:1\r\n:-1\r\n:1\r\n~3\r\n"
@@ -1861,6 +1879,14 @@ static const struct command_meta command_meta_table[] = {
         "$14\r\nkey_spec_index\r\n:0\r\n%2\r\n$4\r\nname\r\n$5\r\nvalue\r\n$4\r\ntype\r\n$6\r\n"
         "string\r\n",
         431,
+    },
+    {"multi",
+        "*10\r\n$5\r\nmulti\r\n:1\r\n~5\r\n+noscript\r\n+loading\r\n+stale\r\n+fast\r\n"
+        "+allow_busy\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@fast\r\n+@transaction\r\n~0\r\n~0\r\n~0\r\n",
+        124,
+        "%4\r\n$7\r\nsummary\r\n$37\r\nMark the start of a transaction block\r\n$5\r\nsince\r\n"
+        "$5\r\n1.2.0\r\n$5\r\ngroup\r\n$12\r\ntransactions\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n",
+        140,
     },
     {"object",
         "*10\r\n$6\r\nobject\r\n:-2\r\n~0\r\n:0\r\n:0\r\n:0\r\n~1\r\n+@slow\r\n~0\r\n~0\r\n*5\r\n"
@@ -2898,6 +2924,14 @@ static const struct command_meta command_meta_table[] = {
         "$5\r\nflags\r\n~2\r\n+optional\r\n+multiple\r\n",
         324,
     },
+    {"unwatch",
+        "*10\r\n$7\r\nunwatch\r\n:1\r\n~5\r\n+noscript\r\n+loading\r\n+stale\r\n+fast\r\n"
+        "+allow_busy\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@fast\r\n+@transaction\r\n~0\r\n~0\r\n~0\r\n",
+        126,
+        "%4\r\n$7\r\nsummary\r\n$29\r\nForget about all watched keys\r\n$5\r\nsince\r\n$5\r\n"
+        "2.2.0\r\n$5\r\ngroup\r\n$12\r\ntransactions\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n",
+        132,
+    },
     {"wait",
         "*10\r\n$4\r\nwait\r\n:3\r\n~1\r\n+noscript\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@slow\r\n"
         "+@connection\r\n~2\r\n$25\r\nrequest_policy:all_shards\r\n$23\r\n"
@@ -2909,6 +2943,21 @@ static const struct command_meta command_meta_table[] = {
         "O(1)\r\n$9\r\narguments\r\n*2\r\n%2\r\n$4\r\nname\r\n$11\r\nnumreplicas\r\n$4\r\ntype\r\n"
         "$7\r\ninteger\r\n%2\r\n$4\r\nname\r\n$7\r\ntimeout\r\n$4\r\ntype\r\n$7\r\ninteger\r\n",
         330,
+    },
+    {"watch",
+        "*10\r\n$5\r\nwatch\r\n:-2\r\n~5\r\n+noscript\r\n+loading\r\n+stale\r\n+fast\r\n"
+        "+allow_busy\r\n:1\r\n:-1\r\n:1\r\n~2\r\n+@fast\r\n+@transaction\r\n~0\r\n~1\r\n%3\r\n"
+        "$5\r\nflags\r\n~1\r\n+RO\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n"
+        "$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\n"
+        "range\r\n$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:-1\r\n$7\r\nkeystep\r\n:1\r\n$5\r\n"
+        "limit\r\n:0\r\n~0\r\n",
+        327,
+        "%5\r\n$7\r\nsummary\r\n$67\r\n"
+        "Watch the given keys to determine execution of the MULTI/EXEC block\r\n$5\r\nsince\r\n"
+        "$5\r\n2.2.0\r\n$5\r\ngroup\r\n$12\r\ntransactions\r\n$10\r\ncomplexity\r\n$19\r\n"
+        "O(1) for every key.\r\n$9\r\narguments\r\n*1\r\n%4\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\n"
+        "type\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n",
+        298,
     },
     {"zadd",
         "*10\r\n$4\r\nzadd\r\n:-4\r\n~3\r\n+write\r\n+denyoom\r\n+fast\r\n:1\r\n:1\r\n:1\r\n~3\r\n"

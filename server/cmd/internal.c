@@ -15,15 +15,31 @@
  *                                  stored (replacing, TTL = expire unless -1)
  *                                  and :1; "-ERR corrupt value" on a bad blob
  *
+ *   __lock txid home key...     -> +OK when every key is now held by txid on
+ *                                  this shard (all or none); +QUEUED when
+ *                                  another transaction holds one of them: the
+ *                                  request waits here, and shard `home` is
+ *                                  told (__granted) once it holds them
+ *   __unlock txid key...        -> +OK: txid holds none of the keys any more,
+ *                                  nor waits for them
+ *   __watch client key...       -> +OK: the client watches the keys (watch.h)
+ *   __unwatch client key...     -> +OK: it watches none of them any more
+ *   __watchcheck client key...  -> :1 when one of its watches of the keys
+ *                                  was touched (or a key that existed then
+ *                                  is gone), else :0
+ *
  * The blob is a byte string, so the value crosses threads as a copy: no
  * object is ever touched by a thread other than its owner (DESIGN.md rule 1).
  * The replies follow ctx->out's protocol (nil is "$-1" in RESP2, "_" in RESP3).
  *
- * Threading: each runs on the shard owning argv[1] (ROUTE_OWNER, key 1).
+ * Threading: each runs on the shard owning argv[1] (ROUTE_OWNER, key 1);
+ * __lock and __unlock on the shard owning every key they name.
  */
 #include "families.h"
 
 #include "percore/command.h"
+#include "percore/keylock.h"
+#include "percore/watch.h"
 #include "percore/object.h"
 #include "percore/reply.h"
 #include "percore/store.h"
@@ -100,10 +116,81 @@ static void cmd_put(struct cmd_ctx *ctx)
     reply_int(ctx->out, 1);
 }
 
+/* __lock / __unlock: argv[1] the transaction id, then the keys */
+static bool txid_arg(struct cmd_ctx *ctx, uint64_t *txid)
+{
+    long long v;
+    if (!util_str_to_ll(ctx->argv[1].ptr, ctx->argv[1].len, &v) || v <= 0) {
+        reply_not_integer(ctx->out);
+        return false;
+    }
+    *txid = (uint64_t)v;
+    return true;
+}
+
+static void cmd_lock(struct cmd_ctx *ctx)
+{
+    uint64_t txid;
+    if (!txid_arg(ctx, &txid))
+        return;
+    long long home;
+    if (!util_str_to_ll(ctx->argv[2].ptr, ctx->argv[2].len, &home) || home < 0) {
+        reply_not_integer(ctx->out);
+        return;
+    }
+    if (keylock_try(ctx->locks, txid, ctx->db, ctx->argc - 3, ctx->argv + 3)) {
+        reply_ok(ctx->out);
+    } else {
+        keylock_enqueue(ctx->locks, txid, (int)home, ctx->db, ctx->argc - 3, ctx->argv + 3);
+        reply_simple(ctx->out, "QUEUED");
+    }
+}
+
+static void cmd_unlock(struct cmd_ctx *ctx)
+{
+    uint64_t txid;
+    if (!txid_arg(ctx, &txid))
+        return;
+    keylock_release(ctx->locks, txid, ctx->db, ctx->argc - 2, ctx->argv + 2);
+    reply_ok(ctx->out);
+}
+
+/* __watch / __unwatch / __watchcheck: argv[1] the client (its id, also in ctx->client), then the keys */
+static void cmd_watch_keys(struct cmd_ctx *ctx)
+{
+    for (int i = 2; i < ctx->argc; i++) {
+        bool exists = store_peek(ctx->store, ctx->db, ctx->argv[i].ptr, ctx->argv[i].len, ctx->now, NULL) != NULL;
+        watch_add(ctx->watches, ctx->client, ctx->db, ctx->argv[i].ptr, ctx->argv[i].len, exists);
+    }
+    reply_ok(ctx->out);
+}
+
+static void cmd_unwatch_keys(struct cmd_ctx *ctx)
+{
+    for (int i = 2; i < ctx->argc; i++)
+        watch_remove(ctx->watches, ctx->client, ctx->db, ctx->argv[i].ptr, ctx->argv[i].len);
+    reply_ok(ctx->out);
+}
+
+static void cmd_watch_check(struct cmd_ctx *ctx)
+{
+    bool touched = false;
+    for (int i = 2; i < ctx->argc && !touched; i++) {
+        bool exists = store_peek(ctx->store, ctx->db, ctx->argv[i].ptr, ctx->argv[i].len, ctx->now, NULL) != NULL;
+        touched = watch_touched(ctx->watches, ctx->client, ctx->db, ctx->argv[i].ptr, ctx->argv[i].len, exists);
+    }
+    reply_int(ctx->out, touched);
+}
+
 const struct command command_family_internal[] = {
     {"__take", cmd_take, 2, CMD_INTERNAL | CMD_WRITE, 1, 1, 1, ROUTE_OWNER, ""},
     {"__put", cmd_put, 5, CMD_INTERNAL | CMD_WRITE, 1, 1, 1, ROUTE_OWNER, ""},
     {"__dump", cmd_dump, 2, CMD_INTERNAL | CMD_READONLY, 1, 1, 1, ROUTE_OWNER, ""},
+    {"__lock", cmd_lock, -4, CMD_INTERNAL, 3, -1, 1, ROUTE_OWNER, ""},
+    {"__unlock", cmd_unlock, -3, CMD_INTERNAL, 2, -1, 1, ROUTE_OWNER, ""},
+    {"__watch", cmd_watch_keys, -3, CMD_INTERNAL, 2, -1, 1, ROUTE_OWNER, ""},
+    {"__unwatch", cmd_unwatch_keys, -3, CMD_INTERNAL, 2, -1, 1, ROUTE_OWNER, ""},
+    {"__watchcheck", cmd_watch_check, -3, CMD_INTERNAL | CMD_READONLY, 2, -1, 1, ROUTE_OWNER, ""},
 };
 
 const size_t command_family_internal_count =

@@ -1745,12 +1745,12 @@ static void info_shards(struct reply *t, const struct stats_view *v)
         const struct stats_shard_view *sv = &v->shards[i];
         text_printf(t,
                     "shard%d:cpu=%d,node=%d,keys=%llu,used_memory=%llu,commands=%llu,handoff_sent=%llu,"
-                    "handoff_received=%llu,inbox_full=%llu\r\n",
+                    "handoff_received=%llu,inbox_full=%llu,parked=%llu\r\n",
                     i, sv->cpu, sv->node, (unsigned long long)sv->keys, (unsigned long long)sv->used_memory,
                     (unsigned long long)sv->commands,
                     (unsigned long long)sv->handoff_batches_sent,
                     (unsigned long long)sv->handoff_batches_received,
-                    (unsigned long long)sv->handoff_inbox_full);
+                    (unsigned long long)sv->handoff_inbox_full, (unsigned long long)sv->handoff_parked);
     }
 }
 
@@ -2094,7 +2094,7 @@ const struct command *command_resolve_subcommand(const struct command *cmd, int 
 const struct command command_family_server[] = {
     CMD("ping", cmd_ping, -1, CMD_FAST, "@fast @connection"),
     CMD("echo", cmd_echo, 2, LS | CMD_FAST, "@fast @connection"),
-    CMD("quit", cmd_quit, -1, NLS | CMD_FAST | CMD_NO_AUTH, "@fast @connection"),
+    CMD("quit", cmd_quit, -1, NLS | CMD_FAST | CMD_NO_AUTH | CMD_NO_QUEUE, "@fast @connection"),
     CMD("select", cmd_select, 2, LS | CMD_FAST, "@fast @connection"),
     CMD("auth", cmd_auth, -2, NLS | CMD_FAST | CMD_NO_AUTH, "@fast @connection"),
     CMD("hello", cmd_hello, -1, NLS | CMD_FAST | CMD_NO_AUTH, "@fast @connection"),

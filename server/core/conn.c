@@ -29,6 +29,7 @@
 
 #include "core.h"
 #include "percore/config.h"
+#include "percore/keylock.h"
 #include "percore/log.h"
 #include "percore/mem.h"
 #include "percore/pubsub.h"
@@ -170,8 +171,8 @@ struct conn *conn_create(struct shard *self, int fd, engine_sink_fn *sink, void 
 
 static void conn_destroy(struct conn *c)
 {
-    /* still on the shard's dirty or stalled list: the turn's end frees it */
-    if (c->in_dirty || c->in_stalled) {
+    /* still on the shard's dirty, stalled or lock-wait list: the turn's end frees it */
+    if (c->in_dirty || c->in_stalled || c->lock_wait) {
         c->dead_next = c->home->dead;
         c->home->dead = c;
         return;
@@ -181,6 +182,13 @@ static void conn_destroy(struct conn *c)
         c->slot_head = s->next;
         dispatch_slot_release(c->home, s);
     }
+    if (c->prev) /* off the shard's list of closed connections */
+        c->prev->next = c->next;
+    else
+        c->home->closing = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    txn_conn_freed(c);
     resp_parser_deinit(&c->parser);
     reply_deinit(&c->out);
     mem_release(c->rbuf);
@@ -210,10 +218,17 @@ void conn_close(struct conn *c)
         self->conns = c->next;
     if (c->next)
         c->next->prev = c->prev;
+    c->prev = NULL; /* on the list of closed connections until freed */
+    c->next = self->closing;
+    if (c->next)
+        c->next->prev = c;
+    self->closing = c;
     self->conn_count--;
     STATS_ADD(&self->stats, connected_clients, (uint64_t)-1);
-    handoff_drop_stalled(c);
+    /* what it sent is still run (a multi-shard command must finish to free its keys); stalled
+     * batches still go out, unless the shard is shutting down (conn_close_all) */
     pubsub_conn_closed(c);
+    txn_conn_closed(c);
     if (c->sink)
         c->sink(c->sink_arg, NULL, 0); /* engine.h: the in-process client is gone */
     if (c->inflight == 0)
@@ -244,12 +259,16 @@ static size_t conn_out_pause(const struct conn *c)
  * (unsent, or behind the last pending slot, where local replies go) */
 static bool conn_blocked(const struct conn *c)
 {
-    return c->stalled_head != NULL || (c->slot_tail && c->slot_tail->barrier && !c->slot_tail->complete) ||
-           c->out.len - c->out_sent + (c->slot_tail ? c->slot_tail->after.len : 0) > conn_out_pause(c);
+    if (c->stalled_head != NULL || c->lock_wait || c->parked || (c->slot_tail && c->slot_tail->barrier && !c->slot_tail->complete))
+        return true;
+    /* EXEC's commands are not held up by output: its locks (the global lock, in that build) are held */
+    return !c->exec_input && c->out.len - c->out_sent + (c->slot_tail ? c->slot_tail->after.len : 0) > conn_out_pause(c);
 }
 
 void conn_close_output_limit(struct conn *c)
 {
+    if (c->closed)
+        return;
     char info[512];
     conn_describe(c, c->home->now, info, sizeof(info));
     log_warn("Client %s scheduled to be closed ASAP for overcoming of output buffer limits.", info);
@@ -302,6 +321,25 @@ static void conn_pause_reading(struct conn *c)
     }
 }
 
+/* dispatch the next of EXEC's queued commands (whole: each was parsed when queued); false: it waits */
+static bool conn_exec_next(struct conn *c, const struct config *cfg)
+{
+    size_t consumed = 0;
+    resp_parse(&c->parser, c->exec_input + c->exec_pos, c->exec_len - c->exec_pos, cfg->proto_max_bulk_len,
+               &consumed);
+    c->exec_pos += consumed;
+    if (c->parser.argc > 0 && !dispatch_command(c, c->parser.argc, c->parser.argv)) {
+        c->exec_pos -= consumed;
+        return false;
+    }
+    if (c->exec_pos == c->exec_len) {
+        mem_release(c->exec_input);
+        c->exec_input = NULL;
+        txn_exec_dispatched(c);
+    }
+    return true;
+}
+
 /* parse and dispatch every complete command buffered */
 static void conn_process_input(struct conn *c)
 {
@@ -311,7 +349,12 @@ static void conn_process_input(struct conn *c)
         return;
     c->processing = true;
     bool needs_auth = cfg->requirepass && cfg->requirepass[0];
-    while (c->rpos < c->rlen && !c->closed && !c->close_after_reply && !conn_blocked(c)) {
+    while ((c->rpos < c->rlen || c->exec_input) && !c->closed && !c->close_after_reply && !conn_blocked(c)) {
+        if (c->exec_input) { /* EXEC's queued commands come before the client's next input */
+            if (!conn_exec_next(c, cfg))
+                break;
+            continue;
+        }
         size_t consumed = 0;
         c->parser.unauthenticated = needs_auth && !c->authenticated;
         enum resp_status st = resp_parse(&c->parser, c->rbuf + c->rpos, c->rlen - c->rpos,
@@ -325,8 +368,10 @@ static void conn_process_input(struct conn *c)
             break;
         }
         c->rpos += consumed;
-        if (c->parser.argc > 0)
-            dispatch_command(c, c->parser.argc, c->parser.argv);
+        if (c->parser.argc > 0 && !dispatch_command(c, c->parser.argc, c->parser.argv)) {
+            c->rpos -= consumed; /* it waits for a key lock: parsed again when retried */
+            break;
+        }
     }
     c->processing = false;
     handoff_flush(self);
@@ -483,8 +528,46 @@ void conn_reap_dead(struct shard *self)
 
 void conn_close_all(struct shard *self)
 {
-    while (self->conns)
+    while (self->conns) {
+        handoff_drop_stalled(self->conns);
         conn_close(self->conns);
+    }
+}
+
+void conn_free_closed(struct shard *self)
+{
+    while (self->closing) {
+        struct conn *c = self->closing;
+        handoff_drop_stalled(c);
+        c->in_dirty = c->in_stalled = c->lock_wait = false; /* nobody walks those lists any more */
+        c->inflight = 0; /* what it waits for (a parked batch's delivery) will never come */
+        conn_destroy(c);
+    }
+}
+
+void conn_wait_for_lock(struct conn *c)
+{
+    struct shard *self = c->home;
+    if (!c->lock_wait) {
+        c->lock_wait = true;
+        c->lock_wait_next = self->lock_waiters;
+        self->lock_waiters = c;
+    }
+    keylock_hold_new(self->locks, true); /* it goes before lock requests that come after it */
+    shard_arm_retry(self);
+}
+
+void conn_retry_lock_waiters(struct shard *self)
+{
+    struct conn *c = self->lock_waiters;
+    self->lock_waiters = NULL;
+    while (c) {
+        struct conn *next = c->lock_wait_next;
+        c->lock_wait = false;
+        if (!c->closed)
+            conn_resume(c); /* waits again, relisted, if the key is still held */
+        c = next;
+    }
 }
 
 void conn_reap_idle(struct shard *self, int timeout_s)

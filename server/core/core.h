@@ -32,6 +32,10 @@ struct batch;
 struct conn;
 struct slot;
 struct pubsub_client;
+struct txn;
+struct keylocks;
+struct watches;
+struct multi;
 
 /* a part's reply arrives (parts of one slot may arrive in any order) */
 typedef void slot_part_fn(struct conn *c, struct slot *s, int part, const char *reply, size_t len);
@@ -44,8 +48,11 @@ struct slot {
     struct reply after;      /* replies of later local commands, sent after this one */
     struct reply gather;     /* element bytes gathered from parts */
     /* from here on: zeroed when a pooled slot is reused (dispatch_slot_release) */
+    uint64_t txid;           /* the multi-shard transaction it runs in (its parts pass its locks), 0 none */
+    struct txn *txn;         /* the transaction this slot locks for, or whose locks it releases when done */
     int parts_left;
     bool complete;
+    bool txn_end;            /* EXEC's end: completes (freeing txn's locks) once every slot before it has */
     bool barrier;            /* the connection parses nothing more until this completes */
     slot_part_fn *on_part;
     slot_done_fn *on_done;
@@ -91,7 +98,9 @@ struct conn {
     struct slot *slot_head;
     struct slot *slot_tail;
     /* cross-shard */
-    int inflight;            /* batches out for this conn */
+    int inflight;            /* batches out for this conn (and parked batches' deliveries to come) */
+    int parked;              /* parked batches whose original came back, less deliveries that came (either
+                              * may come first): parsing stops while it is not 0 */
     struct batch *stalled_head; /* batches waiting for credits or inbox space */
     struct batch *stalled_tail;
     /* lifecycle */
@@ -104,10 +113,13 @@ struct conn {
     bool authenticated;
     bool cluster_port;       /* accepted on home's cluster port: talks to it as a cluster node (cluster.h) */
     bool processing;         /* inside conn_process_input: no re-entry */
+    bool lock_wait;          /* the next command names a key a multi-shard transaction holds */
+    uint64_t txid;           /* while a transaction's command is dispatched: its id, else 0 */
+    struct conn *lock_wait_next;
     struct conn *dirty_next;
     struct conn *stalled_next;
     struct conn *dead_next;     /* closed, done, waiting to leave the shard's lists */
-    struct conn *prev, *next;   /* the shard's list of open connections */
+    struct conn *prev, *next;   /* the shard's list of open connections, or of closed ones (closing) */
     /* client state */
     int db;
     int resp;
@@ -118,6 +130,11 @@ struct conn {
     int64_t last_interaction;
     const struct command *last_cmd; /* cmd= of CLIENT LIST; NULL before the first (or an unknown) one */
     struct pubsub_client *pubsub; /* its channels and patterns (pubsub.c), NULL while it has none */
+    struct multi *multi;     /* MULTI queue and WATCHed keys (txn.c), NULL until it uses them */
+    bool in_multi;           /* between MULTI and EXEC / DISCARD (txn.c) */
+    char *exec_input;        /* EXEC's queued commands, parsed before the rest of the input */
+    size_t exec_len;
+    size_t exec_pos;
     char peer[64];
     char local[64];
 };
@@ -142,6 +159,7 @@ struct shard {
     int64_t now;              /* cached ms clock */
     bool rcu_online;
     struct conn *conns;       /* open connections */
+    struct conn *closing;     /* closed connections still waiting for batches to come back */
     uint64_t conn_count;
     struct conn *dirty;       /* connections with output to flush */
     struct conn *stalled;     /* connections with batches waiting */
@@ -150,6 +168,21 @@ struct shard {
     int *building_targets;
     int building_count;
     uint64_t *wake_targets;   /* bitmap: shards to ring at the end of the turn */
+    struct keylocks *locks;   /* keys held by multi-shard transactions (keylock.h) */
+    struct watches *watches;  /* keys clients WATCH (watch.h) */
+    struct txn *txn_waiting;  /* our transactions waiting for a shard to grant their keys */
+    uint64_t locks_seen;      /* keylock_generation when last looked at */
+#define EARLY_GRANTS_MAX 64
+    uint64_t early_grants[EARLY_GRANTS_MAX]; /* grants that came before their +QUEUED (dispatch.c) */
+    size_t early_grants_len;
+    uint64_t *granted_local;  /* our own grants, handled after the queue walk */
+    size_t granted_local_len;
+    size_t granted_local_cap;
+    struct conn *lock_waiters; /* connections whose next command waits for a key lock */
+    uint64_t txn_seq;
+    struct batch *system_stalled; /* connection-less batches (unlocks) waiting for credits */
+    struct batch *parked_head; /* others' batches waiting here for key locks, in arrival order */
+    struct batch *parked_tail;
     struct slot *slot_pool;   /* released slots, for reuse */
     int slot_pool_len;
     struct batch *batch_pool;
@@ -167,6 +200,13 @@ struct shard {
 };
 
 extern __thread struct shard *shard_self;
+
+/* false once the shard is stopping: after conn_close_all nothing may be sent any more, so a closed
+ * connection's command no longer goes on (to finish and free its keys) and no unlock is sent */
+static inline bool shard_running(struct shard *self)
+{
+    return !atomic_load_explicit(&self->stopping, memory_order_relaxed);
+}
 struct shard *shard_at(int i);
 
 /*
@@ -199,6 +239,8 @@ static inline bool shard_runs_store_upkeep(const struct shard *self)
 void shard_wake_up(struct shard *self); /* called first thing in every event callback */
 void shard_mark_dirty(struct conn *c);
 void shard_mark_stalled(struct conn *c);
+/* run the retry timer soon (stalled batches, lock waits) */
+void shard_arm_retry(struct shard *self);
 /* publish key counts and counters to our stats block (before replies leave) */
 void shard_publish_keyspace(struct shard *self, bool everything);
 /* a write command ran on db: its key count is published before the reply leaves */
@@ -226,13 +268,31 @@ void conn_unref(struct conn *c);
 /* resume parsing buffered input after a stall cleared */
 void conn_resume(struct conn *c);
 void conn_close_all(struct shard *self);
+/* teardown, every ring empty: free the closed connections still waiting for batches (parked ones) */
+void conn_free_closed(struct shard *self);
 /* free closed connections that were still listed when their last batch came back */
 void conn_reap_dead(struct shard *self);
 void conn_reap_idle(struct shard *self, int timeout_s);
+/* c's next command names a locked key: stop parsing until the retry timer */
+void conn_wait_for_lock(struct conn *c);
+/* the retry timer: connections waiting for a lock try their command again */
+void conn_retry_lock_waiters(struct shard *self);
 
 /* dispatch.c */
-/* run one parsed command; false when the connection must stop parsing (stalled) */
-void dispatch_command(struct conn *c, int argc, const struct resp_arg *argv);
+/* run one parsed command; false: it names a key a multi-shard transaction holds, the connection waits
+ * (nothing consumed) */
+bool dispatch_command(struct conn *c, int argc, const struct resp_arg *argv);
+/* a reply slot at the end of c's queue for cmd (the reply's place in request order) */
+struct slot *dispatch_slot_create(struct conn *c, const struct command *cmd);
+/* s's reply is final: complete slots at the head of c's queue go to its output */
+void dispatch_slot_complete(struct conn *c, struct slot *s);
+/* run part `part` of s on shard target (now, when that is this shard) */
+void dispatch_send_part(struct conn *c, struct slot *s, int target, int part, const struct command *cmd, int argc,
+                        const struct resp_arg *argv);
+/* a command whose keys span shards, its keys held (txn.c) */
+void dispatch_run_multi_shard(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv);
+/* the shard owning key */
+int dispatch_key_shard(const struct config *cfg, const struct resp_arg *key);
 /* where a local reply goes: the connection's output, or after the last pending slot */
 struct reply *dispatch_reply_target(struct conn *c);
 /*
@@ -251,6 +311,40 @@ void dispatch_slot_release(struct shard *self, struct slot *s);
 /* free the shard's pooled slots (at teardown) */
 void dispatch_teardown_shard(struct shard *self);
 
+/* txn.c */
+/* a command whose keys span shards: lock them, run it, unlock */
+void txn_run_command(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv);
+/* would cmd (run for transaction txid, 0 none) touch a key another transaction holds here?  Callers
+ * test keylock_count() first: with no lock here, that is all a command pays */
+bool txn_keys_locked(struct shard *self, const struct command *cmd, int argc, const struct resp_arg *argv, int db,
+                     uint64_t txid);
+/* release t's keys and free it (its command is complete, or its connection went away) */
+void txn_finish(struct shard *self, struct txn *t);
+/* c's earlier commands are done: its waiting transaction takes its locks */
+void txn_start_deferred(struct conn *c);
+/* keys came free on this shard (any unlock, any queued request): waiters first, then queued requests */
+void txn_locks_changed(struct shard *self);
+/* a shard granted transaction txid (ours) its keys (the __granted message) */
+void txn_granted(struct shard *self, uint64_t txid);
+extern const struct command txn_granted_command;
+/* owner side, with keys watched here: a command ran (after), or is about to empty databases (flush) */
+void txn_note_write(struct shard *self, const struct command *cmd, int argc, const struct resp_arg *argv, int db,
+                    const char *reply, size_t len);
+void txn_note_flush(struct shard *self, const struct command *cmd, int argc, const struct resp_arg *argv, int db);
+/* between MULTI and EXEC? */
+static inline bool txn_in_multi(const struct conn *c) { return c->in_multi; }
+/* queue cmd for EXEC (+QUEUED into out); false: refused (the error written, EXEC will abort) */
+bool txn_queue(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv, struct reply *out);
+/* a command was refused between MULTI and EXEC: EXEC answers EXECABORT */
+void txn_queue_failed(struct conn *c);
+/* EXEC with arguments inside MULTI: Redis discards the transaction saying why */
+void multi_exec_refused(struct conn *c, struct reply *out, const char *why);
+/* EXEC's last queued command has been dispatched */
+void txn_exec_dispatched(struct conn *c);
+/* c closed: its watches go; c freed: its transaction state too */
+void txn_conn_closed(struct conn *c);
+void txn_conn_freed(struct conn *c);
+
 /* handoff.c */
 void handoff_setup_shard(struct shard *self, int nshards, int inbox_size, int credits);
 void handoff_teardown_shard(struct shard *self);
@@ -265,6 +359,13 @@ bool handoff_retry(struct conn *c);
 size_t handoff_drain(struct shard *self);
 /* ring the doorbells of shards we pushed to this turn that may be asleep */
 void handoff_ring(struct shard *self);
+/* a batch with no connection (a transaction's unlock or grant): pushed now or as soon as there is a credit */
+void handoff_send_system(struct shard *self, int target, const struct command *cmd, int db, int argc,
+                         const struct resp_arg *argv);
+/* push the connection-less batches that waited for credits */
+void handoff_retry_system(struct shard *self);
+/* keys came free here: run the batches parked for them, in order, and send their replies home */
+void handoff_run_parked(struct shard *self);
 /* a closed connection's stalled batches are dropped */
 void handoff_drop_stalled(struct conn *c);
 

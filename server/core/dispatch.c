@@ -21,6 +21,8 @@
 
 #include "percore/cluster.h"
 #include "percore/config.h"
+#include "percore/keylock.h"
+#include "percore/watch.h"
 #include "percore/mem.h"
 #include "percore/object.h"
 #include "percore/pubsub.h"
@@ -110,6 +112,9 @@ static void run_handler(struct conn *c, const struct command *cmd, int argc, con
         .stats = &self->cstats,
         .conn = with_conn ? c : NULL,
         .shard = self->index,
+        .locks = self->locks,
+        .watches = self->watches,
+        .client = c->id,
     };
     out->resp = c->resp;
     size_t before = out->len;
@@ -119,8 +124,13 @@ static void run_handler(struct conn *c, const struct command *cmd, int argc, con
         stats_cmd_rejected(&self->stats, cmd, reply_from(out, before), out->len - before);
         return;
     }
+    bool watched = watch_count(self->watches) != 0;
+    if (watched && cmd->route == ROUTE_FANOUT_OK)
+        txn_note_flush(self, cmd, argc, argv, c->db);
     uint64_t t0 = stats_clock_ns();
     cmd->proc(&ctx);
+    if (watched)
+        txn_note_write(self, cmd, argc, argv, c->db, reply_from(out, before), out->len - before);
     shard_store_unlock();
     uint64_t t1 = stats_cmd_done(&self->stats, cmd, 1, t0, reply_from(out, before), out->len - before,
                                  ctx.config->latency_tracking);
@@ -134,7 +144,7 @@ static void run_handler(struct conn *c, const struct command *cmd, int argc, con
 #define SLOT_POOL_MAX 256
 #define SLOT_POOL_BUF_MAX 16384
 
-static struct slot *slot_create(struct conn *c, const struct command *cmd)
+struct slot *dispatch_slot_create(struct conn *c, const struct command *cmd)
 {
     struct shard *self = c->home;
     struct slot *s = self->slot_pool;
@@ -149,6 +159,7 @@ static struct slot *slot_create(struct conn *c, const struct command *cmd)
         reply_init(&s->gather);
     }
     s->cmd = cmd;
+    s->txid = c->txid;
     s->db = c->db;
     s->resp = c->resp;
     s->reply.resp = c->resp;
@@ -170,6 +181,8 @@ static void slot_destroy(struct slot *s)
 
 void dispatch_slot_release(struct shard *self, struct slot *s)
 {
+    if (s->txn) /* its connection went away mid-way: give its keys back */
+        txn_finish(self, s->txn);
     if (s->key_shard || s->key_pos || s->elem || s->argv) { /* a multi-key or multi-step command's */
         mem_release(s->key_shard);
         mem_release(s->key_pos);
@@ -185,7 +198,7 @@ void dispatch_slot_release(struct shard *self, struct slot *s)
     reply_clear(&s->reply);
     reply_clear(&s->after);
     reply_clear(&s->gather);
-    memset(&s->parts_left, 0, sizeof(*s) - offsetof(struct slot, parts_left));
+    memset(&s->txid, 0, sizeof(*s) - offsetof(struct slot, txid));
     s->next = self->slot_pool;
     self->slot_pool = s;
     self->slot_pool_len++;
@@ -202,9 +215,13 @@ void dispatch_teardown_shard(struct shard *self)
 }
 
 /* the slot's reply is final: move every complete slot at the head to the output */
-static void slot_complete(struct conn *c, struct slot *s)
+void dispatch_slot_complete(struct conn *c, struct slot *s)
 {
     s->complete = true;
+    if (s->txn) { /* the multi-shard command ran: its keys are free again */
+        txn_finish(c->home, s->txn);
+        s->txn = NULL;
+    }
     if (!(s->cmd->flags & CMD_INTERNAL)) /* a client's command (not conn_fanout's): counted once, here */
         stats_cmd_outcome(&c->home->stats, s->cmd, s->reply.buf, s->reply.len);
     bool was_barrier = s->barrier;
@@ -218,6 +235,11 @@ static void slot_complete(struct conn *c, struct slot *s)
         dispatch_slot_release(c->home, h);
     }
     shard_mark_dirty(c);
+    if (c->slot_head && c->slot_head->txn_end) { /* every EXEC reply is in: its locks go */
+        dispatch_slot_complete(c, c->slot_head);
+        return;
+    }
+    txn_start_deferred(c);
     if (was_barrier)
         conn_resume(c);
 }
@@ -243,8 +265,8 @@ void dispatch_part_reply(struct conn *c, struct slot *s, int part, const char *r
  * us.  Running it may complete and free s: callers touch s no more after
  * sending its last part.
  */
-static void send_part(struct conn *c, struct slot *s, int target, int part, const struct command *cmd,
-                      int argc, const struct resp_arg *argv)
+void dispatch_send_part(struct conn *c, struct slot *s, int target, int part, const struct command *cmd, int argc,
+                        const struct resp_arg *argv)
 {
     struct shard *self = c->home;
     if (target != self->index) {
@@ -256,22 +278,29 @@ static void send_part(struct conn *c, struct slot *s, int target, int part, cons
     struct cmd_ctx ctx = {
         .store = self->store, .out = scratch, .argv = argv, .argc = argc, .db = s->db,
         .now = self->now, .config = config_current(), .stats = &self->cstats, .conn = NULL,
-        .shard = self->index,
+        .shard = self->index, .locks = self->locks, .watches = self->watches, .client = c->id,
     };
     scratch->resp = s->resp;
+    shard_store_lock(); /* the global-lock build's admin fan-outs and watches */
     if (dispatch_memory_ok(self, ctx.config, cmd, scratch)) {
+        bool watched = watch_count(self->watches) != 0;
+        if (watched && cmd->route == ROUTE_FANOUT_OK)
+            txn_note_flush(self, cmd, argc, argv, s->db);
         uint64_t t0 = stats_clock_ns();
         cmd->proc(&ctx);
+        if (watched)
+            txn_note_write(self, cmd, argc, argv, s->db, scratch->buf, scratch->len);
         /* the home counts the call and its outcome once the whole reply is there: this part adds its time */
         uint64_t t1 = stats_cmd_done(&self->stats, s->cmd, 0, t0, scratch->buf, scratch->len,
                                      ctx.config->latency_tracking);
         slowlog_note(&ctx, cmd, t1 - t0, c);
         shard_note_write(self, cmd, s->db);
     }
+    shard_store_unlock();
     dispatch_part_reply(c, s, part, scratch->buf, scratch->len);
 }
 
-static int key_shard(const struct config *cfg, const struct resp_arg *key)
+int dispatch_key_shard(const struct config *cfg, const struct resp_arg *key)
 {
     return cfg->slot_shard[slot_of_key(key->ptr, key->len)];
 }
@@ -350,21 +379,21 @@ static void part_mget(struct conn *c, struct slot *s, int part, const char *repl
 
 static void done_copy(struct conn *c, struct slot *s)
 {
-    slot_complete(c, s);
+    dispatch_slot_complete(c, s);
 }
 
 static void done_sum(struct conn *c, struct slot *s)
 {
     if (!s->failed)
         reply_int(&s->reply, s->sum);
-    slot_complete(c, s);
+    dispatch_slot_complete(c, s);
 }
 
 static void done_ok(struct conn *c, struct slot *s)
 {
     if (!s->failed)
         reply_ok(&s->reply);
-    slot_complete(c, s);
+    dispatch_slot_complete(c, s);
 }
 
 static void done_concat(struct conn *c, struct slot *s)
@@ -373,7 +402,7 @@ static void done_concat(struct conn *c, struct slot *s)
         reply_array(&s->reply, s->count);
         reply_raw(&s->reply, s->gather.buf, s->gather.len);
     }
-    slot_complete(c, s);
+    dispatch_slot_complete(c, s);
 }
 
 static void done_mget(struct conn *c, struct slot *s)
@@ -385,7 +414,7 @@ static void done_mget(struct conn *c, struct slot *s)
             reply_raw(&s->reply, s->gather.buf + (e >> 32), (size_t)(e & 0xffffffffu));
         }
     }
-    slot_complete(c, s);
+    dispatch_slot_complete(c, s);
 }
 
 /* ---------------------------------------------------------------- sending */
@@ -407,7 +436,7 @@ static void send_split(struct conn *c, struct slot *s, const struct command *cmd
     uint8_t *present = mem_calloc((size_t)nshards, 1);
     int parts = 0;
     for (uint32_t i = 0; i < nkeys; i++) {
-        int sh = key_shard(cfg, &argv[first + (int)i * step]);
+        int sh = dispatch_key_shard(cfg, &argv[first + (int)i * step]);
         s->key_shard[i] = (uint16_t)sh;
         if (!present[sh]) {
             present[sh] = 1;
@@ -430,7 +459,7 @@ static void send_split(struct conn *c, struct slot *s, const struct command *cmd
                 for (int j = 0; j < step; j++)
                     sub[n++] = argv[first + (int)i * step + j];
             }
-            send_part(c, s, sh, sh, cmd, n, sub);
+            dispatch_send_part(c, s, sh, sh, cmd, n, sub);
         }
     }
     mem_release(sub);
@@ -445,15 +474,15 @@ static void send_all(struct conn *c, struct slot *s, const struct command *cmd, 
     s->parts_left = n;
     for (int sh = 0; sh < n; sh++)
         if (sh != home)
-            send_part(c, s, sh, sh, cmd, argc, argv);
-    send_part(c, s, home, home, cmd, argc, argv);
+            dispatch_send_part(c, s, sh, sh, cmd, argc, argv);
+    dispatch_send_part(c, s, home, home, cmd, argc, argv);
 }
 
 static void send_one(struct conn *c, struct slot *s, int target, const struct command *cmd, int argc,
                      const struct resp_arg *argv)
 {
     s->parts_left = 1;
-    send_part(c, s, target, target, cmd, argc, argv);
+    dispatch_send_part(c, s, target, target, cmd, argc, argv);
 }
 
 /* keep a copy of the command in the slot: later steps run after the read buffer moved on */
@@ -498,7 +527,7 @@ static void rename_part(struct conn *c, struct slot *s, int part, const char *re
     switch (s->step) {
     case 0: /* EXISTS replies: count = src exists, sum = dst exists */
         if (parse_line_ll(reply, len, &v)) {
-            if (part == key_shard(cfg, &s->argv[1]))
+            if (part == dispatch_key_shard(cfg, &s->argv[1]))
                 s->count = v;
             else
                 s->sum = v;
@@ -526,25 +555,25 @@ static void rename_part(struct conn *c, struct slot *s, int part, const char *re
 static void rename_done(struct conn *c, struct slot *s)
 {
     if (s->failed) {
-        slot_complete(c, s);
+        dispatch_slot_complete(c, s);
         return;
     }
     bool nx = s->cmd->name[6] == 'n';
     if (s->step == 0) {
         if (s->count == 0) {
             reply_error(&s->reply, "ERR no such key");
-            slot_complete(c, s);
+            dispatch_slot_complete(c, s);
             return;
         }
         if (s->sum) {
             reply_int(&s->reply, 0);
-            slot_complete(c, s);
+            dispatch_slot_complete(c, s);
             return;
         }
     } else if (s->step == 1) {
         if (s->count == 0) {
             reply_error(&s->reply, "ERR no such key");
-            slot_complete(c, s);
+            dispatch_slot_complete(c, s);
             return;
         }
     } else {
@@ -552,7 +581,7 @@ static void rename_done(struct conn *c, struct slot *s)
             reply_int(&s->reply, 1);
         else
             reply_ok(&s->reply);
-        slot_complete(c, s);
+        dispatch_slot_complete(c, s);
         return;
     }
     s->step++;
@@ -562,16 +591,16 @@ static void rename_done(struct conn *c, struct slot *s)
 static void rename_step(struct conn *c, struct slot *s)
 {
     const struct config *cfg = config_current();
-    int src = key_shard(cfg, &s->argv[1]);
-    int dst = key_shard(cfg, &s->argv[2]);
+    int src = dispatch_key_shard(cfg, &s->argv[1]);
+    int dst = dispatch_key_shard(cfg, &s->argv[2]);
     if (s->step == 0) {
         struct resp_arg a[2] = {{"exists", 6}, s->argv[1]};
         struct resp_arg b[2] = {{"exists", 6}, s->argv[2]};
         s->count = -1;
         s->sum = 0;
         s->parts_left = 2;
-        send_part(c, s, dst, dst, cmd_named("exists"), 2, b);
-        send_part(c, s, src, src, cmd_named("exists"), 2, a);
+        dispatch_send_part(c, s, dst, dst, cmd_named("exists"), 2, b);
+        dispatch_send_part(c, s, src, src, cmd_named("exists"), 2, a);
     } else if (s->step == 1) {
         struct resp_arg a[2] = {{"__take", 6}, s->argv[1]};
         send_one(c, s, src, command_internal("__take"), 2, a);
@@ -589,13 +618,13 @@ static void rename_step(struct conn *c, struct slot *s)
 static void msetnx_done(struct conn *c, struct slot *s)
 {
     if (s->failed) {
-        slot_complete(c, s);
+        dispatch_slot_complete(c, s);
         return;
     }
     if (s->step == 0) {
         if (s->sum > 0) {
             reply_int(&s->reply, 0);
-            slot_complete(c, s);
+            dispatch_slot_complete(c, s);
             return;
         }
         s->step = 1;
@@ -605,7 +634,7 @@ static void msetnx_done(struct conn *c, struct slot *s)
         return;
     }
     reply_int(&s->reply, 1);
-    slot_complete(c, s);
+    dispatch_slot_complete(c, s);
 }
 
 static void msetnx_start(struct conn *c, struct slot *s)
@@ -659,7 +688,7 @@ static void scan_send(struct conn *c, struct slot *s, unsigned long long local)
 static void scan_done(struct conn *c, struct slot *s)
 {
     if (s->failed) {
-        slot_complete(c, s);
+        dispatch_slot_complete(c, s);
         return;
     }
     unsigned long long next;
@@ -680,7 +709,7 @@ static void scan_done(struct conn *c, struct slot *s)
     reply_bulk(&s->reply, buf, (size_t)blen);
     reply_array(&s->reply, s->count);
     reply_raw(&s->reply, s->gather.buf, s->gather.len);
-    slot_complete(c, s);
+    dispatch_slot_complete(c, s);
 }
 
 static void scan_start(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv)
@@ -703,7 +732,7 @@ static void scan_start(struct conn *c, const struct command *cmd, int argc, cons
         if (util_eq_nocase(argv[i].ptr, argv[i].len, "count") && util_str_to_ll(argv[i + 1].ptr, argv[i + 1].len, &v))
             want = v;
     }
-    struct slot *s = slot_create(c, cmd);
+    struct slot *s = dispatch_slot_create(c, cmd);
     slot_keep_argv(s, argc, argv);
     s->on_part = scan_part;
     s->on_done = scan_done;
@@ -738,7 +767,7 @@ static void randomkey_done(struct conn *c, struct slot *s)
         else
             reply_null(&s->reply);
     }
-    slot_complete(c, s);
+    dispatch_slot_complete(c, s);
 }
 
 /*
@@ -805,13 +834,13 @@ static void gather_done(struct conn *c, struct slot *s)
     struct shard *self = c->home;
     const struct config *cfg = config_current();
     if (s->step == 1) {
-        slot_complete(c, s);
+        dispatch_slot_complete(c, s);
         return;
     }
     /* the copies are made here, the results written back to their owners: this shard's budget decides */
     s->reply.resp = s->resp;
     if (!dispatch_memory_ok(self, cfg, s->cmd, &s->reply)) {
-        slot_complete(c, s);
+        dispatch_slot_complete(c, s);
         return;
     }
     struct store *st = scratch_store(self);
@@ -823,7 +852,7 @@ static void gather_done(struct conn *c, struct slot *s)
         if (!parse_dump(s->gather.buf + (e >> 32), (size_t)(e & 0xffffffffu), &k)) {
             reply_raw(&s->reply, s->gather.buf + (e >> 32), (size_t)(e & 0xffffffffu)); /* an error */
             store_flush(st, -1);
-            slot_complete(c, s);
+            dispatch_slot_complete(c, s);
             return;
         }
         struct object *o = k.exists ? object_deserialize(k.blob, k.blob_len) : NULL;
@@ -836,7 +865,7 @@ static void gather_done(struct conn *c, struct slot *s)
     /* 2. the command, on the copies */
     struct cmd_ctx ctx = {
         .store = st, .out = &s->reply, .argv = s->argv, .argc = s->argc, .db = 0, .now = self->now,
-        .config = cfg, .stats = &self->cstats, .conn = NULL, .shard = self->index,
+        .config = cfg, .stats = &self->cstats, .conn = NULL, .shard = self->index, .locks = self->locks,
     };
     s->reply.resp = s->resp;
     size_t reply_from = s->reply.len;
@@ -877,13 +906,13 @@ static void gather_done(struct conn *c, struct slot *s)
     for (int pass = 0; pass < 2; pass++) {
         for (uint32_t j = 0; j < nchanged; j++) {
             const struct resp_arg *key = &s->argv[s->key_pos[changed[j]]];
-            int owner = key_shard(cfg, key);
+            int owner = dispatch_key_shard(cfg, key);
             if ((pass == 0) == (owner == home))
                 continue;
             struct object *o = store_lookup(st, 0, key->ptr, key->len, self->now);
             if (!o) {
                 struct resp_arg del[2] = {{"del", 3}, *key};
-                send_part(c, s, owner, (int)changed[j], cmd_named("del"), 2, del);
+                dispatch_send_part(c, s, owner, (int)changed[j], cmd_named("del"), 2, del);
                 continue;
             }
             reply_clear(&now_blob);
@@ -893,7 +922,7 @@ static void gather_done(struct conn *c, struct slot *s)
             int elen = snprintf(exp, sizeof(exp), "%lld", expire < 0 ? -1 : expire);
             struct resp_arg put[5] = {{"__put", 5}, *key, {now_blob.buf, now_blob.len}, {exp, (size_t)elen},
                                       {"0", 1}};
-            send_part(c, s, owner, (int)changed[j], command_internal("__put"), 5, put);
+            dispatch_send_part(c, s, owner, (int)changed[j], command_internal("__put"), 5, put);
         }
     }
     mem_release(changed);
@@ -901,7 +930,7 @@ static void gather_done(struct conn *c, struct slot *s)
     reply_deinit(&args_bytes);
     store_flush(st, -1);
     if (nchanged == 0)
-        slot_complete(c, s);
+        dispatch_slot_complete(c, s);
     else
         handoff_flush(self);
 }
@@ -910,7 +939,7 @@ static void run_gather(struct conn *c, const struct command *cmd, int argc, cons
                        const int *pos, int npos)
 {
     const struct config *cfg = config_current();
-    struct slot *s = slot_create(c, cmd);
+    struct slot *s = dispatch_slot_create(c, cmd);
     slot_keep_argv(s, argc, argv);
     s->barrier = true;
     s->key_pos = mem_alloc((size_t)npos * sizeof(int));
@@ -931,11 +960,11 @@ static void run_gather(struct conn *c, const struct command *cmd, int argc, cons
     for (int pass = 0; pass < 2; pass++) {
         for (uint32_t i = 0; i < s->nkeys; i++) {
             const struct resp_arg *key = &s->argv[s->key_pos[i]];
-            int owner = key_shard(cfg, key);
+            int owner = dispatch_key_shard(cfg, key);
             if ((pass == 0) == (owner == home))
                 continue;
             struct resp_arg dump[2] = {{"__dump", 6}, *key};
-            send_part(c, s, owner, (int)i, command_internal("__dump"), 2, dump);
+            dispatch_send_part(c, s, owner, (int)i, command_internal("__dump"), 2, dump);
         }
     }
     handoff_flush(c->home);
@@ -981,18 +1010,18 @@ static int keys_owner(const struct config *cfg, const struct command *cmd, int a
     if (cmd->flags & CMD_NUMKEYS) {
         int *pos = mem_alloc((size_t)argc * sizeof(int));
         int n = command_key_positions(cmd, argc, argv, pos);
-        int owner = n > 0 ? key_shard(cfg, &argv[pos[0]]) : -2;
+        int owner = n > 0 ? dispatch_key_shard(cfg, &argv[pos[0]]) : -2;
         for (int i = 1; i < n && owner >= 0; i++)
-            if (key_shard(cfg, &argv[pos[i]]) != owner)
+            if (dispatch_key_shard(cfg, &argv[pos[i]]) != owner)
                 owner = -1;
         mem_release(pos);
         return owner;
     }
     if (!key_range(cmd, argc, &first, &last))
         return -2;
-    int owner = key_shard(cfg, &argv[first]);
+    int owner = dispatch_key_shard(cfg, &argv[first]);
     for (int i = first + cmd->key_step; i <= last; i += cmd->key_step)
-        if (key_shard(cfg, &argv[i]) != owner)
+        if (dispatch_key_shard(cfg, &argv[i]) != owner)
             return -1;
     return owner;
 }
@@ -1004,7 +1033,7 @@ static int keys_owner(const struct config *cfg, const struct command *cmd, int a
  */
 static void run_remote(struct conn *c, const struct command *cmd, int owner, int argc, const struct resp_arg *argv)
 {
-    struct slot *s = slot_create(c, cmd);
+    struct slot *s = dispatch_slot_create(c, cmd);
     s->on_part = part_copy;
     s->on_done = done_copy;
     send_one(c, s, owner, cmd, argc, argv);
@@ -1012,7 +1041,7 @@ static void run_remote(struct conn *c, const struct command *cmd, int owner, int
 
 static void run_split(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv)
 {
-    struct slot *s = slot_create(c, cmd);
+    struct slot *s = dispatch_slot_create(c, cmd);
     switch (cmd->route) {
     case ROUTE_SPLIT_SUM: s->on_part = part_sum; s->on_done = done_sum; break;
     case ROUTE_SPLIT_OK: s->on_part = part_ok; s->on_done = done_ok; break;
@@ -1027,7 +1056,7 @@ static void run_split(struct conn *c, const struct command *cmd, int argc, const
 
 static void run_fanout(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv)
 {
-    struct slot *s = slot_create(c, cmd);
+    struct slot *s = dispatch_slot_create(c, cmd);
     switch (cmd->route) {
     case ROUTE_FANOUT_SUM: s->on_part = part_sum; s->on_done = done_sum; break;
     case ROUTE_FANOUT_OK: s->on_part = part_ok; s->on_done = done_ok; break;
@@ -1050,13 +1079,13 @@ static void fanout_done(struct conn *c, struct slot *s)
     s->merge(&s->reply, s->argc, s->argv, n, parts, lens);
     mem_release(parts);
     mem_release(lens);
-    slot_complete(c, s);
+    dispatch_slot_complete(c, s);
 }
 
 void conn_fanout(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv,
                  conn_merge_fn *merge)
 {
-    struct slot *s = slot_create(c, cmd);
+    struct slot *s = dispatch_slot_create(c, cmd);
     slot_keep_argv(s, argc, argv);
     s->elem = mem_calloc((size_t)shard_count(), sizeof(uint64_t));
     s->on_part = gather_part;
@@ -1079,7 +1108,7 @@ static void run_special(struct conn *c, const struct command *cmd, int argc, con
         else
             run_remote(c, cmd, owner, argc, argv);
     } else {
-        struct slot *s = slot_create(c, cmd);
+        struct slot *s = dispatch_slot_create(c, cmd);
         slot_keep_argv(s, argc, argv);
         s->barrier = true;
         if (strcmp(n, "msetnx") == 0) {
@@ -1093,7 +1122,7 @@ static void run_special(struct conn *c, const struct command *cmd, int argc, con
     }
 }
 
-void dispatch_command(struct conn *c, int argc, const struct resp_arg *argv)
+bool dispatch_command(struct conn *c, int argc, const struct resp_arg *argv)
 {
     struct shard *self = c->home;
     const struct config *cfg = config_current();
@@ -1103,21 +1132,39 @@ void dispatch_command(struct conn *c, int argc, const struct resp_arg *argv)
     if (!cmd) {
         reply_unknown_command(dispatch_reply_target(c), argc, argv);
         stats_cmd_rejected(&self->stats, NULL, "-ERR", 4);
-        return;
+        txn_queue_failed(c);
+        return true;
     }
     if ((cmd->arity > 0 && cmd->arity != argc) || argc < -cmd->arity) {
-        reply_errorf(dispatch_reply_target(c), "ERR wrong number of arguments for '%s' command", cmd->name);
+        if (strcmp(cmd->name, "exec") == 0 && txn_in_multi(c)) {
+            multi_exec_refused(c, dispatch_reply_target(c), "wrong number of arguments for 'exec' command");
+        } else {
+            reply_errorf(dispatch_reply_target(c), "ERR wrong number of arguments for '%s' command", cmd->name);
+            txn_queue_failed(c);
+        }
         stats_cmd_rejected(&self->stats, cmd, "-ERR", 4);
-        return;
+        return true;
     }
     if (cfg->requirepass && cfg->requirepass[0] && !c->authenticated && !(cmd->flags & CMD_NO_AUTH)) {
         reply_error(dispatch_reply_target(c), "NOAUTH Authentication required.");
         stats_cmd_rejected(&self->stats, cmd, "-NOAUTH", 7);
-        return;
+        txn_queue_failed(c);
+        return true;
     }
     if (c->pubsub && !pubsub_allowed_or_reply(c, cmd, argc, argv, dispatch_reply_target(c))) {
         stats_cmd_rejected(&self->stats, cmd, "-ERR", 4);
-        return;
+        return true;
+    }
+    if (txn_in_multi(c) && !(cmd->flags & CMD_NO_QUEUE)) { /* it runs at EXEC, and is counted then */
+        STATS_ADD(&self->stats, total_commands_processed, (uint64_t)-1);
+        if (!txn_queue(c, cmd, argc, argv, dispatch_reply_target(c)))
+            stats_cmd_rejected(&self->stats, cmd, "-ERR", 4);
+        return true;
+    }
+    if (keylock_count(self->locks) && txn_keys_locked(self, cmd, argc, argv, c->db, c->txid)) { /* a multi-shard command holds one of its keys */
+        STATS_ADD(&self->stats, total_commands_processed, (uint64_t)-1); /* counted when it runs */
+        conn_wait_for_lock(c);
+        return false;
     }
     if (c->cluster_port) { /* a cluster node: redirected, or run here on this shard's keys */
         struct reply *out = dispatch_reply_target(c);
@@ -1126,37 +1173,52 @@ void dispatch_command(struct conn *c, int argc, const struct resp_arg *argv)
             stats_cmd_rejected(&self->stats, cmd, reply_from(out, before), out->len - before);
         else
             run_handler(c, cmd, argc, argv, out, cmd->route == ROUTE_HOME);
-        return;
+        return true;
     }
     if (cmd->route == ROUTE_HOME || shard_store_count() == 1) {
         run_handler(c, cmd, argc, argv, dispatch_reply_target(c), cmd->route == ROUTE_HOME);
-        return;
+        return true;
     }
     switch (cmd->route) {
     case ROUTE_FANOUT_SUM:
     case ROUTE_FANOUT_OK:
     case ROUTE_FANOUT_CONCAT:
         run_fanout(c, cmd, argc, argv);
-        return;
+        return true;
     default:
         break;
     }
     int owner = keys_owner(cfg, cmd, argc, argv);
-    if (cmd->route == ROUTE_SPECIAL) {
+    bool multi_step = cmd->route == ROUTE_SPECIAL && owner == -1 &&
+                      (strcmp(cmd->name, "rename") == 0 || strcmp(cmd->name, "renamenx") == 0 ||
+                       (strcmp(cmd->name, "msetnx") == 0 && (argc - 1) % 2 == 0));
+    bool split_ok = cmd->route == ROUTE_OWNER || cmd->route == ROUTE_GATHER ||
+                    (cmd->key_step > 0 && (argc - cmd->first_key) % cmd->key_step == 0);
+    if (owner == -1 && (multi_step || (cmd->route != ROUTE_SPECIAL && split_ok)) && c->txid)
+        dispatch_run_multi_shard(c, cmd, argc, argv); /* inside EXEC: its keys are held already */
+    else if (owner == -1 && (multi_step || (cmd->route != ROUTE_SPECIAL && split_ok)))
+        txn_run_command(c, cmd, argc, argv);
+    else if (cmd->route == ROUTE_SPECIAL)
         run_special(c, cmd, argc, argv, owner);
-        return;
-    }
-    if (owner == self->index || owner == -2) {
+    else if (owner == self->index || owner == -2)
         run_handler(c, cmd, argc, argv, dispatch_reply_target(c), false);
-    } else if (owner >= 0) {
+    else if (owner >= 0)
         run_remote(c, cmd, owner, argc, argv);
+    else
+        run_handler(c, cmd, argc, argv, dispatch_reply_target(c), false); /* the handler's arity error */
+    return true;
+}
+
+/* keys on several shards, every lock held (txn_run) */
+void dispatch_run_multi_shard(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv)
+{
+    if (cmd->route == ROUTE_SPECIAL) {
+        run_special(c, cmd, argc, argv, -1);
     } else if (cmd->route == ROUTE_OWNER || cmd->route == ROUTE_GATHER) {
         int *pos = mem_alloc((size_t)argc * sizeof(int));
         int n = command_key_positions(cmd, argc, argv, pos);
         run_gather(c, cmd, argc, argv, pos, n);
         mem_release(pos);
-    } else if ((argc - cmd->first_key) % cmd->key_step != 0) {
-        run_handler(c, cmd, argc, argv, dispatch_reply_target(c), false); /* the handler's arity error */
     } else {
         run_split(c, cmd, argc, argv);
     }

@@ -21,6 +21,22 @@
  * and writes the target's eventfd only if it saw `asleep` (Dekker), once per
  * target per loop turn.
  *
+ * Key locks (keylock.h): an entry naming a key that a multi-shard
+ * transaction holds is not run.  The owner copies it and the rest of the
+ * batch (the same client's later commands) into a batch of its own, parked
+ * here in arrival order, and returns the original at once with the replies
+ * of the entries that ran, so no credit is ever held while a lock is.  The
+ * home stops parsing that connection until the parked entries' replies come
+ * back, which bounds what an owner parks to one batch per connection.  Any
+ * later batch of a connection with a batch parked here is parked behind it
+ * whole, so nothing of one connection overtakes it.  When keys come free
+ * (handoff_run_parked) the owner runs its parked batches in order and sends
+ * each that ran whole to its home as a delivery: a batch the home executes
+ * by writing its replies into their slots.  Deliveries, lock requests,
+ * grants and unlocks all run at once wherever they arrive, so every credit
+ * comes back and the transaction holding the lock always finishes.  With no
+ * lock anywhere this costs one test of an empty list per batch.
+ *
  * Memory: batches are allocated, recycled and freed by their home shard.
  * A reply area that outgrows what the home gave it is grown by the owner;
  * mimalloc hands such a block back to its owning heap when the home frees it.
@@ -28,9 +44,12 @@
 #include "core.h"
 
 #include "percore/config.h"
+#include "percore/keylock.h"
+#include "percore/watch.h"
 #include "percore/mem.h"
 #include "percore/ring.h"
 #include "percore/slowlog.h"
+#include "percore/util.h"
 
 #include <assert.h>
 #include <event2/event.h>
@@ -45,6 +64,7 @@
 
 struct batch_entry {
     const struct command *cmd;
+    uint64_t txid;      /* the multi-shard transaction it belongs to (its parts pass its key locks), 0 none */
     const struct command *stat_cmd; /* the client's command this entry is (part of), for its stats */
     struct slot *slot;
     int part;
@@ -77,6 +97,10 @@ struct batch {
     size_t bcap;
     struct reply replies;    /* written by the owner */
     bool over_limit;         /* the owner stopped: the client's replies passed its output hard limit */
+    bool delivery;           /* replies of entries an owner parked, executed by their home (conn's) */
+    int wait_from;           /* returned: entries from here on are parked at the owner (-1: ran all);
+                              * parked: the next entry to run */
+    uint64_t conn_id;        /* the connection's id (0: a connection-less batch) */
 };
 
 static struct batch *batch_borrow(struct shard *self)
@@ -108,6 +132,8 @@ static void batch_return(struct shard *self, struct batch *b)
     b->nargs = 0;
     b->blen = 0;
     b->conn = NULL;
+    b->conn_id = 0;
+    b->delivery = false;
     reply_clear(&b->replies);
     if (self->batch_pool_len >= BATCH_POOL_MAX || b->bcap > (1u << 20) || b->replies.cap > (1u << 20)) {
         batch_destroy(b);
@@ -133,9 +159,19 @@ void handoff_setup_shard(struct shard *self, int nshards, int inbox_size, int cr
 
 void handoff_teardown_shard(struct shard *self)
 {
+    while (self->system_stalled) { /* unlocks for shards that have stopped */
+        struct batch *b = self->system_stalled;
+        self->system_stalled = b->next;
+        batch_destroy(b);
+    }
     while (self->batch_pool) {
         struct batch *b = self->batch_pool;
         self->batch_pool = b->next;
+        batch_destroy(b);
+    }
+    while (self->parked_head) { /* waited for locks of shards that have stopped */
+        struct batch *b = self->parked_head;
+        self->parked_head = b->next;
         batch_destroy(b);
     }
     ring_destroy(&self->inbox);
@@ -223,6 +259,7 @@ void handoff_send(struct conn *c, int target, const struct command *cmd, int db,
         b->conn = c;
         b->home = self->index;
         b->target = target;
+        b->conn_id = c->id;
         self->building[target] = b;
         bool listed = false;
         for (int i = 0; i < self->building_count; i++)
@@ -244,6 +281,7 @@ void handoff_send(struct conn *c, int target, const struct command *cmd, int db,
     }
     struct batch_entry *e = &b->entries[b->n++];
     e->cmd = cmd;
+    e->txid = s->txid;
     e->stat_cmd = s->cmd;
     e->slot = s;
     e->part = part;
@@ -287,8 +325,9 @@ void handoff_drop_stalled(struct conn *c)
     c->stalled_tail = NULL;
 }
 
-/* owner side: run every command of a batch against our store */
-static void handoff_execute(struct shard *self, struct batch *b)
+/* owner side: run b's entries from `from` on against our store; returns where it stopped, at an
+ * entry naming a key another transaction holds (b->n: ran them all) */
+static int batch_run(struct shard *self, struct batch *b, int from)
 {
     const struct config *cfg = config_current();
     struct cmd_ctx ctx = {
@@ -299,11 +338,12 @@ static void handoff_execute(struct shard *self, struct batch *b)
         .stats = &self->cstats,
         .conn = NULL,
         .shard = self->index,
+        .locks = self->locks,
+        .watches = self->watches,
     };
     long long hard = cfg->obuf[OBUF_NORMAL].hard;
     size_t client_bytes = 0; /* replies bound for the client (internal steps' are not) */
-    b->over_limit = false;
-    for (int i = 0; i < b->n; i++) {
+    for (int i = from; i < b->n; i++) {
         struct batch_entry *e = &b->entries[i];
         if (hard > 0 && client_bytes > (unsigned long long)hard) {
             /* past the client's output limit: like Redis, run none of the rest; the home closes it */
@@ -321,15 +361,31 @@ static void handoff_execute(struct shard *self, struct batch *b)
             self->scratch_argv[j].ptr = b->bytes + a->off;
             self->scratch_argv[j].len = a->len;
         }
+        e->reply_off = b->replies.len;
+        if (e->cmd == &txn_granted_command) { /* a shard we asked holds our transaction's keys */
+            long long txid;
+            if (util_str_to_ll(self->scratch_argv[1].ptr, self->scratch_argv[1].len, &txid))
+                txn_granted(self, (uint64_t)txid);
+            e->reply_len = 0;
+            continue;
+        }
+        if (keylock_count(self->locks) && txn_keys_locked(self, e->cmd, e->argc, self->scratch_argv, e->db, e->txid))
+            return i;
         ctx.argv = self->scratch_argv;
         ctx.argc = e->argc;
         ctx.db = e->db;
+        ctx.client = b->conn_id;
         b->replies.resp = e->resp;
-        e->reply_off = b->replies.len;
         shard_store_lock(); /* the global-lock build's admin fan-outs */
         if (dispatch_memory_ok(self, cfg, e->cmd, &b->replies)) {
+            bool watched = watch_count(self->watches) != 0;
+            if (watched && e->cmd->route == ROUTE_FANOUT_OK)
+                txn_note_flush(self, e->cmd, e->argc, self->scratch_argv, e->db);
             uint64_t t0 = stats_clock_ns();
             e->cmd->proc(&ctx);
+            if (watched)
+                txn_note_write(self, e->cmd, e->argc, self->scratch_argv, e->db, b->replies.buf + e->reply_off,
+                               b->replies.len - e->reply_off);
             shard_store_unlock();
             /* the home counts the call and its outcome once the whole reply is there: this adds the time */
             uint64_t t1 = stats_cmd_done(&self->stats, e->stat_cmd, 0, t0, b->replies.buf + e->reply_off,
@@ -343,8 +399,128 @@ static void handoff_execute(struct shard *self, struct batch *b)
         if (!(e->cmd->flags & CMD_INTERNAL))
             client_bytes += e->reply_len;
     }
+    return b->n;
+}
+
+/* owner side: does this connection have a batch parked here? */
+static bool conn_parked_here(const struct shard *self, uint64_t conn_id)
+{
+    for (const struct batch *p = self->parked_head; p; p = p->next)
+        if (p->conn_id == conn_id)
+            return true;
+    return false;
+}
+
+/* owner side: entries [from, n) of b wait here for keys; b goes home with the rest's replies */
+static void batch_park(struct shard *self, struct batch *b, int from)
+{
+    struct batch *p = batch_borrow(self);
+    p->conn = b->conn; /* the home's: carried back, never read here */
+    p->conn_id = b->conn_id;
+    p->home = self->index; /* its delivery comes back to us */
+    p->target = b->home;
+    for (int i = from; i < b->n; i++) {
+        const struct batch_entry *e = &b->entries[i];
+        if (p->n == p->cap) {
+            p->cap = p->cap ? p->cap * 2 : 16;
+            p->entries = mem_realloc(p->entries, (size_t)p->cap * sizeof(*p->entries));
+        }
+        if (p->nargs + (size_t)e->argc > p->args_cap) {
+            p->args_cap = (p->nargs + (size_t)e->argc) * 2;
+            p->args = mem_realloc(p->args, p->args_cap * sizeof(*p->args));
+        }
+        struct batch_entry *ne = &p->entries[p->n++];
+        *ne = *e;
+        ne->arg_first = p->nargs;
+        for (int j = 0; j < e->argc; j++) {
+            const struct batch_arg *a = &b->args[e->arg_first + (size_t)j];
+            p->args[p->nargs].off = p->blen;
+            p->args[p->nargs].len = a->len;
+            p->nargs++;
+            batch_append_bytes(p, b->bytes + a->off, a->len);
+        }
+    }
+    p->wait_from = 0;
+    p->next = NULL;
+    if (self->parked_tail)
+        self->parked_tail->next = p;
+    else
+        self->parked_head = p;
+    self->parked_tail = p;
+    b->wait_from = from;
+    keylock_hold_new(self->locks, true); /* it goes before lock requests that come after it */
+    STATS_ADD(&self->stats, handoff_parked, 1);
+}
+
+/* owner side: run every command of a batch against our store */
+static void handoff_execute(struct shard *self, struct batch *b)
+{
+    b->over_limit = false;
+    b->wait_from = -1;
+    /* a connection with a batch parked here: this one waits behind it */
+    int stop = self->parked_head && b->conn_id && conn_parked_here(self, b->conn_id) ? 0 : batch_run(self, b, 0);
+    if (stop < b->n)
+        batch_park(self, b, stop);
     STATS_ADD(&self->stats, handoff_batches_received, 1);
     shard_publish_keyspace(self, false);
+}
+
+/* a connection-less batch (unlock, grant, delivery) waits its turn behind earlier ones */
+static void handoff_push_system(struct shard *self, struct batch *b)
+{
+    if (self->system_stalled || !handoff_try_push(self, b)) {
+        b->next = NULL;
+        struct batch **tail = &self->system_stalled;
+        while (*tail)
+            tail = &(*tail)->next;
+        *tail = b;
+        shard_arm_retry(self);
+    }
+}
+
+void handoff_run_parked(struct shard *self)
+{
+    struct batch **link = &self->parked_head, *tail = NULL;
+    while (*link) {
+        struct batch *p = *link;
+        bool behind = false; /* an earlier batch of its connection still waits */
+        for (struct batch *q = self->parked_head; q != p && !behind; q = q->next)
+            behind = q->conn_id == p->conn_id;
+        if (!behind)
+            p->wait_from = batch_run(self, p, p->wait_from);
+        if (behind || p->wait_from < p->n) {
+            tail = p;
+            link = &p->next;
+            continue;
+        }
+        *link = p->next; /* ran whole: its replies go home */
+        p->delivery = true;
+        handoff_push_system(self, p);
+    }
+    self->parked_tail = tail;
+    shard_publish_keyspace(self, false);
+}
+
+/* home side: the replies of entries an owner parked (the connection was held for them) */
+static void handoff_deliver(struct shard *self, struct batch *b)
+{
+    struct conn *c = b->conn;
+    b->conn = NULL; /* back at the owner it is connection-less */
+    if (b->over_limit) {
+        conn_close_output_limit(c);
+    } else if (!c->closed || shard_running(self)) { /* a multi-shard command must finish, to free its keys */
+        for (int i = 0; i < b->n; i++) {
+            struct batch_entry *e = &b->entries[i];
+            dispatch_part_reply(c, e->slot, e->part, b->replies.buf + e->reply_off, e->reply_len);
+        }
+    }
+    /* it can overtake its original (the owner returns that to our done ring, which we drain after the
+     * inbox): the second of the two to arrive drops the connection's reference */
+    if (--c->parked == 0) {
+        conn_resume(c);
+        conn_unref(c);
+    }
+    handoff_flush(self);
 }
 
 /* home side: a batch came back */
@@ -352,17 +528,70 @@ static void handoff_complete(struct shard *self, struct batch *b)
 {
     struct conn *c = b->conn;
     self->credits++;
-    if (!c->closed && b->over_limit) {
+    if (!c) { /* an unlock, a grant or a delivery: nothing to answer */
+        batch_return(self, b);
+        return;
+    }
+    if (b->over_limit) {
         conn_close_output_limit(c);
-    } else if (!c->closed) {
-        for (int i = 0; i < b->n; i++) {
+    } else if (!c->closed || shard_running(self)) { /* a multi-shard command must finish, to free its keys */
+        int ran = b->wait_from >= 0 ? b->wait_from : b->n;
+        for (int i = 0; i < ran; i++) {
             struct batch_entry *e = &b->entries[i];
             dispatch_part_reply(c, e->slot, e->part, b->replies.buf + e->reply_off, e->reply_len);
         }
     }
+    bool parked = b->wait_from >= 0; /* the rest comes in a delivery (handoff_deliver) */
     batch_return(self, b);
+    if (parked && ++c->parked != 0) { /* the delivery is still to come: it drops the reference */
+        handoff_flush(self);
+        return;
+    }
+    if (parked)
+        conn_resume(c);
     conn_unref(c);
     handoff_flush(self);
+}
+
+void handoff_send_system(struct shard *self, int target, const struct command *cmd, int db, int argc,
+                         const struct resp_arg *argv)
+{
+    struct batch *b = batch_borrow(self);
+    b->home = self->index;
+    b->target = target;
+    if (b->cap == 0) {
+        b->cap = 16;
+        b->entries = mem_realloc(b->entries, (size_t)b->cap * sizeof(*b->entries));
+    }
+    if ((size_t)argc > b->args_cap) {
+        b->args_cap = (size_t)argc;
+        b->args = mem_realloc(b->args, b->args_cap * sizeof(*b->args));
+    }
+    struct batch_entry *e = &b->entries[b->n++];
+    memset(e, 0, sizeof(*e));
+    e->cmd = cmd;
+    e->stat_cmd = cmd;
+    e->db = db;
+    e->resp = 2;
+    e->argc = argc;
+    for (int i = 0; i < argc; i++) {
+        b->args[b->nargs].off = b->blen;
+        b->args[b->nargs].len = argv[i].len;
+        b->nargs++;
+        batch_append_bytes(b, argv[i].ptr, argv[i].len);
+    }
+    handoff_push_system(self, b);
+}
+
+void handoff_retry_system(struct shard *self)
+{
+    while (self->system_stalled) {
+        struct batch *b = self->system_stalled;
+        struct batch *next = b->next; /* b is not ours to read once pushed */
+        if (!handoff_try_push(self, b))
+            return;
+        self->system_stalled = next;
+    }
 }
 
 size_t handoff_drain(struct shard *self)
@@ -374,7 +603,10 @@ size_t handoff_drain(struct shard *self)
         for (size_t i = 0; i < n; i++) {
             struct batch *b = items[i];
             int home = b->home; /* once pushed, the batch is its home's again */
-            handoff_execute(self, b);
+            if (b->delivery)
+                handoff_deliver(self, b);
+            else
+                handoff_execute(self, b);
             bool pushed = ring_push(shard_at(home)->done, b);
             assert(pushed && "done ring sized by credits cannot be full");
             (void)pushed;

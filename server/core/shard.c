@@ -21,6 +21,8 @@
 #include "core.h"
 #include "percore/cluster.h"
 #include "percore/config.h"
+#include "percore/keylock.h"
+#include "percore/watch.h"
 #include "percore/log.h"
 #include "percore/mem.h"
 #include "percore/ring.h"
@@ -67,7 +69,9 @@ struct shard_place {
 static struct shard_place *shard_places;
 #ifdef PERCORE_GLOBAL_LOCK
 static struct store *shared_store;
-static pthread_mutex_t shared_store_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct watches *shared_watches; /* the one store's watched keys */
+/* recursive: EXEC holds it across its commands (txn.c), each of which takes it too */
+static pthread_mutex_t shared_store_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 
 void shard_store_lock(void) { pthread_mutex_lock(&shared_store_lock); }
 void shard_store_unlock(void) { pthread_mutex_unlock(&shared_store_lock); }
@@ -106,6 +110,14 @@ void shard_mark_dirty(struct conn *c)
     }
 }
 
+void shard_arm_retry(struct shard *self)
+{
+    if (!evtimer_pending(self->retry_ev, NULL)) {
+        struct timeval tv = {0, 1000};
+        evtimer_add(self->retry_ev, &tv);
+    }
+}
+
 void shard_mark_stalled(struct conn *c)
 {
     struct shard *self = c->home;
@@ -114,10 +126,7 @@ void shard_mark_stalled(struct conn *c)
         c->stalled_next = self->stalled;
         self->stalled = c;
     }
-    if (!evtimer_pending(self->retry_ev, NULL)) {
-        struct timeval tv = {0, 1000};
-        evtimer_add(self->retry_ev, &tv);
-    }
+    shard_arm_retry(self);
 }
 
 /* retry every stalled connection's batches; resume those that got through */
@@ -128,14 +137,14 @@ static void shard_retry_stalled(struct shard *self)
     while (c) {
         struct conn *next = c->stalled_next;
         c->in_stalled = false;
-        if (!c->closed) {
-            if (handoff_retry(c)) {
-                conn_resume(c);
-            } else {
-                c->in_stalled = true;
-                c->stalled_next = keep;
-                keep = c;
-            }
+        if (c->closed && !shard_running(self))
+            handoff_drop_stalled(c);
+        if (handoff_retry(c)) { /* a closed connection's too: what it sent still runs */
+            conn_resume(c);
+        } else {
+            c->in_stalled = true;
+            c->stalled_next = keep;
+            keep = c;
         }
         c = next;
     }
@@ -158,7 +167,11 @@ static void shard_on_retry(evutil_socket_t fd, short what, void *arg)
     (void)what;
     struct shard *self = arg;
     shard_wake_up(self);
+    handoff_retry_system(self);
     shard_retry_stalled(self);
+    conn_retry_lock_waiters(self);
+    if (self->system_stalled)
+        shard_arm_retry(self);
 }
 
 static void shard_on_doorbell(evutil_socket_t fd, short what, void *arg)
@@ -306,12 +319,15 @@ static void shard_loop(struct shard *self)
     while (!atomic_load_explicit(&self->stopping, memory_order_relaxed)) {
         self->now = util_ms_time();
         handoff_drain(self);
+        txn_locks_changed(self);
         bool lazy_work = false;
         if (shard_runs_store_upkeep(self)) {
             shard_store_lock();
             lazy_work = store_lazyfree_pending(self->store) && store_lazyfree_step(self->store, SHARD_LAZYFREE_STEP);
             shard_store_unlock();
         }
+        if (self->system_stalled)
+            handoff_retry_system(self);
         if (self->stalled)
             shard_retry_stalled(self);
         shard_flush_dirty(self);
@@ -322,7 +338,8 @@ static void shard_loop(struct shard *self)
         rcu_quiescent_state();
         atomic_store(&self->asleep, 1);
         atomic_thread_fence(memory_order_seq_cst);
-        if (!ring_empty(self->inbox) || !ring_empty(self->done) || lazy_work) {
+        bool locks_moved = keylock_generation(self->locks) != self->locks_seen; /* keys freed since */
+        if (!ring_empty(self->inbox) || !ring_empty(self->done) || lazy_work || locks_moved) {
             atomic_store(&self->asleep, 0);
             event_base_loop(self->base, EVLOOP_NONBLOCK);
             continue;
@@ -354,9 +371,12 @@ static void *shard_main(void *arg)
     event_config_free(ec);
 #ifdef PERCORE_GLOBAL_LOCK
     self->store = shared_store;
+    self->watches = shared_watches;
 #else
     self->store = store_create(cfg->databases);
+    self->watches = watch_create();
 #endif
+    self->locks = keylock_create();
     self->now = util_ms_time();
     reply_init(&self->scratch);
     handoff_setup_shard(self, nshards, cfg->inbox_size, cfg->handoff_credits);
@@ -398,16 +418,21 @@ static void *shard_main(void *arg)
     if (self->stalled)
         shard_retry_stalled(self);
     conn_reap_dead(self);
-    dispatch_teardown_shard(self);
     pthread_barrier_wait(&stop_barrier); /* every ring is empty */
+    conn_free_closed(self);
+    dispatch_teardown_shard(self);
     mem_release(self->listen_ev);
     event_free(self->doorbell_ev); /* its fd is closed by shard_teardown, after every thread joined */
     event_free(self->retry_ev);
     event_free(self->timer_ev);
     event_free(self->accept_pause_ev);
     event_base_free(self->base);
-    if (!SHARD_STORE_SHARED)
+    if (!SHARD_STORE_SHARED) {
         store_destroy(&self->store);
+        watch_destroy(&self->watches);
+    }
+    keylock_destroy(&self->locks);
+    mem_release(self->granted_local);
     store_destroy(&self->scratch_store);
     reply_deinit(&self->scratch);
     slowlog_thread_teardown();
@@ -526,6 +551,7 @@ int shard_setup(void)
     shard_plan_cpus(cfg);
 #ifdef PERCORE_GLOBAL_LOCK
     shared_store = store_create(cfg->databases);
+    shared_watches = watch_create();
 #endif
     pthread_barrier_init(&start_barrier, NULL, (unsigned)nshards + 1);
     pthread_barrier_init(&stop_barrier, NULL, (unsigned)nshards);
@@ -586,6 +612,7 @@ void shard_teardown(void)
     shards = NULL;
 #ifdef PERCORE_GLOBAL_LOCK
     store_destroy(&shared_store);
+    watch_destroy(&shared_watches);
 #endif
     pthread_barrier_destroy(&start_barrier);
     pthread_barrier_destroy(&stop_barrier);

@@ -220,6 +220,7 @@ struct snap_shard {
     uint64_t handoff_batches_sent;
     uint64_t handoff_batches_received;
     uint64_t handoff_inbox_full;
+    uint64_t handoff_parked;
 };
 
 struct stats_snapshot {
@@ -298,6 +299,7 @@ static struct stats_snapshot *snapshot_collect(void)
         s->shards[i].handoff_batches_sent = STATS_GET(st, handoff_batches_sent);
         s->shards[i].handoff_batches_received = STATS_GET(st, handoff_batches_received);
         s->shards[i].handoff_inbox_full = STATS_GET(st, handoff_inbox_full);
+        s->shards[i].handoff_parked = STATS_GET(st, handoff_parked);
         for (size_t k = 0; k < STATS_CMD_SLOTS; k++) {
             const struct command *cmd = __atomic_load_n(&st->cmds[k].cmd, __ATOMIC_ACQUIRE);
             if (!cmd)
@@ -471,6 +473,7 @@ void stats_view_take(struct stats_view *v, const double *pct, int npct)
             sv->handoff_batches_received =
                 minus(ss->handoff_batches_received, bs ? bs->handoff_batches_received : 0);
             sv->handoff_inbox_full = minus(ss->handoff_inbox_full, bs ? bs->handoff_inbox_full : 0);
+            sv->handoff_parked = minus(ss->handoff_parked, bs ? bs->handoff_parked : 0);
         }
     }
 }

@@ -2,7 +2,9 @@
 """test_python.py SERVER [THREADS]: the Debian python3-redis client (redis-py)
 works unchanged against the server: connect, SET/GET, a pipeline (without
 MULTI), MGET across shards, EXPIRE/TTL, INFO parsed, SCAN iteration, errors
-raised as redis-py exceptions.  Starts its own server on a free port."""
+raised as redis-py exceptions; transactions: a MULTI/EXEC pipeline over many
+shards, its errors, WatchError, and r.transaction() retrying after a watched
+key changed.  Starts its own server on a free port."""
 import os
 import sys
 import time
@@ -28,10 +30,11 @@ def main():
                  name="python", logdir=os.environ.get("PC_LOG_DIR", "."))
     srv.start()
     print("redis-py %s against %s on port %d" % (redis.__version__, sys.argv[1], srv.port))
-    try:
-        run(srv.port)
-    except Exception as e:  # a crash of the test is a failure, with the server log
-        check(False, "exception: %r" % (e,))
+    for part in (run, run_transactions):
+        try:
+            part(srv.port)
+        except Exception as e:  # a crash of the test is a failure, with the server log
+            check(False, "%s: exception: %r" % (part.__name__, e))
     alive = srv.alive()
     st = srv.stop()
     check(alive, "server still running at the end")
@@ -148,6 +151,81 @@ def run(port):
     eq(isinstance(r.time(), tuple), True, "TIME")
     r.close()
     r2.close()
+
+
+def run_transactions(port):
+    r = redis.Redis(host="127.0.0.1", port=port, decode_responses=True, socket_timeout=10)
+    other = redis.Redis(host="127.0.0.1", port=port, decode_responses=True, socket_timeout=10)
+    eq(r.flushall(), True, "FLUSHALL")
+
+    # MULTI ... EXEC over keys on many slots (so on every shard)
+    keys = ["k%d" % i for i in range(16)] + ["{user%d}.x" % i for i in range(4)] + ["user:1", "user:2"]
+    p = r.pipeline(transaction=True)
+    for i, k in enumerate(keys):
+        p.set(k, str(i))
+    p.mget(keys + ["nokey"])
+    p.incr(keys[0])
+    p.mset({k: "m-" + k for k in keys[10:]})
+    p.delete(*keys[:10])
+    p.exists(*keys)
+    p.rename(keys[10], "{user0}.renamed")
+    p.get("{user0}.renamed")
+    want = [True] * len(keys) + [[str(i) for i in range(len(keys))] + [None], 1, True, 10,
+                                  len(keys) - 10, True, "m-" + keys[10]]
+    eq(p.execute(), want, "MULTI/EXEC of %d commands over %d keys" % (len(want), len(keys)))
+    eq(r.mget(keys[:2] + keys[11:13]), [None, None, "m-" + keys[11], "m-" + keys[12]],
+       "MGET after the transaction")
+
+    # an error at run time is one of EXEC's replies; one at queue time discards it all
+    p = r.pipeline(transaction=True)
+    p.set("s", "x").incr("s").get("s")
+    res = p.execute(raise_on_error=False)
+    check(len(res) == 3 and res[0] is True and isinstance(res[1], redis.ResponseError) and res[2] == "x",
+          "EXEC with a run-time error in the middle: %r" % (res,))
+    p = r.pipeline(transaction=True)
+    p.set("s", "discarded").execute_command("NOSUCHCOMMAND").get("s")
+    try:
+        p.execute()
+        check(False, "a transaction with an unknown command must raise")
+    except redis.ResponseError as e:
+        check("unknown command" in str(e), "queue-time error text: %s" % e)
+    eq(r.get("s"), "x", "the discarded transaction's SET did not run")
+
+    # WATCH by hand: another client's write makes EXEC fail with WatchError
+    r.set("w1", "1")
+    with r.pipeline() as p:
+        p.watch("w1", "{user3}.w2")
+        eq(p.get("w1"), "1", "GET of a watched key (immediate mode)")
+        other.set("{user3}.w2", "changed")
+        p.multi()
+        p.set("w1", "lost")
+        try:
+            p.execute()
+            check(False, "EXEC after a watched key changed must raise WatchError")
+        except redis.WatchError:
+            check(True, "WatchError")
+    eq(r.get("w1"), "1", "the SET of the failed transaction did not happen")
+
+    # r.transaction(): the first EXEC fails (the other client changed a watched
+    # key in between), redis-py runs the function again and that EXEC succeeds
+    eq(r.mset({"acct:a": "100", "acct:b": "0"}), True, "MSET of the accounts")
+    calls = []
+
+    def move_30(pipe):
+        calls.append(1)
+        a, b = int(pipe.get("acct:a")), int(pipe.get("acct:b"))
+        if len(calls) == 1:
+            other.incrby("acct:a", 50)
+        pipe.multi()
+        pipe.set("acct:a", a - 30)
+        pipe.set("acct:b", b + 30)
+
+    eq(r.transaction(move_30, "acct:a", "acct:b"), [True, True], "r.transaction() result")
+    eq(len(calls), 2, "transaction function calls (one WatchError retry)")
+    eq(r.mget("acct:a", "acct:b"), ["120", "30"], "balances after the retried transaction")
+    eq(r.flushall(), True, "FLUSHALL")
+    r.close()
+    other.close()
 
 
 if __name__ == "__main__":

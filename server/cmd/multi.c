@@ -1,0 +1,32 @@
+/*
+ * multi: the transaction commands, MULTI EXEC DISCARD WATCH UNWATCH (Redis's
+ * multi.c).  Each runs on the connection's home shard and hands over to the
+ * core (multi.h), which keeps the queue and runs EXEC atomically across
+ * shards.  The commands queued between MULTI and EXEC never reach a handler
+ * here: the dispatcher queues them (and refuses the ones Redis refuses).
+ */
+#include "families.h"
+
+#include "percore/multi.h"
+
+static void cmd_multi(struct cmd_ctx *ctx) { multi_begin(ctx->conn, ctx->out); }
+static void cmd_exec(struct cmd_ctx *ctx) { multi_exec(ctx->conn, ctx->out); }
+static void cmd_discard(struct cmd_ctx *ctx) { multi_discard(ctx->conn, ctx->out); }
+static void cmd_unwatch(struct cmd_ctx *ctx) { multi_unwatch(ctx->conn, ctx->out); }
+
+static void cmd_watch(struct cmd_ctx *ctx)
+{
+    multi_watch(ctx->conn, command_lookup("watch", 5), ctx->argc, ctx->argv, ctx->out);
+}
+
+#define TX (CMD_NOSCRIPT | CMD_LOADING | CMD_STALE)
+
+const struct command command_family_multi[] = {
+    {"multi", cmd_multi, 1, TX | CMD_FAST | CMD_NO_QUEUE, 0, 0, 0, ROUTE_HOME, "@fast @transaction"},
+    {"exec", cmd_exec, 1, TX | CMD_NO_QUEUE, 0, 0, 0, ROUTE_HOME, "@slow @transaction"},
+    {"discard", cmd_discard, 1, TX | CMD_FAST | CMD_NO_QUEUE, 0, 0, 0, ROUTE_HOME, "@fast @transaction"},
+    {"watch", cmd_watch, -2, TX | CMD_FAST | CMD_NO_QUEUE, 1, -1, 1, ROUTE_HOME, "@fast @transaction"},
+    {"unwatch", cmd_unwatch, 1, TX | CMD_FAST, 0, 0, 0, ROUTE_HOME, "@fast @transaction"},
+};
+
+const size_t command_family_multi_count = sizeof(command_family_multi) / sizeof(command_family_multi[0]);
