@@ -77,6 +77,9 @@ struct conn_filter {
 };
 /* the calling shard thread's connections matching f, one CLIENT LIST line + "\n" each, into out */
 void conn_list_local(const struct conn_filter *f, int64_t now, struct reply *out);
+/* CLIENT UNBLOCK: the calling shard thread's connection id, if blocked, is answered its timeout reply
+ * (error: UNBLOCKED instead); 1 when it was blocked */
+long long conn_unblock_local(uint64_t id, bool error);
 /* close the calling shard thread's connections matching f (the caller after its reply); how many */
 long long conn_kill_local(const struct conn_filter *f);
 

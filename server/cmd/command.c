@@ -13,12 +13,14 @@
 #include "percore/config.h"
 #include "percore/mem.h"
 #include "percore/object.h"
+#include "percore/reply.h"
 #include "percore/store.h"
 #include "percore/util.h"
 
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -298,7 +300,7 @@ int command_key_positions(const struct command *cmd, int argc, const struct resp
         long long nk;
         if (at >= argc || !util_str_to_ll(argv[at].ptr, argv[at].len, &nk) || nk <= 0 || nk > argc - at - 1)
             return -1;
-        for (int i = 1; i < at; i++)
+        for (int i = 1; i < at && !(cmd->flags & CMD_BLOCKING); i++) /* BLMPOP's timeout is no key */
             pos[n++] = i;
         for (long long i = 0; i < nk; i++)
             pos[n++] = at + 1 + (int)i;
@@ -312,4 +314,60 @@ int command_key_positions(const struct command *cmd, int argc, const struct resp
     for (int i = cmd->first_key; i <= last; i += cmd->key_step > 0 ? cmd->key_step : 1)
         pos[n++] = i;
     return n;
+}
+
+bool cmd_parse_block_timeout(const struct resp_arg *a, long long *ms, const char **err)
+{
+    char buf[128];
+    long double v;
+    char *end = NULL;
+    bool ok = a->len > 0 && a->len < sizeof buf && !isspace((unsigned char)a->ptr[0]);
+    if (ok) {
+        memcpy(buf, a->ptr, a->len);
+        buf[a->len] = 0;
+        errno = 0;
+        v = strtold(buf, &end);
+        ok = end == buf + a->len && errno != ERANGE && !isnan(v);
+    }
+    if (!ok) {
+        if (err)
+            *err = "ERR timeout is not a float or out of range";
+        return false;
+    }
+    /* seconds to ms, rounded up as Redis 7.0 does: 0.0001 waits 1 ms, -0.0001 forever; what does not
+     * fit a long long (inf too) turns negative there */
+    v = ceill(v * 1000);
+    long long t = v >= -(long double)LLONG_MIN || v < (long double)LLONG_MIN ? LLONG_MIN : (long long)v;
+    if (t < 0) {
+        if (err)
+            *err = "ERR timeout is negative";
+        return false;
+    }
+    if (t > LLONG_MAX - util_ms_time()) {
+        if (err)
+            *err = "ERR timeout is out of range";
+        return false;
+    }
+    *ms = t;
+    return true;
+}
+
+bool cmd_block_timeout_or_reply(struct cmd_ctx *ctx, const struct resp_arg *a)
+{
+    long long ms;
+    const char *err;
+    if (cmd_parse_block_timeout(a, &ms, &err))
+        return true;
+    reply_error(ctx->out, err);
+    return false;
+}
+
+void cmd_block_or_nil(struct cmd_ctx *ctx, bool bulk)
+{
+    if (ctx->may_block)
+        reply_raw(ctx->out, CMD_BLOCK_MARKER, strlen(CMD_BLOCK_MARKER));
+    else if (bulk)
+        reply_null(ctx->out);
+    else
+        reply_null_array(ctx->out);
 }

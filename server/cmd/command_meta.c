@@ -71,6 +71,177 @@ static const struct command_meta command_meta_table[] = {
         "password\r\n$4\r\ntype\r\n$6\r\nstring\r\n",
         430,
     },
+    {"blmove",
+        "*10\r\n$6\r\nblmove\r\n:6\r\n~4\r\n+write\r\n+denyoom\r\n+noscript\r\n+blocking\r\n:1\r\n"
+        ":2\r\n:1\r\n~4\r\n+@write\r\n+@list\r\n+@slow\r\n+@blocking\r\n~0\r\n~2\r\n%3\r\n$5\r\n"
+        "flags\r\n~3\r\n+RW\r\n+access\r\n+delete\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n"
+        "$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\n"
+        "type\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n"
+        "$5\r\nlimit\r\n:0\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RW\r\n+insert\r\n$12\r\nbegin_search\r\n"
+        "%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n:2\r\n$9\r\n"
+        "find_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n"
+        ":0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        557,
+        "%5\r\n$7\r\nsummary\r\n$98\r\n"
+        "Pop an element from a list, push it to another list and return it; or block until one is available\r\n"
+        "$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\ngroup\r\n$4\r\nlist\r\n$10\r\ncomplexity\r\n$4\r\n"
+        "O(1)\r\n$9\r\narguments\r\n*5\r\n%3\r\n$4\r\nname\r\n$6\r\nsource\r\n$4\r\ntype\r\n$3\r\n"
+        "key\r\n$14\r\nkey_spec_index\r\n:0\r\n%3\r\n$4\r\nname\r\n$11\r\ndestination\r\n$4\r\n"
+        "type\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:1\r\n%3\r\n$4\r\nname\r\n$9\r\n"
+        "wherefrom\r\n$4\r\ntype\r\n$5\r\noneof\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n"
+        "$4\r\nleft\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$4\r\nLEFT\r\n%3\r\n$4\r\n"
+        "name\r\n$5\r\nright\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$5\r\nRIGHT\r\n"
+        "%3\r\n$4\r\nname\r\n$7\r\nwhereto\r\n$4\r\ntype\r\n$5\r\noneof\r\n$9\r\narguments\r\n"
+        "*2\r\n%3\r\n$4\r\nname\r\n$4\r\nleft\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n"
+        "$4\r\nLEFT\r\n%3\r\n$4\r\nname\r\n$5\r\nright\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\n"
+        "token\r\n$5\r\nRIGHT\r\n%2\r\n$4\r\nname\r\n$7\r\ntimeout\r\n$4\r\ntype\r\n$6\r\n"
+        "double\r\n",
+        834,
+    },
+    {"blmpop",
+        "*10\r\n$6\r\nblmpop\r\n:-5\r\n~3\r\n+write\r\n+blocking\r\n+movablekeys\r\n:0\r\n:0\r\n"
+        ":0\r\n~4\r\n+@write\r\n+@list\r\n+@slow\r\n+@blocking\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n"
+        "~3\r\n+RW\r\n+access\r\n+delete\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\n"
+        "index\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n:2\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n"
+        "$6\r\nkeynum\r\n$4\r\nspec\r\n%3\r\n$9\r\nkeynumidx\r\n:0\r\n$8\r\nfirstkey\r\n:1\r\n"
+        "$7\r\nkeystep\r\n:1\r\n~0\r\n",
+        348,
+        "%5\r\n$7\r\nsummary\r\n$57\r\n"
+        "Pop elements from a list, or block until one is available\r\n$5\r\nsince\r\n$5\r\n"
+        "7.0.0\r\n$5\r\ngroup\r\n$4\r\nlist\r\n$10\r\ncomplexity\r\n$87\r\n"
+        "O(N+M) where N is the number of provided keys and M is the number of elements returned.\r\n"
+        "$9\r\narguments\r\n*5\r\n%2\r\n$4\r\nname\r\n$7\r\ntimeout\r\n$4\r\ntype\r\n$6\r\n"
+        "double\r\n%2\r\n$4\r\nname\r\n$7\r\nnumkeys\r\n$4\r\ntype\r\n$7\r\ninteger\r\n%4\r\n$4\r\n"
+        "name\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n$5\r\n"
+        "flags\r\n~1\r\n+multiple\r\n%3\r\n$4\r\nname\r\n$5\r\nwhere\r\n$4\r\ntype\r\n$5\r\n"
+        "oneof\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$4\r\nleft\r\n$4\r\ntype\r\n$10\r\n"
+        "pure-token\r\n$5\r\ntoken\r\n$4\r\nLEFT\r\n%3\r\n$4\r\nname\r\n$5\r\nright\r\n$4\r\n"
+        "type\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$5\r\nRIGHT\r\n%4\r\n$4\r\nname\r\n$5\r\n"
+        "count\r\n$4\r\ntype\r\n$7\r\ninteger\r\n$5\r\ntoken\r\n$5\r\nCOUNT\r\n$5\r\nflags\r\n"
+        "~1\r\n+optional\r\n",
+        753,
+    },
+    {"blpop",
+        "*10\r\n$5\r\nblpop\r\n:-3\r\n~3\r\n+write\r\n+noscript\r\n+blocking\r\n:1\r\n:-2\r\n:1\r\n"
+        "~4\r\n+@write\r\n+@list\r\n+@slow\r\n+@blocking\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~3\r\n"
+        "+RW\r\n+access\r\n+delete\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n"
+        "$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\n"
+        "range\r\n$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:-2\r\n$7\r\nkeystep\r\n:1\r\n$5\r\n"
+        "limit\r\n:0\r\n~0\r\n",
+        340,
+        "%6\r\n$7\r\nsummary\r\n$75\r\n"
+        "Remove and get the first element in a list, or block until one is available\r\n$5\r\n"
+        "since\r\n$5\r\n2.0.0\r\n$5\r\ngroup\r\n$4\r\nlist\r\n$10\r\ncomplexity\r\n$44\r\n"
+        "O(N) where N is the number of provided keys.\r\n$7\r\nhistory\r\n~1\r\n*2\r\n$5\r\n"
+        "6.0.0\r\n$59\r\n`timeout` is interpreted as a double instead of an integer.\r\n$9\r\n"
+        "arguments\r\n*2\r\n%4\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\n"
+        "key_spec_index\r\n:0\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n%2\r\n$4\r\nname\r\n$7\r\n"
+        "timeout\r\n$4\r\ntype\r\n$6\r\ndouble\r\n",
+        469,
+    },
+    {"brpop",
+        "*10\r\n$5\r\nbrpop\r\n:-3\r\n~3\r\n+write\r\n+noscript\r\n+blocking\r\n:1\r\n:-2\r\n:1\r\n"
+        "~4\r\n+@write\r\n+@list\r\n+@slow\r\n+@blocking\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~3\r\n"
+        "+RW\r\n+access\r\n+delete\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n"
+        "$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\n"
+        "range\r\n$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:-2\r\n$7\r\nkeystep\r\n:1\r\n$5\r\n"
+        "limit\r\n:0\r\n~0\r\n",
+        340,
+        "%6\r\n$7\r\nsummary\r\n$74\r\n"
+        "Remove and get the last element in a list, or block until one is available\r\n$5\r\n"
+        "since\r\n$5\r\n2.0.0\r\n$5\r\ngroup\r\n$4\r\nlist\r\n$10\r\ncomplexity\r\n$44\r\n"
+        "O(N) where N is the number of provided keys.\r\n$7\r\nhistory\r\n~1\r\n*2\r\n$5\r\n"
+        "6.0.0\r\n$59\r\n`timeout` is interpreted as a double instead of an integer.\r\n$9\r\n"
+        "arguments\r\n*2\r\n%4\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\n"
+        "key_spec_index\r\n:0\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n%2\r\n$4\r\nname\r\n$7\r\n"
+        "timeout\r\n$4\r\ntype\r\n$6\r\ndouble\r\n",
+        468,
+    },
+    {"brpoplpush",
+        "*10\r\n$10\r\nbrpoplpush\r\n:4\r\n~4\r\n+write\r\n+denyoom\r\n+noscript\r\n+blocking\r\n"
+        ":1\r\n:2\r\n:1\r\n~4\r\n+@write\r\n+@list\r\n+@slow\r\n+@blocking\r\n~0\r\n~2\r\n%3\r\n"
+        "$5\r\nflags\r\n~3\r\n+RW\r\n+access\r\n+delete\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\n"
+        "type\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n"
+        "$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n"
+        ":1\r\n$5\r\nlimit\r\n:0\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RW\r\n+insert\r\n$12\r\n"
+        "begin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n"
+        ":2\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\n"
+        "lastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        562,
+        "%9\r\n$7\r\nsummary\r\n$98\r\n"
+        "Pop an element from a list, push it to another list and return it; or block until one is available\r\n"
+        "$5\r\nsince\r\n$5\r\n2.2.0\r\n$5\r\ngroup\r\n$4\r\nlist\r\n$10\r\ncomplexity\r\n$4\r\n"
+        "O(1)\r\n$9\r\ndoc_flags\r\n~1\r\n+deprecated\r\n$16\r\ndeprecated_since\r\n$5\r\n6.2.0\r\n"
+        "$11\r\nreplaced_by\r\n$46\r\n`BLMOVE` with the `RIGHT` and `LEFT` arguments\r\n$7\r\n"
+        "history\r\n~1\r\n*2\r\n$5\r\n6.0.0\r\n$59\r\n"
+        "`timeout` is interpreted as a double instead of an integer.\r\n$9\r\narguments\r\n*3\r\n"
+        "%3\r\n$4\r\nname\r\n$6\r\nsource\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n"
+        ":0\r\n%3\r\n$4\r\nname\r\n$11\r\ndestination\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\n"
+        "key_spec_index\r\n:1\r\n%2\r\n$4\r\nname\r\n$7\r\ntimeout\r\n$4\r\ntype\r\n$6\r\n"
+        "double\r\n",
+        641,
+    },
+    {"bzmpop",
+        "*10\r\n$6\r\nbzmpop\r\n:-5\r\n~3\r\n+write\r\n+blocking\r\n+movablekeys\r\n:0\r\n:0\r\n"
+        ":0\r\n~4\r\n+@write\r\n+@sortedset\r\n+@slow\r\n+@blocking\r\n~0\r\n~1\r\n%3\r\n$5\r\n"
+        "flags\r\n~3\r\n+RW\r\n+access\r\n+delete\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n"
+        "$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n:2\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\n"
+        "type\r\n$6\r\nkeynum\r\n$4\r\nspec\r\n%3\r\n$9\r\nkeynumidx\r\n:0\r\n$8\r\nfirstkey\r\n"
+        ":1\r\n$7\r\nkeystep\r\n:1\r\n~0\r\n",
+        353,
+        "%5\r\n$7\r\nsummary\r\n$85\r\n"
+        "Remove and return members with scores in a sorted set or block until one is available\r\n"
+        "$5\r\nsince\r\n$5\r\n7.0.0\r\n$5\r\ngroup\r\n$10\r\nsorted-set\r\n$10\r\ncomplexity\r\n"
+        "$151\r\n"
+        "O(K) + O(M*log(N)) where K is the number of provided keys, N being the number of elements in the sorted set, and M being the number of elements popped.\r\n"
+        "$9\r\narguments\r\n*5\r\n%2\r\n$4\r\nname\r\n$7\r\ntimeout\r\n$4\r\ntype\r\n$6\r\n"
+        "double\r\n%2\r\n$4\r\nname\r\n$7\r\nnumkeys\r\n$4\r\ntype\r\n$7\r\ninteger\r\n%4\r\n$4\r\n"
+        "name\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n$5\r\n"
+        "flags\r\n~1\r\n+multiple\r\n%3\r\n$4\r\nname\r\n$5\r\nwhere\r\n$4\r\ntype\r\n$5\r\n"
+        "oneof\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$3\r\nmin\r\n$4\r\ntype\r\n$10\r\n"
+        "pure-token\r\n$5\r\ntoken\r\n$3\r\nMIN\r\n%3\r\n$4\r\nname\r\n$3\r\nmax\r\n$4\r\ntype\r\n"
+        "$10\r\npure-token\r\n$5\r\ntoken\r\n$3\r\nMAX\r\n%4\r\n$4\r\nname\r\n$5\r\ncount\r\n$4\r\n"
+        "type\r\n$7\r\ninteger\r\n$5\r\ntoken\r\n$5\r\nCOUNT\r\n$5\r\nflags\r\n~1\r\n+optional\r\n",
+        847,
+    },
+    {"bzpopmax",
+        "*10\r\n$8\r\nbzpopmax\r\n:-3\r\n~4\r\n+write\r\n+noscript\r\n+blocking\r\n+fast\r\n:1\r\n"
+        ":-2\r\n:1\r\n~4\r\n+@write\r\n+@sortedset\r\n+@fast\r\n+@blocking\r\n~0\r\n~1\r\n%3\r\n"
+        "$5\r\nflags\r\n~3\r\n+RW\r\n+access\r\n+delete\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\n"
+        "type\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n"
+        "$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:-2\r\n$7\r\nkeystep\r\n"
+        ":1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        355,
+        "%6\r\n$7\r\nsummary\r\n$113\r\n"
+        "Remove and return the member with the highest score from one or more sorted sets, or block until one is available\r\n"
+        "$5\r\nsince\r\n$5\r\n5.0.0\r\n$5\r\ngroup\r\n$10\r\nsorted-set\r\n$10\r\ncomplexity\r\n"
+        "$64\r\nO(log(N)) with N being the number of elements in the sorted set.\r\n$7\r\n"
+        "history\r\n~1\r\n*2\r\n$5\r\n6.0.0\r\n$59\r\n"
+        "`timeout` is interpreted as a double instead of an integer.\r\n$9\r\narguments\r\n*2\r\n"
+        "%4\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n"
+        ":0\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n%2\r\n$4\r\nname\r\n$7\r\ntimeout\r\n$4\r\n"
+        "type\r\n$6\r\ndouble\r\n",
+        535,
+    },
+    {"bzpopmin",
+        "*10\r\n$8\r\nbzpopmin\r\n:-3\r\n~4\r\n+write\r\n+noscript\r\n+blocking\r\n+fast\r\n:1\r\n"
+        ":-2\r\n:1\r\n~4\r\n+@write\r\n+@sortedset\r\n+@fast\r\n+@blocking\r\n~0\r\n~1\r\n%3\r\n"
+        "$5\r\nflags\r\n~3\r\n+RW\r\n+access\r\n+delete\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\n"
+        "type\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n"
+        "$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:-2\r\n$7\r\nkeystep\r\n"
+        ":1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        355,
+        "%6\r\n$7\r\nsummary\r\n$112\r\n"
+        "Remove and return the member with the lowest score from one or more sorted sets, or block until one is available\r\n"
+        "$5\r\nsince\r\n$5\r\n5.0.0\r\n$5\r\ngroup\r\n$10\r\nsorted-set\r\n$10\r\ncomplexity\r\n"
+        "$64\r\nO(log(N)) with N being the number of elements in the sorted set.\r\n$7\r\n"
+        "history\r\n~1\r\n*2\r\n$5\r\n6.0.0\r\n$59\r\n"
+        "`timeout` is interpreted as a double instead of an integer.\r\n$9\r\narguments\r\n*2\r\n"
+        "%4\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n"
+        ":0\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n%2\r\n$4\r\nname\r\n$7\r\ntimeout\r\n$4\r\n"
+        "type\r\n$6\r\ndouble\r\n",
+        534,
+    },
     {"client",
         "*10\r\n$6\r\nclient\r\n:-2\r\n~0\r\n:0\r\n:0\r\n:0\r\n~1\r\n+@slow\r\n~0\r\n~0\r\n*16\r\n"
         "*10\r\n$14\r\nclient|caching\r\n:3\r\n~3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n"
@@ -368,6 +539,22 @@ static const struct command_meta command_meta_table[] = {
         "arguments\r\n*1\r\n%2\r\n$4\r\nname\r\n$15\r\nconnection-name\r\n$4\r\ntype\r\n$6\r\n"
         "string\r\n",
         209,
+    },
+    {"client|unblock",
+        "*10\r\n$14\r\nclient|unblock\r\n:-3\r\n~4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n"
+        ":0\r\n:0\r\n:0\r\n~4\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n+@connection\r\n~0\r\n~0\r\n"
+        "~0\r\n",
+        144,
+        "%5\r\n$7\r\nsummary\r\n$74\r\n"
+        "Unblock a client blocked in a blocking command from a different connection\r\n$5\r\n"
+        "since\r\n$5\r\n5.0.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$52\r\n"
+        "O(log N) where N is the number of client connections\r\n$9\r\narguments\r\n*2\r\n%2\r\n"
+        "$4\r\nname\r\n$9\r\nclient-id\r\n$4\r\ntype\r\n$7\r\ninteger\r\n%4\r\n$4\r\nname\r\n"
+        "$13\r\ntimeout_error\r\n$4\r\ntype\r\n$5\r\noneof\r\n$5\r\nflags\r\n~1\r\n+optional\r\n"
+        "$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$7\r\ntimeout\r\n$4\r\ntype\r\n$10\r\n"
+        "pure-token\r\n$5\r\ntoken\r\n$7\r\nTIMEOUT\r\n%3\r\n$4\r\nname\r\n$5\r\nerror\r\n$4\r\n"
+        "type\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$5\r\nERROR\r\n",
+        547,
     },
     {"client|unpause",
         "*10\r\n$14\r\nclient|unpause\r\n:2\r\n~4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n"

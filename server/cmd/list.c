@@ -600,10 +600,9 @@ static void cmd_rpoplpush(struct cmd_ctx *ctx)
     lmove_generic(ctx, LIST_TAIL, LIST_HEAD);
 }
 
-/* LMPOP numkeys key [key ...] LEFT|RIGHT [COUNT count] */
-static void cmd_lmpop(struct cmd_ctx *ctx)
+/* LMPOP numkeys key [key ...] LEFT|RIGHT [COUNT count]; BLMPOP timeout numkeys ... (blocking) */
+static void lmpop_generic(struct cmd_ctx *ctx, int numkeys_idx, bool blocking)
 {
-    const int numkeys_idx = 1;
     long long numkeys, count = -1;
     enum list_where where;
 
@@ -649,7 +648,87 @@ static void cmd_lmpop(struct cmd_ctx *ctx)
         pop_range_reply(ctx, o, key, where, count);
         return;
     }
-    reply_null_array(ctx->out);
+    if (blocking)
+        cmd_block_or_nil(ctx, false);
+    else
+        reply_null_array(ctx->out);
+}
+
+static void cmd_lmpop(struct cmd_ctx *ctx)
+{
+    lmpop_generic(ctx, 1, false);
+}
+
+static void cmd_blmpop(struct cmd_ctx *ctx)
+{
+    if (cmd_block_timeout_or_reply(ctx, &ctx->argv[1]))
+        lmpop_generic(ctx, 2, true);
+}
+
+/* ---- blocking (block.c serves them when their keys get data) ------------------------------- */
+
+/* BLPOP BRPOP key [key ...] timeout: [key, element] from the first non-empty key */
+static void bpop_generic(struct cmd_ctx *ctx, enum list_where where)
+{
+    if (!cmd_block_timeout_or_reply(ctx, &ctx->argv[ctx->argc - 1]))
+        return;
+    for (int j = 1; j < ctx->argc - 1; j++) {
+        bool wrong;
+        struct object *o = cmd_lookup_typed(ctx, &ctx->argv[j], OBJ_LIST, true, &wrong);
+        if (wrong)
+            return;
+        if (!o)
+            continue;
+        const char *p;
+        size_t n;
+        size_t len = list_length(o);
+        list_index(o, where == LIST_HEAD ? 0 : -1, &p, &n);
+        reply_array(ctx->out, 2);
+        reply_bulk(ctx->out, ctx->argv[j].ptr, ctx->argv[j].len);
+        reply_bulk(ctx->out, p, n);
+        list_delete_range(o, where == LIST_HEAD ? 0 : len - 1, 1, list_fill(ctx));
+        delete_if_empty(ctx, o, &ctx->argv[j]);
+        return;
+    }
+    cmd_block_or_nil(ctx, false);
+}
+
+static void cmd_blpop(struct cmd_ctx *ctx)
+{
+    bpop_generic(ctx, LIST_HEAD);
+}
+
+static void cmd_brpop(struct cmd_ctx *ctx)
+{
+    bpop_generic(ctx, LIST_TAIL);
+}
+
+/* BLMOVE / BRPOPLPUSH: LMOVE once the source has an element */
+static void blmove_generic(struct cmd_ctx *ctx, enum list_where from, enum list_where to,
+                           const struct resp_arg *timeout)
+{
+    if (!cmd_block_timeout_or_reply(ctx, timeout))
+        return;
+    bool wrong;
+    struct object *src = cmd_lookup_typed(ctx, &ctx->argv[1], OBJ_LIST, true, &wrong);
+    if (wrong)
+        return;
+    if (src)
+        lmove_generic(ctx, from, to);
+    else
+        cmd_block_or_nil(ctx, true);
+}
+
+static void cmd_blmove(struct cmd_ctx *ctx)
+{
+    enum list_where from, to;
+    if (get_position_or_reply(ctx, &ctx->argv[3], &from) && get_position_or_reply(ctx, &ctx->argv[4], &to))
+        blmove_generic(ctx, from, to, &ctx->argv[5]);
+}
+
+static void cmd_brpoplpush(struct cmd_ctx *ctx)
+{
+    blmove_generic(ctx, LIST_TAIL, LIST_HEAD, &ctx->argv[3]);
 }
 
 /* ---- table ----------------------------------------------------------------------------- */
@@ -680,6 +759,14 @@ const struct command command_family_list[] = {
     {"rpoplpush", cmd_rpoplpush, 3, CMD_WRITE | CMD_DENYOOM, 1, 2, 1, ROUTE_GATHER,
      "@write @list @slow"},
     {"lmpop", cmd_lmpop, -4, CMD_WRITE | CMD_NUMKEYS, 1, 0, 0, ROUTE_GATHER, "@write @list @slow"},
+    {"blpop", cmd_blpop, -3, CMD_WRITE | CMD_BLOCKING, 1, -2, 1, ROUTE_OWNER, "@write @list @slow @blocking"},
+    {"brpop", cmd_brpop, -3, CMD_WRITE | CMD_BLOCKING, 1, -2, 1, ROUTE_OWNER, "@write @list @slow @blocking"},
+    {"blmove", cmd_blmove, 6, CMD_WRITE | CMD_DENYOOM | CMD_BLOCKING, 1, 2, 1, ROUTE_OWNER,
+     "@write @list @slow @blocking"},
+    {"brpoplpush", cmd_brpoplpush, 4, CMD_WRITE | CMD_DENYOOM | CMD_BLOCKING, 1, 2, 1, ROUTE_OWNER,
+     "@write @list @slow @blocking"},
+    {"blmpop", cmd_blmpop, -5, CMD_WRITE | CMD_BLOCKING | CMD_NUMKEYS, 2, 0, 0, ROUTE_OWNER,
+     "@write @list @slow @blocking"},
 };
 
 const size_t command_family_list_count = sizeof(command_family_list) / sizeof(command_family_list[0]);

@@ -976,6 +976,12 @@ static void cmd_clients_part(struct cmd_ctx *ctx)
             reply_int(ctx->out, conn_kill_local(&f));
         return;
     }
+    if (arg_is(&ctx->argv[1], "unblock")) { /* `__clients unblock <caller> <id> [TIMEOUT|ERROR]` */
+        long long id = 0;
+        arg_to_ll(&ctx->argv[3], &id);
+        reply_int(ctx->out, conn_unblock_local((uint64_t)id, ctx->argc == 5 && arg_is(&ctx->argv[4], "error")));
+        return;
+    }
     memset(&f, 0, sizeof(f));
     struct reply t;
     reply_init(&t);
@@ -1045,6 +1051,39 @@ static void cmd_client_kill(struct cmd_ctx *ctx)
     struct conn_filter f;
     if (client_kill_filter_or_reply(ctx, ctx->argv, ctx->argc, 2, ctx->conn ? conn_id(ctx->conn) : 0, &f))
         client_fanout(ctx, "kill", client_kill_merge);
+}
+
+/* the shards' answers summed: 1 when the client was blocked somewhere */
+static void client_unblock_merge(struct reply *out, int argc, const struct resp_arg *argv, int nparts,
+                                 const char *const *parts, const size_t *lens)
+{
+    (void)argc;
+    (void)argv;
+    long long unblocked = 0;
+    for (int i = 0; i < nparts; i++) {
+        long long v;
+        const char *cr = memchr(parts[i], '\r', lens[i]);
+        if (lens[i] && parts[i][0] == ':' && cr && util_str_to_ll(parts[i] + 1, (size_t)(cr - parts[i] - 1), &v))
+            unblocked += v;
+    }
+    reply_int(out, unblocked);
+}
+
+/* CLIENT UNBLOCK id [TIMEOUT|ERROR] */
+static void cmd_client_unblock(struct cmd_ctx *ctx)
+{
+    long long id;
+    if (ctx->argc > 4) {
+        reply_error(ctx->out, "ERR unknown subcommand or wrong number of arguments for 'UNBLOCK'. Try CLIENT HELP.");
+        return;
+    }
+    if (ctx->argc == 4 && !arg_is(&ctx->argv[3], "timeout") && !arg_is(&ctx->argv[3], "error")) {
+        reply_error(ctx->out, "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR");
+        return;
+    }
+    if (!cmd_get_ll_or_reply(ctx, &ctx->argv[2], &id))
+        return;
+    client_fanout(ctx, "unblock", client_unblock_merge);
 }
 
 static void cmd_client_getname(struct cmd_ctx *ctx)
@@ -1560,10 +1599,10 @@ static void info_clients(struct cmd_ctx *ctx, struct reply *t, const struct info
                 "maxclients:%d\r\n"
                 "client_recent_max_input_buffer:0\r\n"
                 "client_recent_max_output_buffer:0\r\n"
-                "blocked_clients:0\r\n"
+                "blocked_clients:%llu\r\n"
                 "tracking_clients:0\r\n"
                 "clients_in_timeout_table:0\r\n",
-                s->connected_clients, ctx->config->maxclients);
+                s->connected_clients, ctx->config->maxclients, s->blocked_clients);
 }
 
 static unsigned long long process_rss(void)
@@ -2028,6 +2067,7 @@ static const struct subcommand subcommands[] = {
     SUB("slowlog", "reset", cmd_slowlog_reset, 2, ANLS, "@admin @slow @dangerous"),
     SUB("slowlog", "help", cmd_slowlog_help, 2, LS, "@slow"),
     SUB("client", "unpause", cmd_client_unpause, 2, ANLS, "@admin @slow @dangerous @connection"),
+    SUB("client", "unblock", cmd_client_unblock, -3, ANLS, "@admin @slow @dangerous @connection"),
 
     SUB("latency", "doctor", cmd_latency_doctor, 2, ANLS, "@admin @slow @dangerous"),
     SUB("latency", "graph", cmd_latency_graph, 3, ANLS, "@admin @slow @dangerous"),

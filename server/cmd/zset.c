@@ -846,10 +846,41 @@ static void cmd_zpopmax(struct cmd_ctx *ctx)
     zpop_minmax(ctx, ZSET_MAX);
 }
 
-/* Redis zmpopGenericCommand (non-blocking) */
-static void cmd_zmpop(struct cmd_ctx *ctx)
+/* blocking pops: true when one of keys holds a sorted set (else blocked or nil, or WRONGTYPE replied) */
+static bool bzpop_ready_or_reply(struct cmd_ctx *ctx, const struct resp_arg *keys, int n)
 {
-    const int numkeys_idx = 1;
+    for (int j = 0; j < n; j++) {
+        bool wrong;
+        if (cmd_lookup_typed(ctx, &keys[j], OBJ_ZSET, true, &wrong))
+            return true;
+        if (wrong)
+            return false;
+    }
+    cmd_block_or_nil(ctx, false);
+    return false;
+}
+
+/* BZPOPMIN BZPOPMAX key [key ...] timeout: [key, member, score] */
+static void bzpop_minmax(struct cmd_ctx *ctx, int where)
+{
+    if (cmd_block_timeout_or_reply(ctx, &ctx->argv[ctx->argc - 1]) &&
+        bzpop_ready_or_reply(ctx, &ctx->argv[1], ctx->argc - 2))
+        zpop_generic(ctx, &ctx->argv[1], ctx->argc - 2, where, true, -1, false, true);
+}
+
+static void cmd_bzpopmin(struct cmd_ctx *ctx)
+{
+    bzpop_minmax(ctx, ZSET_MIN);
+}
+
+static void cmd_bzpopmax(struct cmd_ctx *ctx)
+{
+    bzpop_minmax(ctx, ZSET_MAX);
+}
+
+/* Redis zmpopGenericCommand: ZMPOP numkeys ..., and BZMPOP timeout numkeys ... (blocking) */
+static void zmpop_generic(struct cmd_ctx *ctx, int numkeys_idx, bool blocking)
+{
     long long numkeys, count = -1;
     int where;
 
@@ -883,7 +914,19 @@ static void cmd_zmpop(struct cmd_ctx *ctx)
     }
     if (count == -1)
         count = 1;
-    zpop_generic(ctx, &ctx->argv[numkeys_idx + 1], (int)numkeys, where, true, count, true, true);
+    if (!blocking || bzpop_ready_or_reply(ctx, &ctx->argv[numkeys_idx + 1], (int)numkeys))
+        zpop_generic(ctx, &ctx->argv[numkeys_idx + 1], (int)numkeys, where, true, count, true, true);
+}
+
+static void cmd_zmpop(struct cmd_ctx *ctx)
+{
+    zmpop_generic(ctx, 1, false);
+}
+
+static void cmd_bzmpop(struct cmd_ctx *ctx)
+{
+    if (cmd_block_timeout_or_reply(ctx, &ctx->argv[1]))
+        zmpop_generic(ctx, 2, true);
 }
 
 /* ---- ZRANDMEMBER ------------------------------------------------------------------ */
@@ -1497,6 +1540,12 @@ const struct command command_family_zset[] = {
     {"zpopmin", cmd_zpopmin, -2, ZW | CMD_FAST, 1, 1, 1, ROUTE_OWNER, "@write @sortedset @fast"},
     {"zpopmax", cmd_zpopmax, -2, ZW | CMD_FAST, 1, 1, 1, ROUTE_OWNER, "@write @sortedset @fast"},
     {"zmpop", cmd_zmpop, -4, ZW | CMD_NUMKEYS, 1, 0, 0, ROUTE_GATHER, "@write @sortedset @slow"},
+    {"bzpopmin", cmd_bzpopmin, -3, ZW | CMD_FAST | CMD_BLOCKING, 1, -2, 1, ROUTE_OWNER,
+     "@write @sortedset @fast @blocking"},
+    {"bzpopmax", cmd_bzpopmax, -3, ZW | CMD_FAST | CMD_BLOCKING, 1, -2, 1, ROUTE_OWNER,
+     "@write @sortedset @fast @blocking"},
+    {"bzmpop", cmd_bzmpop, -5, ZW | CMD_BLOCKING | CMD_NUMKEYS, 2, 0, 0, ROUTE_OWNER,
+     "@write @sortedset @slow @blocking"},
     {"zrandmember", cmd_zrandmember, -2, ZR, 1, 1, 1, ROUTE_OWNER, "@read @sortedset @slow"},
     {"zremrangebyrank", cmd_zremrangebyrank, 4, ZW, 1, 1, 1, ROUTE_OWNER, "@write @sortedset @slow"},
     {"zremrangebyscore", cmd_zremrangebyscore, 4, ZW, 1, 1, 1, ROUTE_OWNER, "@write @sortedset @slow"},

@@ -189,6 +189,7 @@ static void conn_destroy(struct conn *c)
     if (c->next)
         c->next->prev = c->prev;
     txn_conn_freed(c);
+    block_conn_freed(c);
     resp_parser_deinit(&c->parser);
     reply_deinit(&c->out);
     mem_release(c->rbuf);
@@ -228,11 +229,13 @@ void conn_close(struct conn *c)
     /* what it sent is still run (a multi-shard command must finish to free its keys); stalled
      * batches still go out, unless the shard is shutting down (conn_close_all) */
     pubsub_conn_closed(c);
+    c->inflight++; /* held while its transaction and blocking state let go (that may answer replies) */
     txn_conn_closed(c);
+    block_conn_closed(c);
+    handoff_flush(self); /* what those sent (unwatch, cancel) */
     if (c->sink)
         c->sink(c->sink_arg, NULL, 0); /* engine.h: the in-process client is gone */
-    if (c->inflight == 0)
-        conn_destroy(c);
+    conn_unref(c);
 }
 
 void conn_unref(struct conn *c)
@@ -314,7 +317,9 @@ static bool conn_over_output_limit(struct conn *c)
 
 static void conn_pause_reading(struct conn *c)
 {
-    if (!c->read_paused && !c->closed) {
+    /* a client waiting in a blocking command is still read (up to the query buffer limit), as Redis
+     * does, so that its disconnection is seen and its waiter dropped */
+    if (!c->read_paused && !c->closed && !c->blocked) {
         if (c->read_ev)
             event_del(c->read_ev);
         c->read_paused = true;
@@ -385,6 +390,15 @@ static void conn_process_input(struct conn *c)
     if (conn_blocked(c))
         conn_pause_reading(c);
     shard_mark_dirty(c);
+}
+
+void conn_read_while_blocked(struct conn *c)
+{
+    if (c->read_paused && !c->closed) {
+        c->read_paused = false;
+        if (c->read_ev)
+            event_add(c->read_ev, NULL);
+    }
 }
 
 void conn_resume(struct conn *c)
@@ -526,6 +540,14 @@ void conn_reap_dead(struct shard *self)
     }
 }
 
+long long conn_unblock_local(uint64_t id, bool error)
+{
+    for (struct conn *c = shard_self->conns; c; c = c->next)
+        if (c->id == id)
+            return block_unblock(c, error);
+    return 0;
+}
+
 void conn_close_all(struct shard *self)
 {
     while (self->conns) {
@@ -630,10 +652,14 @@ size_t conn_describe(const struct conn *c, int64_t now, char *buf, size_t cap)
     if (c->write_armed)
         events[ne++] = 'w';
     events[ne] = '\0';
-    char flags[3];
+    char flags[5];
     int nf = 0;
     if (pubsub_subscribed(c))
         flags[nf++] = 'P';
+    if (c->blocked)
+        flags[nf++] = 'b';
+    if (c->in_multi)
+        flags[nf++] = 'x';
     if (c->close_after_reply)
         flags[nf++] = 'c';
     if (nf == 0)
@@ -641,11 +667,12 @@ size_t conn_describe(const struct conn *c, int64_t now, char *buf, size_t cap)
     flags[nf] = '\0';
     int n = snprintf(buf, cap,
                      "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=%lld psub=%lld "
-                     "ssub=0 multi=-1 qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 rbs=%zu rbp=%zu obl=0 "
+                     "ssub=0 multi=%d qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 rbs=%zu rbp=%zu obl=0 "
                      "oll=0 omem=%zu tot-mem=%zu events=%s cmd=%s user=default redir=-1 resp=%d "
                      "lib-name=%s lib-ver=%s shard=%d",
                      (unsigned long long)c->id, c->peer, c->local, c->fd, c->name ? c->name : "",
                      conn_age(c, now), conn_idle(c, now), flags, c->db, pubsub_count(c, false), pubsub_count(c, true),
+                     txn_queued(c),
                      c->rlen - c->rpos, c->rcap - c->rlen, c->rcap, c->rcap, c->out.len - c->out_sent,
                      c->rcap + c->out.cap + sizeof(*c), events, c->last_cmd ? c->last_cmd->name : "NULL", c->resp,
                      c->lib_name ? c->lib_name : "", c->lib_ver ? c->lib_ver : "", c->home->index);

@@ -36,6 +36,7 @@ struct txn;
 struct keylocks;
 struct watches;
 struct multi;
+struct blockers;
 
 /* a part's reply arrives (parts of one slot may arrive in any order) */
 typedef void slot_part_fn(struct conn *c, struct slot *s, int part, const char *reply, size_t len);
@@ -53,6 +54,9 @@ struct slot {
     int parts_left;
     bool complete;
     bool txn_end;            /* EXEC's end: completes (freeing txn's locks) once every slot before it has */
+    bool blocked;            /* a blocking command waits at its owner (block.c) */
+    bool block_cancelling;   /* the owner was asked to drop it */
+    struct slot *block_target; /* a cancel's: the blocked slot it is for */
     bool barrier;            /* the connection parses nothing more until this completes */
     slot_part_fn *on_part;
     slot_done_fn *on_done;
@@ -99,8 +103,7 @@ struct conn {
     struct slot *slot_tail;
     /* cross-shard */
     int inflight;            /* batches out for this conn (and parked batches' deliveries to come) */
-    int parked;              /* parked batches whose original came back, less deliveries that came (either
-                              * may come first): parsing stops while it is not 0 */
+    int parked;              /* batches whose rest waits at an owner for a key lock: parsing stops */
     struct batch *stalled_head; /* batches waiting for credits or inbox space */
     struct batch *stalled_tail;
     /* lifecycle */
@@ -132,6 +135,8 @@ struct conn {
     struct pubsub_client *pubsub; /* its channels and patterns (pubsub.c), NULL while it has none */
     struct multi *multi;     /* MULTI queue and WATCHed keys (txn.c), NULL until it uses them */
     bool in_multi;           /* between MULTI and EXEC / DISCARD (txn.c) */
+    struct slot *blocked;    /* its blocking command waiting at the owner (block.c), NULL none */
+    struct event *block_ev;  /* that command's timeout */
     char *exec_input;        /* EXEC's queued commands, parsed before the rest of the input */
     size_t exec_len;
     size_t exec_pos;
@@ -170,6 +175,7 @@ struct shard {
     uint64_t *wake_targets;   /* bitmap: shards to ring at the end of the turn */
     struct keylocks *locks;   /* keys held by multi-shard transactions (keylock.h) */
     struct watches *watches;  /* keys clients WATCH (watch.h) */
+    struct blockers *blockers; /* clients waiting here in blocking commands (block.c) */
     struct txn *txn_waiting;  /* our transactions waiting for a shard to grant their keys */
     uint64_t locks_seen;      /* keylock_generation when last looked at */
 #define EARLY_GRANTS_MAX 64
@@ -265,6 +271,8 @@ void conn_close_output_limit(struct conn *c);
 bool conn_output_full(const struct conn *c);
 /* a batch came back or was dropped: release the reference it held */
 void conn_unref(struct conn *c);
+/* c now waits in a blocking command: read it again (to see it go), parsing nothing */
+void conn_read_while_blocked(struct conn *c);
 /* resume parsing buffered input after a stall cleared */
 void conn_resume(struct conn *c);
 void conn_close_all(struct shard *self);
@@ -291,6 +299,8 @@ void dispatch_send_part(struct conn *c, struct slot *s, int target, int part, co
                         const struct resp_arg *argv);
 /* a command whose keys span shards, its keys held (txn.c) */
 void dispatch_run_multi_shard(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv);
+/* this shard's empty store for running a handler on copies (one database) */
+struct store *dispatch_scratch_store(struct shard *self);
 /* the shard owning key */
 int dispatch_key_shard(const struct config *cfg, const struct resp_arg *key);
 /* where a local reply goes: the connection's output, or after the last pending slot */
@@ -335,6 +345,8 @@ void txn_note_flush(struct shard *self, const struct command *cmd, int argc, con
 static inline bool txn_in_multi(const struct conn *c) { return c->in_multi; }
 /* queue cmd for EXEC (+QUEUED into out); false: refused (the error written, EXEC will abort) */
 bool txn_queue(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv, struct reply *out);
+/* commands queued since MULTI, -1 outside MULTI (CLIENT LIST multi=) */
+int txn_queued(const struct conn *c);
 /* a command was refused between MULTI and EXEC: EXEC answers EXECABORT */
 void txn_queue_failed(struct conn *c);
 /* EXEC with arguments inside MULTI: Redis discards the transaction saying why */
@@ -344,6 +356,33 @@ void txn_exec_dispatched(struct conn *c);
 /* c closed: its watches go; c freed: its transaction state too */
 void txn_conn_closed(struct conn *c);
 void txn_conn_freed(struct conn *c);
+
+/* block.c */
+struct blockers *block_create(void);
+void block_destroy(struct blockers **b);
+/* waiters here now: the write hooks look only when there are some */
+size_t block_waiting(const struct blockers *b);
+/* a blocking command answered CMD_BLOCK_MARKER here: it waits for its keys (its reply goes to home's slot) */
+void block_register(struct shard *self, const struct command *cmd, int argc, const struct resp_arg *argv, int db,
+                    int resp, uint64_t client, int home, struct conn *conn, struct slot *slot, int part);
+/* a command wrote these keys: waiters on them are served after it (block_serve_ready) */
+void block_note_write(struct shard *self, const struct command *cmd, int argc, const struct resp_arg *argv, int db);
+void block_serve_ready(struct shard *self);
+/* a command ran here and waiters exist: if it wrote their keys, serve them now */
+void block_after_command(struct shard *self, const struct command *cmd, int argc, const struct resp_arg *argv, int db);
+/* is this reply CMD_BLOCK_MARKER? */
+bool block_marker(const char *reply, size_t len);
+/* home side: a waiter's reply, served by its owner */
+void block_served(struct conn *c, struct slot *s, int part, const char *reply, size_t len);
+/* owner side: drop client's waiter for slot (slot_arg: the slot's address): ":1" dropped, ":0" gone */
+extern const struct command block_cancel_command;
+void block_cancel_run(struct shard *self, uint64_t client, const struct resp_arg *slot_arg, struct reply *out);
+/* run a blocking command (its keys on owner, -1 several shards, -2 none) */
+void block_run(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv, int owner);
+/* CLIENT UNBLOCK: false when c is not blocked; error: answer UNBLOCKED instead of the timeout reply */
+bool block_unblock(struct conn *c, bool error);
+void block_conn_closed(struct conn *c);
+void block_conn_freed(struct conn *c);
 
 /* handoff.c */
 void handoff_setup_shard(struct shard *self, int nshards, int inbox_size, int credits);
@@ -362,6 +401,9 @@ void handoff_ring(struct shard *self);
 /* a batch with no connection (a transaction's unlock or grant): pushed now or as soon as there is a credit */
 void handoff_send_system(struct shard *self, int target, const struct command *cmd, int db, int argc,
                          const struct resp_arg *argv);
+/* a blocked client's reply, served here, to its home (a delivery) */
+void handoff_send_served(struct shard *self, int home, struct conn *conn, struct slot *slot, int part,
+                         const char *reply, size_t len);
 /* push the connection-less batches that waited for credits */
 void handoff_retry_system(struct shard *self);
 /* keys came free here: run the batches parked for them, in order, and send their replies home */

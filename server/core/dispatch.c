@@ -131,6 +131,8 @@ static void run_handler(struct conn *c, const struct command *cmd, int argc, con
     cmd->proc(&ctx);
     if (watched)
         txn_note_write(self, cmd, argc, argv, c->db, reply_from(out, before), out->len - before);
+    if (block_waiting(self->blockers))
+        block_after_command(self, cmd, argc, argv, c->db);
     shard_store_unlock();
     uint64_t t1 = stats_cmd_done(&self->stats, cmd, 1, t0, reply_from(out, before), out->len - before,
                                  ctx.config->latency_tracking);
@@ -279,6 +281,7 @@ void dispatch_send_part(struct conn *c, struct slot *s, int target, int part, co
         .store = self->store, .out = scratch, .argv = argv, .argc = argc, .db = s->db,
         .now = self->now, .config = config_current(), .stats = &self->cstats, .conn = NULL,
         .shard = self->index, .locks = self->locks, .watches = self->watches, .client = c->id,
+        .may_block = (cmd->flags & CMD_BLOCKING) && !s->txid,
     };
     scratch->resp = s->resp;
     shard_store_lock(); /* the global-lock build's admin fan-outs and watches */
@@ -290,6 +293,10 @@ void dispatch_send_part(struct conn *c, struct slot *s, int target, int part, co
         cmd->proc(&ctx);
         if (watched)
             txn_note_write(self, cmd, argc, argv, s->db, scratch->buf, scratch->len);
+        if (ctx.may_block && block_marker(scratch->buf, scratch->len))
+            block_register(self, cmd, argc, argv, s->db, s->resp, c->id, self->index, c, s, part);
+        else if (block_waiting(self->blockers))
+            block_after_command(self, cmd, argc, argv, s->db);
         /* the home counts the call and its outcome once the whole reply is there: this part adds its time */
         uint64_t t1 = stats_cmd_done(&self->stats, s->cmd, 0, t0, scratch->buf, scratch->len,
                                      ctx.config->latency_tracking);
@@ -822,7 +829,7 @@ static void emit_to_reply(void *arg, const void *p, size_t n)
     reply_raw(arg, p, n);
 }
 
-static struct store *scratch_store(struct shard *self)
+struct store *dispatch_scratch_store(struct shard *self)
 {
     if (!self->scratch_store)
         self->scratch_store = store_create(1);
@@ -843,7 +850,7 @@ static void gather_done(struct conn *c, struct slot *s)
         dispatch_slot_complete(c, s);
         return;
     }
-    struct store *st = scratch_store(self);
+    struct store *st = dispatch_scratch_store(self);
     /* 1. the copies */
     for (uint32_t i = 0; i < s->nkeys; i++) {
         const struct resp_arg *key = &s->argv[s->key_pos[i]];
@@ -1165,6 +1172,18 @@ bool dispatch_command(struct conn *c, int argc, const struct resp_arg *argv)
         STATS_ADD(&self->stats, total_commands_processed, (uint64_t)-1); /* counted when it runs */
         conn_wait_for_lock(c);
         return false;
+    }
+    if (cmd->flags & CMD_BLOCKING) { /* waits at its keys' owner when they have no data (block.c) */
+        if (c->cluster_port) {
+            struct reply *out = dispatch_reply_target(c);
+            size_t before = out->len;
+            if (cluster_refuse(c, cfg, cmd, argc, argv, out)) {
+                stats_cmd_rejected(&self->stats, cmd, reply_from(out, before), out->len - before);
+                return true;
+            }
+        }
+        block_run(c, cmd, argc, argv, keys_owner(cfg, cmd, argc, argv));
+        return true;
     }
     if (c->cluster_port) { /* a cluster node: redirected, or run here on this shard's keys */
         struct reply *out = dispatch_reply_target(c);

@@ -65,6 +65,7 @@
 struct batch_entry {
     const struct command *cmd;
     uint64_t txid;      /* the multi-shard transaction it belongs to (its parts pass its key locks), 0 none */
+    bool may_block;     /* a blocking command that may wait at the owner (not inside MULTI) */
     const struct command *stat_cmd; /* the client's command this entry is (part of), for its stats */
     struct slot *slot;
     int part;
@@ -98,6 +99,7 @@ struct batch {
     struct reply replies;    /* written by the owner */
     bool over_limit;         /* the owner stopped: the client's replies passed its output hard limit */
     bool delivery;           /* replies of entries an owner parked, executed by their home (conn's) */
+    bool served;             /* a delivery: a blocked client's reply (block.c) */
     int wait_from;           /* returned: entries from here on are parked at the owner (-1: ran all);
                               * parked: the next entry to run */
     uint64_t conn_id;        /* the connection's id (0: a connection-less batch) */
@@ -134,6 +136,7 @@ static void batch_return(struct shard *self, struct batch *b)
     b->conn = NULL;
     b->conn_id = 0;
     b->delivery = false;
+    b->served = false;
     reply_clear(&b->replies);
     if (self->batch_pool_len >= BATCH_POOL_MAX || b->bcap > (1u << 20) || b->replies.cap > (1u << 20)) {
         batch_destroy(b);
@@ -282,6 +285,7 @@ void handoff_send(struct conn *c, int target, const struct command *cmd, int db,
     struct batch_entry *e = &b->entries[b->n++];
     e->cmd = cmd;
     e->txid = s->txid;
+    e->may_block = (cmd->flags & CMD_BLOCKING) && !s->txid;
     e->stat_cmd = s->cmd;
     e->slot = s;
     e->part = part;
@@ -362,6 +366,11 @@ static int batch_run(struct shard *self, struct batch *b, int from)
             self->scratch_argv[j].len = a->len;
         }
         e->reply_off = b->replies.len;
+        if (e->cmd == &block_cancel_command) { /* a blocked client's home gives up waiting */
+            block_cancel_run(self, b->conn_id, &self->scratch_argv[2], &b->replies);
+            e->reply_len = b->replies.len - e->reply_off;
+            continue;
+        }
         if (e->cmd == &txn_granted_command) { /* a shard we asked holds our transaction's keys */
             long long txid;
             if (util_str_to_ll(self->scratch_argv[1].ptr, self->scratch_argv[1].len, &txid))
@@ -375,6 +384,7 @@ static int batch_run(struct shard *self, struct batch *b, int from)
         ctx.argc = e->argc;
         ctx.db = e->db;
         ctx.client = b->conn_id;
+        ctx.may_block = e->may_block;
         b->replies.resp = e->resp;
         shard_store_lock(); /* the global-lock build's admin fan-outs */
         if (dispatch_memory_ok(self, cfg, e->cmd, &b->replies)) {
@@ -386,6 +396,11 @@ static int batch_run(struct shard *self, struct batch *b, int from)
             if (watched)
                 txn_note_write(self, e->cmd, e->argc, self->scratch_argv, e->db, b->replies.buf + e->reply_off,
                                b->replies.len - e->reply_off);
+            if (e->may_block && block_marker(b->replies.buf + e->reply_off, b->replies.len - e->reply_off))
+                block_register(self, e->cmd, e->argc, self->scratch_argv, e->db, e->resp, b->conn_id, b->home, b->conn,
+                               e->slot, e->part);
+            else if (block_waiting(self->blockers))
+                block_after_command(self, e->cmd, e->argc, self->scratch_argv, e->db);
             shard_store_unlock();
             /* the home counts the call and its outcome once the whole reply is there: this adds the time */
             uint64_t t1 = stats_cmd_done(&self->stats, e->stat_cmd, 0, t0, b->replies.buf + e->reply_off,
@@ -501,11 +516,35 @@ void handoff_run_parked(struct shard *self)
     shard_publish_keyspace(self, false);
 }
 
-/* home side: the replies of entries an owner parked (the connection was held for them) */
+static void handoff_complete(struct shard *self, struct batch *b);
+
+/* our batches that came back: completed */
+static size_t handoff_drain_done(struct shard *self)
+{
+    void *items[32];
+    size_t total = 0, m;
+    while ((m = ring_pop_batch(self->done, items, 32)) > 0) {
+        for (size_t i = 0; i < m; i++)
+            handoff_complete(self, items[i]);
+        total += m;
+    }
+    return total;
+}
+
+/* home side: the replies of entries an owner parked (the connection was held for them), or a blocked
+ * client's reply */
 static void handoff_deliver(struct shard *self, struct batch *b)
 {
+    /* the batch it follows went back to our done ring before the owner pushed this one to our inbox:
+     * complete that first, so that each connection sees the two in order */
+    handoff_drain_done(self);
     struct conn *c = b->conn;
     b->conn = NULL; /* back at the owner it is connection-less */
+    if (b->served) { /* a blocked client's reply (this may free c: nothing after it) */
+        block_served(c, b->entries[0].slot, b->entries[0].part, b->replies.buf, b->replies.len);
+        handoff_flush(self);
+        return;
+    }
     if (b->over_limit) {
         conn_close_output_limit(c);
     } else if (!c->closed || shard_running(self)) { /* a multi-shard command must finish, to free its keys */
@@ -514,12 +553,9 @@ static void handoff_deliver(struct shard *self, struct batch *b)
             dispatch_part_reply(c, e->slot, e->part, b->replies.buf + e->reply_off, e->reply_len);
         }
     }
-    /* it can overtake its original (the owner returns that to our done ring, which we drain after the
-     * inbox): the second of the two to arrive drops the connection's reference */
-    if (--c->parked == 0) {
+    if (--c->parked == 0)
         conn_resume(c);
-        conn_unref(c);
-    }
+    conn_unref(c); /* the reference its original batch left to it (this may free c: nothing after it) */
     handoff_flush(self);
 }
 
@@ -541,15 +577,12 @@ static void handoff_complete(struct shard *self, struct batch *b)
             dispatch_part_reply(c, e->slot, e->part, b->replies.buf + e->reply_off, e->reply_len);
         }
     }
-    bool parked = b->wait_from >= 0; /* the rest comes in a delivery (handoff_deliver) */
+    bool parked = b->wait_from >= 0; /* the rest comes in a delivery (handoff_deliver), which drops the reference */
     batch_return(self, b);
-    if (parked && ++c->parked != 0) { /* the delivery is still to come: it drops the reference */
-        handoff_flush(self);
-        return;
-    }
     if (parked)
-        conn_resume(c);
-    conn_unref(c);
+        c->parked++;
+    else
+        conn_unref(c);
     handoff_flush(self);
 }
 
@@ -583,6 +616,28 @@ void handoff_send_system(struct shard *self, int target, const struct command *c
     handoff_push_system(self, b);
 }
 
+void handoff_send_served(struct shard *self, int home, struct conn *conn, struct slot *slot, int part,
+                         const char *reply, size_t len)
+{
+    struct batch *b = batch_borrow(self);
+    b->home = self->index; /* it comes back to us */
+    b->target = home;
+    b->conn = conn;
+    b->delivery = true;
+    b->served = true;
+    if (b->cap == 0) {
+        b->cap = 16;
+        b->entries = mem_realloc(b->entries, (size_t)b->cap * sizeof(*b->entries));
+    }
+    struct batch_entry *e = &b->entries[b->n++];
+    memset(e, 0, sizeof(*e));
+    e->slot = slot;
+    e->part = part;
+    reply_raw(&b->replies, reply, len);
+    e->reply_len = len;
+    handoff_push_system(self, b);
+}
+
 void handoff_retry_system(struct shard *self)
 {
     while (self->system_stalled) {
@@ -612,9 +667,7 @@ size_t handoff_drain(struct shard *self)
             (void)pushed;
             self->wake_targets[home / 64] |= 1ull << (home % 64);
         }
-        size_t m = ring_pop_batch(self->done, items, 32);
-        for (size_t i = 0; i < m; i++)
-            handoff_complete(self, items[i]);
+        size_t m = handoff_drain_done(self);
         total += n + m;
         if (n == 0 && m == 0)
             break;

@@ -70,6 +70,7 @@ static struct shard_place *shard_places;
 #ifdef PERCORE_GLOBAL_LOCK
 static struct store *shared_store;
 static struct watches *shared_watches; /* the one store's watched keys */
+static struct blockers *shared_blockers; /* and its blocked clients */
 /* recursive: EXEC holds it across its commands (txn.c), each of which takes it too */
 static pthread_mutex_t shared_store_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 
@@ -372,9 +373,11 @@ static void *shard_main(void *arg)
 #ifdef PERCORE_GLOBAL_LOCK
     self->store = shared_store;
     self->watches = shared_watches;
+    self->blockers = shared_blockers;
 #else
     self->store = store_create(cfg->databases);
     self->watches = watch_create();
+    self->blockers = block_create();
 #endif
     self->locks = keylock_create();
     self->now = util_ms_time();
@@ -430,6 +433,7 @@ static void *shard_main(void *arg)
     if (!SHARD_STORE_SHARED) {
         store_destroy(&self->store);
         watch_destroy(&self->watches);
+        block_destroy(&self->blockers);
     }
     keylock_destroy(&self->locks);
     mem_release(self->granted_local);
@@ -552,6 +556,7 @@ int shard_setup(void)
 #ifdef PERCORE_GLOBAL_LOCK
     shared_store = store_create(cfg->databases);
     shared_watches = watch_create();
+    shared_blockers = block_create();
 #endif
     pthread_barrier_init(&start_barrier, NULL, (unsigned)nshards + 1);
     pthread_barrier_init(&stop_barrier, NULL, (unsigned)nshards);
@@ -613,6 +618,7 @@ void shard_teardown(void)
 #ifdef PERCORE_GLOBAL_LOCK
     store_destroy(&shared_store);
     watch_destroy(&shared_watches);
+    block_destroy(&shared_blockers);
 #endif
     pthread_barrier_destroy(&start_barrier);
     pthread_barrier_destroy(&stop_barrier);

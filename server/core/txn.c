@@ -381,6 +381,8 @@ void txn_locks_changed(struct shard *self)
         conn_retry_lock_waiters(self);
     if (self->parked_head)
         handoff_run_parked(self);
+    if (block_waiting(self->blockers))
+        block_serve_ready(self); /* keys a transaction wrote serve their waiters once it let go */
     keylock_hold_new(self->locks, self->parked_head || self->lock_waiters);
     if (keylock_waiting(self->locks)) {
         keylock_grant_waiting(self->locks, txn_grant, self);
@@ -646,6 +648,11 @@ void multi_discard(struct conn *c, struct reply *out)
     multi_clear_queue(c);
     unwatch_all(c);
     reply_ok(out);
+}
+
+int txn_queued(const struct conn *c)
+{
+    return c->in_multi ? c->multi->count : -1;
 }
 
 void txn_queue_failed(struct conn *c)
