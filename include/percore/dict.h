@@ -40,9 +40,27 @@ const char *dict_entry_key(const struct dict_entry *e, size_t *len);
 /* string values (hashes): a copy of p[0..n) */
 void dict_entry_set_value(struct dict *d, struct dict_entry *e, const void *p, size_t n);
 const char *dict_entry_value(const struct dict_entry *e, size_t *len);
+/* pointer values (a shard's per-key tables: watchers, waiters) */
+void dict_entry_set_pointer(struct dict *d, struct dict_entry *e, void *p);
+void *dict_entry_pointer(const struct dict_entry *e);
 /* double values (sorted sets) */
 void dict_entry_set_double(struct dict_entry *e, double v);
 double dict_entry_double(const struct dict_entry *e);
+
+/*
+ * A key of database db as one dict key (tables that span databases: key
+ * locks, watched keys, blocked clients): db as an int32, then the key's
+ * bytes; in inline_buf when it fits, else allocated until dict_dbkey_done.
+ */
+struct dict_dbkey {
+    char *p;
+    size_t len;
+    char inline_buf[128];
+};
+void dict_dbkey_make(struct dict_dbkey *k, int db, const char *key, size_t len);
+void dict_dbkey_done(struct dict_dbkey *k);
+/* such a key's database, and its key bytes */
+int dict_dbkey_split(const char *k, size_t klen, const char **key, size_t *len);
 
 /*
  * after deletes: a rehash step, and start shrinking if the table is under

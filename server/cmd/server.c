@@ -944,17 +944,24 @@ static void client_list_merge(struct reply *out, int argc, const struct resp_arg
 }
 
 /* the old form answers +OK or "No such client", the new one the count */
-static void client_kill_merge(struct reply *out, int argc, const struct resp_arg *argv, int nparts,
-                              const char *const *parts, const size_t *lens)
+/* the shards' integer answers, summed */
+static long long parts_sum(int nparts, const char *const *parts, const size_t *lens)
 {
-    (void)argv;
-    long long killed = 0;
+    long long sum = 0;
     for (int i = 0; i < nparts; i++) {
         long long v;
         const char *cr = memchr(parts[i], '\r', lens[i]);
         if (lens[i] && parts[i][0] == ':' && cr && util_str_to_ll(parts[i] + 1, (size_t)(cr - parts[i] - 1), &v))
-            killed += v;
+            sum += v;
     }
+    return sum;
+}
+
+static void client_kill_merge(struct reply *out, int argc, const struct resp_arg *argv, int nparts,
+                              const char *const *parts, const size_t *lens)
+{
+    (void)argv;
+    long long killed = parts_sum(nparts, parts, lens);
     if (argc == 4) {
         if (killed == 0)
             reply_error(out, "ERR No such client");
@@ -1059,14 +1066,7 @@ static void client_unblock_merge(struct reply *out, int argc, const struct resp_
 {
     (void)argc;
     (void)argv;
-    long long unblocked = 0;
-    for (int i = 0; i < nparts; i++) {
-        long long v;
-        const char *cr = memchr(parts[i], '\r', lens[i]);
-        if (lens[i] && parts[i][0] == ':' && cr && util_str_to_ll(parts[i] + 1, (size_t)(cr - parts[i] - 1), &v))
-            unblocked += v;
-    }
-    reply_int(out, unblocked);
+    reply_int(out, parts_sum(nparts, parts, lens));
 }
 
 /* CLIENT UNBLOCK id [TIMEOUT|ERROR] */

@@ -90,15 +90,7 @@ static void waiter_free(struct waiter *w)
     mem_release(w);
 }
 
-static struct waiter_list *entry_list(const struct dict_entry *e)
-{
-    size_t len;
-    const char *v = dict_entry_value(e, &len);
-    struct waiter_list *l = NULL;
-    if (len == sizeof l)
-        memcpy(&l, v, sizeof l);
-    return l;
-}
+static struct waiter_list *entry_list(const struct dict_entry *e) { return dict_entry_pointer(e); }
 
 static void waiter_unlist(struct blockers *b, struct waiter *w);
 
@@ -125,18 +117,6 @@ void block_destroy(struct blockers **bp)
 
 size_t block_waiting(const struct blockers *b) { return b->waiting; }
 
-/* db + key, the table's key */
-static size_t key_bytes(int db, const char *key, size_t len, char *buf, size_t cap, char **out)
-{
-    size_t n = sizeof(int32_t) + len;
-    char *p = n <= cap ? buf : mem_alloc(n);
-    int32_t d = db;
-    memcpy(p, &d, sizeof d);
-    memcpy(p + sizeof d, key, len);
-    *out = p;
-    return n;
-}
-
 static int waiter_keys(const struct waiter *w, int *pos)
 {
     return command_key_positions(w->cmd, w->argc, w->argv, pos);
@@ -148,9 +128,9 @@ static void waiter_unlist(struct blockers *b, struct waiter *w)
     int *pos = w->argc <= 16 ? pos_small : mem_alloc((size_t)w->argc * sizeof(int));
     int n = waiter_keys(w, pos);
     for (int i = 0; i < n; i++) {
-        char buf[128], *k;
-        size_t kl = key_bytes(w->db, w->argv[pos[i]].ptr, w->argv[pos[i]].len, buf, sizeof buf, &k);
-        struct dict_entry *e = dict_find(b->keys, k, kl);
+        struct dict_dbkey k;
+        dict_dbkey_make(&k, w->db, w->argv[pos[i]].ptr, w->argv[pos[i]].len);
+        struct dict_entry *e = dict_find(b->keys, k.p, k.len);
         struct waiter_list *l = e ? entry_list(e) : NULL;
         for (int j = 0; l && j < l->n; j++) {
             if (l->v[j] == w) {
@@ -162,10 +142,9 @@ static void waiter_unlist(struct blockers *b, struct waiter *w)
         if (l && l->n == 0) {
             mem_release(l->v);
             mem_release(l);
-            dict_delete(b->keys, k, kl);
+            dict_delete(b->keys, k.p, k.len);
         }
-        if (k != buf)
-            mem_release(k);
+        dict_dbkey_done(&k);
     }
     if (pos != pos_small)
         mem_release(pos);
@@ -191,14 +170,15 @@ void block_register(struct shard *self, const struct command *cmd, int argc, con
     int *pos = argc <= 16 ? pos_small : mem_alloc((size_t)argc * sizeof(int));
     int n = waiter_keys(w, pos);
     for (int i = 0; i < n; i++) {
-        char buf[128], *k;
-        size_t kl = key_bytes(db, w->argv[pos[i]].ptr, w->argv[pos[i]].len, buf, sizeof buf, &k);
+        struct dict_dbkey k;
+        dict_dbkey_make(&k, db, w->argv[pos[i]].ptr, w->argv[pos[i]].len);
         struct dict_entry *existing = NULL;
-        struct dict_entry *e = dict_add(b->keys, k, kl, &existing);
+        struct dict_entry *e = dict_add(b->keys, k.p, k.len, &existing);
+        dict_dbkey_done(&k);
         struct waiter_list *l;
         if (e) {
             l = mem_calloc(1, sizeof(*l));
-            dict_entry_set_value(b->keys, e, &l, sizeof l);
+            dict_entry_set_pointer(b->keys, e, l);
         } else {
             l = entry_list(existing);
         }
@@ -212,8 +192,6 @@ void block_register(struct shard *self, const struct command *cmd, int argc, con
             }
             l->v[l->n++] = w;
         }
-        if (k != buf)
-            mem_release(k);
     }
     if (pos != pos_small)
         mem_release(pos);
@@ -241,10 +219,9 @@ static void note_swapdb(struct blockers *b, int argc, const struct resp_arg *arg
     struct dict_iter it;
     dict_iter_init(&it, b->keys);
     for (struct dict_entry *e; (e = dict_iter_next(&it));) {
-        size_t kl;
-        const char *k = dict_entry_key(e, &kl);
-        int32_t db;
-        memcpy(&db, k, sizeof db);
+        size_t kl, len;
+        const char *k = dict_entry_key(e, &kl), *key;
+        int db = dict_dbkey_split(k, kl, &key, &len);
         if (db == x || db == y)
             note_ready(b, k, kl);
     }
@@ -261,12 +238,11 @@ void block_note_write(struct shard *self, const struct command *cmd, int argc, c
     int *pos = argc <= 16 ? pos_small : mem_alloc((size_t)argc * sizeof(int));
     int n = command_key_positions(cmd, argc, argv, pos);
     for (int i = 0; i < n; i++) {
-        char buf[128], *k;
-        size_t kl = key_bytes(db, argv[pos[i]].ptr, argv[pos[i]].len, buf, sizeof buf, &k);
-        if (dict_find(b->keys, k, kl))
-            note_ready(b, k, kl);
-        if (k != buf)
-            mem_release(k);
+        struct dict_dbkey k;
+        dict_dbkey_make(&k, db, argv[pos[i]].ptr, argv[pos[i]].len);
+        if (dict_find(b->keys, k.p, k.len))
+            note_ready(b, k.p, k.len);
+        dict_dbkey_done(&k);
     }
     if (pos != pos_small)
         mem_release(pos);
@@ -323,10 +299,10 @@ void block_serve_ready(struct shard *self)
     int kept = 0; /* keys a transaction holds: served once it lets go (txn_locks_changed) */
     for (int r = 0; r < b->nready; r++) { /* serving may add ready keys: nready grows */
         char *k = b->ready[r];
-        size_t kl = b->ready_len[r];
-        int32_t db;
-        memcpy(&db, k, sizeof db);
-        if (keylock_count(self->locks) && keylock_holds_other(self->locks, 0, db, k + sizeof db, kl - sizeof db)) {
+        size_t kl = b->ready_len[r], len;
+        const char *key;
+        int db = dict_dbkey_split(k, kl, &key, &len);
+        if (keylock_count(self->locks) && keylock_holds_other(self->locks, 0, db, key, len)) {
             b->ready[kept] = k;
             b->ready_len[kept++] = kl;
             continue;
@@ -335,7 +311,7 @@ void block_serve_ready(struct shard *self)
             struct dict_entry *e = dict_find(b->keys, k, kl);
             struct waiter_list *l = e ? entry_list(e) : NULL;
             struct waiter *w = l && l->n ? l->v[0] : NULL;
-            if (!w || !waiter_can_run(self, w, k + sizeof db, kl - sizeof db))
+            if (!w || !waiter_can_run(self, w, key, len))
                 break;
             waiter_unlist(b, w);
             waiter_serve(self, w);

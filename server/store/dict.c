@@ -492,3 +492,42 @@ uint64_t dict_scan(struct dict *d, uint64_t v, dict_scan_fn *fn, void *arg)
     } while (v & (m0 ^ m1));
     return v;
 }
+
+void dict_entry_set_pointer(struct dict *d, struct dict_entry *e, void *p)
+{
+    dict_entry_set_value(d, e, &p, sizeof p);
+}
+
+void *dict_entry_pointer(const struct dict_entry *e)
+{
+    size_t len;
+    const char *v = dict_entry_value(e, &len);
+    void *p = NULL;
+    if (len == sizeof p)
+        memcpy(&p, v, sizeof p);
+    return p;
+}
+
+void dict_dbkey_make(struct dict_dbkey *k, int db, const char *key, size_t len)
+{
+    int32_t d = db;
+    k->len = sizeof d + len;
+    k->p = k->len <= sizeof k->inline_buf ? k->inline_buf : mem_alloc(k->len);
+    memcpy(k->p, &d, sizeof d);
+    memcpy(k->p + sizeof d, key, len);
+}
+
+void dict_dbkey_done(struct dict_dbkey *k)
+{
+    if (k->p != k->inline_buf)
+        mem_release(k->p);
+}
+
+int dict_dbkey_split(const char *k, size_t klen, const char **key, size_t *len)
+{
+    int32_t db;
+    memcpy(&db, k, sizeof db);
+    *key = k + sizeof db;
+    *len = klen - sizeof db;
+    return db;
+}

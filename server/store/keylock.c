@@ -45,27 +45,6 @@ static void lock_wait_free(struct lock_wait *w)
 }
 
 /* the dict key: db then the key bytes, on the stack when small */
-struct lock_key {
-    char *p;
-    size_t len;
-    char inline_buf[128];
-};
-
-static void lock_key_make(struct lock_key *k, int db, const char *key, size_t len)
-{
-    k->len = sizeof(int32_t) + len;
-    k->p = k->len <= sizeof k->inline_buf ? k->inline_buf : mem_alloc(k->len);
-    int32_t d = db;
-    memcpy(k->p, &d, sizeof d);
-    memcpy(k->p + sizeof d, key, len);
-}
-
-static void lock_key_done(struct lock_key *k)
-{
-    if (k->p != k->inline_buf)
-        mem_release(k->p);
-}
-
 static uint64_t entry_holder(const struct dict_entry *e)
 {
     size_t len;
@@ -104,10 +83,10 @@ bool keylock_holds_other(struct keylocks *kl, uint64_t txid, int db, const char 
 {
     if (dict_size(kl->held) == 0)
         return false;
-    struct lock_key k;
-    lock_key_make(&k, db, key, len);
+    struct dict_dbkey k;
+    dict_dbkey_make(&k, db, key, len);
     struct dict_entry *e = dict_find(kl->held, k.p, k.len);
-    lock_key_done(&k);
+    dict_dbkey_done(&k);
     return e && entry_holder(e) != txid;
 }
 
@@ -118,12 +97,12 @@ static bool take(struct keylocks *kl, uint64_t txid, int db, int n, const struct
         if (keylock_holds_other(kl, txid, db, keys[i].ptr, keys[i].len))
             return false;
     for (int i = 0; i < n; i++) {
-        struct lock_key k;
-        lock_key_make(&k, db, keys[i].ptr, keys[i].len);
+        struct dict_dbkey k;
+        dict_dbkey_make(&k, db, keys[i].ptr, keys[i].len);
         struct dict_entry *e = dict_add(kl->held, k.p, k.len, NULL);
         if (e) /* NULL: txid holds it already (a key named twice) */
             dict_entry_set_value(kl->held, e, &txid, sizeof txid);
-        lock_key_done(&k);
+        dict_dbkey_done(&k);
     }
     kl->head.held = dict_size(kl->held);
     return true;
@@ -139,12 +118,12 @@ void keylock_hold_new(struct keylocks *kl, bool hold) { kl->hold_new = hold; }
 void keylock_release(struct keylocks *kl, uint64_t txid, int db, int n, const struct resp_arg *keys)
 {
     for (int i = 0; i < n; i++) {
-        struct lock_key k;
-        lock_key_make(&k, db, keys[i].ptr, keys[i].len);
+        struct dict_dbkey k;
+        dict_dbkey_make(&k, db, keys[i].ptr, keys[i].len);
         struct dict_entry *e = dict_find(kl->held, k.p, k.len);
         if (e && entry_holder(e) == txid)
             dict_delete(kl->held, k.p, k.len);
-        lock_key_done(&k);
+        dict_dbkey_done(&k);
     }
     kl->head.held = dict_size(kl->held);
     kl->generation++;

@@ -31,48 +31,7 @@ struct watches {
     struct dict *keys; /* db (int32) + key -> struct watcher_list * */
 };
 
-struct watch_key {
-    char *p;
-    size_t len;
-    char inline_buf[128];
-};
-
-static void watch_key_make(struct watch_key *k, int db, const char *key, size_t len)
-{
-    k->len = sizeof(int32_t) + len;
-    k->p = k->len <= sizeof k->inline_buf ? k->inline_buf : mem_alloc(k->len);
-    int32_t d = db;
-    memcpy(k->p, &d, sizeof d);
-    memcpy(k->p + sizeof d, key, len);
-}
-
-static void watch_key_done(struct watch_key *k)
-{
-    if (k->p != k->inline_buf)
-        mem_release(k->p);
-}
-
-static struct watcher_list *entry_list(const struct dict_entry *e)
-{
-    size_t len;
-    const char *v = dict_entry_value(e, &len);
-    struct watcher_list *l = NULL;
-    if (len == sizeof l)
-        memcpy(&l, v, sizeof l);
-    return l;
-}
-
-/* the entry's db and key bytes */
-static int entry_key(const struct dict_entry *e, const char **key, size_t *len)
-{
-    size_t klen;
-    const char *k = dict_entry_key(e, &klen);
-    int32_t db;
-    memcpy(&db, k, sizeof db);
-    *key = k + sizeof db;
-    *len = klen - sizeof db;
-    return db;
-}
+static struct watcher_list *entry_list(const struct dict_entry *e) { return dict_entry_pointer(e); }
 
 struct watches *watch_create(void)
 {
@@ -103,15 +62,15 @@ void watch_destroy(struct watches **w)
 
 void watch_add(struct watches *w, uint64_t client, int db, const char *key, size_t len, bool existed)
 {
-    struct watch_key k;
-    watch_key_make(&k, db, key, len);
+    struct dict_dbkey k;
+    dict_dbkey_make(&k, db, key, len);
     struct dict_entry *existing = NULL;
     struct dict_entry *e = dict_add(w->keys, k.p, k.len, &existing);
-    watch_key_done(&k);
+    dict_dbkey_done(&k);
     struct watcher_list *l;
     if (e) {
         l = mem_calloc(1, sizeof *l);
-        dict_entry_set_value(w->keys, e, &l, sizeof l);
+        dict_entry_set_pointer(w->keys, e, l);
     } else {
         l = entry_list(existing);
         for (int i = 0; i < l->n; i++)
@@ -128,8 +87,8 @@ void watch_add(struct watches *w, uint64_t client, int db, const char *key, size
 
 void watch_remove(struct watches *w, uint64_t client, int db, const char *key, size_t len)
 {
-    struct watch_key k;
-    watch_key_make(&k, db, key, len);
+    struct dict_dbkey k;
+    dict_dbkey_make(&k, db, key, len);
     struct dict_entry *e = dict_find(w->keys, k.p, k.len);
     if (e) {
         struct watcher_list *l = entry_list(e);
@@ -145,15 +104,15 @@ void watch_remove(struct watches *w, uint64_t client, int db, const char *key, s
             w->head.keys = dict_size(w->keys);
         }
     }
-    watch_key_done(&k);
+    dict_dbkey_done(&k);
 }
 
 void watch_touch(struct watches *w, int db, const char *key, size_t len)
 {
-    struct watch_key k;
-    watch_key_make(&k, db, key, len);
+    struct dict_dbkey k;
+    dict_dbkey_make(&k, db, key, len);
     struct dict_entry *e = dict_find(w->keys, k.p, k.len);
-    watch_key_done(&k);
+    dict_dbkey_done(&k);
     if (!e)
         return;
     struct watcher_list *l = entry_list(e);
@@ -168,7 +127,9 @@ void watch_touch_existing(struct watches *w, int db, watch_exists_fn *exists, vo
     for (struct dict_entry *e; (e = dict_iter_next(&it));) {
         const char *key;
         size_t len;
-        int kdb = entry_key(e, &key, &len);
+        size_t klen;
+        const char *k = dict_entry_key(e, &klen);
+        int kdb = dict_dbkey_split(k, klen, &key, &len);
         if ((db < 0 || kdb == db) && exists(arg, kdb, key, len)) {
             struct watcher_list *l = entry_list(e);
             for (int i = 0; i < l->n; i++)
@@ -179,10 +140,10 @@ void watch_touch_existing(struct watches *w, int db, watch_exists_fn *exists, vo
 
 bool watch_touched(struct watches *w, uint64_t client, int db, const char *key, size_t len, bool exists_now)
 {
-    struct watch_key k;
-    watch_key_make(&k, db, key, len);
+    struct dict_dbkey k;
+    dict_dbkey_make(&k, db, key, len);
     struct dict_entry *e = dict_find(w->keys, k.p, k.len);
-    watch_key_done(&k);
+    dict_dbkey_done(&k);
     struct watcher_list *l = e ? entry_list(e) : NULL;
     for (int i = 0; l && i < l->n; i++)
         if (l->v[i].client == client)
