@@ -68,8 +68,8 @@ struct waiter_list {
 };
 
 struct blockers {
+    size_t waiting;           /* first: block_waiting() reads it.  Waiters (each under every key it names) */
     struct dict *keys;        /* db (int32) + key -> struct waiter_list * */
-    size_t waiting;           /* waiters (each under every key it names) */
     int nready;               /* keys written since the last serving round */
     int ready_cap;
     char **ready;             /* their db + key bytes, ready_len[i] long */
@@ -115,7 +115,6 @@ void block_destroy(struct blockers **bp)
     *bp = NULL;
 }
 
-size_t block_waiting(const struct blockers *b) { return b->waiting; }
 
 static int waiter_keys(const struct waiter *w, int *pos)
 {

@@ -360,8 +360,8 @@ void txn_conn_freed(struct conn *c);
 /* block.c */
 struct blockers *block_create(void);
 void block_destroy(struct blockers **b);
-/* waiters here now: the write hooks look only when there are some */
-size_t block_waiting(const struct blockers *b);
+/* a table starts with the number of its waiters: the write hooks look only when there are some (inline) */
+static inline size_t block_waiting(const struct blockers *b) { return *(const size_t *)(const void *)b; }
 /* a blocking command answered CMD_BLOCK_MARKER here: it waits for its keys (its reply goes to home's slot) */
 void block_register(struct shard *self, const struct command *cmd, int argc, const struct resp_arg *argv, int db,
                     int resp, uint64_t client, int home, struct conn *conn, struct slot *slot, int part);
