@@ -10,19 +10,26 @@ LOGDIR=${PC_LOG_DIR:-$(mktemp -d)}
 fail() { echo "FAIL: $*" >&2; FAILS=$((FAILS + 1)); }
 pass() { PASSES=$((PASSES + 1)); }
 
+# a port free now, and port + 10000 too (a Redis Cluster node's bus port, which
+# may otherwise be some connection's ephemeral port)
 free_port() {
   /usr/bin/python3 - <<'PY'
 import random, socket, os, time
 rng = random.Random(os.getpid() ^ int(time.time() * 1e6))
-for _ in range(2000):
-    p = rng.randrange(20000, 32000)
+def free(p):
     s = socket.socket()
     try:
-        s.bind(("127.0.0.1", p)); print(p); break
+        s.bind(("127.0.0.1", p))
+        return True
     except OSError:
-        pass
+        return False
     finally:
         s.close()
+for _ in range(2000):
+    p = rng.randrange(20000, 32000)
+    if free(p) and free(p + 10000):
+        print(p)
+        break
 PY
 }
 
