@@ -1,13 +1,16 @@
 /*
  * dispatch: where a parsed command runs, and how its reply finds its place.
  *
- *   lookup -> arity -> auth -> RESP2 subscriber mode (pubsub.h) -> keys' slots -> shard(s)
+ *   lookup -> arity -> auth -> RESP2 subscriber mode (pubsub.h) -> MULTI queue (txn.c)
+ *   -> a key held by a multi-shard transaction: wait -> keys' slots -> shard(s)
+ *     blocking command              -> its keys' owner, through a slot (block.c)
  *     all keys on this shard        -> the handler runs now (no message, no atomic)
  *     all keys on one other shard   -> one entry in that shard's batch; a slot
  *                                      holds the reply's place
- *     keys on several shards        -> one part per shard, merged in the slot
+ *     keys on several shards        -> locked first (txn.c), then one part per
+ *                                      shard merged in the slot, or gathered, or
+ *                                      RENAME/RENAMENX/MSETNX's steps
  *     keyspace-wide                 -> one part per shard, merged
- *     RENAME/RENAMENX/MSETNX across shards -> steps, each a round of parts
  *   on a cluster port: -MOVED / -CROSSSLOT (cluster.h), else the handler runs
  *   here, whatever the route
  *

@@ -162,7 +162,7 @@ void keylock_enqueue(struct keylocks *kl, uint64_t txid, int home, int db, int n
     *kl->queue_tail = w;
     kl->queue_tail = &w->next;
     kl->waiting++;
-    kl->generation++; /* the shard looks at its queue again (dispatch_locks_changed) */
+    kl->generation++; /* the shard looks at its queue again (txn_locks_changed) */
 }
 
 size_t keylock_waiting(const struct keylocks *kl) { return kl->waiting; }
