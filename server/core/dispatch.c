@@ -1014,7 +1014,8 @@ static bool key_range(const struct command *cmd, int argc, int *first, int *last
 }
 
 /* the one shard all keys live on, -1 when they span several, -2 when there are none */
-static int keys_owner(const struct config *cfg, const struct command *cmd, int argc, const struct resp_arg *argv)
+static inline __attribute__((always_inline)) int keys_owner(const struct config *cfg, const struct command *cmd, int argc,
+                                                         const struct resp_arg *argv)
 {
     int first, last;
     if (cmd->flags & CMD_NUMKEYS) {
