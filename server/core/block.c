@@ -156,15 +156,7 @@ void block_register(struct shard *self, const struct command *cmd, int argc, con
     struct blockers *b = self->blockers;
     struct waiter *w = mem_calloc(1, sizeof(*w));
     *w = (struct waiter){client, home, conn, slot, part, db, resp, cmd, argc, NULL, NULL};
-    size_t total = 0;
-    for (int i = 0; i < argc; i++)
-        total += argv[i].len;
-    w->argv = mem_alloc((size_t)argc * sizeof(*w->argv));
-    w->bytes = mem_alloc(total ? total : 1);
-    for (int i = 0, off = 0; i < argc; off += (int)argv[i].len, i++) {
-        memcpy(w->bytes + off, argv[i].ptr, argv[i].len);
-        w->argv[i] = (struct resp_arg){w->bytes + off, argv[i].len};
-    }
+    dispatch_argv_copy(argc, argv, &w->argv, &w->bytes);
     int pos_small[16];
     int *pos = argc <= 16 ? pos_small : mem_alloc((size_t)argc * sizeof(int));
     int n = waiter_keys(w, pos);
@@ -367,12 +359,6 @@ static void block_finish(struct conn *c, struct slot *s)
     dispatch_slot_complete(c, s);
 }
 
-/* the answer of a command that timed out: a nil array, BLMOVE's too (Redis 7.0's replyToBlockedClientTimedOut) */
-static void timeout_reply(struct reply *out)
-{
-    reply_null_array(out);
-}
-
 static void blocked_part(struct conn *c, struct slot *s, int part, const char *reply, size_t len)
 {
     (void)part;
@@ -385,7 +371,7 @@ static void blocked_part(struct conn *c, struct slot *s, int part, const char *r
     c->inflight++;   /* held until then */
     c->blocked = s;
     STATS_ADD(&c->home->stats, blocked_clients, 1);
-    conn_read_while_blocked(c);
+    conn_unpause_reading(c);
     if (s->cursor > 0) { /* ms */
         if (!c->block_ev)
             c->block_ev = evtimer_new(c->home->base, block_on_timeout, c);
@@ -417,7 +403,7 @@ static void cancel_part(struct conn *c, struct slot *s, int part, const char *re
         if (s->sum) /* CLIENT UNBLOCK ... ERROR */
             reply_error(&blocked->reply, "UNBLOCKED client unblocked via CLIENT UNBLOCK");
         else
-            timeout_reply(&blocked->reply);
+            reply_null_array(&blocked->reply); /* timed out: BLMOVE's too (Redis 7.0) */
         blocked->parts_left = 1;
         dispatch_part_reply(c, blocked, 0, "", 0);
     }

@@ -392,7 +392,7 @@ static void conn_process_input(struct conn *c)
     shard_mark_dirty(c);
 }
 
-void conn_read_while_blocked(struct conn *c)
+void conn_unpause_reading(struct conn *c)
 {
     if (c->read_paused && !c->closed) {
         c->read_paused = false;
@@ -405,11 +405,7 @@ void conn_resume(struct conn *c)
 {
     if (c->closed || conn_blocked(c))
         return;
-    if (c->read_paused) {
-        c->read_paused = false;
-        if (c->read_ev)
-            event_add(c->read_ev, NULL);
-    }
+    conn_unpause_reading(c);
     conn_process_input(c);
 }
 

@@ -271,8 +271,8 @@ void conn_close_output_limit(struct conn *c);
 bool conn_output_full(const struct conn *c);
 /* a batch came back or was dropped: release the reference it held */
 void conn_unref(struct conn *c);
-/* c now waits in a blocking command: read it again (to see it go), parsing nothing */
-void conn_read_while_blocked(struct conn *c);
+/* read c's socket again (a client waiting in a blocking command is read, to see it go, but not parsed) */
+void conn_unpause_reading(struct conn *c);
 /* resume parsing buffered input after a stall cleared */
 void conn_resume(struct conn *c);
 void conn_close_all(struct shard *self);
@@ -299,6 +299,8 @@ void dispatch_send_part(struct conn *c, struct slot *s, int target, int part, co
                         const struct resp_arg *argv);
 /* a command whose keys span shards, its keys held (txn.c) */
 void dispatch_run_multi_shard(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv);
+/* a command's arguments copied: *out points into *bytes (both to be released) */
+void dispatch_argv_copy(int argc, const struct resp_arg *argv, struct resp_arg **out, char **bytes);
 /* this shard's empty store for running a handler on copies (one database) */
 struct store *dispatch_scratch_store(struct shard *self);
 /* the shard owning key */

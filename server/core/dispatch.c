@@ -496,20 +496,25 @@ static void send_one(struct conn *c, struct slot *s, int target, const struct co
 }
 
 /* keep a copy of the command in the slot: later steps run after the read buffer moved on */
-static void slot_keep_argv(struct slot *s, int argc, const struct resp_arg *argv)
+void dispatch_argv_copy(int argc, const struct resp_arg *argv, struct resp_arg **out, char **bytes)
 {
     size_t total = 0;
     for (int i = 0; i < argc; i++)
         total += argv[i].len;
-    s->argv = mem_alloc((size_t)argc * sizeof(*s->argv));
-    s->argv_bytes = mem_alloc(total ? total : 1);
+    *out = mem_alloc((size_t)(argc ? argc : 1) * sizeof(**out));
+    *bytes = mem_alloc(total ? total : 1);
     size_t off = 0;
     for (int i = 0; i < argc; i++) {
-        memcpy(s->argv_bytes + off, argv[i].ptr, argv[i].len);
-        s->argv[i].ptr = s->argv_bytes + off;
-        s->argv[i].len = argv[i].len;
+        memcpy(*bytes + off, argv[i].ptr, argv[i].len);
+        (*out)[i].ptr = *bytes + off;
+        (*out)[i].len = argv[i].len;
         off += argv[i].len;
     }
+}
+
+static void slot_keep_argv(struct slot *s, int argc, const struct resp_arg *argv)
+{
+    dispatch_argv_copy(argc, argv, &s->argv, &s->argv_bytes);
     s->argc = argc;
 }
 

@@ -89,22 +89,6 @@ struct txn {
     bool deferred;           /* waits for its connection's earlier commands to finish */
 };
 
-static void argv_copy(int argc, const struct resp_arg *argv, struct resp_arg **out, char **bytes)
-{
-    size_t total = 0;
-    for (int i = 0; i < argc; i++)
-        total += argv[i].len;
-    *out = mem_alloc((size_t)(argc ? argc : 1) * sizeof(**out));
-    *bytes = mem_alloc(total ? total : 1);
-    size_t off = 0;
-    for (int i = 0; i < argc; i++) {
-        memcpy(*bytes + off, argv[i].ptr, argv[i].len);
-        (*out)[i].ptr = *bytes + off;
-        (*out)[i].len = argv[i].len;
-        off += argv[i].len;
-    }
-}
-
 static struct txn *txn_create(struct shard *self)
 {
     struct txn *t = mem_calloc(1, sizeof(*t));
@@ -112,40 +96,32 @@ static struct txn *txn_create(struct shard *self)
     return t;
 }
 
-static void keyset_add(struct keyset *ks, const struct config *cfg, int db, const struct resp_arg *key)
+static void keyset_push(struct keyset *ks, int db, int shard, const char *key, size_t len)
 {
     if (ks->n == ks->cap) {
         ks->cap = ks->cap ? ks->cap * 2 : 8;
         ks->keys = mem_realloc(ks->keys, (size_t)ks->cap * sizeof(*ks->keys));
     }
-    if (ks->len + key->len > ks->bcap || !ks->bytes) {
-        ks->bcap = (ks->len + key->len) * 2 + 64;
+    if (ks->len + len > ks->bcap || !ks->bytes) {
+        ks->bcap = (ks->len + len) * 2 + 64;
         ks->bytes = mem_realloc(ks->bytes, ks->bcap);
     }
-    memcpy(ks->bytes + ks->len, key->ptr, key->len);
+    memcpy(ks->bytes + ks->len, key, len);
+    ks->keys[ks->n++] = (struct txn_key){db, shard, ks->len, len};
+    ks->len += len;
+}
+
+static void keyset_add(struct keyset *ks, const struct config *cfg, int db, const struct resp_arg *key)
+{
     /* under the global lock every key is the home's (one store, one table of watches) */
     int shard = SHARD_STORE_SHARED ? shard_self->index : dispatch_key_shard(cfg, key);
-    ks->keys[ks->n++] = (struct txn_key){db, shard, ks->len, key->len};
-    ks->len += key->len;
+    keyset_push(ks, db, shard, key->ptr, key->len);
 }
 
 static void keyset_add_all(struct keyset *ks, const struct keyset *from)
 {
-    for (int i = 0; i < from->n; i++) {
-        struct resp_arg key = {from->bytes + from->keys[i].off, from->keys[i].len};
-        if (ks->n == ks->cap) {
-            ks->cap = ks->cap ? ks->cap * 2 : 8;
-            ks->keys = mem_realloc(ks->keys, (size_t)ks->cap * sizeof(*ks->keys));
-        }
-        if (ks->len + key.len > ks->bcap || !ks->bytes) {
-            ks->bcap = (ks->len + key.len) * 2 + 64;
-            ks->bytes = mem_realloc(ks->bytes, ks->bcap);
-        }
-        memcpy(ks->bytes + ks->len, key.ptr, key.len);
-        ks->keys[ks->n] = from->keys[i];
-        ks->keys[ks->n++].off = ks->len;
-        ks->len += key.len;
-    }
+    for (int i = 0; i < from->n; i++)
+        keyset_push(ks, from->keys[i].db, from->keys[i].shard, from->bytes + from->keys[i].off, from->keys[i].len);
 }
 
 static void keyset_clear(struct keyset *ks)
@@ -381,8 +357,11 @@ void txn_locks_changed(struct shard *self)
         conn_retry_lock_waiters(self);
     if (self->parked_head)
         handoff_run_parked(self);
-    if (block_waiting(self->blockers))
-        block_serve_ready(self); /* keys a transaction wrote serve their waiters once it let go */
+    if (block_waiting(self->blockers)) { /* keys a transaction wrote serve their waiters once it let go */
+        shard_store_lock();
+        block_serve_ready(self);
+        shard_store_unlock();
+    }
     keylock_hold_new(self->locks, self->parked_head || self->lock_waiters);
     if (keylock_waiting(self->locks)) {
         keylock_grant_waiting(self->locks, txn_grant, self);
@@ -436,7 +415,7 @@ void txn_run_command(struct conn *c, const struct command *cmd, int argc, const 
 {
     struct txn *t = txn_create(c->home);
     t->argc = argc;
-    argv_copy(argc, argv, &t->argv, &t->bytes);
+    dispatch_argv_copy(argc, argv, &t->argv, &t->bytes);
     keyset_add_command(&t->ks, config_current(), cmd, argc, t->argv, c->db);
     txn_begin(c, t, command_locked);
 }
