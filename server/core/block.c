@@ -9,7 +9,8 @@
  * each of the command's keys (a FIFO per key, in the order clients
  * blocked).  After every command that writes a key with waiters, the owner
  * serves them in order while the key holds data of their type: it runs the
- * waiter's command again (it pops now) and sends the reply home as a
+ * waiter's command again for that key alone (it pops now; Redis too serves
+ * a client from the key that got data) and sends the reply home as a
  * delivery (handoff.c), or hands it over directly when home is itself.  A
  * served BLMOVE's push can serve the next key's waiters in turn.
  *
@@ -24,9 +25,9 @@
  * are gone (Redis serves them after EXEC): a waiter must not see, or take,
  * what a transaction does half-way.
  *
- * The keys of one blocking command must live on one shard (one hash tag);
- * across shards it answers an error for now.  Inside MULTI it never blocks:
- * it answers as if it had timed out, as Redis does.
+ * A command whose keys live on several shards waits as one part per shard
+ * (see "keys on several shards" below).  Inside MULTI it never blocks: it
+ * answers as if it had timed out, as Redis does.
  */
 #include "core.h"
 
@@ -44,6 +45,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* ---------------------------------------------------------------- owner: waiters */
 
@@ -59,6 +61,8 @@ struct waiter {
     int argc;
     struct resp_arg *argv;    /* a copy of the command */
     char *bytes;
+    bool of_several;          /* one shard's part of a command on keys of several shards: listed under
+                                 this shard's keys only, and served alone (BLMOVE: the pop alone) */
 };
 
 struct waiter_list {
@@ -69,6 +73,8 @@ struct waiter_list {
 
 struct blockers {
     size_t waiting;           /* first: block_waiting() reads it.  Waiters (each under every key it names) */
+    int shard;                /* whose table */
+    bool serving;             /* block_serve_ready is under way (serving can run commands that write) */
     struct dict *keys;        /* db (int32) + key -> struct waiter_list * */
     int nready;               /* keys written since the last serving round */
     int ready_cap;
@@ -76,9 +82,10 @@ struct blockers {
     size_t *ready_len;
 };
 
-struct blockers *block_create(void)
+struct blockers *block_create(int shard)
 {
     struct blockers *b = mem_calloc(1, sizeof(*b));
+    b->shard = shard;
     b->keys = dict_create();
     return b;
 }
@@ -116,16 +123,27 @@ void block_destroy(struct blockers **bp)
 }
 
 
-static int waiter_keys(const struct waiter *w, int *pos)
+/* the keys w is listed under (a part's: those of this shard; BLMOVE's: its source) */
+static int waiter_keys(const struct blockers *b, const struct waiter *w, int *pos)
 {
-    return command_key_positions(w->cmd, w->argc, w->argv, pos);
+    int n = command_key_positions(w->cmd, w->argc, w->argv, pos);
+    if (!w->of_several)
+        return n;
+    const struct config *cfg = config_current();
+    if (strcmp(w->cmd->name, "blmove") == 0 || strcmp(w->cmd->name, "brpoplpush") == 0)
+        n = 1;
+    int kept = 0;
+    for (int i = 0; i < n; i++)
+        if (dispatch_key_shard(cfg, &w->argv[pos[i]]) == b->shard)
+            pos[kept++] = pos[i];
+    return kept;
 }
 
 static void waiter_unlist(struct blockers *b, struct waiter *w)
 {
     int pos_small[16];
     int *pos = w->argc <= 16 ? pos_small : mem_alloc((size_t)w->argc * sizeof(int));
-    int n = waiter_keys(w, pos);
+    int n = waiter_keys(b, w, pos);
     for (int i = 0; i < n; i++) {
         struct dict_dbkey k;
         dict_dbkey_make(&k, w->db, w->argv[pos[i]].ptr, w->argv[pos[i]].len);
@@ -150,16 +168,17 @@ static void waiter_unlist(struct blockers *b, struct waiter *w)
     b->waiting--;
 }
 
-void block_register(struct shard *self, const struct command *cmd, int argc, const struct resp_arg *argv, int db,
-                    int resp, uint64_t client, int home, struct conn *conn, struct slot *slot, int part)
+static void block_register_part(struct shard *self, const struct command *cmd, int argc, const struct resp_arg *argv,
+                                int db, int resp, uint64_t client, int home, struct conn *conn, struct slot *slot,
+                                int part, bool of_several)
 {
     struct blockers *b = self->blockers;
     struct waiter *w = mem_calloc(1, sizeof(*w));
-    *w = (struct waiter){client, home, conn, slot, part, db, resp, cmd, argc, NULL, NULL};
+    *w = (struct waiter){client, home, conn, slot, part, db, resp, cmd, argc, NULL, NULL, of_several};
     dispatch_argv_copy(argc, argv, &w->argv, &w->bytes);
     int pos_small[16];
     int *pos = argc <= 16 ? pos_small : mem_alloc((size_t)argc * sizeof(int));
-    int n = waiter_keys(w, pos);
+    int n = waiter_keys(b, w, pos);
     for (int i = 0; i < n; i++) {
         struct dict_dbkey k;
         dict_dbkey_make(&k, db, w->argv[pos[i]].ptr, w->argv[pos[i]].len);
@@ -187,6 +206,12 @@ void block_register(struct shard *self, const struct command *cmd, int argc, con
     if (pos != pos_small)
         mem_release(pos);
     b->waiting++;
+}
+
+void block_register(struct shard *self, const struct command *cmd, int argc, const struct resp_arg *argv, int db,
+                    int resp, uint64_t client, int home, struct conn *conn, struct slot *slot, int part)
+{
+    block_register_part(self, cmd, argc, argv, db, resp, client, home, conn, slot, part, false);
 }
 
 static void note_ready(struct blockers *b, const char *k, size_t kl)
@@ -257,26 +282,78 @@ bool block_marker(const char *reply, size_t len)
 static bool waiter_can_run(struct shard *self, const struct waiter *w, const char *key, size_t len)
 {
     struct object *o = store_peek(self->store, w->db, key, len, self->now, NULL);
-    enum object_type want = w->cmd->name[1] == 'z' ? OBJ_ZSET : OBJ_LIST;
-    return o && object_type(o) == want;
+    return o && object_type(o) == (w->cmd->name[1] == 'z' ? OBJ_ZSET : OBJ_LIST);
 }
 
-/* run w's command again (it pops now) and send its reply home */
-static void waiter_serve(struct shard *self, struct waiter *w)
+/*
+ * The command served for one of its keys (args: room for argc + 2), as Redis
+ * serves a client from the key that got data: BLPOP a b c 0 for b runs
+ * BLPOP b 0, BLMPOP 0 3 a b c LEFT runs BLMPOP 0 1 b LEFT.  BLMOVE's part
+ * on the source's shard (several shards) is the pop alone: LPOP / RPOP.
+ * Returns the argument count; *cmd is what to run.
+ */
+static bool move_side_left(int argc, const struct resp_arg *argv, int i) /* BRPOPLPUSH: RIGHT, then LEFT */
+{
+    if (argc != 6)
+        return i == 4;
+    return argv[i].len == 4 && strncasecmp(argv[i].ptr, "left", 4) == 0;
+}
+
+static int one_key_form(const struct command **cmd, int argc, const struct resp_arg *argv, const struct resp_arg *key,
+                        bool part, struct resp_arg *args)
+{
+    const struct command *c = *cmd;
+    int n = 0;
+    if (strcmp(c->name, "blmove") == 0 || strcmp(c->name, "brpoplpush") == 0) {
+        if (!part) {
+            memcpy(args, argv, (size_t)argc * sizeof(*args));
+            return argc;
+        }
+        bool left = move_side_left(argc, argv, 3);
+        args[n++] = (struct resp_arg){left ? "lpop" : "rpop", 4};
+        args[n++] = argv[1];
+        *cmd = command_lookup(args[0].ptr, 4);
+        return n;
+    }
+    args[n++] = argv[0];
+    if (c->flags & CMD_NUMKEYS) { /* BLMPOP / BZMPOP timeout numkeys key... rest */
+        long long nk = 0;
+        util_str_to_ll(argv[2].ptr, argv[2].len, &nk);
+        args[n++] = argv[1];
+        args[n++] = (struct resp_arg){"1", 1};
+        args[n++] = *key;
+        for (int i = 3 + (int)nk; i < argc; i++)
+            args[n++] = argv[i];
+    } else { /* key... timeout */
+        args[n++] = *key;
+        args[n++] = argv[argc - 1];
+    }
+    return n;
+}
+
+/* serve w from key (it pops now) and send the reply home */
+static void waiter_serve(struct shard *self, struct waiter *w, const char *key, size_t len)
 {
     struct reply out;
     reply_init(&out);
     out.resp = w->resp;
+    struct resp_arg args_small[8];
+    struct resp_arg *args = w->argc + 2 <= 8 ? args_small : mem_alloc((size_t)(w->argc + 2) * sizeof(*args));
+    struct resp_arg k = {key, len};
+    const struct command *cmd = w->cmd;
+    int argc = one_key_form(&cmd, w->argc, w->argv, &k, w->of_several, args);
     struct cmd_ctx ctx = {
-        .store = self->store, .out = &out, .argv = w->argv, .argc = w->argc, .db = w->db, .now = self->now,
+        .store = self->store, .out = &out, .argv = args, .argc = argc, .db = w->db, .now = self->now,
         .config = config_current(), .stats = &self->cstats, .conn = NULL, .shard = self->index,
         .locks = self->locks, .watches = self->watches, .client = w->client, .may_block = true,
     };
-    w->cmd->proc(&ctx);
-    shard_note_write(self, w->cmd, w->db);
+    cmd->proc(&ctx);
+    shard_note_write(self, cmd, w->db);
     if (watch_count(self->watches))
-        txn_note_write(self, w->cmd, w->argc, w->argv, w->db, out.buf, out.len);
-    block_note_write(self, w->cmd, w->argc, w->argv, w->db); /* BLMOVE's push may serve others */
+        txn_note_write(self, cmd, argc, args, w->db, out.buf, out.len);
+    block_note_write(self, cmd, argc, args, w->db); /* BLMOVE's push may serve others */
+    if (args != args_small)
+        mem_release(args);
     if (w->home == self->index)
         block_served(w->conn, w->slot, w->part, out.buf, out.len);
     else
@@ -287,6 +364,9 @@ static void waiter_serve(struct shard *self, struct waiter *w)
 void block_serve_ready(struct shard *self)
 {
     struct blockers *b = self->blockers;
+    if (b->serving) /* a served client's next commands ran and wrote: the loop below sees their keys */
+        return;
+    b->serving = true;
     int kept = 0; /* keys a transaction holds: served once it lets go (txn_locks_changed) */
     for (int r = 0; r < b->nready; r++) { /* serving may add ready keys: nready grows */
         char *k = b->ready[r];
@@ -305,12 +385,13 @@ void block_serve_ready(struct shard *self)
             if (!w || !waiter_can_run(self, w, key, len))
                 break;
             waiter_unlist(b, w);
-            waiter_serve(self, w);
+            waiter_serve(self, w, key, len);
             waiter_free(w);
         }
         mem_release(k);
     }
     b->nready = kept;
+    b->serving = false;
 }
 
 /* drop the waiter of client (its slot): true when it was still waiting */
@@ -333,14 +414,52 @@ static bool block_drop(struct shard *self, uint64_t client, const struct slot *s
     return false;
 }
 
-const struct command block_cancel_command = {"__bcancel", NULL, 3, CMD_INTERNAL, 0, 0, 0, ROUTE_HOME, ""};
-
-void block_cancel_run(struct shard *self, uint64_t client, const struct resp_arg *slot_arg, struct reply *out)
+/* __bprobe type skip pos key [pos key ...]: :pos of the first key holding data of `type` (list, zset),
+ * :-pos when it holds another type (passed over when skip is "1"), :0 when none does */
+static void probe_run(struct shard *self, int argc, const struct resp_arg *argv, int db, struct reply *out)
 {
-    uint64_t slot_bits = 0;
-    if (slot_arg->len == sizeof slot_bits)
-        memcpy(&slot_bits, slot_arg->ptr, sizeof slot_bits);
-    reply_int(out, block_drop(self, client, (const struct slot *)(uintptr_t)slot_bits));
+    enum object_type want = argv[1].len && argv[1].ptr[0] == 'z' ? OBJ_ZSET : OBJ_LIST;
+    bool skip = argv[2].len == 1 && argv[2].ptr[0] == '1';
+    for (int i = 3; i + 1 < argc; i += 2) {
+        long long pos;
+        const struct resp_arg *key = &argv[i + 1];
+        struct object *o = store_peek(self->store, db, key->ptr, key->len, self->now, NULL);
+        if (!o || !util_str_to_ll(argv[i].ptr, argv[i].len, &pos) || (skip && object_type(o) != want))
+            continue;
+        reply_int(out, object_type(o) == want ? pos : -pos);
+        return;
+    }
+    reply_int(out, 0);
+}
+
+const struct command block_cancel_command = {"__bcancel", NULL, 3, CMD_INTERNAL, 0, 0, 0, ROUTE_HOME, ""};
+const struct command block_part_command = {"__bwait", NULL, -3, CMD_INTERNAL, 0, 0, 0, ROUTE_HOME, ""};
+const struct command block_probe_command = {"__bprobe", NULL, -5, CMD_INTERNAL, 4, -1, 2, ROUTE_HOME, ""};
+
+bool block_owner_command(const struct command *cmd)
+{
+    return cmd == &block_cancel_command || cmd == &block_part_command || cmd == &block_probe_command;
+}
+
+void block_owner_run(struct shard *self, const struct command *cmd, int argc, const struct resp_arg *argv, int db,
+                     int resp, uint64_t client, int home, struct conn *conn, struct slot *slot, int part,
+                     struct reply *out)
+{
+    shard_store_lock();
+    if (cmd == &block_cancel_command) { /* __bcancel client slot: drop that waiter */
+        uint64_t slot_bits = 0;
+        if (argc == 3 && argv[2].len == sizeof slot_bits)
+            memcpy(&slot_bits, argv[2].ptr, sizeof slot_bits);
+        reply_int(out, block_drop(self, client, (const struct slot *)(uintptr_t)slot_bits));
+    } else if (cmd == &block_part_command) { /* __bwait <the blocking command...>: this shard's part waits */
+        const struct command *blocking = command_lookup(argv[1].ptr, argv[1].len);
+        if (blocking)
+            block_register_part(self, blocking, argc - 1, argv + 1, db, resp, client, home, conn, slot, part, true);
+        reply_int(out, blocking != NULL);
+    } else {
+        probe_run(self, argc, argv, db, out);
+    }
+    shard_store_unlock();
 }
 
 /* ---------------------------------------------------------------- home: blocked connections */
@@ -387,8 +506,15 @@ static void blocked_done(struct conn *c, struct slot *s)
     block_finish(c, s);
 }
 
+static void bm_served(struct conn *c, struct slot *s, int owner, const char *reply, size_t len);
+static void bm_cancel(struct conn *c, struct slot *s, bool error);
+
 void block_served(struct conn *c, struct slot *s, int part, const char *reply, size_t len)
 {
+    if (s->bmulti) { /* a part of a command on keys of several shards (this may free c: nothing after it) */
+        bm_served(c, s, part, reply, len);
+        return;
+    }
     dispatch_part_reply(c, s, part, reply, len);
     conn_unref(c); /* the waiter's reference (this may free c: nothing after it) */
 }
@@ -423,6 +549,10 @@ static void block_cancel(struct conn *c, bool error)
     struct slot *s = c->blocked;
     if (!s || s->block_cancelling)
         return;
+    if (s->bmulti) {
+        bm_cancel(c, s, error);
+        return;
+    }
     s->block_cancelling = true;
     struct shard *self = c->home;
     char slot_bits[sizeof(uint64_t)];
@@ -440,9 +570,7 @@ static void block_cancel(struct conn *c, bool error)
     if (s->step == self->index || SHARD_STORE_SHARED) {
         struct reply *out = &self->scratch;
         reply_clear(out);
-        shard_store_lock();
-        block_cancel_run(self, c->id, &argv[2], out);
-        shard_store_unlock();
+        block_owner_run(self, &block_cancel_command, 3, argv, s->db, c->resp, c->id, self->index, c, cs, 0, out);
         dispatch_part_reply(c, cs, 0, out->buf, out->len);
     } else {
         handoff_send(c, s->step, &block_cancel_command, s->db, 3, argv, cs, 0);
@@ -496,28 +624,626 @@ static bool block_timeout(const struct command *cmd, int argc, const struct resp
     return i > 0 && i < argc && cmd_parse_block_timeout(&argv[i], ms, NULL);
 }
 
+/* ---------------------------------------------------------------- keys on several shards */
+
+/*
+ * A blocking command whose keys live on several shards (BLPOP q1 q2 with no
+ * shared hash tag, BLMOVE between shards) is run by its home.  First, while
+ * its keys are locked (txn.c):
+ *   probe: each owner names the first of its keys holding data (__bprobe);
+ *   take:  the first such key in the command's order is popped by its owner,
+ *          running the command's one-key form (BLMOVE: LPOP / RPOP at the
+ *          source's owner, then LPUSH / RPUSH at the destination's, undone
+ *          if that fails);
+ *   none:  each owner queues the command's part (__bwait), in line with every
+ *          other waiter of its keys, and only then do the locks go: no push
+ *          can fall in between.
+ * A part is served like any waiter, at once when one of its keys gets data,
+ * in the order clients blocked: its owner pops for it and sends the reply
+ * home.  The home answers the first reply and drops the other parts
+ * (__bcancel); a part another owner served meanwhile (it answers ":0") has
+ * its data pushed back where it came from, as a client gone meanwhile has.
+ * A served BLMOVE part brings its element home, which pushes it to the
+ * destination.
+ *
+ * The home holds one connection reference per part that may still send it a
+ * reply, so that neither the connection nor the slot goes while an owner may
+ * name them.
+ */
+enum { BM_NONE, BM_WAITING, BM_LEAVING }; /* per owner: its part, as the home knows it */
+enum { BM_ATTEMPT, BM_REGISTER, BM_WAIT, BM_PUSH, BM_DROP };
+
+struct block_multi {
+    struct conn *conn;
+    int db;
+    int phase;
+    bool may_block;          /* not inside EXEC */
+    bool move;               /* BLMOVE / BRPOPLPUSH */
+    bool taken;              /* s->reply holds the answer (data or an error) */
+    bool cancel;             /* timed out, unblocked or gone */
+    bool cancel_error;       /* CLIENT UNBLOCK ... ERROR */
+    int best;                /* probe: argv position of the first key with data, negative: of another type; 0 none */
+    int dst_code;            /* BLMOVE's destination, probed the same way */
+    int src_owner, dst_owner;
+    int unrefs;              /* references to give back once the slot is complete */
+    uint8_t *owner;          /* per shard */
+    struct reply elem;       /* BLMOVE: the popped element's reply */
+};
+
+static void bm_drop(struct conn *c, struct slot *s);
+
+void block_multi_free(struct slot *s)
+{
+    struct block_multi *bm = s->bmulti;
+    reply_deinit(&bm->elem);
+    mem_release(bm->owner);
+    mem_release(bm);
+    s->bmulti = NULL;
+}
+
+static int bm_key_owner(const struct resp_arg *key)
+{
+    return dispatch_key_shard(config_current(), key);
+}
+
+/* the attempt's locks go (inside EXEC there are none of ours) */
+static void bm_release(struct conn *c, struct slot *s)
+{
+    if (s->txn)
+        txn_finish(c->home, s->txn);
+    s->txn = NULL;
+    s->txid = 0;
+}
+
+/* run the command on the empty scratch store: its argument errors, or its answer when nothing is there */
+static void run_on_scratch(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv,
+                           bool may_block, struct reply *out)
+{
+    struct shard *self = c->home;
+    out->resp = c->resp;
+    struct cmd_ctx ctx = {
+        .store = dispatch_scratch_store(self), .out = out, .argv = argv, .argc = argc, .db = 0,
+        .now = self->now, .config = config_current(), .stats = &self->cstats, .shard = self->index,
+        .locks = self->locks, .watches = self->watches, .client = c->id, .may_block = may_block,
+    };
+    cmd->proc(&ctx);
+}
+
+static bool reply_is_error(const char *reply, size_t len)
+{
+    return len && reply[0] == '-';
+}
+
+static long long reply_integer(const char *reply, size_t len)
+{
+    long long v = 0;
+    if (len < 4 || reply[0] != ':' || !util_str_to_ll(reply + 1, len - 3, &v))
+        return 0;
+    return v;
+}
+
+/* the strings of a reply, depth first, aggregate headers left out: [key, elem], [key, member, score] ... */
+static int reply_strings(const char *r, size_t len, struct resp_arg *out, int max)
+{
+    int n = 0;
+    const char *p = r, *end = r + len;
+    while (p < end && n < max) {
+        const char *eol = memchr(p, '\r', (size_t)(end - p));
+        if (!eol || eol + 2 > end)
+            break;
+        long long blen;
+        if (*p == '$' && util_str_to_ll(p + 1, (size_t)(eol - p - 1), &blen) && blen >= 0 && eol + 2 + blen <= end) {
+            out[n++] = (struct resp_arg){eol + 2, (size_t)blen};
+            p = eol + 2 + blen + 2;
+        } else {
+            if (*p == '+' || *p == ',' || *p == ':')
+                out[n++] = (struct resp_arg){p + 1, (size_t)(eol - p - 1)};
+            p = eol + 2; /* * % ~ headers, nils */
+        }
+    }
+    return n;
+}
+
+/* send one part per owner in `to`; the home's own last, so that nothing completes the slot early */
+typedef int bm_part_args_fn(struct conn *c, struct slot *s, int owner, struct resp_arg *args, char *buf);
+
+static void bm_send_to_owners(struct conn *c, struct slot *s, const bool *to, const struct command *cmd,
+                              bm_part_args_fn *build)
+{
+    struct shard *self = c->home; /* the last part may complete the slot, and free c */
+    int n = shard_count(), home = self->index, parts = 0;
+    for (int sh = 0; sh < n; sh++)
+        parts += to[sh];
+    s->parts_left = parts;
+    struct resp_arg *args = mem_alloc((size_t)(s->argc + 4) * sizeof(*args));
+    char *buf = mem_alloc((size_t)(s->argc + 4) * 24);
+    for (int pass = 0; pass < 2; pass++) {
+        for (int sh = 0; sh < n; sh++) {
+            if (!to[sh] || (pass == 0) == (sh == home))
+                continue;
+            int argc = build(c, s, sh, args, buf);
+            if (sh == home) { /* run here, now */
+                struct reply *out = &self->scratch;
+                reply_clear(out);
+                block_owner_run(self, cmd, argc, args, s->db, s->resp, c->id, home, c, s, sh, out);
+                dispatch_part_reply(c, s, sh, out->buf, out->len);
+            } else {
+                handoff_send(c, sh, cmd, s->db, argc, args, s, sh);
+            }
+        }
+    }
+    mem_release(args);
+    mem_release(buf);
+    handoff_flush(self);
+}
+
+/* the owners of the keys the command names (waited: those it waits on -- BLMOVE's source alone) */
+static void bm_owners(const struct slot *s, bool waited, bool *to)
+{
+    int pos_small[16];
+    int *pos = s->argc <= 16 ? pos_small : mem_alloc((size_t)s->argc * sizeof(int));
+    int n = command_key_positions(s->cmd, s->argc, s->argv, pos);
+    if (waited && s->bmulti->move)
+        n = 1;
+    memset(to, 0, (size_t)shard_count() * sizeof(bool));
+    for (int i = 0; i < n; i++)
+        to[bm_key_owner(&s->argv[pos[i]])] = true;
+    if (pos != pos_small)
+        mem_release(pos);
+}
+
+static void bm_ignore_part(struct conn *c, struct slot *s, int part, const char *reply, size_t len)
+{
+    (void)c, (void)s, (void)part, (void)reply, (void)len;
+}
+
+/* ---- the attempt: probe, take */
+
+/* __bprobe type skip pos key...: BLMOVE's destination is never passed over (another type is WRONGTYPE) */
+static int bm_probe_args(struct conn *c, struct slot *s, int owner, struct resp_arg *args, char *buf)
+{
+    (void)c;
+    int n = 0;
+    args[n++] = (struct resp_arg){"__bprobe", 8};
+    args[n++] = s->cmd->name[1] == 'z' ? (struct resp_arg){"zset", 4} : (struct resp_arg){"list", 4};
+    args[n++] = (struct resp_arg){"0", 1};
+    int pos_small[16];
+    int *pos = s->argc <= 16 ? pos_small : mem_alloc((size_t)s->argc * sizeof(int));
+    int nk = command_key_positions(s->cmd, s->argc, s->argv, pos);
+    for (int i = 0; i < nk; i++) {
+        if (bm_key_owner(&s->argv[pos[i]]) != owner)
+            continue;
+        char *p = buf + 24 * n;
+        args[n++] = (struct resp_arg){p, (size_t)snprintf(p, 24, "%d", pos[i])};
+        args[n++] = s->argv[pos[i]];
+    }
+    if (pos != pos_small)
+        mem_release(pos);
+    return n;
+}
+
+static void bm_probe_part(struct conn *c, struct slot *s, int part, const char *reply, size_t len)
+{
+    (void)c;
+    struct block_multi *bm = s->bmulti;
+    int code = (int)reply_integer(reply, len);
+    if (bm->move && part == bm->dst_owner)
+        bm->dst_code = code;
+    else if (code != 0 && (bm->best == 0 || abs(code) < abs(bm->best)))
+        bm->best = code;
+}
+
+static void bm_taken_part(struct conn *c, struct slot *s, int part, const char *reply, size_t len)
+{
+    (void)c;
+    (void)part;
+    reply_raw(&s->reply, reply, len);
+}
+
+/* s->reply is the answer: the locks go (if any are still ours), and every part waiting at an owner */
+static void bm_answered(struct conn *c, struct slot *s)
+{
+    s->bmulti->taken = true;
+    bm_release(c, s);
+    bm_drop(c, s);
+}
+
+static void bm_none(struct conn *c, struct slot *s);
+
+/* the element as an argument (bm->elem is its bulk reply) */
+static struct resp_arg bm_element(const struct block_multi *bm)
+{
+    const char *p = memchr(bm->elem.buf, '\n', bm->elem.len);
+    return (struct resp_arg){p + 1, (size_t)(bm->elem.buf + bm->elem.len - 2 - (p + 1))};
+}
+
+static void bm_gather_part(struct conn *c, struct slot *s, int part, const char *reply, size_t len)
+{
+    (void)c;
+    (void)part;
+    reply_raw(&s->gather, reply, len);
+}
+
+static void bm_move_pushed(struct conn *c, struct slot *s)
+{
+    struct block_multi *bm = s->bmulti;
+    if (!reply_is_error(s->gather.buf, s->gather.len)) {
+        reply_raw(&s->reply, bm->elem.buf, bm->elem.len);
+        bm_answered(c, s);
+        return;
+    }
+    /* the destination refused it (out of memory): it goes back where it was */
+    struct shard *self = c->home;
+    reply_raw(&s->reply, s->gather.buf, s->gather.len);
+    struct resp_arg undo[3] = {{move_side_left(s->argc, s->argv, 3) ? "lpush" : "rpush", 5}, s->argv[1],
+                               bm_element(bm)};
+    s->on_part = bm_ignore_part;
+    s->on_done = bm_answered;
+    s->parts_left = 1;
+    dispatch_send_part(c, s, bm->src_owner, 0, command_lookup(undo[0].ptr, 5), 3, undo);
+    handoff_flush(self);
+}
+
+/* BLMOVE: the element popped from the source (bm->elem) goes to the destination */
+static void bm_move_push(struct conn *c, struct slot *s)
+{
+    struct shard *self = c->home;
+    struct block_multi *bm = s->bmulti;
+    struct resp_arg push[3] = {{move_side_left(s->argc, s->argv, 4) ? "lpush" : "rpush", 5}, s->argv[2],
+                               bm_element(bm)};
+    reply_clear(&s->gather);
+    s->on_part = bm_gather_part;
+    s->on_done = bm_move_pushed;
+    s->parts_left = 1;
+    dispatch_send_part(c, s, bm->dst_owner, 0, command_lookup(push[0].ptr, 5), 3, push);
+    handoff_flush(self);
+}
+
+static bool bm_is_element(const char *reply, size_t len)
+{
+    return len > 4 && reply[0] == '$' && reply[1] != '-' && memchr(reply, '\n', len);
+}
+
+static void bm_elem_part(struct conn *c, struct slot *s, int part, const char *reply, size_t len)
+{
+    (void)c;
+    (void)part;
+    reply_raw(&s->bmulti->elem, reply, len);
+}
+
+static void bm_move_popped(struct conn *c, struct slot *s)
+{
+    struct block_multi *bm = s->bmulti;
+    if (bm_is_element(bm->elem.buf, bm->elem.len)) {
+        bm_move_push(c, s);
+    } else if (reply_is_error(bm->elem.buf, bm->elem.len)) {
+        reply_raw(&s->reply, bm->elem.buf, bm->elem.len);
+        bm_answered(c, s);
+    } else { /* nothing, which the locks rule out */
+        bm_none(c, s);
+    }
+}
+
+static void bm_take(struct conn *c, struct slot *s)
+{
+    struct shard *self = c->home;
+    struct block_multi *bm = s->bmulti;
+    struct resp_arg args_small[8];
+    struct resp_arg *args = s->argc + 2 <= 8 ? args_small : mem_alloc((size_t)(s->argc + 2) * sizeof(*args));
+    const struct command *cmd = s->cmd;
+    int n = one_key_form(&cmd, s->argc, s->argv, &s->argv[abs(bm->best)], bm->move, args);
+    s->parts_left = 1;
+    if (bm->move) { /* pop here, push there */
+        reply_clear(&bm->elem);
+        s->on_part = bm_elem_part;
+        s->on_done = bm_move_popped;
+    } else { /* its handler pops (or answers WRONGTYPE): its reply is the answer */
+        s->on_part = bm_taken_part;
+        s->on_done = bm_answered;
+    }
+    dispatch_send_part(c, s, bm_key_owner(&s->argv[abs(bm->best)]), 0, cmd, n, args);
+    if (args != args_small)
+        mem_release(args);
+    handoff_flush(self);
+}
+
+static void bm_probed(struct conn *c, struct slot *s)
+{
+    struct block_multi *bm = s->bmulti;
+    if (c->closed) { /* nothing is taken for a client gone */
+        bm_none(c, s);
+    } else if (bm->move && (bm->best < 0 || (bm->best > 0 && bm->dst_code < 0))) {
+        reply_error(&s->reply, "WRONGTYPE Operation against a key holding the wrong kind of value");
+        bm_answered(c, s);
+    } else if (bm->best != 0) {
+        bm_take(c, s);
+    } else {
+        bm_none(c, s);
+    }
+}
+
+static void bm_probe(struct conn *c, struct slot *s)
+{
+    struct block_multi *bm = s->bmulti;
+    bool *to = mem_alloc((size_t)shard_count() * sizeof(bool));
+    bm->phase = BM_ATTEMPT;
+    s->on_part = bm_probe_part;
+    s->on_done = bm_probed;
+    bm_owners(s, false, to);
+    bm_send_to_owners(c, s, to, &block_probe_command, bm_probe_args);
+    mem_release(to);
+}
+
+/* ---- nothing there: a part waits at each owner */
+
+static void block_on_timeout(evutil_socket_t fd, short what, void *arg);
+static void bm_cancel(struct conn *c, struct slot *s, bool error);
+
+static void bm_registered(struct conn *c, struct slot *s)
+{
+    struct block_multi *bm = s->bmulti;
+    bm_release(c, s); /* from here on the owners serve the parts */
+    bm->phase = BM_WAIT;
+    c->blocked = s;
+    STATS_ADD(&c->home->stats, blocked_clients, 1);
+    conn_unpause_reading(c);
+    if (s->cursor > 0) { /* ms */
+        if (!c->block_ev)
+            c->block_ev = evtimer_new(c->home->base, block_on_timeout, c);
+        struct timeval tv = {(time_t)(s->cursor / 1000), (suseconds_t)(s->cursor % 1000) * 1000};
+        evtimer_add(c->block_ev, &tv);
+    }
+    if (bm->cancel || c->closed)
+        bm_cancel(c, s, bm->cancel_error);
+}
+
+/* __bwait <the command>: the owner lists it under its own keys */
+static int bm_wait_args(struct conn *c, struct slot *s, int owner, struct resp_arg *args, char *buf)
+{
+    (void)c, (void)owner, (void)buf;
+    args[0] = (struct resp_arg){"__bwait", 7};
+    memcpy(args + 1, s->argv, (size_t)s->argc * sizeof(*args));
+    return s->argc + 1;
+}
+
+static void bm_none(struct conn *c, struct slot *s)
+{
+    struct block_multi *bm = s->bmulti;
+    if (!bm->may_block) { /* inside EXEC: what the command answers when there is nothing */
+        run_on_scratch(c, s->cmd, s->argc, s->argv, false, &s->reply);
+        bm_answered(c, s);
+        return;
+    }
+    if (bm->cancel || c->closed) {
+        bm_release(c, s);
+        bm_drop(c, s);
+        return;
+    }
+    bool *to = mem_alloc((size_t)shard_count() * sizeof(bool));
+    bm_owners(s, true, to);
+    for (int sh = 0; sh < shard_count(); sh++) {
+        if (to[sh]) { /* a reference for each part */
+            bm->owner[sh] = BM_WAITING;
+            c->inflight++;
+        }
+    }
+    bm->phase = BM_REGISTER;
+    s->on_part = bm_ignore_part;
+    s->on_done = bm_registered;
+    bm_send_to_owners(c, s, to, &block_part_command, bm_wait_args);
+    mem_release(to);
+}
+
+/* ---- a part served: the answer, or data to give back */
+
+static int bm_undo_part_id(int owner)
+{
+    return shard_count() + owner; /* the cancels' parts are the owners' numbers */
+}
+
+/* push back what an owner popped for us (args: the strings of its reply) */
+static void bm_undo(struct conn *c, struct slot *s, int owner, const char *reply, size_t len)
+{
+    int max = 4 + (int)(len / 4);
+    struct resp_arg *got = mem_alloc((size_t)max * sizeof(*got));
+    struct resp_arg *args = mem_alloc((size_t)(max + 2) * sizeof(*args));
+    int n = reply_strings(reply, len, got, max), argc = 0;
+    const char *name = s->cmd->name;
+    if (s->bmulti->move && n == 1) { /* the element, from the source */
+        args[argc++] = (struct resp_arg){move_side_left(s->argc, s->argv, 3) ? "lpush" : "rpush", 5};
+        args[argc++] = s->argv[1];
+        args[argc++] = got[0];
+    } else if (name[1] == 'z' && n >= 3 && n % 2 == 1) { /* key, then member score pairs */
+        args[argc++] = (struct resp_arg){"zadd", 4};
+        args[argc++] = got[0];
+        for (int i = 1; i + 1 < n; i += 2) {
+            args[argc++] = got[i + 1];
+            args[argc++] = got[i];
+        }
+    } else if (n >= 2) { /* key, then the elements in the order popped: pushed back last first */
+        bool left = strcmp(name, "blpop") == 0 ||
+                    (strcmp(name, "blmpop") == 0 && s->argc > 3 && strncasecmp(s->argv[s->argc - 1].ptr, "left", 4) == 0);
+        if (strcmp(name, "blmpop") == 0) { /* its direction comes right after the keys */
+            long long nk = 0;
+            util_str_to_ll(s->argv[2].ptr, s->argv[2].len, &nk);
+            const struct resp_arg *dir = &s->argv[3 + nk];
+            left = dir->len == 4 && strncasecmp(dir->ptr, "left", 4) == 0;
+        }
+        args[argc++] = (struct resp_arg){left ? "lpush" : "rpush", 5};
+        args[argc++] = got[0];
+        for (int i = n - 1; i >= 1; i--)
+            args[argc++] = got[i];
+    }
+    if (argc) {
+        s->parts_left++;
+        dispatch_send_part(c, s, owner, bm_undo_part_id(owner), command_lookup(args[0].ptr, args[0].len), argc,
+                           args);
+    }
+    mem_release(got);
+    mem_release(args);
+}
+
+static void bm_dropped(struct conn *c, struct slot *s);
+
+static void bm_served(struct conn *c, struct slot *s, int owner, const char *reply, size_t len)
+{
+    struct shard *self = c->home;
+    struct block_multi *bm = s->bmulti;
+    bm->owner[owner] = BM_NONE; /* its reference comes back with the slot */
+    bm->unrefs++;
+    bool data = !reply_is_error(reply, len) && !(len >= 3 && (memcmp(reply, "*-1", 3) == 0 || reply[0] == '_'));
+    if (!bm->taken && !c->closed && (bm->phase == BM_WAIT || bm->phase == BM_DROP)) {
+        if (bm->move && bm_is_element(reply, len)) { /* to the destination, then the answer */
+            reply_clear(&bm->elem);
+            reply_raw(&bm->elem, reply, len);
+            bm->phase = BM_PUSH;
+            bm->taken = true; /* nothing else may answer */
+            bm_move_push(c, s);
+        } else {
+            reply_raw(&s->reply, reply, len);
+            bm->taken = true;
+            if (bm->phase == BM_WAIT)
+                bm_drop(c, s);
+            else if (s->parts_left == 0)
+                bm_dropped(c, s);
+        }
+    } else {
+        if (data) /* answered already, or gone: it goes back */
+            bm_undo(c, s, owner, reply, len);
+        if (bm->phase == BM_DROP && s->parts_left == 0)
+            bm_dropped(c, s);
+    }
+    handoff_flush(self);
+}
+
+/* ---- the end: drop every part still waiting, answer */
+
+static int bm_cancel_args(struct conn *c, struct slot *s, int owner, struct resp_arg *args, char *buf)
+{
+    (void)owner;
+    uint64_t p = (uint64_t)(uintptr_t)s;
+    memcpy(buf, &p, sizeof p);
+    args[0] = (struct resp_arg){"__bcancel", 9};
+    args[1] = (struct resp_arg){buf + 8, (size_t)snprintf(buf + 8, 24, "%llu", (unsigned long long)c->id)};
+    args[2] = (struct resp_arg){buf, sizeof p};
+    return 3;
+}
+
+static void bm_drop_part(struct conn *c, struct slot *s, int part, const char *reply, size_t len)
+{
+    (void)c;
+    struct block_multi *bm = s->bmulti;
+    if (part >= shard_count()) /* a give-back's */
+        return;
+    if (reply_integer(reply, len) == 1) { /* it was still waiting: dropped */
+        bm->owner[part] = BM_NONE;
+        bm->unrefs++;
+    } else if (bm->owner[part] == BM_WAITING) { /* served: its reply is on the way (bm_served) */
+        bm->owner[part] = BM_LEAVING;
+    }
+}
+
+static bool bm_any(const struct block_multi *bm, int state)
+{
+    for (int sh = 0; sh < shard_count(); sh++)
+        if (bm->owner[sh] == state)
+            return true;
+    return false;
+}
+
+static void bm_dropped(struct conn *c, struct slot *s)
+{
+    struct block_multi *bm = s->bmulti;
+    if (bm_any(bm, BM_LEAVING) || bm->phase != BM_DROP)
+        return; /* bm_served comes back here */
+    if (!bm->taken) {
+        if (bm->cancel_error)
+            reply_error(&s->reply, "UNBLOCKED client unblocked via CLIENT UNBLOCK");
+        else
+            reply_null_array(&s->reply); /* timed out: BLMOVE's too (Redis 7.0) */
+    }
+    int unrefs = bm->unrefs;
+    block_finish(c, s);
+    while (unrefs-- > 0) /* (this may free c: nothing after it) */
+        conn_unref(c);
+}
+
+static void bm_drop(struct conn *c, struct slot *s)
+{
+    struct block_multi *bm = s->bmulti;
+    bm->phase = BM_DROP;
+    s->on_part = bm_drop_part;
+    s->on_done = bm_dropped;
+    bool *to = mem_alloc((size_t)shard_count() * sizeof(bool));
+    bool any = false;
+    for (int sh = 0; sh < shard_count(); sh++) {
+        to[sh] = bm->owner[sh] == BM_WAITING;
+        any |= to[sh];
+    }
+    if (any && shard_running(c->home)) {
+        bm_send_to_owners(c, s, to, &block_cancel_command, bm_cancel_args);
+    } else if (!any && s->parts_left == 0) {
+        bm_dropped(c, s);
+    }
+    mem_release(to);
+}
+
+static void bm_cancel(struct conn *c, struct slot *s, bool error)
+{
+    struct block_multi *bm = s->bmulti;
+    s->block_cancelling = true;
+    bm->cancel = true;
+    bm->cancel_error = error;
+    if (bm->phase == BM_WAIT)
+        bm_drop(c, s);
+    /* else the attempt under way sees it when it finds nothing, or a BLMOVE under way answers */
+}
+
+/* keys on several shards: every lock is held (the command's transaction, or EXEC's) */
+void block_run_multi(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv)
+{
+    struct slot *s = dispatch_slot_create(c, cmd);
+    s->barrier = true;
+    dispatch_argv_copy(argc, argv, &s->argv, &s->argv_bytes);
+    s->argc = argc;
+    struct block_multi *bm = mem_calloc(1, sizeof(*bm));
+    s->bmulti = bm;
+    bm->conn = c;
+    bm->db = c->db;
+    bm->may_block = c->exec_input == NULL; /* EXEC feeds its commands from exec_input */
+    bm->move = strcmp(cmd->name, "blmove") == 0 || strcmp(cmd->name, "brpoplpush") == 0;
+    bm->owner = mem_calloc((size_t)shard_count(), 1);
+    reply_init(&bm->elem);
+    if (bm->move) {
+        bm->src_owner = bm_key_owner(&s->argv[1]);
+        bm->dst_owner = bm_key_owner(&s->argv[2]);
+    }
+    long long ms = 0;
+    s->cursor = block_timeout(cmd, argc, argv, &ms) ? (uint64_t)ms : 0;
+    if (bm->move && !dispatch_memory_ok(c->home, config_current(), cmd, &s->reply)) { /* the home's budget, as gathers */
+        bm_answered(c, s);
+        return;
+    }
+    bm_probe(c, s);
+}
+
 void block_run(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv, int owner)
 {
     struct shard *self = c->home;
     if (SHARD_STORE_SHARED || owner == -2)
         owner = self->index; /* one store; or no keys (an arity error the handler answers) */
-    if (owner == -1) {
-        /* Redis's answer to bad arguments comes first: the handler, on an empty store, finds them */
+    if (owner == -1) { /* keys on several shards: Redis's answer to bad arguments first (the empty store finds them) */
         struct reply *out = &self->scratch;
         reply_clear(out);
-        out->resp = c->resp;
-        struct cmd_ctx ctx = {
-            .store = dispatch_scratch_store(self), .out = out, .argv = argv, .argc = argc, .db = 0,
-            .now = self->now, .config = config_current(), .stats = &self->cstats, .shard = self->index,
-            .locks = self->locks, .watches = self->watches, .client = c->id, .may_block = true,
-        };
-        cmd->proc(&ctx);
-        struct reply *to = dispatch_reply_target(c);
-        if (out->len && out->buf[0] == '-')
-            reply_raw(to, out->buf, out->len);
-        else
-            reply_error(to, "ERR blocking on keys of several shards is not supported yet: give the keys one {hash tag}");
-        stats_cmd_rejected(&self->stats, cmd, "-ERR", 4);
+        run_on_scratch(c, cmd, argc, argv, true, out);
+        if (reply_is_error(out->buf, out->len)) {
+            reply_raw(dispatch_reply_target(c), out->buf, out->len);
+            stats_cmd_rejected(&self->stats, cmd, "-ERR", 4);
+        } else if (c->txid) {
+            block_run_multi(c, cmd, argc, argv); /* inside EXEC: its keys are held */
+        } else {
+            txn_run_command(c, cmd, argc, argv); /* lock them, then block_run_multi */
+        }
         return;
     }
     long long ms = 0;

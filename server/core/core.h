@@ -57,6 +57,7 @@ struct slot {
     bool blocked;            /* a blocking command waits at its owner (block.c) */
     bool block_cancelling;   /* the owner was asked to drop it */
     struct slot *block_target; /* a cancel's: the blocked slot it is for */
+    struct block_multi *bmulti; /* a blocking command whose keys live on several shards (block.c) */
     bool barrier;            /* the connection parses nothing more until this completes */
     slot_part_fn *on_part;
     slot_done_fn *on_done;
@@ -360,7 +361,7 @@ void txn_conn_closed(struct conn *c);
 void txn_conn_freed(struct conn *c);
 
 /* block.c */
-struct blockers *block_create(void);
+struct blockers *block_create(int shard);
 void block_destroy(struct blockers **b);
 /* a table starts with the number of its waiters: the write hooks look only when there are some (inline) */
 static inline size_t block_waiting(const struct blockers *b) { return *(const size_t *)(const void *)b; }
@@ -376,9 +377,20 @@ void block_after_command(struct shard *self, const struct command *cmd, int argc
 bool block_marker(const char *reply, size_t len);
 /* home side: a waiter's reply, served by its owner */
 void block_served(struct conn *c, struct slot *s, int part, const char *reply, size_t len);
-/* owner side: drop client's waiter for slot (slot_arg: the slot's address): ":1" dropped, ":0" gone */
+/* owner side, the internal commands a blocked client's home sends its keys' owners (block.c):
+ *   __bcancel client slot          drop its waiter: ":1" it was waiting, ":0" it was served
+ *   __bwait <blocking command>     this shard's part of a command on keys of several shards waits: ":1"
+ *   __bprobe type skip pos key...  which of these keys holds data (see probe_run) */
 extern const struct command block_cancel_command;
-void block_cancel_run(struct shard *self, uint64_t client, const struct resp_arg *slot_arg, struct reply *out);
+extern const struct command block_part_command;
+extern const struct command block_probe_command;
+bool block_owner_command(const struct command *cmd);
+void block_owner_run(struct shard *self, const struct command *cmd, int argc, const struct resp_arg *argv, int db,
+                     int resp, uint64_t client, int home, struct conn *conn, struct slot *slot, int part,
+                     struct reply *out);
+/* a blocking command whose keys live on several shards, run while its keys are locked */
+void block_run_multi(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv);
+void block_multi_free(struct slot *s);
 /* run a blocking command (its keys on owner, -1 several shards, -2 none) */
 void block_run(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv, int owner);
 /* CLIENT UNBLOCK: false when c is not blocked; error: answer UNBLOCKED instead of the timeout reply */

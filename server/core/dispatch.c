@@ -188,6 +188,8 @@ void dispatch_slot_release(struct shard *self, struct slot *s)
 {
     if (s->txn) /* its connection went away mid-way: give its keys back */
         txn_finish(self, s->txn);
+    if (s->bmulti)
+        block_multi_free(s);
     if (s->key_shard || s->key_pos || s->elem || s->argv) { /* a multi-key or multi-step command's */
         mem_release(s->key_shard);
         mem_release(s->key_pos);
@@ -1240,7 +1242,9 @@ bool dispatch_command(struct conn *c, int argc, const struct resp_arg *argv)
 /* keys on several shards, every lock held (txn_run) */
 void dispatch_run_multi_shard(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv)
 {
-    if (cmd->route == ROUTE_SPECIAL) {
+    if (cmd->flags & CMD_BLOCKING) {
+        block_run_multi(c, cmd, argc, argv);
+    } else if (cmd->route == ROUTE_SPECIAL) {
         run_special(c, cmd, argc, argv, -1);
     } else if (cmd->route == ROUTE_OWNER || cmd->route == ROUTE_GATHER) {
         int *pos = mem_alloc((size_t)argc * sizeof(int));

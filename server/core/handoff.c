@@ -366,8 +366,9 @@ static int batch_run(struct shard *self, struct batch *b, int from)
             self->scratch_argv[j].len = a->len;
         }
         e->reply_off = b->replies.len;
-        if (e->cmd == &block_cancel_command) { /* a blocked client's home gives up waiting */
-            block_cancel_run(self, b->conn_id, &self->scratch_argv[2], &b->replies);
+        if (block_owner_command(e->cmd)) { /* a blocked client's home: drop, a part that waits, probe */
+            block_owner_run(self, e->cmd, e->argc, self->scratch_argv, e->db, e->resp, b->conn_id, b->home, b->conn,
+                            e->slot, e->part, &b->replies);
             e->reply_len = b->replies.len - e->reply_off;
             continue;
         }

@@ -377,7 +377,7 @@ static void *shard_main(void *arg)
 #else
     self->store = store_create(cfg->databases);
     self->watches = watch_create();
-    self->blockers = block_create();
+    self->blockers = block_create(self->index);
 #endif
     self->locks = keylock_create();
     self->now = util_ms_time();
@@ -556,7 +556,7 @@ int shard_setup(void)
 #ifdef PERCORE_GLOBAL_LOCK
     shared_store = store_create(cfg->databases);
     shared_watches = watch_create();
-    shared_blockers = block_create();
+    shared_blockers = block_create(0);
 #endif
     pthread_barrier_init(&start_barrier, NULL, (unsigned)nshards + 1);
     pthread_barrier_init(&stop_barrier, NULL, (unsigned)nshards);

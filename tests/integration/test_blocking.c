@@ -4,9 +4,9 @@
  *
  * The queues' hash tags are pc_spread_keys names ("{<spread key>}queue"), so
  * with 4 shards the keys live on every shard and most clients block on a
- * key owned by a shard other than their connection's home.  All the keys of
- * one blocking command share one tag (percore does not block on keys of
- * several shards yet).
+ * key owned by a shard other than their connection's home.  In parts a-h
+ * all the keys of one blocking command share one tag; part i gives them
+ * different tags, so that one command waits on keys of several shards.
  *
  * a. Producer / consumer: per tag, consumers loop on BLPOP while producers
  *    RPUSH numbered items in batches of 1..5; each item arrives exactly once.
@@ -27,6 +27,16 @@
  *    MULTI / EXEC serves waiters after the whole EXEC (a key pushed and
  *    emptied in one EXEC serves nobody); a waiter keeps its database (SELECT,
  *    SWAPDB wakes it) and its protocol (RESP3 replies).
+ * i. Keys on several shards (one tag each) in one command: data there
+ *    answers at once from the first key in order (a key of another type
+ *    before it: WRONGTYPE); woken by a push to any of them, the push serving
+ *    before the pusher's next command (a string written meanwhile at another
+ *    of the keys is passed over, as Redis 7.0 serves); FIFO with one-key
+ *    waiters on a shared key; BLMOVE / BRPOPLPUSH between shards, chains of
+ *    them; BZPOPMIN, BZPOPMAX, BLMPOP, BZMPOP; MULTI (a nil, no blocking);
+ *    timeouts; disconnects, CLIENT KILL, CLIENT UNBLOCK; 10 waiters on three
+ *    shards served by 10 pushes once each; consumers BRPOP four keys (four
+ *    shards) while producers LPUSH to any: each item exactly once.
  * At the end the server is stopped with a client still blocked (exit 0).
  *
  * "Blocked" is read from CLIENT LIST ID <id>: flags=b (Redis, and percore
@@ -390,38 +400,62 @@ static void tagged(char *out, size_t size, int tag, const char *name)
 
 /* ---- a. producer / consumer --------------------------------------------- */
 
-static int items_per_producer;
-static atomic_int *received[NTAGS];    /* per item: how many times a consumer got it */
 static atomic_long received_total, bad_items, consumer_errors;
 
+/*
+ * A consumer pops (cmd: BLPOP, BRPOP) from its keys until it gets "stop"; a
+ * producer pushes (cmd: RPUSH, LPUSH) items "p<index>:<seq>" in batches of
+ * 1..5, each batch to one of its keys picked at random.
+ */
 struct worker {
-    int tag;
+    const char *cmd;
+    const char *timeout;   /* consumers: the pop's timeout */
+    int nkeys;
+    char keys[NTAGS][96];
     int index;
+    int items;             /* per producer */
+    int producers;         /* consumers: the items come from producers 0..producers-1 */
+    atomic_int *received;  /* per item (producer * items + seq): how many times a consumer got it */
+    unsigned seed;         /* producers */
     pthread_t thread;
 };
+
+/* the index of key among w's keys, -1 if none */
+static int worker_key(const struct worker *w, const redisReply *key)
+{
+    if (key->type != REDIS_REPLY_STRING)
+        return -1;
+    for (int k = 0; k < w->nkeys; k++)
+        if (strcmp(key->str, w->keys[k]) == 0)
+            return k;
+    return -1;
+}
 
 static void *consumer(void *arg)
 {
     const struct worker *w = arg;
-    char key[96];
-    tagged(key, sizeof key, w->tag, "queue");
+    const char *argv[2 + NTAGS] = { w->cmd };
+    for (int k = 0; k < w->nkeys; k++)
+        argv[1 + k] = w->keys[k];
+    argv[1 + w->nkeys] = w->timeout;
     redisContext *c = pc_hiredis_connect(port);
     long long deadline = pc_now_ms() + CONSUMER_DEADLINE_MS;
     bool stopped = false;
     while (c && !stopped && pc_now_ms() < deadline) {
-        redisReply *r = redisCommand(c, "BLPOP %s 5", key);
+        redisReply *r = redisCommandArgv(c, 2 + w->nkeys, argv, NULL);
         if (!r) {
             atomic_fetch_add(&consumer_errors, 1);
             break;
         }
         if (r->type == REDIS_REPLY_NIL) {
-            freeReplyObject(r); /* 5 s without an item: keep waiting until the deadline */
+            freeReplyObject(r); /* no item before the timeout: keep waiting until the deadline */
             continue;
         }
-        if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 || r->element[0]->type != REDIS_REPLY_STRING ||
-            r->element[1]->type != REDIS_REPLY_STRING || strcmp(r->element[0]->str, key) != 0) {
+        if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 || worker_key(w, r->element[0]) < 0 ||
+            r->element[1]->type != REDIS_REPLY_STRING) {
             if (atomic_fetch_add(&consumer_errors, 1) < 5)
-                pc_fail("consumer %s/%d: BLPOP answered %s", key, w->index, describe(r));
+                pc_fail("consumer %s (of %d keys)/%d: %s answered %s", w->keys[0], w->nkeys, w->index, w->cmd,
+                        describe(r));
             freeReplyObject(r);
             break;
         }
@@ -429,9 +463,9 @@ static void *consumer(void *arg)
         int producer, seq;
         if (strcmp(item, "stop") == 0) {
             stopped = true;
-        } else if (sscanf(item, "p%d:%d", &producer, &seq) == 2 && producer >= 0 &&
-                   producer < PRODUCERS_PER_TAG && seq >= 0 && seq < items_per_producer) {
-            atomic_fetch_add(&received[w->tag][producer * items_per_producer + seq], 1);
+        } else if (sscanf(item, "p%d:%d", &producer, &seq) == 2 && producer >= 0 && producer < w->producers &&
+                   seq >= 0 && seq < w->items) {
+            atomic_fetch_add(&w->received[producer * w->items + seq], 1);
             atomic_fetch_add(&received_total, 1);
         } else {
             atomic_fetch_add(&bad_items, 1);
@@ -439,7 +473,7 @@ static void *consumer(void *arg)
         freeReplyObject(r);
     }
     if (!stopped)
-        pc_fail("consumer %s/%d never got its stop item", key, w->index);
+        pc_fail("consumer %s (of %d keys)/%d never got its stop item", w->keys[0], w->nkeys, w->index);
     if (c)
         redisFree(c);
     return NULL;
@@ -448,87 +482,119 @@ static void *consumer(void *arg)
 static void *producer(void *arg)
 {
     const struct worker *w = arg;
-    char key[96], items[5][32];
-    tagged(key, sizeof key, w->tag, "queue");
+    char items[5][32];
     redisContext *c = pc_hiredis_connect(port);
-    unsigned rng = (unsigned)(w->tag * 31 + w->index + 1);
-    for (int seq = 0; c && seq < items_per_producer;) {
+    unsigned rng = w->seed;
+    for (int seq = 0; c && seq < w->items;) {
         rng = rng * 1103515245u + 12345u;
         int batch = 1 + (int)((rng >> 16) % 5);
-        if (batch > items_per_producer - seq)
-            batch = items_per_producer - seq;
-        const char *argv[7] = { "RPUSH", key };
+        if (batch > w->items - seq)
+            batch = w->items - seq;
+        const char *key = w->keys[(rng >> 4) % (unsigned)w->nkeys];
+        const char *argv[7] = { w->cmd, key };
         for (int i = 0; i < batch; i++) {
             snprintf(items[i], sizeof items[i], "p%d:%d", w->index, seq + i);
             argv[2 + i] = items[i];
         }
         redisReply *r = redisCommandArgv(c, 2 + batch, argv, NULL);
         if (!r || r->type != REDIS_REPLY_INTEGER) {
-            pc_fail("producer %s/%d: RPUSH answered %s", key, w->index, describe(r));
+            pc_fail("producer %s/%d: %s answered %s", key, w->index, w->cmd, describe(r));
             freeReplyObject(r);
             break;
         }
         freeReplyObject(r);
         seq += batch;
         if ((rng >> 8) % 16 == 0)
-            pc_sleep_ms(1); /* now and then let the consumers drain the list and block */
+            pc_sleep_ms(1); /* now and then let the consumers drain the lists and block */
     }
     if (c)
         redisFree(c);
     return NULL;
 }
 
+static void start_workers(struct worker *w, int n, void *(*fn)(void *))
+{
+    for (int i = 0; i < n; i++)
+        pthread_create(&w[i].thread, NULL, fn, &w[i]);
+}
+
+static void join_workers(struct worker *w, int n)
+{
+    for (int i = 0; i < n; i++)
+        pthread_join(w[i].thread, NULL);
+}
+
+static void reset_tallies(void)
+{
+    atomic_store(&received_total, 0);
+    atomic_store(&bad_items, 0);
+    atomic_store(&consumer_errors, 0);
+}
+
+/* count (into *lost, *duplicated) the items of `received` not received once;
+ * a failure for each of the first few */
+static void tally_items(const char *what, atomic_int *received, int producers, int items, long *lost,
+                        long *duplicated)
+{
+    for (int i = 0; i < producers * items; i++) {
+        int n = atomic_load(&received[i]);
+        *lost += n == 0;
+        *duplicated += n > 1;
+        if (n != 1 && *lost + *duplicated <= 5)
+            pc_fail("%s: item p%d:%d received %d times", what, i / items, i % items, n);
+    }
+}
+
+static void check_totals(const char *what, long expected, long lost, long duplicated)
+{
+    if (atomic_load(&received_total) != expected || lost || duplicated || atomic_load(&bad_items) ||
+        atomic_load(&consumer_errors))
+        pc_fail("%s: received %ld of %ld items: %ld lost, %ld duplicated, %ld unknown, %ld errors", what,
+                atomic_load(&received_total), expected, lost, duplicated, atomic_load(&bad_items),
+                atomic_load(&consumer_errors));
+}
+
 static void test_producer_consumer(redisContext *admin)
 {
-    items_per_producer = pc_sanitized() ? 150 : 1500;
-    int per_tag = PRODUCERS_PER_TAG * items_per_producer;
-    for (int t = 0; t < NTAGS; t++)
-        received[t] = calloc((size_t)per_tag, sizeof(atomic_int));
+    int items = pc_sanitized() ? 150 : 1500, per_tag = PRODUCERS_PER_TAG * items;
+    atomic_int *received[NTAGS];
     struct worker consumers[NTAGS][CONSUMERS_PER_TAG], producers[NTAGS][PRODUCERS_PER_TAG];
-    for (int t = 0; t < NTAGS; t++)
-        for (int i = 0; i < CONSUMERS_PER_TAG; i++) {
-            consumers[t][i] = (struct worker){ .tag = t, .index = i };
-            pthread_create(&consumers[t][i].thread, NULL, consumer, &consumers[t][i]);
-        }
-    for (int t = 0; t < NTAGS; t++)
-        for (int i = 0; i < PRODUCERS_PER_TAG; i++) {
-            producers[t][i] = (struct worker){ .tag = t, .index = i };
-            pthread_create(&producers[t][i].thread, NULL, producer, &producers[t][i]);
-        }
-    for (int t = 0; t < NTAGS; t++)
-        for (int i = 0; i < PRODUCERS_PER_TAG; i++)
-            pthread_join(producers[t][i].thread, NULL);
-    /* every real item is in the lists now, ahead of one stop item per consumer */
+    reset_tallies();
     for (int t = 0; t < NTAGS; t++) {
-        char key[96];
-        tagged(key, sizeof key, t, "queue");
-        for (int i = 0; i < CONSUMERS_PER_TAG; i++)
-            freeReplyObject(command(admin, "RPUSH %s stop", key));
+        received[t] = calloc((size_t)per_tag, sizeof(atomic_int));
+        for (int i = 0; i < CONSUMERS_PER_TAG; i++) {
+            consumers[t][i] = (struct worker){ .cmd = "BLPOP", .timeout = "5", .nkeys = 1, .index = i,
+                                               .items = items, .producers = PRODUCERS_PER_TAG,
+                                               .received = received[t] };
+            tagged(consumers[t][i].keys[0], sizeof consumers[t][i].keys[0], t, "queue");
+        }
+        for (int i = 0; i < PRODUCERS_PER_TAG; i++) {
+            producers[t][i] = (struct worker){ .cmd = "RPUSH", .nkeys = 1, .index = i, .items = items,
+                                               .seed = (unsigned)(t * 31 + i + 1) };
+            tagged(producers[t][i].keys[0], sizeof producers[t][i].keys[0], t, "queue");
+        }
     }
     for (int t = 0; t < NTAGS; t++)
+        start_workers(consumers[t], CONSUMERS_PER_TAG, consumer);
+    for (int t = 0; t < NTAGS; t++)
+        start_workers(producers[t], PRODUCERS_PER_TAG, producer);
+    for (int t = 0; t < NTAGS; t++)
+        join_workers(producers[t], PRODUCERS_PER_TAG);
+    /* every real item is in the lists now, ahead of one stop item per consumer */
+    for (int t = 0; t < NTAGS; t++)
         for (int i = 0; i < CONSUMERS_PER_TAG; i++)
-            pthread_join(consumers[t][i].thread, NULL);
+            freeReplyObject(command(admin, "RPUSH %s stop", consumers[t][0].keys[0]));
+    for (int t = 0; t < NTAGS; t++)
+        join_workers(consumers[t], CONSUMERS_PER_TAG);
 
     long expected = (long)NTAGS * per_tag, lost = 0, duplicated = 0;
     for (int t = 0; t < NTAGS; t++) {
-        for (int i = 0; i < per_tag; i++) {
-            int n = atomic_load(&received[t][i]);
-            lost += n == 0;
-            duplicated += n > 1;
-            if (n != 1 && lost + duplicated <= 5)
-                pc_fail("producer/consumer: item p%d:%d of tag %d received %d times", i / items_per_producer,
-                        i % items_per_producer, t, n);
-        }
-        char key[96];
-        tagged(key, sizeof key, t, "queue");
+        const char *key = consumers[t][0].keys[0];
+        tally_items(key, received[t], PRODUCERS_PER_TAG, items, &lost, &duplicated);
         expect_reply(command(admin, "LLEN %s", key), ":0", "producer/consumer: LLEN %s at the end", key);
         free(received[t]);
     }
-    if (atomic_load(&received_total) != expected || lost || duplicated || atomic_load(&bad_items) ||
-        atomic_load(&consumer_errors))
-        pc_fail("producer/consumer: received %ld of %ld items: %ld lost, %ld duplicated, %ld unknown, %ld errors",
-                atomic_load(&received_total), expected, lost, duplicated, atomic_load(&bad_items),
-                atomic_load(&consumer_errors));
+    check_totals("producer/consumer", expected, lost, duplicated);
     printf("a. producer/consumer: %ld items over %d tags, %d consumers each: received %ld\n", expected, NTAGS,
            CONSUMERS_PER_TAG, atomic_load(&received_total));
 }
@@ -614,11 +680,16 @@ static void test_timeouts(redisContext *admin)
 
 /* ---- d. disconnect while blocked ---------------------------------------- */
 
-/* open n raw connections, block each in BLPOP key 0, close them (RST when
- * abort), wait until the server has dropped them, then push one element:
- * nobody may take it */
-static void block_and_disconnect(redisContext *admin, const char *key, int n, bool abort_conn)
+/* open n raw connections, block each in BLPOP <the nkeys keys> 0, close them
+ * (RST when abort), wait until the server has dropped them, then push one
+ * element to the last key: nobody may take it */
+static void block_and_disconnect(redisContext *admin, const char *const *keys, int nkeys, int n, bool abort_conn)
 {
+    const char *key = keys[nkeys - 1];
+    const char *argv[2 + NTAGS] = { "BLPOP" };
+    for (int k = 0; k < nkeys; k++)
+        argv[1 + k] = keys[k];
+    argv[1 + nkeys] = "0";
     struct pc_conn **conns = calloc((size_t)n, sizeof(*conns));
     long long *ids = calloc((size_t)n, sizeof(*ids));
     int opened = 0;
@@ -629,8 +700,7 @@ static void block_and_disconnect(redisContext *admin, const char *key, int n, bo
             break;
         }
         ids[i] = raw_client_id(conns[i]);
-        const char *argv[] = { "BLPOP", key, "0" };
-        pc_conn_send(conns[i], 3, argv, NULL);
+        pc_conn_send(conns[i], 2 + nkeys, argv, NULL);
         opened++;
     }
     wait_blocked(admin, ids, opened, "blpop");
@@ -647,8 +717,8 @@ static void block_and_disconnect(redisContext *admin, const char *key, int n, bo
         if (!wait_gone(admin, ids[i]))
             break;
     must(admin, ":1", "RPUSH %s survivor", key);
-    expect_reply(command(admin, "LLEN %s", key), ":1", "disconnect (%d clients, %s): LLEN %s after the push", n,
-                 abort_conn ? "RST" : "FIN", key);
+    expect_reply(command(admin, "LLEN %s", key), ":1", "disconnect (%d clients on %d keys, %s): LLEN %s after the push",
+                 n, nkeys, abort_conn ? "RST" : "FIN", key);
     must(admin, ":1", "DEL %s", key);
     free(conns);
     free(ids);
@@ -675,7 +745,7 @@ static void test_disconnect(redisContext *admin)
         for (int t = 0; t < NTAGS; t++) {
             char key[96];
             tagged(key, sizeof key, t, "gone");
-            block_and_disconnect(admin, key, 1, (round + t) % 2 == 1);
+            block_and_disconnect(admin, (const char *[]){ key }, 1, 1, (round + t) % 2 == 1);
         }
     /* killed by CLIENT KILL ID while blocked: the same */
     for (int t = 0; t < NTAGS; t++) {
@@ -697,7 +767,7 @@ static void test_disconnect(redisContext *admin)
     for (int t = 0; t < NTAGS; t++) {
         char key[96];
         tagged(key, sizeof key, t, "gone-many");
-        block_and_disconnect(admin, key, many, t % 2 == 0);
+        block_and_disconnect(admin, (const char *[]){ key }, 1, many, t % 2 == 0);
     }
     must(admin, "+PONG", "PING");
     long after = wait_client_count(admin, before);
@@ -1174,6 +1244,523 @@ static void test_wakeups(redisContext *admin)
            "ZUNIONSTORE, RENAME, EXEC\n");
 }
 
+/* ---- i. keys on several shards ------------------------------------------ */
+
+#define WRONGTYPE "-WRONGTYPE Operation against a key holding the wrong kind of value"
+#define SPREAD_WAITERS 10
+#define SPREAD_CONSUMERS 4
+#define SPREAD_PRODUCERS 3
+
+/* k[t] = "{tags[t]}name": with 4 shards, one key per shard */
+static void spread_names(char k[NTAGS][96], const char *name)
+{
+    for (int t = 0; t < NTAGS; t++)
+        tagged(k[t], sizeof k[t], t, name);
+}
+
+/* "[key, item]" */
+static const char *pair(char *buf, size_t size, const char *key, const char *item)
+{
+    snprintf(buf, size, "[%s, %s]", key, item);
+    return buf;
+}
+
+/* the tag whose keys live on c's home shard (CLIENT INFO shard=); 0 when
+ * the server shows none (Redis) */
+static int home_tag(redisContext *c)
+{
+    redisReply *r = command(c, "CLIENT INFO");
+    const char *p = r && r->type == REDIS_REPLY_STRING ? strstr(r->str, " shard=") : NULL;
+    int home = p ? atoi(p + 7) : -1, tag = 0;
+    freeReplyObject(r);
+    for (int t = 0; t < NTAGS && home >= 0; t++)
+        if (pc_slot_shard(pc_key_slot(tags[t], strlen(tags[t])), NTAGS) == home)
+            tag = t;
+    return tag;
+}
+
+/* data there: the first key in the command's order that holds some answers
+ * at once; a key of another type before it answers WRONGTYPE */
+static void several_at_once(redisContext *admin, redisContext *c)
+{
+    char k[NTAGS][96], z[NTAGS][96], exp[400];
+    spread_names(k, "now");
+    spread_names(z, "now-z");
+    must(admin, ":2", "RPUSH %s first second", k[1]);
+    must(admin, ":1", "RPUSH %s z", k[2]);
+    must(c, pair(exp, sizeof exp, k[1], "first"), "BLPOP %s %s %s 0", k[0], k[1], k[2]);
+    must(c, pair(exp, sizeof exp, k[2], "z"), "BRPOP %s %s %s 0", k[2], k[1], k[0]);
+    must(c, pair(exp, sizeof exp, k[1], "second"), "BRPOP %s %s %s %s 0", k[3], k[0], k[2], k[1]);
+    must(admin, ":0", "EXISTS %s %s %s %s", k[0], k[1], k[2], k[3]);
+
+    /* a string before the key with data: WRONGTYPE, nothing popped; after it: not looked at */
+    must(admin, "+OK", "SET %s str", k[0]);
+    must(admin, ":1", "RPUSH %s x", k[1]);
+    must(c, WRONGTYPE, "BLPOP %s %s 0", k[0], k[1]);
+    must(c, WRONGTYPE, "BRPOP %s %s %s 0", k[3], k[0], k[1]);
+    must(c, WRONGTYPE, "BLMPOP 0 3 %s %s %s LEFT", k[3], k[0], k[1]);
+    must(admin, ":1", "LLEN %s", k[1]);
+    must(c, pair(exp, sizeof exp, k[1], "x"), "BLPOP %s %s 0", k[1], k[0]);
+    must(admin, ":1", "DEL %s", k[0]);
+
+    must(admin, ":2", "ZADD %s 1 a 2 b", z[1]);
+    must(admin, ":1", "ZADD %s 5 e", z[3]);
+    snprintf(exp, sizeof exp, "[%s, b, 2]", z[1]);
+    must(c, exp, "BZPOPMAX %s %s %s 0", z[0], z[1], z[3]);
+    snprintf(exp, sizeof exp, "[%s, e, 5]", z[3]);
+    must(c, exp, "BZPOPMIN %s %s %s 0", z[2], z[3], z[1]);
+    must(admin, ":1", "RPUSH %s l", z[0]);
+    must(c, WRONGTYPE, "BZPOPMIN %s %s 0", z[0], z[1]);
+    must(c, WRONGTYPE, "BZMPOP 0 2 %s %s MIN", z[0], z[1]);
+    snprintf(exp, sizeof exp, "[%s, [[a, 1]]]", z[1]);
+    must(c, exp, "BZMPOP 0 3 %s %s %s MAX COUNT 5", z[2], z[1], z[0]);
+    must(admin, ":1", "DEL %s", z[0]);
+    must(admin, ":3", "RPUSH %s a b c", k[2]);
+    snprintf(exp, sizeof exp, "[%s, [c, b]]", k[2]);
+    must(c, exp, "BLMPOP 0 3 %s %s %s RIGHT COUNT 2", k[0], k[2], k[1]);
+    must(admin, ":1", "DEL %s", k[2]);
+    must(admin, ":0", "EXISTS %s %s %s %s", k[0], k[1], k[2], k[3]);
+    must(admin, ":0", "EXISTS %s %s %s %s", z[0], z[1], z[2], z[3]);
+}
+
+/* blocked on keys of three shards, woken from another connection */
+static void several_woken(redisContext *admin)
+{
+    char k[NTAGS][96], exp[400];
+    spread_names(k, "woken");
+    redisContext *c = connect_client("several shards: woken");
+    long long id = client_id(c);
+    send_command(c, "BLPOP %s %s %s 0", k[0], k[1], k[2]);
+    wait_blocked1(admin, id, "blpop");
+    /* the push serves the waiter before the pusher's next command (pipelined behind it) runs */
+    send_command(admin, "RPUSH %s item", k[2]);
+    send_command(admin, "LLEN %s", k[2]);
+    expect_reply(next_reply(admin), ":1", "RPUSH %s item, a client blocked on 3 shards", k[2]);
+    expect_reply(next_reply(admin), ":0", "LLEN %s pipelined behind the RPUSH that serves a client blocked on 3 shards",
+                 k[2]);
+    expect_reply(next_reply(c), pair(exp, sizeof exp, k[2], "item"), "BLPOP of 3 shards, RPUSH to the last key");
+    send_command(c, "BRPOP %s %s %s 0", k[0], k[1], k[2]);
+    wait_blocked1(admin, id, "brpop");
+    must(admin, ":2", "LPUSH %s a b", k[0]);
+    expect_reply(next_reply(c), pair(exp, sizeof exp, k[0], "a"), "BRPOP of 3 shards, LPUSH a b to the first key");
+    must(c, "[b]", "LRANGE %s 0 -1", k[0]);
+    must(admin, ":1", "DEL %s", k[0]);
+
+    /* the key of the client's own home shard, first and last */
+    int h = home_tag(c), o = (h + 1) % NTAGS;
+    send_command(c, "BLPOP %s %s 0", k[o], k[h]);
+    wait_blocked1(admin, id, "blpop");
+    must(admin, ":1", "RPUSH %s home", k[h]);
+    expect_reply(next_reply(c), pair(exp, sizeof exp, k[h], "home"), "BLPOP %s %s (home last), push to home", k[o],
+                 k[h]);
+    send_command(c, "BLPOP %s %s 0", k[h], k[o]);
+    wait_blocked1(admin, id, "blpop");
+    must(admin, ":1", "RPUSH %s other", k[o]);
+    expect_reply(next_reply(c), pair(exp, sizeof exp, k[o], "other"), "BLPOP %s %s (home first), push to the other",
+                 k[h], k[o]);
+    send_command(c, "BLPOP %s %s 0", k[o], k[h]);
+    wait_blocked1(admin, id, "blpop");
+    must(admin, ":1", "RPUSH %s home2", k[h]);
+    expect_reply(next_reply(c), pair(exp, sizeof exp, k[h], "home2"), "BLPOP %s %s again, push to home", k[o],
+                 k[h]);
+
+    /* a string written at one key serves nobody; a push to another does */
+    send_command(c, "BLPOP %s %s 0", k[0], k[1]);
+    wait_blocked1(admin, id, "blpop");
+    must(admin, "+OK", "SET %s str", k[0]);
+    must(admin, ":1", "RPUSH %s v", k[1]);
+    expect_reply(next_reply(c), pair(exp, sizeof exp, k[1], "v"), "BLPOP %s %s: SET of the first, RPUSH of the second",
+                 k[0], k[1]);
+    must(admin, ":1", "DEL %s", k[0]);
+    must(admin, ":0", "EXISTS %s %s %s %s", k[0], k[1], k[2], k[3]);
+    if (c)
+        redisFree(c);
+}
+
+/* waiters on one key, some of them blocked on keys of other shards too, are
+ * served in the order they blocked */
+static void several_fifo(redisContext *admin)
+{
+    char k[NTAGS][96], exp[400];
+    spread_names(k, "fifo");
+    redisContext *w[3];
+    long long ids[3];
+    for (int i = 0; i < 3; i++) {
+        w[i] = connect_client("several shards: fifo");
+        ids[i] = client_id(w[i]);
+    }
+    send_command(w[0], "BLPOP %s %s 0", k[0], k[1]);
+    wait_blocked1(admin, ids[0], "blpop");
+    send_command(w[1], "BLPOP %s 0", k[1]);
+    wait_blocked1(admin, ids[1], "blpop");
+    send_command(w[2], "BLPOP %s %s 0", k[1], k[2]);
+    wait_blocked1(admin, ids[2], "blpop");
+    must(admin, ":3", "RPUSH %s a b c", k[1]);
+    expect_reply(next_reply(w[0]), pair(exp, sizeof exp, k[1], "a"), "fifo: 1st (BLPOP k0 k1), RPUSH k1 a b c");
+    expect_reply(next_reply(w[1]), pair(exp, sizeof exp, k[1], "b"), "fifo: 2nd (BLPOP k1), RPUSH k1 a b c");
+    expect_reply(next_reply(w[2]), pair(exp, sizeof exp, k[1], "c"), "fifo: 3rd (BLPOP k1 k2), RPUSH k1 a b c");
+    must(admin, ":0", "EXISTS %s", k[1]);
+
+    /* one element at a time: the one blocked first takes it, the others wait */
+    send_command(w[2], "BRPOP %s %s %s 0", k[3], k[1], k[0]);
+    wait_blocked1(admin, ids[2], "brpop");
+    send_command(w[0], "BLPOP %s 0", k[1]);
+    wait_blocked1(admin, ids[0], "blpop");
+    send_command(w[1], "BLPOP %s %s 0", k[2], k[1]);
+    wait_blocked1(admin, ids[1], "blpop");
+    must(admin, ":1", "RPUSH %s x", k[1]);
+    expect_reply(next_reply(w[2]), pair(exp, sizeof exp, k[1], "x"), "fifo one by one: 1st (BRPOP k3 k1 k0)");
+    must(admin, ":0", "EXISTS %s", k[1]);
+    if (client_state(admin, ids[0], "blpop") < 2 || client_state(admin, ids[1], "blpop") < 2)
+        pc_fail("fifo one by one: the 2nd or 3rd waiter is no longer blocked after one element");
+    must(admin, ":1", "RPUSH %s y", k[1]);
+    expect_reply(next_reply(w[0]), pair(exp, sizeof exp, k[1], "y"), "fifo one by one: 2nd (BLPOP k1)");
+    must(admin, ":1", "RPUSH %s z", k[1]);
+    expect_reply(next_reply(w[1]), pair(exp, sizeof exp, k[1], "z"), "fifo one by one: 3rd (BLPOP k2 k1)");
+    must(admin, ":0", "EXISTS %s %s %s %s", k[0], k[1], k[2], k[3]);
+    for (int i = 0; i < 3; i++)
+        if (w[i])
+            redisFree(w[i]);
+}
+
+/* BLMOVE / BRPOPLPUSH from one shard to another */
+static void several_move(redisContext *admin)
+{
+    char k[NTAGS][96], exp[400];
+    spread_names(k, "move");
+    const char *src = k[0], *dst = k[1];
+    must(admin, ":2", "RPUSH %s a b", src);
+    must(admin, "a", "BLMOVE %s %s LEFT RIGHT 0", src, dst);
+    must(admin, "[a]", "LRANGE %s 0 -1", dst);
+    must(admin, "[b]", "LRANGE %s 0 -1", src);
+    must(admin, "b", "BRPOPLPUSH %s %s 0", src, dst);
+    must(admin, "[b, a]", "LRANGE %s 0 -1", dst);
+    must(admin, ":0", "EXISTS %s", src);
+    must(admin, ":1", "DEL %s", dst);
+    /* a destination of another type: WRONGTYPE and nothing moves */
+    must(admin, ":2", "RPUSH %s a b", src);
+    must(admin, "+OK", "SET %s str", dst);
+    must(admin, WRONGTYPE, "BLMOVE %s %s LEFT RIGHT 0", src, dst);
+    must(admin, WRONGTYPE, "BRPOPLPUSH %s %s 0", src, dst);
+    must(admin, "[a, b]", "LRANGE %s 0 -1", src);
+    must(admin, "str", "GET %s", dst);
+    must(admin, ":2", "DEL %s %s", src, dst);
+
+    redisContext *x = connect_client("several shards: move X"), *y = connect_client("several shards: move Y"),
+                 *z = connect_client("several shards: move Z");
+    long long idx = client_id(x), idy = client_id(y), idz = client_id(z);
+    send_command(x, "BLMOVE %s %s LEFT RIGHT 0", src, dst);
+    wait_blocked1(admin, idx, "blmove");
+    must(admin, ":1", "LPUSH %s v", src);
+    expect_reply(next_reply(x), "v", "BLMOVE %s %s woken by LPUSH", src, dst);
+    must(admin, "[v]", "LRANGE %s 0 -1", dst);
+    must(admin, ":0", "EXISTS %s", src);
+    must(admin, ":1", "DEL %s", dst);
+    send_command(x, "BRPOPLPUSH %s %s 0", dst, src);
+    wait_blocked1(admin, idx, "brpoplpush");
+    must(admin, ":2", "RPUSH %s w1 w2", dst);
+    expect_reply(next_reply(x), "w2", "BRPOPLPUSH %s %s woken by RPUSH", dst, src);
+    must(admin, "[w2]", "LRANGE %s 0 -1", src);
+    must(admin, "[w1]", "LRANGE %s 0 -1", dst);
+    must(admin, ":2", "DEL %s %s", src, dst);
+
+    /* a chain: X moves s1 -> s2, Y pops s2 */
+    const char *s1 = k[2], *s2 = k[3];
+    send_command(x, "BLMOVE %s %s RIGHT LEFT 0", s1, s2);
+    wait_blocked1(admin, idx, "blmove");
+    send_command(y, "BLPOP %s 0", s2);
+    wait_blocked1(admin, idy, "blpop");
+    must(admin, ":1", "RPUSH %s v", s1);
+    expect_reply(next_reply(x), "v", "chain of shards: BLMOVE %s %s", s1, s2);
+    expect_reply(next_reply(y), pair(exp, sizeof exp, s2, "v"), "chain of shards: BLPOP of BLMOVE's destination");
+    must(admin, ":0", "EXISTS %s %s", s1, s2);
+    /* three links over four shards; the last waiter on two shards */
+    send_command(x, "BLMOVE %s %s RIGHT LEFT 0", k[0], k[1]);
+    wait_blocked1(admin, idx, "blmove");
+    send_command(y, "BRPOPLPUSH %s %s 0", k[1], k[2]);
+    wait_blocked1(admin, idy, "brpoplpush");
+    send_command(z, "BRPOP %s %s 0", k[3], k[2]);
+    wait_blocked1(admin, idz, "brpop");
+    must(admin, ":2", "RPUSH %s first last", k[0]);
+    expect_reply(next_reply(x), "last", "chain of shards: link 1 (BLMOVE k0 k1)");
+    expect_reply(next_reply(y), "last", "chain of shards: link 2 (BRPOPLPUSH k1 k2)");
+    expect_reply(next_reply(z), pair(exp, sizeof exp, k[2], "last"), "chain of shards: link 3 (BRPOP k3 k2)");
+    must(admin, "[first]", "LRANGE %s 0 -1", k[0]);
+    must(admin, ":1", "DEL %s", k[0]);
+    must(admin, ":0", "EXISTS %s %s %s %s", k[0], k[1], k[2], k[3]);
+    redisFree(x);
+    redisFree(y);
+    redisFree(z);
+}
+
+/* BZPOPMIN / BZPOPMAX / BLMPOP / BZMPOP on keys of several shards, woken */
+static void several_other_commands(redisContext *admin)
+{
+    char k[NTAGS][96], exp[400];
+    spread_names(k, "other");
+    redisContext *c = connect_client("several shards: other commands");
+    long long id = client_id(c);
+    send_command(c, "BZPOPMIN %s %s 0", k[0], k[1]);
+    wait_blocked1(admin, id, "bzpopmin");
+    must(admin, ":2", "ZADD %s 1.5 m 3 n", k[1]);
+    snprintf(exp, sizeof exp, "[%s, m, 1.5]", k[1]);
+    expect_reply(next_reply(c), exp, "BZPOPMIN k0 k1 woken by ZADD k1");
+    must(admin, ":1", "ZCARD %s", k[1]);
+    send_command(c, "BZPOPMAX %s %s %s 0", k[0], k[2], k[3]);
+    wait_blocked1(admin, id, "bzpopmax");
+    must(admin, ":2", "ZADD %s 1 a 2 b", k[3]);
+    snprintf(exp, sizeof exp, "[%s, b, 2]", k[3]);
+    expect_reply(next_reply(c), exp, "BZPOPMAX k0 k2 k3 woken by ZADD k3");
+    must(admin, ":2", "DEL %s %s", k[1], k[3]);
+
+    send_command(c, "BLMPOP 0 2 %s %s LEFT", k[0], k[1]);
+    wait_blocked1(admin, id, "blmpop");
+    must(admin, ":1", "RPUSH %s a", k[1]);
+    snprintf(exp, sizeof exp, "[%s, [a]]", k[1]);
+    expect_reply(next_reply(c), exp, "BLMPOP 0 2 k0 k1 LEFT woken by RPUSH k1");
+    must(admin, ":0", "EXISTS %s", k[1]);
+    send_command(c, "BLMPOP 0 2 %s %s RIGHT COUNT 2", k[2], k[0]);
+    wait_blocked1(admin, id, "blmpop");
+    must(admin, ":3", "RPUSH %s a b c", k[0]);
+    snprintf(exp, sizeof exp, "[%s, [c, b]]", k[0]);
+    expect_reply(next_reply(c), exp, "BLMPOP 0 2 k2 k0 RIGHT COUNT 2 woken by RPUSH k0");
+    must(admin, "[a]", "LRANGE %s 0 -1", k[0]);
+    must(admin, ":1", "DEL %s", k[0]);
+
+    send_command(c, "BZMPOP 0 2 %s %s MIN", k[0], k[1]);
+    wait_blocked1(admin, id, "bzmpop");
+    must(admin, ":2", "ZADD %s 2 b 1 a", k[0]);
+    snprintf(exp, sizeof exp, "[%s, [[a, 1]]]", k[0]);
+    expect_reply(next_reply(c), exp, "BZMPOP 0 2 k0 k1 MIN woken by ZADD k0");
+    must(admin, ":1", "ZCARD %s", k[0]);
+    must(admin, ":1", "DEL %s", k[0]);
+    send_command(c, "BZMPOP 0 3 %s %s %s MAX COUNT 5", k[0], k[1], k[2]);
+    wait_blocked1(admin, id, "bzmpop");
+    must(admin, ":2", "ZADD %s 1 a 2 b", k[2]);
+    snprintf(exp, sizeof exp, "[%s, [[b, 2], [a, 1]]]", k[2]);
+    expect_reply(next_reply(c), exp, "BZMPOP 0 3 k0 k1 k2 MAX COUNT 5 woken by ZADD k2");
+    must(admin, ":0", "EXISTS %s %s %s %s", k[0], k[1], k[2], k[3]);
+
+    /* inside MULTI nothing blocks: a nil in EXEC's array, or the data */
+    must(c, "+OK", "MULTI");
+    must(c, "+QUEUED", "BLPOP %s %s 0", k[0], k[1]);
+    must(c, "+QUEUED", "BLMOVE %s %s LEFT RIGHT 0", k[2], k[3]);
+    must(c, "+QUEUED", "BZPOPMIN %s %s 0", k[0], k[3]);
+    must(c, "[(nil), (nil), (nil)]", "EXEC");
+    must(admin, ":1", "RPUSH %s item", k[1]);
+    must(admin, ":1", "RPUSH %s m", k[2]);
+    must(c, "+OK", "MULTI");
+    must(c, "+QUEUED", "BLPOP %s %s 0", k[0], k[1]);
+    must(c, "+QUEUED", "BLMOVE %s %s LEFT RIGHT 0", k[2], k[3]);
+    must(c, "+QUEUED", "LRANGE %s 0 -1", k[3]);
+    snprintf(exp, sizeof exp, "[[%s, item], m, [m]]", k[1]);
+    must(c, exp, "EXEC");
+    must(admin, ":1", "DEL %s", k[3]);
+    must(admin, ":0", "EXISTS %s %s %s %s", k[0], k[1], k[2], k[3]);
+    if (c)
+        redisFree(c);
+}
+
+/* timeouts: nil, not before the timeout; the timed-out client takes nothing later */
+static void several_timeouts(redisContext *admin)
+{
+    static const struct {
+        const char *fmt;
+        int min_ms;
+    } cases[] = {
+        { "BLPOP %s %s 0.2", 150 },
+        { "BRPOP %s %s %s 0.1", 70 },
+        { "BLMOVE %s %s LEFT RIGHT 0.2", 150 },
+        { "BRPOPLPUSH %s %s 0.1", 70 },
+        { "BLMPOP 0.1 3 %s %s %s LEFT", 70 },
+        { "BZPOPMIN %s %s 0.1", 70 },
+        { "BZPOPMAX %s %s %s 0.1", 70 },
+        { "BZMPOP 0.1 2 %s %s MIN COUNT 3", 70 },
+    };
+    char k[NTAGS][96];
+    spread_names(k, "timeout");
+    redisContext *c = connect_client("several shards: timeouts");
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int t = (int)i % NTAGS; /* the first key's shard varies */
+        const char *a = k[t], *b = k[(t + 1) % NTAGS], *d = k[(t + 2) % NTAGS];
+        char cmd[400];
+        snprintf(cmd, sizeof cmd, cases[i].fmt, a, b, d); /* a format with fewer %s ignores the rest */
+        expect_timeout(c, cases[i].min_ms, cmd);
+        must(admin, ":1", "RPUSH %s x", a);
+        must(admin, ":1", "LLEN %s", a);
+        must(admin, ":1", "RPUSH %s y", b);
+        must(admin, ":1", "LLEN %s", b);
+        must(admin, ":2", "DEL %s %s", a, b);
+        must(admin, ":0", "EXISTS %s %s %s %s", k[0], k[1], k[2], k[3]);
+    }
+    must(c, "+PONG", "PING");
+    if (c)
+        redisFree(c);
+}
+
+/* disconnected, killed or unblocked while blocked on several shards */
+static void several_gone_and_unblocked(redisContext *admin)
+{
+    char k[NTAGS][96], cmd[400];
+    spread_names(k, "gone");
+    const char *keys[] = { k[0], k[1], k[2] };
+    block_and_disconnect(admin, keys, 3, 1, false);
+    block_and_disconnect(admin, keys, 3, 1, true);
+    block_and_disconnect(admin, keys, 2, 5, false);
+    block_and_disconnect(admin, keys, 3, 5, true);
+
+    redisContext *a = connect_client("several shards: killed");
+    long long id = client_id(a);
+    send_command(a, "BLPOP %s %s %s 0", k[0], k[1], k[3]);
+    wait_blocked1(admin, id, "blpop");
+    must(admin, ":1", "CLIENT KILL ID %lld", id);
+    wait_gone(admin, id);
+    must(admin, ":1", "RPUSH %s survivor", k[3]);
+    must(admin, ":1", "LLEN %s", k[3]);
+    must(admin, ":1", "DEL %s", k[3]);
+    if (a)
+        redisFree(a);
+    long long blocked = wait_info_clients(admin, "blocked_clients", 0);
+    if (blocked != 0)
+        pc_fail("several shards, disconnects: INFO blocked_clients is %lld, want 0", blocked);
+
+    a = connect_client("several shards: unblocked");
+    id = client_id(a);
+    const char *unblocked_error = "-UNBLOCKED client unblocked via CLIENT UNBLOCK";
+    snprintf(cmd, sizeof cmd, "BLPOP %s %s %s 0", k[0], k[1], k[2]);
+    unblock_case(admin, a, id, "blpop", cmd, NULL, "(nil)");
+    unblock_case(admin, a, id, "blpop", cmd, "ERROR", unblocked_error);
+    snprintf(cmd, sizeof cmd, "BLMOVE %s %s LEFT RIGHT 0", k[3], k[0]);
+    unblock_case(admin, a, id, "blmove", cmd, "TIMEOUT", "(nil)");
+    snprintf(cmd, sizeof cmd, "BZPOPMAX %s %s 0", k[1], k[2]);
+    unblock_case(admin, a, id, "bzpopmax", cmd, "ERROR", unblocked_error);
+    snprintf(cmd, sizeof cmd, "BLMPOP 0 2 %s %s LEFT", k[2], k[3]);
+    unblock_case(admin, a, id, "blmpop", cmd, NULL, "(nil)");
+    /* no waiter left behind */
+    for (int t = 0; t < NTAGS; t++) {
+        must(admin, ":1", "RPUSH %s x", k[t]);
+        must(admin, ":1", "LLEN %s", k[t]);
+    }
+    must(admin, ":4", "DEL %s %s %s %s", k[0], k[1], k[2], k[3]);
+    snprintf(cmd, sizeof cmd, "CLIENT UNBLOCK %lld", id);
+    expect_reply(command_line(admin, cmd), ":0", "%s of an idle client (after several shards)", cmd);
+    /* and it blocks and is served again */
+    send_command(a, "BLPOP %s %s 0", k[2], k[1]);
+    wait_blocked1(admin, id, "blpop");
+    must(admin, ":1", "RPUSH %s y", k[1]);
+    char exp[400];
+    expect_reply(next_reply(a), pair(exp, sizeof exp, k[1], "y"), "BLPOP of several shards after the unblocks");
+    must(admin, ":0", "EXISTS %s %s %s %s", k[0], k[1], k[2], k[3]);
+    if (a)
+        redisFree(a);
+    blocked = wait_info_clients(admin, "blocked_clients", 0);
+    if (blocked != 0)
+        pc_fail("several shards, unblocks: INFO blocked_clients is %lld, want 0", blocked);
+}
+
+/* SPREAD_WAITERS clients blocked on keys of three shards, as many pushes of
+ * one element spread over the three: each client gets one, each element goes once */
+static void several_many_waiters(redisContext *admin)
+{
+    char k[NTAGS][96];
+    spread_names(k, "many");
+    redisContext *w[SPREAD_WAITERS];
+    long long ids[SPREAD_WAITERS];
+    for (int i = 0; i < SPREAD_WAITERS; i++) {
+        w[i] = connect_client("several shards: one of many");
+        ids[i] = client_id(w[i]);
+        send_command(w[i], "BLPOP %s %s %s 0", k[0], k[1], k[2]);
+    }
+    wait_blocked(admin, ids, SPREAD_WAITERS, "blpop");
+    for (int i = 0; i < SPREAD_WAITERS; i++)
+        must(admin, ":1", "RPUSH %s item-%d", k[i % 3], i);
+    int got[SPREAD_WAITERS] = { 0 };
+    for (int i = 0; i < SPREAD_WAITERS; i++) {
+        redisReply *r = next_reply(w[i]);
+        int n;
+        if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 && r->element[0]->type == REDIS_REPLY_STRING &&
+            r->element[1]->type == REDIS_REPLY_STRING && sscanf(r->element[1]->str, "item-%d", &n) == 1 &&
+            n >= 0 && n < SPREAD_WAITERS && strcmp(r->element[0]->str, k[n % 3]) == 0)
+            got[n]++;
+        else
+            pc_fail("%d waiters on 3 shards: waiter %d got %s", SPREAD_WAITERS, i, describe(r));
+        freeReplyObject(r);
+        if (w[i])
+            redisFree(w[i]);
+    }
+    for (int i = 0; i < SPREAD_WAITERS; i++)
+        if (got[i] != 1)
+            pc_fail("%d waiters on 3 shards: item-%d served %d times", SPREAD_WAITERS, i, got[i]);
+    must(admin, ":0", "EXISTS %s %s %s %s", k[0], k[1], k[2], k[3]);
+}
+
+/* consumers BRPOP from four keys (four shards), producers LPUSH to any of
+ * them: each item arrives exactly once */
+static void several_producer_consumer(redisContext *admin)
+{
+    int items = pc_sanitized() ? 150 : 667;
+    long expected = (long)SPREAD_PRODUCERS * items, lost = 0, duplicated = 0;
+    atomic_int *received = calloc((size_t)expected, sizeof(atomic_int));
+    struct worker consumers[SPREAD_CONSUMERS], producers[SPREAD_PRODUCERS];
+    reset_tallies();
+    for (int i = 0; i < SPREAD_CONSUMERS; i++) {
+        consumers[i] = (struct worker){ .cmd = "BRPOP", .timeout = "2", .nkeys = NTAGS, .index = i,
+                                        .items = items, .producers = SPREAD_PRODUCERS, .received = received };
+        spread_names(consumers[i].keys, "spread-queue");
+    }
+    for (int i = 0; i < SPREAD_PRODUCERS; i++) {
+        producers[i] = (struct worker){ .cmd = "LPUSH", .nkeys = NTAGS, .index = i, .items = items,
+                                        .seed = (unsigned)(i * 7919 + 17) };
+        spread_names(producers[i].keys, "spread-queue");
+    }
+    start_workers(consumers, SPREAD_CONSUMERS, consumer);
+    start_workers(producers, SPREAD_PRODUCERS, producer);
+    join_workers(producers, SPREAD_PRODUCERS);
+    /* a stop item could overtake real items of other keys: wait for every item first */
+    long long deadline = pc_now_ms() + CONSUMER_DEADLINE_MS;
+    while (atomic_load(&received_total) < expected && atomic_load(&consumer_errors) == 0 && pc_now_ms() < deadline)
+        pc_sleep_ms(10);
+    const char *const *keys = (const char *const[]){ consumers[0].keys[0], consumers[0].keys[1],
+                                                     consumers[0].keys[2], consumers[0].keys[3] };
+    for (int i = 0; i < SPREAD_CONSUMERS; i++)
+        freeReplyObject(command(admin, "RPUSH %s stop", keys[i % NTAGS]));
+    join_workers(consumers, SPREAD_CONSUMERS);
+    tally_items("producer/consumer on 4 shards", received, SPREAD_PRODUCERS, items, &lost, &duplicated);
+    for (int t = 0; t < NTAGS; t++)
+        expect_reply(command(admin, "LLEN %s", keys[t]), ":0", "producer/consumer on 4 shards: LLEN %s at the end",
+                     keys[t]);
+    freeReplyObject(command(admin, "DEL %s %s %s %s", keys[0], keys[1], keys[2], keys[3]));
+    check_totals("producer/consumer on 4 shards", expected, lost, duplicated);
+    free(received);
+    printf("i. producer/consumer on 4 shards: %ld items, %d consumers on all 4 keys: received %ld\n", expected,
+           SPREAD_CONSUMERS, atomic_load(&received_total));
+}
+
+static void test_several_shards(redisContext *admin)
+{
+    static const char *const names[] = { "now", "now-z", "woken", "fifo", "move", "other", "timeout", "gone", "many" };
+    redisContext *c = connect_client("several shards");
+    several_at_once(admin, c);
+    if (c)
+        redisFree(c);
+    several_woken(admin);
+    several_fifo(admin);
+    several_move(admin);
+    several_other_commands(admin);
+    several_timeouts(admin);
+    several_gone_and_unblocked(admin);
+    several_many_waiters(admin);
+    /* whatever a failed check left behind (each part checked its keys): DBSIZE 0 at the end stays meaningful */
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char k[NTAGS][96];
+        spread_names(k, names[i]);
+        freeReplyObject(command(admin, "DEL %s %s %s %s", k[0], k[1], k[2], k[3]));
+    }
+    printf("i. keys on several shards: served at once in key order (WRONGTYPE first), woken, FIFO with one-key "
+           "waiters, BLMOVE chains, timeouts, disconnects, CLIENT UNBLOCK, %d waiters\n", SPREAD_WAITERS);
+    several_producer_consumer(admin);
+}
+
 int main(int argc, char **argv)
 {
     struct pc_server srv;
@@ -1194,6 +1781,7 @@ int main(int argc, char **argv)
         test_one_push_many_waiters(admin);
         test_wakeups(admin);
         test_disconnect(admin);
+        test_several_shards(admin);
         test_producer_consumer(admin);
         must(admin, "+PONG", "PING");
         must(admin, ":0", "DBSIZE");
