@@ -4,9 +4,13 @@ works unchanged against the server: connect, SET/GET, a pipeline (without
 MULTI), MGET across shards, EXPIRE/TTL, INFO parsed, SCAN iteration, errors
 raised as redis-py exceptions; transactions: a MULTI/EXEC pipeline over many
 shards, its errors, WatchError, and r.transaction() retrying after a watched
-key changed.  Starts its own server on a free port."""
+key changed; worker queues as Celery/RQ/Sidekiq use them: threads looping on
+BRPOP over several queues (keys of several shards) while producers LPUSH,
+every job taken once, and a reliable queue with BRPOPLPUSH.  Starts its own
+server on a free port."""
 import os
 import sys
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -30,7 +34,7 @@ def main():
                  name="python", logdir=os.environ.get("PC_LOG_DIR", "."))
     srv.start()
     print("redis-py %s against %s on port %d" % (redis.__version__, sys.argv[1], srv.port))
-    for part in (run, run_transactions):
+    for part in (run, run_transactions, run_worker_queues):
         try:
             part(srv.port)
         except Exception as e:  # a crash of the test is a failure, with the server log
@@ -226,6 +230,71 @@ def run_transactions(port):
     eq(r.flushall(), True, "FLUSHALL")
     r.close()
     other.close()
+
+
+
+def run_worker_queues(port):
+    """Workers BRPOP queues with no shared hash tag: with 4 shards queue:high, queue:default and
+    queue:low live on shards 2, 1 and 3, jobs and processing on 2 and 0."""
+    queues = ["queue:high", "queue:default", "queue:low"]
+    jobs = 600
+    admin = redis.Redis(host="127.0.0.1", port=port, decode_responses=True, socket_timeout=10)
+    eq(admin.flushall(), True, "FLUSHALL")
+    eq(admin.brpop(queues, timeout=0.1), None, "BRPOP over 3 queues, all empty: None after the timeout")
+    admin.lpush("queue:low", "first")
+    eq(admin.brpop(queues, timeout=1), ("queue:low", "first"), "BRPOP finds the one non-empty queue")
+
+    taken, lock, done = [], threading.Lock(), threading.Event()
+
+    def worker():
+        r = redis.Redis(host="127.0.0.1", port=port, decode_responses=True, socket_timeout=10)
+        while not done.is_set():
+            got = r.brpop(queues, timeout=0.2)
+            if got is not None:
+                with lock:
+                    taken.append(got)
+        r.close()
+
+    def producer(first):
+        r = redis.Redis(host="127.0.0.1", port=port, decode_responses=True, socket_timeout=10)
+        for i in range(first, jobs, 2):
+            r.lpush(queues[i % 3], "job-%d" % i)
+        r.close()
+
+    workers = [threading.Thread(target=worker) for _ in range(4)]
+    producers = [threading.Thread(target=producer, args=(f,)) for f in (0, 1)]
+    for t in workers + producers:
+        t.start()
+    for t in producers:
+        t.join()
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        with lock:
+            if len(taken) >= jobs:
+                break
+        time.sleep(0.05)
+    done.set()
+    for t in workers:
+        t.join()
+    names = sorted(v for _, v in taken)
+    eq(len(taken), jobs, "jobs taken by 4 workers BRPOPing 3 queues (keys of several shards)")
+    eq(len(set(names)), len(names), "no job taken twice")
+    check(all(q == queues[int(v.split("-")[1]) % 3] for q, v in taken), "each job came from its own queue")
+    eq(sum(admin.llen(q) for q in queues), 0, "queues empty at the end")
+
+    # a reliable queue: BRPOPLPUSH moves the job to a processing list on another shard
+    results = []
+    t = threading.Thread(target=lambda: results.append(
+        redis.Redis(host="127.0.0.1", port=port, decode_responses=True).brpoplpush("jobs", "processing", 5)))
+    t.start()
+    time.sleep(0.2)
+    admin.lpush("jobs", "job-x")
+    t.join()
+    eq(results, ["job-x"], "BRPOPLPUSH woken by LPUSH")
+    eq(admin.lrange("processing", 0, -1), ["job-x"], "the job is in the processing list")
+    eq(admin.llen("jobs"), 0, "and no longer in the queue")
+    eq(admin.flushall(), True, "FLUSHALL")
+    admin.close()
 
 
 if __name__ == "__main__":
