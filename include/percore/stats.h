@@ -54,6 +54,7 @@ struct command;
 #define STATS_GAUGES(ACTION)                                                      \
     ACTION(connected_clients, "connections open now")                            \
     ACTION(blocked_clients, "connections waiting in a blocking command")         \
+    ACTION(clients_in_timeout_table, "of those, the ones with a timeout")         \
     ACTION(used_memory, "bytes held by this shard's store")
 
 /* ---- latency histogram: bucket i of a value v in ns -------------------- */

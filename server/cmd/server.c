@@ -1601,8 +1601,8 @@ static void info_clients(struct cmd_ctx *ctx, struct reply *t, const struct info
                 "client_recent_max_output_buffer:0\r\n"
                 "blocked_clients:%llu\r\n"
                 "tracking_clients:0\r\n"
-                "clients_in_timeout_table:0\r\n",
-                s->connected_clients, ctx->config->maxclients, s->blocked_clients);
+                "clients_in_timeout_table:%llu\r\n",
+                s->connected_clients, ctx->config->maxclients, s->blocked_clients, s->clients_in_timeout_table);
 }
 
 static unsigned long long process_rss(void)

@@ -467,13 +467,30 @@ void block_owner_run(struct shard *self, const struct command *cmd, int argc, co
 static void block_on_timeout(evutil_socket_t fd, short what, void *arg);
 static void block_cancel(struct conn *c, bool error);
 
+/* c waits in s (its timeout, s->cursor ms, 0 none): counted, read (to see it go), timed */
+static void block_start(struct conn *c, struct slot *s)
+{
+    c->blocked = s;
+    STATS_ADD(&c->home->stats, blocked_clients, 1);
+    conn_unpause_reading(c);
+    if (s->cursor > 0) {
+        STATS_ADD(&c->home->stats, clients_in_timeout_table, 1);
+        if (!c->block_ev)
+            c->block_ev = evtimer_new(c->home->base, block_on_timeout, c);
+        struct timeval tv = {(time_t)(s->cursor / 1000), (suseconds_t)(s->cursor % 1000) * 1000};
+        evtimer_add(c->block_ev, &tv);
+    }
+}
+
 static void block_finish(struct conn *c, struct slot *s)
 {
     if (c->blocked == s) {
         c->blocked = NULL;
         STATS_ADD(&c->home->stats, blocked_clients, (uint64_t)-1);
-        if (c->block_ev)
+        if (s->cursor > 0) {
+            STATS_ADD(&c->home->stats, clients_in_timeout_table, (uint64_t)-1);
             event_del(c->block_ev);
+        }
     }
     dispatch_slot_complete(c, s);
 }
@@ -488,15 +505,7 @@ static void blocked_part(struct conn *c, struct slot *s, int part, const char *r
     s->blocked = true;
     s->parts_left++; /* the served reply, or the owner's word that it dropped the waiter */
     c->inflight++;   /* held until then */
-    c->blocked = s;
-    STATS_ADD(&c->home->stats, blocked_clients, 1);
-    conn_unpause_reading(c);
-    if (s->cursor > 0) { /* ms */
-        if (!c->block_ev)
-            c->block_ev = evtimer_new(c->home->base, block_on_timeout, c);
-        struct timeval tv = {(time_t)(s->cursor / 1000), (suseconds_t)(s->cursor % 1000) * 1000};
-        evtimer_add(c->block_ev, &tv);
-    }
+    block_start(c, s);
     if (c->closed) /* gone meanwhile: the owner drops its waiter */
         block_cancel(c, false);
 }
@@ -976,7 +985,6 @@ static void bm_probe(struct conn *c, struct slot *s)
 
 /* ---- nothing there: a part waits at each owner */
 
-static void block_on_timeout(evutil_socket_t fd, short what, void *arg);
 static void bm_cancel(struct conn *c, struct slot *s, bool error);
 
 static void bm_registered(struct conn *c, struct slot *s)
@@ -984,15 +992,7 @@ static void bm_registered(struct conn *c, struct slot *s)
     struct block_multi *bm = s->bmulti;
     bm_release(c, s); /* from here on the owners serve the parts */
     bm->phase = BM_WAIT;
-    c->blocked = s;
-    STATS_ADD(&c->home->stats, blocked_clients, 1);
-    conn_unpause_reading(c);
-    if (s->cursor > 0) { /* ms */
-        if (!c->block_ev)
-            c->block_ev = evtimer_new(c->home->base, block_on_timeout, c);
-        struct timeval tv = {(time_t)(s->cursor / 1000), (suseconds_t)(s->cursor % 1000) * 1000};
-        evtimer_add(c->block_ev, &tv);
-    }
+    block_start(c, s);
     if (bm->cancel || c->closed)
         bm_cancel(c, s, bm->cancel_error);
 }

@@ -642,6 +642,45 @@ static void expect_timeout(redisContext *c, int min_ms, const char *line)
         pc_fail("%s: answered after %lld ms, want %d..5000", line, took, min_ms);
 }
 
+/* INFO clients_in_timeout_table counts the blocked clients that have a timeout (one tag, and tags of
+ * several shards), blocked_clients all of them; both come back to 0 */
+static void test_timeout_table(redisContext *admin)
+{
+    redisContext *forever = connect_client("no-timeout"), *timed = connect_client("timeout"),
+                 *timed_multi = connect_client("timeout-multi");
+    char a[96], b[96];
+    tagged(a, sizeof a, 1, "tt");
+    tagged(b, sizeof b, 2, "tt");
+    long long id_forever = client_id(forever), id_timed = client_id(timed), id_multi = client_id(timed_multi);
+    send_command(forever, "BLPOP %s 0", a);
+    wait_blocked1(admin, id_forever, "blpop");
+    send_command(timed, "BRPOP %s 30", a);
+    wait_blocked1(admin, id_timed, "brpop");
+    send_command(timed_multi, "BLPOP %s %s 30", a, b);
+    wait_blocked1(admin, id_multi, "blpop");
+    long long n = wait_info_clients(admin, "clients_in_timeout_table", 2);
+    if (n != 2)
+        pc_fail("clients_in_timeout_table is %lld with 2 of 3 blocked clients timed, want 2", n);
+    n = wait_info_clients(admin, "blocked_clients", 3);
+    if (n != 3)
+        pc_fail("blocked_clients is %lld with 3 clients blocked, want 3", n);
+    must(admin, ":3", "RPUSH %s 1 2 3", a);
+    char exp[128];
+    snprintf(exp, sizeof exp, "[%s, 1]", a);
+    expect_reply(next_reply(forever), exp, "BLPOP without a timeout served first");
+    snprintf(exp, sizeof exp, "[%s, 3]", a);
+    expect_reply(next_reply(timed), exp, "BRPOP with a timeout served second");
+    snprintf(exp, sizeof exp, "[%s, 2]", a);
+    expect_reply(next_reply(timed_multi), exp, "BLPOP of two shards with a timeout served third");
+    n = wait_info_clients(admin, "clients_in_timeout_table", 0);
+    if (n != 0)
+        pc_fail("clients_in_timeout_table is %lld once every client was served, want 0", n);
+    must(admin, ":0", "EXISTS %s", a);
+    redisFree(forever);
+    redisFree(timed);
+    redisFree(timed_multi);
+}
+
 static void test_timeouts(redisContext *admin)
 {
     /* each format takes one or two empty keys of one tag; the tags vary over the shards */
@@ -675,7 +714,8 @@ static void test_timeouts(redisContext *admin)
     must(c, "+PONG", "PING");
     if (c)
         redisFree(c);
-    printf("c. timeouts: nil after the timeout for each blocking command\n");
+    test_timeout_table(admin);
+    printf("c. timeouts: nil after the timeout for each blocking command; clients_in_timeout_table\n");
 }
 
 /* ---- d. disconnect while blocked ---------------------------------------- */
