@@ -650,10 +650,10 @@ static bool block_timeout(const struct command *cmd, int argc, const struct resp
  * A part is served like any waiter, at once when one of its keys gets data,
  * in the order clients blocked: its owner pops for it and sends the reply
  * home.  The home answers the first reply and drops the other parts
- * (__bcancel); a part another owner served meanwhile (it answers ":0") has
- * its data pushed back where it came from, as a client gone meanwhile has.
- * A served BLMOVE part brings its element home, which pushes it to the
- * destination.
+ * (__bcancel); what a part served after that took (its owner answers ":0")
+ * is pushed back where it came from, as is what a part served once the
+ * client timed out, was unblocked or went away.  A served BLMOVE part brings
+ * its element home, which pushes it to the destination.
  *
  * The home holds one connection reference per part that may still send it a
  * reply, so that neither the connection nor the slot goes while an owner may
@@ -1092,25 +1092,21 @@ static void bm_served(struct conn *c, struct slot *s, int owner, const char *rep
     bm->owner[owner] = BM_NONE; /* its reference comes back with the slot */
     bm->unrefs++;
     bool data = !reply_is_error(reply, len) && !(len >= 3 && (memcmp(reply, "*-1", 3) == 0 || reply[0] == '_'));
-    if (!bm->taken && !c->closed && (bm->phase == BM_WAIT || bm->phase == BM_DROP)) {
-        if (bm->move && bm_is_element(reply, len)) { /* to the destination, then the answer */
+    if (bm->phase == BM_WAIT && !c->closed) { /* the first: the answer */
+        bm->taken = true;
+        if (bm->move && bm_is_element(reply, len)) { /* to the destination first */
             reply_clear(&bm->elem);
             reply_raw(&bm->elem, reply, len);
             bm->phase = BM_PUSH;
-            bm->taken = true; /* nothing else may answer */
             bm_move_push(c, s);
         } else {
             reply_raw(&s->reply, reply, len);
-            bm->taken = true;
-            if (bm->phase == BM_WAIT)
-                bm_drop(c, s);
-            else if (s->parts_left == 0)
-                bm_dropped(c, s);
+            bm_drop(c, s);
         }
-    } else {
-        if (data) /* answered already, or gone: it goes back */
+    } else { /* dropping: answered already, timed out, unblocked or gone -- what it took goes back */
+        if (data)
             bm_undo(c, s, owner, reply, len);
-        if (bm->phase == BM_DROP && s->parts_left == 0)
+        if (s->parts_left == 0)
             bm_dropped(c, s);
     }
     handoff_flush(self);

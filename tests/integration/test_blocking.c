@@ -1736,7 +1736,40 @@ static void several_many_waiters(redisContext *admin)
 
 /* consumers BRPOP from four keys (four shards), producers LPUSH to any of
  * them: each item arrives exactly once */
-static void several_producer_consumer(redisContext *admin)
+/* CLIENT UNBLOCK every blocked client, over and over, until told to stop (the consumers see nils) */
+static atomic_bool unblocker_stop;
+static atomic_long unblocked_total;
+
+static void *unblocker(void *arg)
+{
+    (void)arg;
+    redisContext *c = pc_hiredis_connect(port);
+    while (c && !atomic_load(&unblocker_stop)) {
+        redisReply *r = redisCommand(c, "CLIENT LIST");
+        if (!r)
+            break;
+        for (const char *line = r->type == REDIS_REPLY_STRING ? r->str : ""; *line;) {
+            const char *end = strchr(line, '\n');
+            long long id;
+            if (strstr(line, " flags=b ") && (!end || strstr(line, " flags=b ") < end) && sscanf(line, "id=%lld", &id) == 1)
+                freeReplyObject(redisCommand(c, "CLIENT UNBLOCK %lld", id)), atomic_fetch_add(&unblocked_total, 1);
+            line = end ? end + 1 : line + strlen(line);
+        }
+        freeReplyObject(r);
+        pc_sleep_ms(1);
+    }
+    if (c)
+        redisFree(c);
+    return NULL;
+}
+
+/*
+ * Consumers BRPOP keys of 4 shards while producers LPUSH to them: every item
+ * arrives exactly once.  timeout: the consumers' ("0.01": most pops time out
+ * while pushes serve their parts, so timed-out parts give back what they
+ * took); unblock: a thread CLIENT UNBLOCKs blocked consumers all along.
+ */
+static void several_producer_consumer(redisContext *admin, const char *timeout, bool unblock)
 {
     int items = pc_sanitized() ? 150 : 667;
     long expected = (long)SPREAD_PRODUCERS * items, lost = 0, duplicated = 0;
@@ -1744,7 +1777,7 @@ static void several_producer_consumer(redisContext *admin)
     struct worker consumers[SPREAD_CONSUMERS], producers[SPREAD_PRODUCERS];
     reset_tallies();
     for (int i = 0; i < SPREAD_CONSUMERS; i++) {
-        consumers[i] = (struct worker){ .cmd = "BRPOP", .timeout = "2", .nkeys = NTAGS, .index = i,
+        consumers[i] = (struct worker){ .cmd = "BRPOP", .timeout = timeout, .nkeys = NTAGS, .index = i,
                                         .items = items, .producers = SPREAD_PRODUCERS, .received = received };
         spread_names(consumers[i].keys, "spread-queue");
     }
@@ -1753,6 +1786,11 @@ static void several_producer_consumer(redisContext *admin)
                                         .seed = (unsigned)(i * 7919 + 17) };
         spread_names(producers[i].keys, "spread-queue");
     }
+    pthread_t unblock_thread;
+    atomic_store(&unblocker_stop, false);
+    atomic_store(&unblocked_total, 0);
+    if (unblock)
+        pthread_create(&unblock_thread, NULL, unblocker, NULL);
     start_workers(consumers, SPREAD_CONSUMERS, consumer);
     start_workers(producers, SPREAD_PRODUCERS, producer);
     join_workers(producers, SPREAD_PRODUCERS);
@@ -1760,6 +1798,9 @@ static void several_producer_consumer(redisContext *admin)
     long long deadline = pc_now_ms() + CONSUMER_DEADLINE_MS;
     while (atomic_load(&received_total) < expected && atomic_load(&consumer_errors) == 0 && pc_now_ms() < deadline)
         pc_sleep_ms(10);
+    atomic_store(&unblocker_stop, true);
+    if (unblock)
+        pthread_join(unblock_thread, NULL);
     const char *const *keys = (const char *const[]){ consumers[0].keys[0], consumers[0].keys[1],
                                                      consumers[0].keys[2], consumers[0].keys[3] };
     for (int i = 0; i < SPREAD_CONSUMERS; i++)
@@ -1772,8 +1813,9 @@ static void several_producer_consumer(redisContext *admin)
     freeReplyObject(command(admin, "DEL %s %s %s %s", keys[0], keys[1], keys[2], keys[3]));
     check_totals("producer/consumer on 4 shards", expected, lost, duplicated);
     free(received);
-    printf("i. producer/consumer on 4 shards: %ld items, %d consumers on all 4 keys: received %ld\n", expected,
-           SPREAD_CONSUMERS, atomic_load(&received_total));
+    printf("i. producer/consumer on 4 shards (timeout %s, %ld CLIENT UNBLOCKs): %ld items, %d consumers on all 4 keys: "
+           "received %ld\n", timeout, atomic_load(&unblocked_total), expected, SPREAD_CONSUMERS,
+           atomic_load(&received_total));
 }
 
 static void test_several_shards(redisContext *admin)
@@ -1798,7 +1840,8 @@ static void test_several_shards(redisContext *admin)
     }
     printf("i. keys on several shards: served at once in key order (WRONGTYPE first), woken, FIFO with one-key "
            "waiters, BLMOVE chains, timeouts, disconnects, CLIENT UNBLOCK, %d waiters\n", SPREAD_WAITERS);
-    several_producer_consumer(admin);
+    several_producer_consumer(admin, "2", false);
+    several_producer_consumer(admin, "0.01", true);
 }
 
 int main(int argc, char **argv)
