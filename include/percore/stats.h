@@ -49,7 +49,8 @@ struct command;
     ACTION(handoff_batches_received, "cross-shard batches executed for others")  \
     ACTION(handoff_inbox_full, "sends refused by a full inbox (backpressure)")   \
     ACTION(handoff_credit_waits, "sends delayed for want of credits")            \
-    ACTION(handoff_parked, "batches that waited at their owner for a locked key")
+    ACTION(handoff_parked, "batches that waited at their owner for a locked key") \
+    ACTION(handoff_lock_queued, "multi-shard commands' parts that queued here for their keys' locks")
 
 #define STATS_GAUGES(ACTION)                                                      \
     ACTION(connected_clients, "connections open now")                            \
@@ -293,6 +294,7 @@ struct stats_shard_view {
     uint64_t handoff_batches_received;
     uint64_t handoff_inbox_full;
     uint64_t handoff_parked;     /* batches that waited here for a key a multi-shard command held */
+    uint64_t handoff_lock_queued; /* split commands' parts that queued here for their keys' locks */
 };
 
 struct stats_view {

@@ -190,6 +190,8 @@ struct shard {
     struct batch *system_stalled; /* connection-less batches (unlocks) waiting for credits */
     struct batch *parked_head; /* others' batches waiting here for key locks, in arrival order */
     struct batch *parked_tail;
+    struct batch *lockrun_queued; /* split commands' parts whose lock request queued here (txn.c) */
+    struct batch *lockrun_granted; /* ... granted since: run at the end of the grant walk */
     struct slot *slot_pool;   /* released slots, for reuse */
     int slot_pool_len;
     struct batch *batch_pool;
@@ -300,6 +302,9 @@ void dispatch_send_part(struct conn *c, struct slot *s, int target, int part, co
                         const struct resp_arg *argv);
 /* a command whose keys span shards, its keys held (txn.c) */
 void dispatch_run_multi_shard(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv);
+/* a split command's slot with its merge; its parts go to txn_keep_part, not to the shards */
+struct slot *dispatch_split_kept(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv,
+                                 struct txn *t);
 /* a command's arguments copied: *out points into *bytes (both to be released) */
 void dispatch_argv_copy(int argc, const struct resp_arg *argv, struct resp_arg **out, char **bytes);
 /* this shard's empty store for running a handler on copies (one database) */
@@ -327,6 +332,14 @@ void dispatch_teardown_shard(struct shard *self);
 /* txn.c */
 /* a command whose keys span shards: lock them, run it, unlock */
 void txn_run_command(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv);
+/* the same for a split command (MSET MGET DEL EXISTS ...): each shard's part runs as its keys are locked */
+void txn_run_split(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv);
+/* dispatch_split_kept's parts, kept for txn_run_split to send */
+void txn_keep_part(struct txn *t, int shard, int argc, const struct resp_arg *argv);
+/* owner side: lock a split command's part's keys for txid (true), or queue the request (home is told) */
+#define TXN_LOCK_QUEUED "+QUEUED\r\n"
+bool txn_lock_split_part(struct shard *self, uint64_t txid, int home, const struct command *cmd, int argc,
+                   const struct resp_arg *argv, int db);
 /* would cmd (run for transaction txid, 0 none) touch a key another transaction holds here?  Callers
  * test keylock_count() first: with no lock here, that is all a command pays */
 bool txn_keys_locked(struct shard *self, const struct command *cmd, int argc, const struct resp_arg *argv, int db,
@@ -418,6 +431,15 @@ void handoff_send_system(struct shard *self, int target, const struct command *c
 /* a blocked client's reply, served here, to its home (a delivery) */
 void handoff_send_served(struct shard *self, int home, struct conn *conn, struct slot *slot, int part,
                          const char *reply, size_t len);
+/* a split command's part that locks its keys here first, then runs (txn.c); its answer is the part's
+ * reply, or TXN_LOCK_QUEUED when the lock request queued: the part then runs once granted and its
+ * reply comes home as a delivery */
+void handoff_send_locking(struct conn *c, int target, const struct command *cmd, int db, int argc,
+                          const struct resp_arg *argv, struct slot *s, int part);
+/* owner side: the queued part of transaction txid was granted its keys (false: txid has none here) */
+bool handoff_lockrun_granted(struct shard *self, uint64_t txid);
+/* run the granted parts and send their replies home */
+void handoff_run_granted(struct shard *self);
 /* push the connection-less batches that waited for credits */
 void handoff_retry_system(struct shard *self);
 /* keys came free here: run the batches parked for them, in order, and send their replies home */

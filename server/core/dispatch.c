@@ -434,10 +434,11 @@ static void done_mget(struct conn *c, struct slot *s)
 /*
  * Split the keys of argv (from `first`, `step` arguments per key) by owner
  * shard and send each shard its part: argv[0] then its keys (with their
- * values when step is 2), in the original order.
+ * values when step is 2), in the original order.  With `keep`, the parts
+ * go to its transaction instead, which sends them as it locks (txn.c).
  */
 static void send_split(struct conn *c, struct slot *s, const struct command *cmd, int argc,
-                       const struct resp_arg *argv, int first, int step)
+                       const struct resp_arg *argv, int first, int step, struct txn *keep)
 {
     const struct config *cfg = config_current();
     uint32_t nkeys = (uint32_t)((argc - first) / step);
@@ -471,7 +472,10 @@ static void send_split(struct conn *c, struct slot *s, const struct command *cmd
                 for (int j = 0; j < step; j++)
                     sub[n++] = argv[first + (int)i * step + j];
             }
-            dispatch_send_part(c, s, sh, sh, cmd, n, sub);
+            if (keep)
+                txn_keep_part(keep, sh, n, sub);
+            else
+                dispatch_send_part(c, s, sh, sh, cmd, n, sub);
         }
     }
     mem_release(sub);
@@ -646,7 +650,7 @@ static void msetnx_done(struct conn *c, struct slot *s)
         }
         s->step = 1;
         s->on_part = part_ok;
-        send_split(c, s, cmd_named("mset"), s->argc, s->argv, 1, 2);
+        send_split(c, s, cmd_named("mset"), s->argc, s->argv, 1, 2, NULL);
         handoff_flush(c->home);
         return;
     }
@@ -663,7 +667,7 @@ static void msetnx_start(struct conn *c, struct slot *s)
         keys[1 + i] = s->argv[1 + 2 * i];
     s->on_part = part_sum;
     s->on_done = msetnx_done;
-    send_split(c, s, cmd_named("exists"), nkeys + 1, keys, 1, 1);
+    send_split(c, s, cmd_named("exists"), nkeys + 1, keys, 1, 1, NULL);
     mem_release(keys);
 }
 
@@ -1057,7 +1061,8 @@ static void run_remote(struct conn *c, const struct command *cmd, int owner, int
     send_one(c, s, owner, cmd, argc, argv);
 }
 
-static void run_split(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv)
+static struct slot *run_split(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv,
+                              struct txn *keep)
 {
     struct slot *s = dispatch_slot_create(c, cmd);
     switch (cmd->route) {
@@ -1069,7 +1074,14 @@ static void run_split(struct conn *c, const struct command *cmd, int argc, const
         s->elem = mem_calloc((size_t)(argc - 1), sizeof(uint64_t));
         break;
     }
-    send_split(c, s, cmd, argc, argv, cmd->first_key, cmd->key_step);
+    send_split(c, s, cmd, argc, argv, cmd->first_key, cmd->key_step, keep);
+    return s;
+}
+
+struct slot *dispatch_split_kept(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv,
+                                 struct txn *t)
+{
+    return run_split(c, cmd, argc, argv, t);
 }
 
 static void run_fanout(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv)
@@ -1226,6 +1238,9 @@ bool dispatch_command(struct conn *c, int argc, const struct resp_arg *argv)
                     (cmd->key_step > 0 && (argc - cmd->first_key) % cmd->key_step == 0);
     if (owner == -1 && (multi_step || (cmd->route != ROUTE_SPECIAL && split_ok)) && c->txid)
         dispatch_run_multi_shard(c, cmd, argc, argv); /* inside EXEC: its keys are held already */
+    else if (owner == -1 && split_ok &&
+             (cmd->route == ROUTE_SPLIT_SUM || cmd->route == ROUTE_SPLIT_MGET || cmd->route == ROUTE_SPLIT_OK))
+        txn_run_split(c, cmd, argc, argv); /* each shard's part runs as it is locked */
     else if (owner == -1 && (multi_step || (cmd->route != ROUTE_SPECIAL && split_ok)))
         txn_run_command(c, cmd, argc, argv);
     else if (cmd->route == ROUTE_SPECIAL)
@@ -1252,6 +1267,6 @@ void dispatch_run_multi_shard(struct conn *c, const struct command *cmd, int arg
         run_gather(c, cmd, argc, argv, pos, n);
         mem_release(pos);
     } else {
-        run_split(c, cmd, argc, argv);
+        run_split(c, cmd, argc, argv, NULL);
     }
 }

@@ -66,6 +66,7 @@ struct batch_entry {
     const struct command *cmd;
     uint64_t txid;      /* the multi-shard transaction it belongs to (its parts pass its key locks), 0 none */
     bool may_block;     /* a blocking command that may wait at the owner (not inside MULTI) */
+    bool lock_first;    /* a split command's part: lock its keys for txid first (txn.c) */
     const struct command *stat_cmd; /* the client's command this entry is (part of), for its stats */
     struct slot *slot;
     int part;
@@ -172,10 +173,13 @@ void handoff_teardown_shard(struct shard *self)
         self->batch_pool = b->next;
         batch_destroy(b);
     }
-    while (self->parked_head) { /* waited for locks of shards that have stopped */
-        struct batch *b = self->parked_head;
-        self->parked_head = b->next;
-        batch_destroy(b);
+    struct batch **waiting[] = {&self->parked_head, &self->lockrun_queued, &self->lockrun_granted};
+    for (size_t i = 0; i < sizeof waiting / sizeof waiting[0]; i++) {
+        while (*waiting[i]) { /* waited for locks of shards that have stopped */
+            struct batch *b = *waiting[i];
+            *waiting[i] = b->next;
+            batch_destroy(b);
+        }
     }
     ring_destroy(&self->inbox);
     ring_destroy(&self->done);
@@ -286,6 +290,7 @@ void handoff_send(struct conn *c, int target, const struct command *cmd, int db,
     e->cmd = cmd;
     e->txid = s->txid;
     e->may_block = (cmd->flags & CMD_BLOCKING) && !s->txid;
+    e->lock_first = false;
     e->stat_cmd = s->cmd;
     e->slot = s;
     e->part = part;
@@ -328,6 +333,8 @@ void handoff_drop_stalled(struct conn *c)
     }
     c->stalled_tail = NULL;
 }
+
+static struct batch *batch_copy(struct shard *self, const struct batch *b, int from, int to);
 
 /* owner side: run b's entries from `from` on against our store; returns where it stopped, at an
  * entry naming a key another transaction holds (b->n: ran them all) */
@@ -379,6 +386,17 @@ static int batch_run(struct shard *self, struct batch *b, int from)
             e->reply_len = 0;
             continue;
         }
+        if (e->lock_first && !txn_lock_split_part(self, e->txid, b->home, e->cmd, e->argc, self->scratch_argv, e->db)) {
+            /* its keys are taken: the request queued, the part waits here with it (handoff_lockrun_granted) */
+            struct batch *p = batch_copy(self, b, i, i + 1);
+            p->entries[0].lock_first = false;
+            p->next = self->lockrun_queued;
+            self->lockrun_queued = p;
+            STATS_ADD(&self->stats, handoff_lock_queued, 1);
+            reply_raw(&b->replies, TXN_LOCK_QUEUED, sizeof TXN_LOCK_QUEUED - 1);
+            e->reply_len = b->replies.len - e->reply_off;
+            continue;
+        }
         if (keylock_count(self->locks) && txn_keys_locked(self, e->cmd, e->argc, self->scratch_argv, e->db, e->txid))
             return i;
         ctx.argv = self->scratch_argv;
@@ -428,14 +446,15 @@ static bool conn_parked_here(const struct shard *self, uint64_t conn_id)
 }
 
 /* owner side: entries [from, n) of b wait here for keys; b goes home with the rest's replies */
-static void batch_park(struct shard *self, struct batch *b, int from)
+/* entries [from, to) of b, to run here later: its delivery goes to b's home */
+static struct batch *batch_copy(struct shard *self, const struct batch *b, int from, int to)
 {
     struct batch *p = batch_borrow(self);
     p->conn = b->conn; /* the home's: carried back, never read here */
     p->conn_id = b->conn_id;
     p->home = self->index; /* its delivery comes back to us */
     p->target = b->home;
-    for (int i = from; i < b->n; i++) {
+    for (int i = from; i < to; i++) {
         const struct batch_entry *e = &b->entries[i];
         if (p->n == p->cap) {
             p->cap = p->cap ? p->cap * 2 : 16;
@@ -456,6 +475,12 @@ static void batch_park(struct shard *self, struct batch *b, int from)
             batch_append_bytes(p, b->bytes + a->off, a->len);
         }
     }
+    return p;
+}
+
+static void batch_park(struct shard *self, struct batch *b, int from)
+{
+    struct batch *p = batch_copy(self, b, from, b->n);
     p->wait_from = 0;
     p->next = NULL;
     if (self->parked_tail)
@@ -491,6 +516,32 @@ static void handoff_push_system(struct shard *self, struct batch *b)
             tail = &(*tail)->next;
         *tail = b;
         shard_arm_retry(self);
+    }
+}
+
+bool handoff_lockrun_granted(struct shard *self, uint64_t txid)
+{
+    for (struct batch **link = &self->lockrun_queued; *link; link = &(*link)->next) {
+        struct batch *p = *link;
+        if (p->entries[0].txid == txid) {
+            *link = p->next;
+            p->next = self->lockrun_granted;
+            self->lockrun_granted = p;
+            return true;
+        }
+    }
+    return false;
+}
+
+void handoff_run_granted(struct shard *self)
+{
+    while (self->lockrun_granted) {
+        struct batch *p = self->lockrun_granted;
+        self->lockrun_granted = p->next;
+        batch_run(self, p, 0); /* its keys are its transaction's: it runs whole */
+        p->delivery = true;
+        p->served = true; /* one entry's reply, to its slot (block_served) */
+        handoff_push_system(self, p);
     }
 }
 
@@ -615,6 +666,14 @@ void handoff_send_system(struct shard *self, int target, const struct command *c
         batch_append_bytes(b, argv[i].ptr, argv[i].len);
     }
     handoff_push_system(self, b);
+}
+
+void handoff_send_locking(struct conn *c, int target, const struct command *cmd, int db, int argc,
+                          const struct resp_arg *argv, struct slot *s, int part)
+{
+    handoff_send(c, target, cmd, db, argc, argv, s, part);
+    struct batch *b = c->home->building[target];
+    b->entries[b->n - 1].lock_first = true;
 }
 
 void handoff_send_served(struct shard *self, int home, struct conn *conn, struct slot *slot, int part,

@@ -87,6 +87,22 @@ struct txn {
     bool waiting;
     bool queued;             /* the last __lock answered +QUEUED */
     bool deferred;           /* waits for its connection's earlier commands to finish */
+    /* a split command (txn_run_split): each shard's part, sent with its lock request */
+    bool split;
+    bool own_queued;         /* our own shard's keys were queued for: held once granted */
+    int nparts;
+    int next_part;
+    struct txn_part *parts;  /* ascending by shard, as units are locked */
+    const struct command *cmd;
+    slot_part_fn *merge_part; /* the split slot's own merge */
+    slot_done_fn *merge_done;
+};
+
+struct txn_part {
+    int shard;
+    int argc;
+    struct resp_arg *argv;
+    char *bytes;
 };
 
 static struct txn *txn_create(struct shard *self)
@@ -206,6 +222,11 @@ static void txn_unlock_all(struct shard *self, struct txn *t)
 
 static void txn_free(struct txn *t)
 {
+    for (int i = 0; i < t->nparts; i++) {
+        mem_release(t->parts[i].argv);
+        mem_release(t->parts[i].bytes);
+    }
+    mem_release(t->parts);
     keyset_clear(&t->ks);
     mem_release(t->argv);
     mem_release(t->bytes);
@@ -274,10 +295,16 @@ static void txn_lock_done(struct conn *c, struct slot *s)
         txn_lock_next(c, s);
 }
 
+static void split_next(struct conn *c, struct slot *s);
+
 static void txn_lock_next(struct conn *c, struct slot *s)
 {
     struct shard *self = c->home;
     struct txn *t = s->txn;
+    if (t->split) {
+        split_next(c, s);
+        return;
+    }
     const struct keyset *ks = &t->ks;
     struct resp_arg *args = mem_alloc((size_t)(ks->n + 3) * sizeof(*args));
     char idbuf[64];
@@ -331,6 +358,8 @@ const struct command txn_granted_command = {"__granted", NULL, 2, CMD_INTERNAL, 
 static void txn_grant(void *arg, uint64_t txid, int home)
 {
     struct shard *self = arg;
+    if (home != self->index && handoff_lockrun_granted(self, txid))
+        return; /* a split command's part waits here for these keys: it runs after the queue walk */
     if (home == self->index) { /* after the queue walk: granting may lock and queue again */
         if (self->granted_local_len == self->granted_local_cap) {
             self->granted_local_cap = self->granted_local_cap ? self->granted_local_cap * 2 : 8;
@@ -368,6 +397,8 @@ void txn_locks_changed(struct shard *self)
         for (size_t i = 0; i < self->granted_local_len; i++)
             txn_granted(self, self->granted_local[i]);
         self->granted_local_len = 0;
+        if (self->lockrun_granted)
+            handoff_run_granted(self);
     }
 }
 
@@ -418,6 +449,135 @@ void txn_run_command(struct conn *c, const struct command *cmd, int argc, const 
     dispatch_argv_copy(argc, argv, &t->argv, &t->bytes);
     keyset_add_command(&t->ks, config_current(), cmd, argc, t->argv, c->db);
     txn_begin(c, t, command_locked);
+}
+
+/*
+ * Split commands (MSET MGET DEL EXISTS ...) lock and run in one step per
+ * shard: each shard's part goes with its lock request, in ascending shard
+ * order, and runs there as soon as its keys are the transaction's -- at once,
+ * or, when the request queued, once granted, its reply then coming home as a
+ * delivery.  Strict two-phase locking: nothing is released before the last
+ * part ran, so no other client sees some parts and not the others, and the
+ * transaction waits only for shards above those it holds (no deadlock).  It
+ * saves a round trip per command over locking first, and holds the locks
+ * that much less.
+ */
+void txn_keep_part(struct txn *t, int shard, int argc, const struct resp_arg *argv)
+{
+    t->parts = mem_realloc(t->parts, (size_t)(t->nparts + 1) * sizeof(*t->parts));
+    struct txn_part *p = &t->parts[t->nparts++];
+    p->shard = shard;
+    p->argc = argc;
+    dispatch_argv_copy(argc, argv, &p->argv, &p->bytes);
+}
+
+static int part_shard_cmp(const void *a, const void *b)
+{
+    const struct txn_part *x = a, *y = b;
+    return x->shard < y->shard ? -1 : x->shard > y->shard;
+}
+
+/* the keys of a part of cmd, side by side (keys: room for argc) */
+static int part_keys(const struct command *cmd, int argc, const struct resp_arg *argv, struct resp_arg *keys)
+{
+    int pos_small[16];
+    int *pos = argc <= 16 ? pos_small : mem_alloc((size_t)argc * sizeof(int));
+    int n = command_key_positions(cmd, argc, argv, pos);
+    for (int i = 0; i < n; i++)
+        keys[i] = argv[pos[i]];
+    if (pos != pos_small)
+        mem_release(pos);
+    return n < 0 ? 0 : n;
+}
+
+bool txn_lock_split_part(struct shard *self, uint64_t txid, int home, const struct command *cmd, int argc,
+                   const struct resp_arg *argv, int db)
+{
+    struct resp_arg keys_small[16];
+    struct resp_arg *keys = argc <= 16 ? keys_small : mem_alloc((size_t)argc * sizeof(*keys));
+    int n = part_keys(cmd, argc, argv, keys);
+    bool held = keylock_try(self->locks, txid, db, n, keys);
+    if (!held)
+        keylock_enqueue(self->locks, txid, home, db, n, keys);
+    if (keys != keys_small)
+        mem_release(keys);
+    return held;
+}
+
+/* a part's reply; TXN_LOCK_QUEUED: its keys were queued for, its reply comes once they are ours */
+static void split_part(struct conn *c, struct slot *s, int part, const char *reply, size_t len)
+{
+    if (len == sizeof TXN_LOCK_QUEUED - 1 && memcmp(reply, TXN_LOCK_QUEUED, len) == 0) {
+        s->parts_left++; /* the delivery (block_served), which gives this reference back */
+        c->inflight++;
+        return;
+    }
+    s->txn->merge_part(c, s, part, reply, len);
+}
+
+static void split_part_done(struct conn *c, struct slot *s)
+{
+    split_next(c, s);
+}
+
+/* lock and run the next shard's part; after the last, the merge completes the slot (its locks go) */
+static void split_next(struct conn *c, struct slot *s)
+{
+    struct shard *self = c->home;
+    struct txn *t = s->txn;
+    if (t->next_part == t->nparts) {
+        t->merge_done(c, s);
+        return;
+    }
+    struct txn_part *p = &t->parts[t->next_part];
+    if (p->shard != self->index) {
+        t->next_part++;
+        s->parts_left = 1;
+        handoff_send_locking(c, p->shard, t->cmd, s->db, p->argc, p->argv, s, p->shard);
+        handoff_flush(self);
+        return;
+    }
+    if (!t->own_queued) {
+        struct resp_arg keys_small[16];
+        struct resp_arg *keys = p->argc <= 16 ? keys_small : mem_alloc((size_t)p->argc * sizeof(*keys));
+        int n = part_keys(t->cmd, p->argc, p->argv, keys);
+        bool held = keylock_try(self->locks, t->id, s->db, n, keys);
+        if (!held)
+            keylock_enqueue(self->locks, t->id, self->index, s->db, n, keys);
+        if (keys != keys_small)
+            mem_release(keys);
+        if (!held) { /* txn_granted brings us back here */
+            STATS_ADD(&self->stats, handoff_lock_queued, 1);
+            t->own_queued = true;
+            txn_wait(self, c, s);
+            return;
+        }
+    }
+    t->own_queued = false;
+    t->next_part++;
+    s->parts_left = 1;
+    dispatch_send_part(c, s, self->index, p->shard, t->cmd, p->argc, p->argv); /* runs now: may complete s */
+}
+
+void txn_run_split(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv)
+{
+    struct txn *t = txn_create(c->home);
+    t->split = true;
+    t->cmd = cmd;
+    keyset_add_command(&t->ks, config_current(), cmd, argc, argv, c->db);
+    keyset_sort(&t->ks);
+    struct slot *s = dispatch_split_kept(c, cmd, argc, argv, t);
+    qsort(t->parts, (size_t)t->nparts, sizeof(*t->parts), part_shard_cmp);
+    t->merge_part = s->on_part;
+    t->merge_done = s->on_done;
+    s->on_part = split_part;
+    s->on_done = split_part_done;
+    s->barrier = true; /* the connection's later commands wait for its locks */
+    s->txn = t;
+    s->txid = t->id;
+    t->deferred = c->slot_head != s;
+    if (!t->deferred)
+        split_next(c, s);
 }
 
 bool txn_keys_locked(struct shard *self, const struct command *cmd, int argc, const struct resp_arg *argv, int db,

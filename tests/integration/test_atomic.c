@@ -132,9 +132,10 @@ static void *getter(void *arg)
     return NULL;
 }
 
-/* batches that waited at an owner for a locked key, over every shard (INFO shards: parked=); *sharded:
- * more than one store (not the global-lock build, where nothing ever waits at an owner) */
-static long long parked_total(bool *sharded)
+/* an INFO shards counter over every shard: parked= (batches that waited at an owner for a locked key),
+ * lock_queued= (MSET / MGET parts whose lock request queued); *sharded: more than one store (not the
+ * global-lock build, where nothing ever waits at an owner) */
+static long long shards_total(const char *field, bool *sharded)
 {
     int shards = 0;
     redisContext *rc = pc_hiredis_connect(port);
@@ -142,8 +143,8 @@ static long long parked_total(bool *sharded)
     long long total = -1;
     if (r && r->type == REDIS_REPLY_STRING) {
         total = 0;
-        for (const char *p = strstr(r->str, "parked="); p; p = strstr(p + 1, "parked=")) {
-            total += atoll(p + 7);
+        for (const char *p = strstr(r->str, field); p; p = strstr(p + 1, field)) {
+            total += atoll(p + strlen(field));
             shards++;
         }
         *sharded = shards > 1 && !strstr(r->str, "percore_build:global-lock");
@@ -189,10 +190,13 @@ int main(int argc, char **argv)
     if (atomic_load(&reads) == 0 || atomic_load(&gets) == 0)
         pc_fail("the readers read nothing while the writers ran");
     bool sharded = false;
-    long long parked = parked_total(&sharded);
-    printf("batches that waited at an owner for a locked key: %lld\n", parked);
+    long long parked = shards_total(",parked=", &sharded), queued = shards_total(",lock_queued=", &sharded);
+    printf("batches that waited at an owner for a locked key: %lld; parts queued for locks: %lld\n", parked,
+           queued);
     if (!srv.is_redis && (parked < 0 || (sharded && parked == 0)))
         pc_fail("no GET ever waited for a locked key: the test did not exercise the wait");
+    if (!srv.is_redis && (queued < 0 || (sharded && queued == 0)))
+        pc_fail("no MSET or MGET part ever queued for a lock: the test did not exercise lock contention");
     pc_test_teardown(&srv);
     return pc_test_done("test_atomic");
 }
