@@ -24,7 +24,9 @@
  * a barrier for its connection (a later command of the same pipeline cannot
  * overtake it), and it starts only once the connection's earlier commands
  * are done (one of them, waiting for a key another transaction holds, must
- * not sit behind our lock requests while we hold keys).
+ * not sit behind our lock requests while we hold keys).  A split command
+ * (MSET MGET DEL ...) sends each shard its part with the lock request
+ * instead, which runs there once its keys are locked (txn_run_split).
  *
  * MULTI queues a connection's commands (as RESP, answering +QUEUED); EXEC
  * locks every key they name and every key the connection WATCHes, asks the
