@@ -246,7 +246,8 @@ void dispatch_slot_complete(struct conn *c, struct slot *s)
         dispatch_slot_complete(c, c->slot_head);
         return;
     }
-    txn_start_deferred(c);
+    if (c->slot_head && c->slot_head->txn) /* a transaction waiting for its connection's earlier commands */
+        txn_start_deferred(c);
     if (was_barrier)
         conn_resume(c);
 }

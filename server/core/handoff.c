@@ -373,13 +373,13 @@ static int batch_run(struct shard *self, struct batch *b, int from)
             self->scratch_argv[j].len = a->len;
         }
         e->reply_off = b->replies.len;
-        if (block_owner_command(e->cmd)) { /* a blocked client's home: drop, a part that waits, probe */
+        if ((e->cmd->flags & CMD_INTERNAL) && block_owner_command(e->cmd)) { /* drop, a part that waits, probe */
             block_owner_run(self, e->cmd, e->argc, self->scratch_argv, e->db, e->resp, b->conn_id, b->home, b->conn,
                             e->slot, e->part, &b->replies);
             e->reply_len = b->replies.len - e->reply_off;
             continue;
         }
-        if (e->cmd == &txn_granted_command) { /* a shard we asked holds our transaction's keys */
+        if ((e->cmd->flags & CMD_INTERNAL) && e->cmd == &txn_granted_command) { /* we hold our txn's keys there */
             long long txid;
             if (util_str_to_ll(self->scratch_argv[1].ptr, self->scratch_argv[1].len, &txid))
                 txn_granted(self, (uint64_t)txid);
