@@ -168,7 +168,8 @@ static void waiter_unlist(struct blockers *b, struct waiter *w)
     b->waiting--;
 }
 
-static void block_register_part(struct shard *self, const struct command *cmd, int argc, const struct resp_arg *argv,
+/* false: it names no key here, and waits for nothing */
+static bool block_register_part(struct shard *self, const struct command *cmd, int argc, const struct resp_arg *argv,
                                 int db, int resp, uint64_t client, int home, struct conn *conn, struct slot *slot,
                                 int part, bool of_several)
 {
@@ -179,6 +180,12 @@ static void block_register_part(struct shard *self, const struct command *cmd, i
     int pos_small[16];
     int *pos = argc <= 16 ? pos_small : mem_alloc((size_t)argc * sizeof(int));
     int n = waiter_keys(b, w, pos);
+    if (n <= 0) {
+        if (pos != pos_small)
+            mem_release(pos);
+        waiter_free(w);
+        return false;
+    }
     for (int i = 0; i < n; i++) {
         struct dict_dbkey k;
         dict_dbkey_make(&k, db, w->argv[pos[i]].ptr, w->argv[pos[i]].len);
@@ -206,6 +213,7 @@ static void block_register_part(struct shard *self, const struct command *cmd, i
     if (pos != pos_small)
         mem_release(pos);
     b->waiting++;
+    return true;
 }
 
 void block_register(struct shard *self, const struct command *cmd, int argc, const struct resp_arg *argv, int db,
@@ -453,9 +461,8 @@ void block_owner_run(struct shard *self, const struct command *cmd, int argc, co
         reply_int(out, block_drop(self, client, (const struct slot *)(uintptr_t)slot_bits));
     } else if (cmd == &block_part_command) { /* __bwait <the blocking command...>: this shard's part waits */
         const struct command *blocking = command_lookup(argv[1].ptr, argv[1].len);
-        if (blocking)
-            block_register_part(self, blocking, argc - 1, argv + 1, db, resp, client, home, conn, slot, part, true);
-        reply_int(out, blocking != NULL);
+        reply_int(out, blocking && block_register_part(self, blocking, argc - 1, argv + 1, db, resp, client, home,
+                                                       conn, slot, part, true));
     } else {
         probe_run(self, argc, argv, db, out);
     }
@@ -997,6 +1004,16 @@ static void bm_registered(struct conn *c, struct slot *s)
         bm_cancel(c, s, bm->cancel_error);
 }
 
+/* an owner that found none of its keys in the command waits for nothing (":0"): its reference is back */
+static void bm_registered_part(struct conn *c, struct slot *s, int part, const char *reply, size_t len)
+{
+    (void)c;
+    if (reply_integer(reply, len) != 1) {
+        s->bmulti->owner[part] = BM_NONE;
+        s->bmulti->unrefs++;
+    }
+}
+
 /* __bwait <the command>: the owner lists it under its own keys */
 static int bm_wait_args(struct conn *c, struct slot *s, int owner, struct resp_arg *args, char *buf)
 {
@@ -1028,7 +1045,7 @@ static void bm_none(struct conn *c, struct slot *s)
         }
     }
     bm->phase = BM_REGISTER;
-    s->on_part = bm_ignore_part;
+    s->on_part = bm_registered_part;
     s->on_done = bm_registered;
     bm_send_to_owners(c, s, to, &block_part_command, bm_wait_args);
     mem_release(to);
