@@ -1019,6 +1019,41 @@ static void test_pipelined_behind_block(redisContext *admin)
     pc_conn_close(&c);
 }
 
+/* a served client's pipelined push serves another waiter: with one shard the serving runs again from inside
+ * itself (the served client's next command runs as its reply goes out), which must not take the outer
+ * round's keys from under it */
+static void test_served_client_pushes(redisContext *admin)
+{
+    char q[96], r[96], want[256], pipeline[512];
+    tagged(q, sizeof q, 1, "served-q");
+    tagged(r, sizeof r, 1, "served-r");
+    struct pc_conn *a = pc_conn_open(port);
+    redisContext *b = connect_client("served-pushes waiter");
+    if (!a || !b) {
+        pc_fail("served client pushes: cannot connect");
+        pc_conn_close(&a);
+        if (b)
+            redisFree(b);
+        return;
+    }
+    long long id_a = raw_client_id(a), id_b = client_id(b);
+    send_command(b, "BLPOP %s 0", r);
+    wait_blocked1(admin, id_b, "blpop");
+    snprintf(pipeline, sizeof pipeline, "*3\r\n$5\r\nBLPOP\r\n$%zu\r\n%s\r\n$1\r\n0\r\n"
+             "*3\r\n$5\r\nRPUSH\r\n$%zu\r\n%s\r\n$1\r\ny\r\n", strlen(q), q, strlen(r), r);
+    pc_conn_write(a, pipeline, strlen(pipeline)); /* BLPOP q 0, then RPUSH r y */
+    wait_blocked1(admin, id_a, "blpop");
+    must(admin, ":1", "RPUSH %s x", q);
+    snprintf(want, sizeof want, "*2\r\n$%zu\r\n%s\r\n$1\r\nx\r\n", strlen(q), q);
+    pc_expect_reply(a, "served client pushes: its BLPOP", want, strlen(want));
+    pc_expect_reply(a, "served client pushes: its pipelined RPUSH", ":1\r\n", 4);
+    snprintf(want, sizeof want, "[%s, y]", r);
+    expect_reply(next_reply(b), want, "served client pushes: the waiter its push served");
+    must(admin, ":0", "EXISTS %s %s", q, r);
+    pc_conn_close(&a);
+    redisFree(b);
+}
+
 static void test_one_push_many_waiters(redisContext *admin)
 {
     for (int t = 0; t < NTAGS; t++) {
@@ -1062,6 +1097,7 @@ static void test_one_push_many_waiters(redisContext *admin)
     }
     test_one_push_all_waiters(admin);
     test_pipelined_behind_block(admin);
+    test_served_client_pushes(admin);
     printf("g. one push of two elements serves two waiters, in order; one of %d serves %d\n", MANY_WAITERS,
            MANY_WAITERS);
 }
