@@ -373,18 +373,20 @@ static int batch_run(struct shard *self, struct batch *b, int from)
             self->scratch_argv[j].len = a->len;
         }
         e->reply_off = b->replies.len;
-        if ((e->cmd->flags & CMD_INTERNAL) && block_owner_command(e->cmd)) { /* drop, a part that waits, probe */
-            block_owner_run(self, e->cmd, e->argc, self->scratch_argv, e->db, e->resp, b->conn_id, b->home, b->conn,
-                            e->slot, e->part, &b->replies);
-            e->reply_len = b->replies.len - e->reply_off;
-            continue;
-        }
-        if ((e->cmd->flags & CMD_INTERNAL) && e->cmd == &txn_granted_command) { /* we hold our txn's keys there */
-            long long txid;
-            if (util_str_to_ll(self->scratch_argv[1].ptr, self->scratch_argv[1].len, &txid))
-                txn_granted(self, (uint64_t)txid);
-            e->reply_len = 0;
-            continue;
+        if (e->cmd->flags & CMD_INTERNAL) { /* messages of another shard's own */
+            if (block_owner_command(e->cmd)) { /* a blocked client's home: drop, a part that waits, probe */
+                block_owner_run(self, e->cmd, e->argc, self->scratch_argv, e->db, e->resp, b->conn_id, b->home,
+                                b->conn, e->slot, e->part, &b->replies);
+                e->reply_len = b->replies.len - e->reply_off;
+                continue;
+            }
+            if (e->cmd == &txn_granted_command) { /* a shard we asked holds our transaction's keys */
+                long long txid;
+                if (util_str_to_ll(self->scratch_argv[1].ptr, self->scratch_argv[1].len, &txid))
+                    txn_granted(self, (uint64_t)txid);
+                e->reply_len = 0;
+                continue;
+            }
         }
         if (e->lock_first && !txn_lock_split_part(self, e->txid, b->home, e->cmd, e->argc, self->scratch_argv, e->db)) {
             /* its keys are taken: the request queued, the part waits here with it (handoff_lockrun_granted) */
@@ -392,7 +394,6 @@ static int batch_run(struct shard *self, struct batch *b, int from)
             p->entries[0].lock_first = false;
             p->next = self->lockrun_queued;
             self->lockrun_queued = p;
-            STATS_ADD(&self->stats, handoff_lock_queued, 1);
             reply_raw(&b->replies, TXN_LOCK_QUEUED, sizeof TXN_LOCK_QUEUED - 1);
             e->reply_len = b->replies.len - e->reply_off;
             continue;

@@ -493,14 +493,16 @@ static int part_keys(const struct command *cmd, int argc, const struct resp_arg 
 }
 
 bool txn_lock_split_part(struct shard *self, uint64_t txid, int home, const struct command *cmd, int argc,
-                   const struct resp_arg *argv, int db)
+                         const struct resp_arg *argv, int db)
 {
     struct resp_arg keys_small[16];
     struct resp_arg *keys = argc <= 16 ? keys_small : mem_alloc((size_t)argc * sizeof(*keys));
     int n = part_keys(cmd, argc, argv, keys);
     bool held = keylock_try(self->locks, txid, db, n, keys);
-    if (!held)
+    if (!held) {
         keylock_enqueue(self->locks, txid, home, db, n, keys);
+        STATS_ADD(&self->stats, handoff_lock_queued, 1);
+    }
     if (keys != keys_small)
         mem_release(keys);
     return held;
@@ -539,21 +541,10 @@ static void split_next(struct conn *c, struct slot *s)
         handoff_flush(self);
         return;
     }
-    if (!t->own_queued) {
-        struct resp_arg keys_small[16];
-        struct resp_arg *keys = p->argc <= 16 ? keys_small : mem_alloc((size_t)p->argc * sizeof(*keys));
-        int n = part_keys(t->cmd, p->argc, p->argv, keys);
-        bool held = keylock_try(self->locks, t->id, s->db, n, keys);
-        if (!held)
-            keylock_enqueue(self->locks, t->id, self->index, s->db, n, keys);
-        if (keys != keys_small)
-            mem_release(keys);
-        if (!held) { /* txn_granted brings us back here */
-            STATS_ADD(&self->stats, handoff_lock_queued, 1);
-            t->own_queued = true;
-            txn_wait(self, c, s);
-            return;
-        }
+    if (!t->own_queued && !txn_lock_split_part(self, t->id, self->index, t->cmd, p->argc, p->argv, s->db)) {
+        t->own_queued = true; /* txn_granted brings us back here */
+        txn_wait(self, c, s);
+        return;
     }
     t->own_queued = false;
     t->next_part++;
