@@ -1696,6 +1696,27 @@ static void several_gone_and_unblocked(redisContext *admin)
     must(admin, ":1", "DEL %s", k[3]);
     if (a)
         redisFree(a);
+    /* gone at once: the command sent and the connection closed right after (FIN or RST), whatever step the
+     * command had reached: nothing stays waiting */
+    long before = count_clients(admin);
+    for (int i = 0; i < 40; i++) {
+        struct pc_conn *raw = pc_conn_open(port);
+        const char *blpop[] = { "BLPOP", k[0], k[1], k[2], "0" };
+        if (raw)
+            pc_conn_send(raw, 5, blpop, NULL);
+        if (i % 2)
+            pc_conn_abort(&raw);
+        else
+            pc_conn_close(&raw);
+    }
+    long left = wait_client_count(admin, before);
+    if (left != before)
+        pc_fail("several shards, gone at once: %ld clients listed, want %ld", left, before);
+    for (int t = 0; t < 3; t++) {
+        must(admin, ":1", "RPUSH %s survivor", k[t]);
+        must(admin, ":1", "LLEN %s", k[t]);
+        must(admin, ":1", "DEL %s", k[t]);
+    }
     long long blocked = wait_info_clients(admin, "blocked_clients", 0);
     if (blocked != 0)
         pc_fail("several shards, disconnects: INFO blocked_clients is %lld, want 0", blocked);
