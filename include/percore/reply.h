@@ -63,6 +63,9 @@ void reply_not_integer(struct reply *r);  /* ERR value is not an integer or out 
  * several shards.
  */
 size_t reply_value_len(const char *p, size_t n);
+/* the integer of the RESP line at p[0..n) after its type byte (":12", "*3", "$5") into *v: the byte after
+ * the line's CRLF, or NULL when there is no such line */
+const char *reply_read_ll(const char *p, size_t n, long long *v);
 
 /* ll2string-style helpers */
 int reply_ll_to_str(char *dst, long long v);  /* returns length, dst >= 21 bytes */

@@ -471,6 +471,40 @@ void block_owner_run(struct shard *self, const struct command *cmd, int argc, co
 
 /* ---------------------------------------------------------------- home: blocked connections */
 
+static bool reply_is_error(const char *reply, size_t len)
+{
+    return len && reply[0] == '-';
+}
+
+static long long reply_integer(const char *reply, size_t len)
+{
+    long long v = 0;
+    return len && reply[0] == ':' && reply_read_ll(reply, len, &v) ? v : 0;
+}
+
+/* the strings of a reply, depth first, aggregate headers left out: [key, elem], [key, member, score] ... */
+static int reply_strings(const char *r, size_t len, struct resp_arg *out, int max)
+{
+    int n = 0;
+    const char *p = r, *end = r + len;
+    while (p < end && n < max) {
+        const char *eol = memchr(p, '\r', (size_t)(end - p));
+        if (!eol || eol + 2 > end)
+            break;
+        long long blen;
+        if (*p == '$' && util_str_to_ll(p + 1, (size_t)(eol - p - 1), &blen) && blen >= 0 && eol + 2 + blen <= end) {
+            out[n++] = (struct resp_arg){eol + 2, (size_t)blen};
+            p = eol + 2 + blen + 2;
+        } else {
+            if (*p == '+' || *p == ',' || *p == ':')
+                out[n++] = (struct resp_arg){p + 1, (size_t)(eol - p - 1)};
+            p = eol + 2; /* * % ~ headers, nils */
+        }
+    }
+    return n;
+}
+
+
 static void block_on_timeout(evutil_socket_t fd, short what, void *arg);
 static void block_cancel(struct conn *c, bool error);
 
@@ -509,7 +543,6 @@ static void blocked_part(struct conn *c, struct slot *s, int part, const char *r
         reply_raw(&s->reply, reply, len);
         return;
     }
-    s->blocked = true;
     s->parts_left++; /* the served reply, or the owner's word that it dropped the waiter */
     c->inflight++;   /* held until then */
     block_start(c, s);
@@ -540,7 +573,7 @@ static void cancel_part(struct conn *c, struct slot *s, int part, const char *re
 {
     (void)part;
     struct slot *blocked = s->block_target;
-    s->count = len >= 2 && memcmp(reply, ":1", 2) == 0;
+    s->count = reply_integer(reply, len) == 1;
     if (s->count) {
         if (s->sum) /* CLIENT UNBLOCK ... ERROR */
             reply_error(&blocked->reply, "UNBLOCKED client unblocked via CLIENT UNBLOCK");
@@ -670,7 +703,6 @@ enum { BM_NONE, BM_WAITING, BM_LEAVING }; /* per owner: its part, as the home kn
 enum { BM_ATTEMPT, BM_REGISTER, BM_WAIT, BM_PUSH, BM_DROP };
 
 struct block_multi {
-    struct conn *conn;
     int db;
     int phase;
     bool may_block;          /* not inside EXEC */
@@ -723,41 +755,6 @@ static void run_on_scratch(struct conn *c, const struct command *cmd, int argc, 
         .locks = self->locks, .watches = self->watches, .client = c->id, .may_block = may_block,
     };
     cmd->proc(&ctx);
-}
-
-static bool reply_is_error(const char *reply, size_t len)
-{
-    return len && reply[0] == '-';
-}
-
-static long long reply_integer(const char *reply, size_t len)
-{
-    long long v = 0;
-    if (len < 4 || reply[0] != ':' || !util_str_to_ll(reply + 1, len - 3, &v))
-        return 0;
-    return v;
-}
-
-/* the strings of a reply, depth first, aggregate headers left out: [key, elem], [key, member, score] ... */
-static int reply_strings(const char *r, size_t len, struct resp_arg *out, int max)
-{
-    int n = 0;
-    const char *p = r, *end = r + len;
-    while (p < end && n < max) {
-        const char *eol = memchr(p, '\r', (size_t)(end - p));
-        if (!eol || eol + 2 > end)
-            break;
-        long long blen;
-        if (*p == '$' && util_str_to_ll(p + 1, (size_t)(eol - p - 1), &blen) && blen >= 0 && eol + 2 + blen <= end) {
-            out[n++] = (struct resp_arg){eol + 2, (size_t)blen};
-            p = eol + 2 + blen + 2;
-        } else {
-            if (*p == '+' || *p == ',' || *p == ':')
-                out[n++] = (struct resp_arg){p + 1, (size_t)(eol - p - 1)};
-            p = eol + 2; /* * % ~ headers, nils */
-        }
-    }
-    return n;
 }
 
 /* send one part per owner in `to`; the home's own last, so that nothing completes the slot early */
@@ -869,8 +866,9 @@ static void bm_none(struct conn *c, struct slot *s);
 /* the element as an argument (bm->elem is its bulk reply) */
 static struct resp_arg bm_element(const struct block_multi *bm)
 {
-    const char *p = memchr(bm->elem.buf, '\n', bm->elem.len);
-    return (struct resp_arg){p + 1, (size_t)(bm->elem.buf + bm->elem.len - 2 - (p + 1))};
+    struct resp_arg elem = {"", 0};
+    reply_strings(bm->elem.buf, bm->elem.len, &elem, 1);
+    return elem;
 }
 
 static void bm_gather_part(struct conn *c, struct slot *s, int part, const char *reply, size_t len)
@@ -969,7 +967,7 @@ static void bm_probed(struct conn *c, struct slot *s)
     if (c->closed) { /* nothing is taken for a client gone */
         bm_none(c, s);
     } else if (bm->move && (bm->best < 0 || (bm->best > 0 && bm->dst_code < 0))) {
-        reply_error(&s->reply, "WRONGTYPE Operation against a key holding the wrong kind of value");
+        reply_wrongtype(&s->reply);
         bm_answered(c, s);
     } else if (bm->best != 0) {
         bm_take(c, s);
@@ -1078,8 +1076,7 @@ static void bm_undo(struct conn *c, struct slot *s, int owner, const char *reply
             args[argc++] = got[i];
         }
     } else if (n >= 2) { /* key, then the elements in the order popped: pushed back last first */
-        bool left = strcmp(name, "blpop") == 0 ||
-                    (strcmp(name, "blmpop") == 0 && s->argc > 3 && strncasecmp(s->argv[s->argc - 1].ptr, "left", 4) == 0);
+        bool left = strcmp(name, "blpop") == 0;
         if (strcmp(name, "blmpop") == 0) { /* its direction comes right after the keys */
             long long nk = 0;
             util_str_to_ll(s->argv[2].ptr, s->argv[2].len, &nk);
@@ -1221,7 +1218,6 @@ void block_run_multi(struct conn *c, const struct command *cmd, int argc, const 
     s->argc = argc;
     struct block_multi *bm = mem_calloc(1, sizeof(*bm));
     s->bmulti = bm;
-    bm->conn = c;
     bm->db = c->db;
     bm->may_block = c->exec_input == NULL; /* EXEC feeds its commands from exec_input */
     bm->move = strcmp(cmd->name, "blmove") == 0 || strcmp(cmd->name, "brpoplpush") == 0;

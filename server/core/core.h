@@ -54,7 +54,6 @@ struct slot {
     int parts_left;
     bool complete;
     bool txn_end;            /* EXEC's end: completes (freeing txn's locks) once every slot before it has */
-    bool blocked;            /* a blocking command waits at its owner (block.c) */
     bool block_cancelling;   /* the owner was asked to drop it */
     struct slot *block_target; /* a cancel's: the blocked slot it is for */
     struct block_multi *bmulti; /* a blocking command whose keys live on several shards (block.c) */

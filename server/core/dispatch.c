@@ -320,14 +320,6 @@ int dispatch_key_shard(const struct config *cfg, const struct resp_arg *key)
 
 /* ---------------------------------------------------------------- merges */
 
-static const char *parse_line_ll(const char *p, size_t len, long long *v)
-{
-    const char *end = memchr(p, '\r', len);
-    if (!end || !util_str_to_ll(p + 1, (size_t)(end - p - 1), v))
-        return NULL;
-    return end + 2;
-}
-
 static void part_copy(struct conn *c, struct slot *s, int part, const char *reply, size_t len)
 {
     (void)c;
@@ -340,7 +332,7 @@ static void part_sum(struct conn *c, struct slot *s, int part, const char *reply
     (void)c;
     (void)part;
     long long v;
-    if (len && reply[0] == ':' && parse_line_ll(reply, len, &v))
+    if (len && reply[0] == ':' && reply_read_ll(reply, len, &v))
         s->sum += v;
     else
         slot_fail(s, reply, len);
@@ -360,7 +352,7 @@ static void part_concat(struct conn *c, struct slot *s, int part, const char *re
     (void)part;
     long long n;
     const char *rest;
-    if (!len || (reply[0] != '*' && reply[0] != '~') || !(rest = parse_line_ll(reply, len, &n)) || n < 0) {
+    if (!len || (reply[0] != '*' && reply[0] != '~') || !(rest = reply_read_ll(reply, len, &n)) || n < 0) {
         slot_fail(s, reply, len);
         return;
     }
@@ -373,7 +365,7 @@ static void part_mget(struct conn *c, struct slot *s, int part, const char *repl
     (void)c;
     long long n;
     const char *p;
-    if (!len || reply[0] != '*' || !(p = parse_line_ll(reply, len, &n))) {
+    if (!len || reply[0] != '*' || !(p = reply_read_ll(reply, len, &n))) {
         slot_fail(s, reply, len);
         return;
     }
@@ -548,7 +540,7 @@ static void rename_part(struct conn *c, struct slot *s, int part, const char *re
     }
     switch (s->step) {
     case 0: /* EXISTS replies: count = src exists, sum = dst exists */
-        if (parse_line_ll(reply, len, &v)) {
+        if (reply_read_ll(reply, len, &v)) {
             if (part == dispatch_key_shard(cfg, &s->argv[1]))
                 s->count = v;
             else
@@ -558,14 +550,14 @@ static void rename_part(struct conn *c, struct slot *s, int part, const char *re
     case 1: { /* __take: nil, or [blob, expire] */
         const char *p;
         long long n, blen;
-        if (reply[0] != '*' || !(p = parse_line_ll(reply, len, &n)) || n != 2) {
+        if (reply[0] != '*' || !(p = reply_read_ll(reply, len, &n)) || n != 2) {
             s->count = 0; /* no such key */
             break;
         }
-        const char *blob = parse_line_ll(p, len - (size_t)(p - reply), &blen);
+        const char *blob = reply_read_ll(p, len - (size_t)(p - reply), &blen);
         reply_clear(&s->gather);
         reply_raw(&s->gather, blob, (size_t)blen);
-        parse_line_ll(blob + blen + 2, len - (size_t)(blob + blen + 2 - reply), &s->sum);
+        reply_read_ll(blob + blen + 2, len - (size_t)(blob + blen + 2 - reply), &s->sum);
         s->count = 1;
         break;
     }
@@ -684,9 +676,9 @@ static void scan_part(struct conn *c, struct slot *s, int part, const char *repl
     (void)part;
     long long n, clen, nkeys;
     const char *p, *cur, *keys;
-    if (!len || reply[0] != '*' || !(p = parse_line_ll(reply, len, &n)) || n != 2 ||
-        !(cur = parse_line_ll(p, len - (size_t)(p - reply), &clen)) ||
-        !(keys = parse_line_ll(cur + clen + 2, len - (size_t)(cur + clen + 2 - reply), &nkeys))) {
+    if (!len || reply[0] != '*' || !(p = reply_read_ll(reply, len, &n)) || n != 2 ||
+        !(cur = reply_read_ll(p, len - (size_t)(p - reply), &clen)) ||
+        !(keys = reply_read_ll(cur + clen + 2, len - (size_t)(cur + clen + 2 - reply), &nkeys))) {
         slot_fail(s, reply, len);
         return;
     }
@@ -818,13 +810,13 @@ static bool parse_dump(const char *r, size_t len, struct key_state *k)
     k->exists = false;
     if (len && (r[0] == '$' || r[0] == '_'))
         return true;
-    if (!len || r[0] != '*' || !(p = parse_line_ll(r, len, &n)) || n != 2 ||
-        !(p = parse_line_ll(p, len - (size_t)(p - r), &blen)) || blen < 0)
+    if (!len || r[0] != '*' || !(p = reply_read_ll(r, len, &n)) || n != 2 ||
+        !(p = reply_read_ll(p, len - (size_t)(p - r), &blen)) || blen < 0)
         return false;
     k->exists = true;
     k->blob = p;
     k->blob_len = (size_t)blen;
-    return parse_line_ll(p + blen + 2, len - (size_t)(p + blen + 2 - r), &k->expire) != NULL;
+    return reply_read_ll(p + blen + 2, len - (size_t)(p + blen + 2 - r), &k->expire) != NULL;
 }
 
 static void gather_part(struct conn *c, struct slot *s, int part, const char *reply, size_t len)

@@ -19,6 +19,7 @@
 #include "percore/reply.h"
 
 #include "percore/mem.h"
+#include "percore/util.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -347,6 +348,14 @@ static bool len_field(const char *s, size_t n, long long *out)
     }
     *out = neg ? -v : v;
     return true;
+}
+
+const char *reply_read_ll(const char *p, size_t n, long long *v)
+{
+    const char *end = memchr(p, '\r', n);
+    if (!end || !util_str_to_ll(p + 1, (size_t)(end - p - 1), v))
+        return NULL;
+    return end + 2;
 }
 
 size_t reply_value_len(const char *p, size_t n)
