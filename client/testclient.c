@@ -1027,11 +1027,14 @@ static long long info_shards(struct pc_conn *c, int shard, const char *field)
     char *r = pc_conn_cmdl(c, NULL, "INFO", "shards", NULL);
     if (!r)
         return -1;
-    char pat[96];
+    char pat[96], first[96]; /* "shardN:cpu=0,node=0,...": the first field follows the colon */
     snprintf(pat, sizeof(pat), ",%s=", field);
+    snprintf(first, sizeof(first), ":%s=", field);
     long long sum = -1;
     for (const char *line = strstr(r, "\nshard"); line; line = strstr(line + 1, "\nshard")) {
         const char *end = strchr(line + 1, '\n'), *p = strstr(line, pat);
+        if (!p || (end && p > end))
+            p = strstr(line, first);
         if (!p || (end && p > end) || (shard >= 0 && atoi(line + 6) != shard))
             continue;
         sum = (sum < 0 ? 0 : sum) + atoll(p + strlen(pat));

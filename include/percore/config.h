@@ -96,6 +96,7 @@ struct config {
     /* handoff */
     int inbox_size;             /* batches per shard inbox (power of two) */
     int handoff_credits;        /* remote batches a shard may have in flight */
+    int idle_poll_us;           /* a busy shard pinned to its own cpu polls this long before sleeping */
     /* logging */
     enum loglevel loglevel;
     char *logfile;              /* "" or NULL: stdout */

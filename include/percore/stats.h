@@ -50,7 +50,8 @@ struct command;
     ACTION(handoff_inbox_full, "sends refused by a full inbox (backpressure)")   \
     ACTION(handoff_credit_waits, "sends delayed for want of credits")            \
     ACTION(handoff_parked, "batches that waited at their owner for a locked key") \
-    ACTION(handoff_lock_queued, "multi-shard commands' parts that queued here for their keys' locks")
+    ACTION(handoff_lock_queued, "multi-shard commands' parts that queued here for their keys' locks") \
+    ACTION(idle_poll_hits, "sleeps saved: work came while the shard polled (idle-poll-us)")
 
 #define STATS_GAUGES(ACTION)                                                      \
     ACTION(connected_clients, "connections open now")                            \
@@ -295,6 +296,7 @@ struct stats_shard_view {
     uint64_t handoff_inbox_full;
     uint64_t handoff_parked;     /* batches that waited here for a key a multi-shard command held */
     uint64_t handoff_lock_queued; /* split commands' parts that queued here for their keys' locks */
+    uint64_t idle_poll_hits;     /* work came while the shard polled before sleeping */
 };
 
 struct stats_view {

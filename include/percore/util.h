@@ -22,5 +22,7 @@ bool util_eq_nocase(const char *s, size_t len, const char *cstr);
 /* unix time in ms / us */
 long long util_ms_time(void);
 long long util_us_time(void);
+/* CLOCK_MONOTONIC in ns, for intervals */
+long long util_mono_ns(void);
 
 #endif

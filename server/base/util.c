@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
+#include <time.h>
 
 /* Redis MAX_LONG_DOUBLE_CHARS: the longest input string2ld accepts, minus one */
 #define UTIL_LD_MAX_CHARS (5 * 1024)
@@ -340,6 +341,13 @@ long long util_us_time(void)
     struct timeval tv;
     gettimeofday(&tv, NULL);
     return (long long)tv.tv_sec * 1000000 + tv.tv_usec;
+}
+
+long long util_mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 long long util_ms_time(void)

@@ -1784,13 +1784,13 @@ static void info_shards(struct reply *t, const struct stats_view *v)
         const struct stats_shard_view *sv = &v->shards[i];
         text_printf(t,
                     "shard%d:cpu=%d,node=%d,keys=%llu,used_memory=%llu,commands=%llu,handoff_sent=%llu,"
-                    "handoff_received=%llu,inbox_full=%llu,parked=%llu,lock_queued=%llu\r\n",
+                    "handoff_received=%llu,inbox_full=%llu,parked=%llu,lock_queued=%llu,poll_hits=%llu\r\n",
                     i, sv->cpu, sv->node, (unsigned long long)sv->keys, (unsigned long long)sv->used_memory,
                     (unsigned long long)sv->commands,
                     (unsigned long long)sv->handoff_batches_sent,
                     (unsigned long long)sv->handoff_batches_received,
                     (unsigned long long)sv->handoff_inbox_full, (unsigned long long)sv->handoff_parked,
-                    (unsigned long long)sv->handoff_lock_queued);
+                    (unsigned long long)sv->handoff_lock_queued, (unsigned long long)sv->idle_poll_hits);
     }
 }
 

@@ -97,6 +97,8 @@ static const struct config_key config_keys[] = {
      "... and members up to this many bytes"},
     {"zset-max-ziplist-value", CT_SIZE, OFF(zset_max_listpack_value), "64", 0, LONG_MAX, true,
      "old name of zset-max-listpack-value"},
+    {"idle-poll-us", CT_INT, OFF(idle_poll_us), "50", 0, 10000, true,
+     "a busy pinned shard polls this long before it sleeps, 0 never"},
     {"inbox-size", CT_INT, OFF(inbox_size), "1024", 2, 1 << 20, false,
      "batches a shard inbox holds (power of two)"},
     {"handoff-credits", CT_INT, OFF(handoff_credits), "256", 1, 1 << 20, false,

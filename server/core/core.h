@@ -163,6 +163,10 @@ struct shard {
     int credits;              /* batches we may still send */
     int64_t now;              /* cached ms clock */
     bool rcu_online;
+    uint64_t callbacks;       /* event callbacks run (shard_wake_up), to see a poll find work */
+    int64_t last_sleep_ns;    /* how long the last wait in the event loop lasted */
+    int poll_backoff;         /* sleeps to skip polling after the next poll that finds nothing */
+    int poll_skip;            /* sleeps still to skip polling (shard_poll_for_work) */
     struct conn *conns;       /* open connections */
     struct conn *closing;     /* closed connections still waiting for batches to come back */
     uint64_t conn_count;

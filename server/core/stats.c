@@ -222,6 +222,7 @@ struct snap_shard {
     uint64_t handoff_inbox_full;
     uint64_t handoff_parked;
     uint64_t handoff_lock_queued;
+    uint64_t idle_poll_hits;
 };
 
 struct stats_snapshot {
@@ -302,6 +303,7 @@ static struct stats_snapshot *snapshot_collect(void)
         s->shards[i].handoff_inbox_full = STATS_GET(st, handoff_inbox_full);
         s->shards[i].handoff_parked = STATS_GET(st, handoff_parked);
         s->shards[i].handoff_lock_queued = STATS_GET(st, handoff_lock_queued);
+        s->shards[i].idle_poll_hits = STATS_GET(st, idle_poll_hits);
         for (size_t k = 0; k < STATS_CMD_SLOTS; k++) {
             const struct command *cmd = __atomic_load_n(&st->cmds[k].cmd, __ATOMIC_ACQUIRE);
             if (!cmd)
@@ -477,6 +479,7 @@ void stats_view_take(struct stats_view *v, const double *pct, int npct)
             sv->handoff_inbox_full = minus(ss->handoff_inbox_full, bs ? bs->handoff_inbox_full : 0);
             sv->handoff_parked = minus(ss->handoff_parked, bs ? bs->handoff_parked : 0);
             sv->handoff_lock_queued = minus(ss->handoff_lock_queued, bs ? bs->handoff_lock_queued : 0);
+            sv->idle_poll_hits = minus(ss->idle_poll_hits, bs ? bs->idle_poll_hits : 0);
         }
     }
 }

@@ -55,10 +55,10 @@
 
 #include "percore/mem.h"
 #include "percore/siphash.h"
+#include "percore/util.h"
 
 #include <assert.h>
 #include <string.h>
-#include <time.h>
 
 #define TABLE_MIN 4             /* Redis DICT_HT_INITIAL_SIZE */
 #define TTL_NONE UINT32_MAX     /* entry has no TTL slot */
@@ -177,13 +177,6 @@ static uint64_t store_rand(struct store *s)
     x ^= x >> 27;
     s->rng = x;
     return x * 0x2545F4914F6CDD1DULL;
-}
-
-static int64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 static struct db *store_db(const struct store *s, int db)
@@ -552,7 +545,7 @@ static bool dead_release(struct store *s, int64_t deadline)
         struct dead_table *dt = s->dead;
         while (dt->pos < dt->size) {
             chain_release(s, dt->bucket[dt->pos++]);
-            if (deadline && (dt->pos & 127) == 0 && mono_ns() > deadline)
+            if (deadline && (dt->pos & 127) == 0 && util_mono_ns() > deadline)
                 return false;
         }
         s->mem -= mem_usable(dt->bucket) + mem_usable(dt);
@@ -1092,7 +1085,7 @@ size_t store_evict(struct store *s, int how, int samples, size_t bytes, int64_t 
     int kind = how & ~STORE_EVICT_VOLATILE;
     bool volatile_only = (how & STORE_EVICT_VOLATILE) || kind == STORE_EVICT_TTL;
     uint32_t now_s = s->clock = (uint32_t)(now / 1000);
-    int64_t deadline = mono_ns() + EVICT_BUDGET_NS;
+    int64_t deadline = util_mono_ns() + EVICT_BUDGET_NS;
     if (kind != STORE_EVICT_RANDOM && s->pool == NULL)
         pool_create(s); /* before measuring: it is no key's memory */
     size_t start = store_memory(s), freed = 0;
@@ -1110,7 +1103,7 @@ size_t store_evict(struct store *s, int how, int samples, size_t bytes, int64_t 
         }
         size_t m = store_memory(s);
         freed = start > m ? start - m : 0;
-        if ((n & 15) == 0 && mono_ns() > deadline)
+        if ((n & 15) == 0 && util_mono_ns() > deadline)
             break;
     }
     return freed;
@@ -1120,7 +1113,7 @@ size_t store_evict(struct store *s, int how, int samples, size_t bytes, int64_t 
 
 size_t store_active_expire(struct store *s, int64_t now, long budget_us)
 {
-    int64_t deadline = mono_ns() + (int64_t)budget_us * 1000;
+    int64_t deadline = util_mono_ns() + (int64_t)budget_us * 1000;
     size_t deleted = 0;
     s->clock = (uint32_t)(now / 1000);
     unsigned long iteration = 0;
@@ -1151,7 +1144,7 @@ size_t store_active_expire(struct store *s, int64_t now, long budget_us)
                 }
             }
             deleted += expired;
-            if ((iteration & 0xf) == 0 && mono_ns() > deadline) {
+            if ((iteration & 0xf) == 0 && util_mono_ns() > deadline) {
                 timeout = true;
                 break;
             }
@@ -1162,11 +1155,11 @@ size_t store_active_expire(struct store *s, int64_t now, long budget_us)
 
 void store_rehash_step(struct store *s)
 {
-    int64_t deadline = mono_ns() + IDLE_BUDGET_NS;
+    int64_t deadline = util_mono_ns() + IDLE_BUDGET_NS;
     for (int i = 0; i < s->databases; i++) {
         struct db *d = &s->db[i];
         while (rehash(s, d, 100))
-            if (mono_ns() > deadline)
+            if (util_mono_ns() > deadline)
                 return;
         maybe_shrink(s, d);
     }

@@ -15,6 +15,8 @@
  *                                  catches up (no speed asserted: just "still"
  *                                  over 0.5 s of a minute's interval, then a
  *                                  generous deadline)
+ *   idle-poll-us (percore's)       a busy pinned shard polls (INFO shards
+ *                                  poll_hits), an idle one costs no CPU
  *   loglevel                       CONFIG REWRITE's notice line in the log at
  *                                  notice, absent at warning (Redis logs it
  *                                  as a warning: not checked against Redis)
@@ -26,6 +28,7 @@
  */
 #include "testclient.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -209,6 +212,68 @@ static void check_stats_interval(struct pc_conn *c)
     set_and_read_back(c, "stats-interval", "100", "100");
 }
 
+/* the server process's CPU time, user + system over every thread, in ms */
+static long long server_cpu_ms(void)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)srv.pid);
+    FILE *f = fopen(path, "r");
+    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    if (f)
+        fclose(f);
+    buf[n] = '\0';
+    const char *p = strrchr(buf, ')'); /* fields 14 and 15 (utime stime), counted after the name */
+    unsigned long long utime = 0, stime = 0;
+    if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime, &stime) != 2)
+        pc_fail("cannot read %s", path);
+    return (long long)(utime + stime) * 1000 / sysconf(_SC_CLK_TCK);
+}
+
+/* one PING every 2 ms for 600 ms: the shard is busy (sleeps of ~2 ms); returns the sleeps polling saved */
+static long long ping_every_2ms(struct pc_conn *c)
+{
+    long long hits = pc_info_shards_sum(c, "poll_hits");
+    for (int i = 0; i < 300; i++) {
+        pc_expect(c, "+PONG\r\n", "PING", NULL);
+        pc_sleep_ms(2);
+    }
+    pc_sleep_ms(250); /* two stats merges */
+    return pc_info_shards_sum(c, "poll_hits") - hits;
+}
+
+/*
+ * idle-poll-us (percore's): a shard pinned to its own cpu whose last sleep
+ * was shorter than the window polls that long before sleeping, counted in
+ * INFO shards' poll_hits.  With a 10 ms window a PING every 2 ms comes while
+ * the shard polls; at 0 none does; unpinned shards never poll.  What it must
+ * never do is burn the cpu of an idle server: a quiet second costs little
+ * CPU with the widest window.  (Counts and CPU time, no speed asserted.)
+ */
+static void check_idle_poll(struct pc_conn *c)
+{
+    expect_get(c, "idle-poll-us", "50");
+    bool pinned = pc_info_shard_field(c, pc_conn_home_shard(c), "cpu") >= 0;
+    set_and_read_back(c, "idle-poll-us", "10000", "10000");
+    long long hits = ping_every_2ms(c);
+    if (pinned && hits < 30)
+        pc_fail("idle-poll-us 10000: %lld of 300 PINGs 2 ms apart came while the shard polled, want >= 30", hits);
+    if (!pinned && hits != 0)
+        pc_fail("idle-poll-us 10000: an unpinned shard polled (%lld hits)", hits);
+    pc_sleep_ms(100);
+    long long cpu0 = server_cpu_ms(), t0 = pc_now_ms();
+    pc_sleep_ms(1000);
+    long long cpu = server_cpu_ms() - cpu0, elapsed = pc_now_ms() - t0;
+    if (cpu * 4 > elapsed)
+        pc_fail("idle-poll-us 10000: an idle server used %lld ms of CPU in %lld ms", cpu, elapsed);
+    set_and_read_back(c, "idle-poll-us", "0", "0");
+    hits = ping_every_2ms(c);
+    if (hits != 0)
+        pc_fail("idle-poll-us 0: %lld PINGs came while the shard polled", hits);
+    pc_expect(c, "-ERR CONFIG SET failed (possibly related to argument 'idle-poll-us') - argument must be between 0 and 10000 inclusive\r\n",
+              "CONFIG", "SET", "idle-poll-us", "10001", NULL);
+    set_and_read_back(c, "idle-poll-us", "50", "50");
+}
+
 /* the server log holds `line`; polled, as the server writes it after replying */
 static int log_has(const char *line)
 {
@@ -314,6 +379,8 @@ int main(int argc, char **argv)
     check_percentiles(c);
     if (!srv.is_redis) /* a percore key */
         check_stats_interval(c);
+    if (!srv.is_redis) /* a percore key */
+        check_idle_poll(c);
     check_loglevel_and_rewrite(c, conf);
 
     pc_conn_close(&c);
