@@ -13,6 +13,7 @@
  * The loop turn:  events (reads, dispatch) -> drain inbox and done rings ->
  * flush every dirty connection once -> ring the doorbells of shards we fed
  * -> announce a quiescent state -> set `asleep`, fence, re-check the rings,
+ * (a busy shard: poll for up to idle-poll-us first, shard_poll_for_work) ->
  * go RCU-offline and block in the event loop.  The first callback of the
  * next turn comes back online (shard_wake_up) before it reads any config.
  */
@@ -331,8 +332,9 @@ static void shard_flush_dirty(struct shard *self)
  * finds nothing backs off instead, 1, 2, 4 ... up to POLL_BACKOFF_MAX sleeps
  * without polling, reset by a poll that finds work: a client that shares the
  * shard's cpu, and cannot send while the shard polls, costs it one window in
- * that many sleeps.  True when work came: `asleep` is then 0 and the caller
- * runs a turn.
+ * that many sleeps.  It stays RCU-online while it polls, so a grace period
+ * waits at most one window for it.  True when work came: `asleep` is then 0
+ * and the caller runs a turn.
  */
 #define POLL_BACKOFF_MAX 256
 static bool shard_poll_for_work(struct shard *self)

@@ -47,6 +47,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -289,11 +290,11 @@ def free_port(rng=random.Random(os.getpid() ^ int(time.time() * 1000))):
 
 
 class Server:
-    def __init__(self, binary, threads=None, name="server", logdir="."):
+    def __init__(self, binary, threads=None, name="server", logdir=None):
         self.binary = binary
         self.threads = threads
         self.name = name
-        self.logdir = logdir
+        self.logdir = logdir or os.environ.get("PC_LOG_DIR", tempfile.gettempdir())
         self.is_redis = "redis-server" in os.path.basename(binary)
         self.proc = None
 
@@ -759,7 +760,7 @@ def main():
                     help="random generator: strings, or NAME for tests/compat/gen/NAME.py")
     ap.add_argument("--no-scripts", action="store_true", help="random ops only")
     ap.add_argument("--max-show", type=int, default=60, help="differences printed")
-    ap.add_argument("--logdir", default=os.environ.get("PC_LOG_DIR", "."))
+    ap.add_argument("--logdir", help="server logs (default: $PC_LOG_DIR, else the temp folder)")
     o = ap.parse_args()
 
     if not os.access(o.redis, os.X_OK):

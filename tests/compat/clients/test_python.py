@@ -31,7 +31,7 @@ def main():
         print(__doc__)
         return 2
     srv = Server(sys.argv[1], threads=int(sys.argv[2]) if len(sys.argv) > 2 else 4,
-                 name="python", logdir=os.environ.get("PC_LOG_DIR", "."))
+                 name="python")
     srv.start()
     print("redis-py %s against %s on port %d" % (redis.__version__, sys.argv[1], srv.port))
     for part in (run, run_transactions, run_worker_queues):
