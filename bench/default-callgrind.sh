@@ -13,7 +13,8 @@ trap 'rm -rf "$WD"' EXIT
 [ -x build/percore-server ] || { cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null && cmake --build build -j"$(nproc)"; }
 declare -A IR
 for who in percore redis; do
-    if [ $who = percore ]; then port=17390; cmd=(build/percore-server --port $port --threads 1)
+    # idle-poll-us 0: how often a shard polls depends on timing, and its polls are not per-request cost
+    if [ $who = percore ]; then port=17390; cmd=(build/percore-server --port $port --threads 1 --idle-poll-us 0)
     else port=17391; cmd=(redis-server --port $port --save "" --appendonly no); fi
     valgrind --tool=callgrind --callgrind-out-file="$WD/cg.$who.%p" "${cmd[@]}" >"$WD/$who.log" 2>&1 &
     pid=$!
