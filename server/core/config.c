@@ -77,9 +77,9 @@ static const struct config_key config_keys[] = {
      "hashes up to this many fields use a listpack"},
     {"hash-max-ziplist-entries", CT_SIZE, OFF(hash_max_listpack_entries), "512", 0, LONG_MAX, true,
      "old name of hash-max-listpack-entries"},
-    {"hash-max-listpack-value", CT_SIZE, OFF(hash_max_listpack_value), "64", 0, LONG_MAX, true,
+    {"hash-max-listpack-value", CT_MEMORY, OFF(hash_max_listpack_value), "64", 0, LONG_MAX, true,
      "... and fields and values up to this many bytes"},
-    {"hash-max-ziplist-value", CT_SIZE, OFF(hash_max_listpack_value), "64", 0, LONG_MAX, true,
+    {"hash-max-ziplist-value", CT_MEMORY, OFF(hash_max_listpack_value), "64", 0, LONG_MAX, true,
      "old name of hash-max-listpack-value"},
     {"list-max-listpack-size", CT_INT, OFF(list_max_listpack_size), "-2", INT_MIN, INT_MAX, true,
      "list node size: > 0 entries, -1..-5 = 4..64 KB"},
@@ -93,9 +93,9 @@ static const struct config_key config_keys[] = {
      "sorted sets up to this many members use a listpack"},
     {"zset-max-ziplist-entries", CT_SIZE, OFF(zset_max_listpack_entries), "128", 0, LONG_MAX, true,
      "old name of zset-max-listpack-entries"},
-    {"zset-max-listpack-value", CT_SIZE, OFF(zset_max_listpack_value), "64", 0, LONG_MAX, true,
+    {"zset-max-listpack-value", CT_MEMORY, OFF(zset_max_listpack_value), "64", 0, LONG_MAX, true,
      "... and members up to this many bytes"},
-    {"zset-max-ziplist-value", CT_SIZE, OFF(zset_max_listpack_value), "64", 0, LONG_MAX, true,
+    {"zset-max-ziplist-value", CT_MEMORY, OFF(zset_max_listpack_value), "64", 0, LONG_MAX, true,
      "old name of zset-max-listpack-value"},
     {"idle-poll-us", CT_INT, OFF(idle_poll_us), "50", 0, 10000, true,
      "a busy pinned shard polls this long before it sleeps, 0 never"},
@@ -318,13 +318,34 @@ static const char *config_parse_percentiles(struct config *c, const char *v, siz
     memcpy(buf, v, vlen);
     buf[vlen] = '\0';
     for (char *save = NULL, *w = strtok_r(buf, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
-        if (n == CONFIG_MAX_PERCENTILES || !util_str_to_double(w, strlen(w), &p[n]) || p[n] < 0 || p[n] > 100)
-            return "latency-tracking-info-percentiles: not a list of numbers from 0 to 100";
+        if (n == CONFIG_MAX_PERCENTILES)
+            return "latency-tracking-info-percentiles: too many percentiles";
+        if (!util_str_to_double(w, strlen(w), &p[n]))
+            return "Invalid latency-tracking-info-percentiles parameters";
+        if (p[n] < 0 || p[n] > 100)
+            return "latency-tracking-info-percentiles parameters should sit between [0.0,100.0]";
         n++;
     }
     memcpy(c->latency_percentiles, p, (size_t)n * sizeof(double));
     c->latency_percentiles_count = n;
     return NULL;
+}
+
+/* Redis's check of a save value: pairs of integers, seconds >= 1, changes >= 0 */
+static bool config_save_params_valid(const char *v, size_t vlen)
+{
+    char buf[512];
+    if (vlen >= sizeof(buf))
+        return false;
+    memcpy(buf, v, vlen);
+    buf[vlen] = '\0';
+    int n = 0;
+    for (char *save = NULL, *w = strtok_r(buf, " ", &save); w; w = strtok_r(NULL, " ", &save), n++) {
+        long long x;
+        if (!util_str_to_ll(w, strlen(w), &x) || x < (n % 2 == 0 ? 1 : 0))
+            return false;
+    }
+    return n % 2 == 0;
 }
 
 /* apply one value to c; NULL ok, else the reason (Redis's wording) */
@@ -412,6 +433,8 @@ static const char *config_apply(struct config *c, const struct config_key *k, co
     case CT_PERSIST_OFF:
         if (strcmp(k->name, "save") == 0 ? vlen == 0 : util_eq_nocase(v, vlen, "no"))
             return NULL;
+        if (strcmp(k->name, "save") == 0 ? !config_save_params_valid(v, vlen) : !util_eq_nocase(v, vlen, "yes"))
+            return strcmp(k->name, "save") == 0 ? "Invalid save parameters" : "argument must be 'yes' or 'no'";
         return "percore keeps no persistence: only the persistence-off value is accepted";
     }
     return "unknown type";
@@ -425,7 +448,16 @@ static void config_format(const struct config *c, const struct config_key *k, ch
     case CT_INT: snprintf(buf, cap, "%d", *(const int *)field); break;
     case CT_SIZE:
     case CT_MEMORY: snprintf(buf, cap, "%lld", *(const long long *)field); break;
-    case CT_STRING: snprintf(buf, cap, "%s", *(char *const *)field ? *(char *const *)field : ""); break;
+    case CT_STRING: {
+        const char *v = *(char *const *)field ? *(char *const *)field : "";
+        char path[PATH_MAX];
+        if (strcmp(k->name, "dir") == 0 && realpath(v, path)) /* Redis answers with its getcwd() */
+            v = path;
+        size_t n = strlen(v) < cap ? strlen(v) : cap - 1;
+        memcpy(buf, v, n);
+        buf[n] = '\0';
+        break;
+    }
     case CT_ENUM: {
         int count;
         const char *const *names = config_enum_names(k, &count);
@@ -743,8 +775,8 @@ void config_set_reply(struct reply *out, const struct resp_arg *args, int n)
         }
         if (!k->runtime) {
             reply_errorf(out, "ERR CONFIG SET failed (possibly related to argument '%.*s') - "
-                              "can't set immutable config",
-                         (int)args[2 * i].len, args[2 * i].ptr);
+                              "can't set %s config",
+                         (int)args[2 * i].len, args[2 * i].ptr, strcmp(k->name, "dir") == 0 ? "protected" : "immutable");
             return;
         }
         keys[i] = k;
