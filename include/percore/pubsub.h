@@ -69,14 +69,15 @@ void pubsub_patterns_local(struct reply *out);
 /* ---- the dispatcher's check (cmd/pubsub.c) */
 
 /*
- * Redis's processCommand rule for a RESP2 client in subscriber mode: false,
- * with Redis 7.0's "Can't execute '<cmd>'" error written to out, when c may
- * not run cmd (a container's subcommand is named "container|sub"; an unknown
- * subcommand, or one with the wrong arity, is left to the container, whose
- * error Redis sends first).  True at once when c is not in subscriber mode;
- * the dispatcher calls it only for a connection with a subscription.
+ * Redis's processCommand rule for a RESP2 client in subscriber mode: the
+ * name for Redis 7.0's "Can't execute '<cmd>'" error when c may not run cmd
+ * (a container's subcommand is named "container|sub"), else NULL: when c is
+ * not in subscriber mode, and for an unknown subcommand or one with the wrong
+ * arity, whose error from the container Redis sends first.  The dispatcher
+ * asks only for a connection with a subscription, and not for the commands
+ * EXEC runs (Redis checks a command when it arrives).
  */
-bool pubsub_allowed_or_reply(const struct conn *c, const struct command *cmd, int argc,
-                             const struct resp_arg *argv, struct reply *out);
+const char *pubsub_refused_command(const struct conn *c, const struct command *cmd, int argc,
+                                   const struct resp_arg *argv);
 
 #endif

@@ -269,23 +269,18 @@ void cmd_pubsub_numpat(struct cmd_ctx *ctx)
 
 /* ---------------------------------------------------------------- subscriber mode */
 
-bool pubsub_allowed_or_reply(const struct conn *c, const struct command *cmd, int argc,
-                             const struct resp_arg *argv, struct reply *out)
+const char *pubsub_refused_command(const struct conn *c, const struct command *cmd, int argc,
+                                   const struct resp_arg *argv)
 {
     static const char *const allowed[] = {"subscribe", "unsubscribe", "psubscribe", "punsubscribe", "ping", "quit"};
     if (!pubsub_subscriber_mode(c))
-        return true;
+        return NULL;
     for (size_t i = 0; i < sizeof(allowed) / sizeof(allowed[0]); i++)
         if (strcmp(cmd->name, allowed[i]) == 0)
-            return true;
+            return NULL;
     const struct command *named = command_resolve_subcommand(cmd, argc, argv);
-    if (!named) /* the container answers "unknown subcommand" or the arity error, as Redis does first */
-        return true;
-    reply_errorf(out,
-                 "ERR Can't execute '%s': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are "
-                 "allowed in this context",
-                 named->name);
-    return false;
+    /* no name: the container answers "unknown subcommand" or the arity error, as Redis does first */
+    return named ? named->name : NULL;
 }
 
 /* ---------------------------------------------------------------- table */

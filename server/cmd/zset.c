@@ -1056,14 +1056,14 @@ static void cmd_zrandmember(struct cmd_ctx *ctx)
     if (ctx->argc >= 3) {
         long long l;
         bool withscores = false;
-        if (!cmd_get_ll_or_reply(ctx, &ctx->argv[2], &l))
+        if (!cmd_get_range_ll_or_reply(ctx, &ctx->argv[2], -LONG_MAX, LONG_MAX, &l, NULL))
             return;
         if (ctx->argc > 4 || (ctx->argc == 4 && !cmd_arg_is(&ctx->argv[3], "withscores"))) {
             reply_syntax_error(ctx->out);
             return;
         } else if (ctx->argc == 4) {
             withscores = true;
-            if (l < LONG_MIN / 2 || l > LONG_MAX / 2) {
+            if (l < -LONG_MAX / 2 || l > LONG_MAX / 2) {
                 reply_error(ctx->out, "ERR value is out of range");
                 return;
             }

@@ -1145,6 +1145,23 @@ static void run_special(struct conn *c, const struct command *cmd, int argc, con
     }
 }
 
+/*
+ * A command refused before it runs (arity, NOAUTH, subscriber context), as
+ * Redis's rejectCommand: the error, and a MULTI in progress fails at EXEC;
+ * a refused EXEC itself answers EXECABORT with the reason and discards the
+ * transaction and the watches, with or without a MULTI.
+ */
+static void dispatch_reject(struct conn *c, const struct command *cmd, const char *err)
+{
+    struct reply *out = dispatch_reply_target(c);
+    if (strcmp(cmd->name, "exec") == 0) {
+        multi_exec_refused(c, out, strncmp(err, "ERR ", 4) == 0 ? err + 4 : err);
+    } else {
+        reply_error(out, err);
+        txn_queue_failed(c);
+    }
+}
+
 bool dispatch_command(struct conn *c, int argc, const struct resp_arg *argv)
 {
     struct shard *self = c->home;
@@ -1158,23 +1175,25 @@ bool dispatch_command(struct conn *c, int argc, const struct resp_arg *argv)
         txn_queue_failed(c);
         return true;
     }
+    char err[256];
     if ((cmd->arity > 0 && cmd->arity != argc) || argc < -cmd->arity) {
-        if (strcmp(cmd->name, "exec") == 0 && txn_in_multi(c)) {
-            multi_exec_refused(c, dispatch_reply_target(c), "wrong number of arguments for 'exec' command");
-        } else {
-            reply_errorf(dispatch_reply_target(c), "ERR wrong number of arguments for '%s' command", cmd->name);
-            txn_queue_failed(c);
-        }
+        snprintf(err, sizeof err, "ERR wrong number of arguments for '%s' command", cmd->name);
+        dispatch_reject(c, cmd, err);
         stats_cmd_rejected(&self->stats, cmd, "-ERR", 4);
         return true;
     }
     if (cfg->requirepass && cfg->requirepass[0] && !c->authenticated && !(cmd->flags & CMD_NO_AUTH)) {
-        reply_error(dispatch_reply_target(c), "NOAUTH Authentication required.");
+        dispatch_reject(c, cmd, "NOAUTH Authentication required.");
         stats_cmd_rejected(&self->stats, cmd, "-NOAUTH", 7);
-        txn_queue_failed(c);
         return true;
     }
-    if (c->pubsub && !pubsub_allowed_or_reply(c, cmd, argc, argv, dispatch_reply_target(c))) {
+    const char *refused = c->pubsub && !c->exec_input ? pubsub_refused_command(c, cmd, argc, argv) : NULL;
+    if (refused) {
+        snprintf(err, sizeof err,
+                 "ERR Can't execute '%s': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are "
+                 "allowed in this context",
+                 refused);
+        dispatch_reject(c, cmd, err);
         stats_cmd_rejected(&self->stats, cmd, "-ERR", 4);
         return true;
     }

@@ -918,7 +918,8 @@ void multi_exec(struct conn *c, struct reply *out)
 void multi_exec_refused(struct conn *c, struct reply *out, const char *why)
 {
     reply_errorf(out, "EXECABORT Transaction discarded because of: %s", why);
-    multi_clear_queue(c);
+    if (c->multi)
+        multi_clear_queue(c);
     unwatch_all(c);
 }
 

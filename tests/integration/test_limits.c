@@ -99,6 +99,8 @@ static void check_requirepass(int port)
     pc_expect(a, "$-1\r\n", "GET", "limits:nokey", NULL);
     struct pc_conn *b = pc_conn_open(port);
     pc_expect(b, "-NOAUTH Authentication required.\r\n", "GET", "k", NULL);
+    /* a refused EXEC discards the transaction: Redis's rejectCommand answers EXECABORT */
+    pc_expect(b, "-EXECABORT Transaction discarded because of: NOAUTH Authentication required.\r\n", "EXEC", NULL);
     pc_expect(b, "-WRONGPASS invalid username-password pair or user is disabled.\r\n", "AUTH", "nope", NULL);
     pc_expect(b, "+OK\r\n", "AUTH", "s3cret", NULL);
     pc_expect(b, "$-1\r\n", "GET", "limits:nokey", NULL);
