@@ -45,6 +45,9 @@ struct cmd_ctx {
     uint64_t client;              /* the id of the connection it runs for */
     bool may_block;               /* a blocking command may wait here (CMD_BLOCK_MARKER); else (inside
                                    * MULTI) it answers as if it timed out */
+    bool unchanged;               /* set by a write that changed nothing its reply cannot tell (ZADD of
+                                   * a member with its score, SMOVE within one set): no WATCH is touched,
+                                   * as Redis signals only real changes */
 };
 
 typedef void cmd_handler(struct cmd_ctx *ctx);

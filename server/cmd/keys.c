@@ -374,6 +374,7 @@ static void rename_generic(struct cmd_ctx *ctx, bool nx)
             reply_int(ctx->out, 0);
         else
             reply_ok(ctx->out);
+        ctx->unchanged = true;
         return;
     }
     if (cmd_lookup_write(ctx, dst) != NULL) {

@@ -423,6 +423,7 @@ static void cmd_smove(struct cmd_ctx *ctx)
         return;
     if (srcset == dstset) {
         reply_int(ctx->out, set_is_member(srcset, ele->ptr, ele->len));
+        ctx->unchanged = true;
         return;
     }
     if (!set_remove(srcset, ele->ptr, ele->len)) {
@@ -451,7 +452,7 @@ static void store_result(struct cmd_ctx *ctx, const struct resp_arg *dst, struct
         store_set(ctx->store, ctx->db, dst->ptr, dst->len, result, 0);
     } else {
         object_destroy(&result);
-        store_delete(ctx->store, ctx->db, dst->ptr, dst->len, ctx->now);
+        ctx->unchanged = !store_delete(ctx->store, ctx->db, dst->ptr, dst->len, ctx->now);
     }
     reply_int(ctx->out, (long long)n);
 }

@@ -226,6 +226,7 @@ static void zadd_generic(struct cmd_ctx *ctx, int flags)
     zadd_finish(ctx, key, o, z, created);
 
 reply_to_client:
+    ctx->unchanged = added == 0 && updated == 0;
     if (incr) {
         if (processed)
             reply_double(ctx->out, score);
@@ -423,7 +424,7 @@ static void zout_finalize(struct zrange_out *h, size_t count)
         } else {
             zset_destroy(&h->dst);
             reply_int(ctx->out, 0);
-            store_delete(ctx->store, ctx->db, h->dstkey->ptr, h->dstkey->len, ctx->now);
+            ctx->unchanged = !store_delete(ctx->store, ctx->db, h->dstkey->ptr, h->dstkey->len, ctx->now);
         }
         return;
     }
@@ -1460,7 +1461,7 @@ static void zsetop_generic(struct cmd_ctx *ctx, const struct resp_arg *dstkey, i
         } else {
             zset_destroy(&dst);
             reply_int(ctx->out, 0);
-            store_delete(ctx->store, ctx->db, dstkey->ptr, dstkey->len, ctx->now);
+            ctx->unchanged = !store_delete(ctx->store, ctx->db, dstkey->ptr, dstkey->len, ctx->now);
         }
         return;
     }

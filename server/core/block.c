@@ -358,7 +358,7 @@ static void waiter_serve(struct shard *self, struct waiter *w, const char *key, 
     cmd->proc(&ctx);
     shard_note_write(self, cmd, w->db);
     if (watch_count(self->watches))
-        txn_note_write(self, cmd, argc, args, w->db, out.buf, out.len);
+        txn_note_write(self, cmd, argc, args, w->db, ctx.unchanged, out.buf, out.len);
     block_note_write(self, cmd, argc, args, w->db); /* BLMOVE's push may serve others */
     if (args != args_small)
         mem_release(args);

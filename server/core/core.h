@@ -357,7 +357,7 @@ void txn_locks_changed(struct shard *self);
 void txn_granted(struct shard *self, uint64_t txid);
 extern const struct command txn_granted_command;
 /* owner side, with keys watched here: a command ran (after), or is about to empty databases (flush) */
-void txn_note_write(struct shard *self, const struct command *cmd, int argc, const struct resp_arg *argv, int db,
+void txn_note_write(struct shard *self, const struct command *cmd, int argc, const struct resp_arg *argv, int db, bool unchanged,
                     const char *reply, size_t len);
 void txn_note_flush(struct shard *self, const struct command *cmd, int argc, const struct resp_arg *argv, int db);
 /* between MULTI and EXEC? */

@@ -133,7 +133,7 @@ static void run_handler(struct conn *c, const struct command *cmd, int argc, con
     uint64_t t0 = stats_clock_ns();
     cmd->proc(&ctx);
     if (watched)
-        txn_note_write(self, cmd, argc, argv, c->db, reply_from(out, before), out->len - before);
+        txn_note_write(self, cmd, argc, argv, c->db, ctx.unchanged, reply_from(out, before), out->len - before);
     if (block_waiting(self->blockers))
         block_after_command(self, cmd, argc, argv, c->db);
     shard_store_unlock();
@@ -298,7 +298,7 @@ void dispatch_send_part(struct conn *c, struct slot *s, int target, int part, co
         uint64_t t0 = stats_clock_ns();
         cmd->proc(&ctx);
         if (watched)
-            txn_note_write(self, cmd, argc, argv, s->db, scratch->buf, scratch->len);
+            txn_note_write(self, cmd, argc, argv, s->db, ctx.unchanged, scratch->buf, scratch->len);
         if (ctx.may_block && block_marker(scratch->buf, scratch->len))
             block_register(self, cmd, argc, argv, s->db, s->resp, c->id, self->index, c, s, part);
         else if (block_waiting(self->blockers))

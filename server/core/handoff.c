@@ -404,6 +404,7 @@ static int batch_run(struct shard *self, struct batch *b, int from)
         ctx.argc = e->argc;
         ctx.db = e->db;
         ctx.client = b->conn_id;
+        ctx.unchanged = false;
         ctx.may_block = e->may_block;
         b->replies.resp = e->resp;
         shard_store_lock(); /* the global-lock build's admin fan-outs */
@@ -414,7 +415,8 @@ static int batch_run(struct shard *self, struct batch *b, int from)
             uint64_t t0 = stats_clock_ns();
             e->cmd->proc(&ctx);
             if (watched)
-                txn_note_write(self, e->cmd, e->argc, self->scratch_argv, e->db, b->replies.buf + e->reply_off,
+                txn_note_write(self, e->cmd, e->argc, self->scratch_argv, e->db, ctx.unchanged,
+                               b->replies.buf + e->reply_off,
                                b->replies.len - e->reply_off);
             if (e->may_block && block_marker(b->replies.buf + e->reply_off, b->replies.len - e->reply_off))
                 block_register(self, e->cmd, e->argc, self->scratch_argv, e->db, e->resp, b->conn_id, b->home, b->conn,

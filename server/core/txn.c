@@ -607,9 +607,11 @@ static bool changed_nothing(const struct command *cmd, int argc, const struct re
         return true;
     static const char *const zero_is_noop[] = {
         "del", "unlink", "setnx", "hsetnx", "msetnx", "renamenx", "expire", "pexpire", "expireat", "pexpireat",
-        "persist", "hdel", "srem", "zrem", "lrem", "lpushx", "rpushx", "smove", "move", "copy", "sadd"};
-    static const char *const nil_is_noop[] = {"getdel", "lpop", "rpop", "spop", "getex", "zpopmin", "zpopmax",
-                                              "set"};
+        "persist", "hdel", "srem", "zrem", "lrem", "lpushx", "rpushx", "smove", "move", "copy", "sadd",
+        "zremrangebyscore", "zremrangebyrank", "zremrangebylex"};
+    static const char *const nil_is_noop[] = {
+        "getdel", "lpop", "rpop", "spop", "getex", "zpopmin", "zpopmax", "set", "lmpop", "zmpop", "lmove",
+        "rpoplpush", "blpop", "brpop", "bzpopmin", "bzpopmax", "blmpop", "bzmpop", "blmove", "brpoplpush"};
     bool zero = len >= 4 && memcmp(reply, ":0\r\n", 4) == 0;
     bool nil = (len >= 5 && (memcmp(reply, "$-1\r\n", 5) == 0 || memcmp(reply, "*-1\r\n", 5) == 0)) ||
                (len >= 3 && memcmp(reply, "_\r\n", 3) == 0) || (len >= 4 && memcmp(reply, "*0\r\n", 4) == 0);
@@ -634,13 +636,17 @@ static bool changed_nothing(const struct command *cmd, int argc, const struct re
 }
 
 void txn_note_write(struct shard *self, const struct command *cmd, int argc, const struct resp_arg *argv, int db,
-                    const char *reply, size_t len)
+                    bool unchanged, const char *reply, size_t len)
 {
-    if (!(cmd->flags & CMD_WRITE) || cmd->first_key == 0 || changed_nothing(cmd, argc, argv, reply, len))
+    if (!(cmd->flags & CMD_WRITE) || cmd->first_key == 0 || unchanged ||
+        changed_nothing(cmd, argc, argv, reply, len))
         return;
     int pos_small[16];
     int *pos = argc <= 16 ? pos_small : mem_alloc((size_t)argc * sizeof(int));
     int n = command_key_positions(cmd, argc, argv, pos);
+    size_t name_len = strlen(cmd->name);
+    if (n > 1 && name_len > 5 && strcmp(cmd->name + name_len - 5, "store") == 0)
+        n = 1; /* SINTERSTORE, ZUNIONSTORE, ZRANGESTORE, ...: the destination; the sources are read */
     for (int i = 0; i < n; i++)
         watch_touch(self->watches, db, argv[pos[i]].ptr, argv[pos[i]].len);
     if (pos != pos_small)

@@ -488,6 +488,68 @@ static void test_watch_expiry(redisContext *a)
     }
 }
 
+/*
+ * Writes that change nothing touch no WATCH, as Redis signals only real
+ * changes; the *STORE commands touch their destination, not the sources they
+ * read.  %1$s is the watched key, %2$s another key (on another shard with
+ * --threads 4).  Each no-op has a control beside it that does change the key.
+ */
+static const struct noop_case {
+    const char *setup; /* A runs it before WATCH */
+    const char *write; /* B runs it between WATCH and EXEC */
+    bool aborts;
+} noop_cases[] = {
+    { "ZADD %1$s 1 a", "ZADD %1$s 1 a", false },
+    { "ZADD %1$s 1 a", "ZADD %1$s 2 a", true },
+    { "ZADD %1$s 1 a", "ZINCRBY %1$s 0 a", false },
+    { "ZADD %1$s 1 a", "ZINCRBY %1$s 1 a", true },
+    { "ZADD %1$s 1 a", "ZADD %1$s XX 1 b", false },
+    { "ZADD %1$s 1 a", "ZADD %1$s NX INCR 1 a", false },
+    { "SADD %1$s m", "SMOVE %1$s %1$s m", false },
+    { "SADD %1$s m", "SMOVE %1$s %2$s m", true },
+    { "SADD %1$s m", "SINTERSTORE %2$s %1$s", false },
+    { "SADD %1$s m", "SINTERSTORE %1$s %2$s", true },
+    { "DEL %1$s", "SUNIONSTORE %1$s %2$s", false },
+    { "ZADD %1$s 1 a", "ZUNIONSTORE %2$s 1 %1$s", false },
+    { "ZADD %1$s 1 a", "ZRANGESTORE %2$s %1$s 0 -1", false },
+    { "DEL %1$s", "ZRANGESTORE %1$s %2$s 0 -1", false },
+    { "RPUSH %1$s a", "LINSERT %1$s BEFORE zz q", false },
+    { "RPUSH %1$s a", "LINSERT %1$s BEFORE a q", true },
+    { "ZADD %1$s 1 a", "ZREMRANGEBYSCORE %1$s 5 6", false },
+    { "ZADD %1$s 1 a", "ZREMRANGEBYSCORE %1$s 0 6", true },
+    { "SET %1$s v", "RENAME %1$s %1$s", false },
+    { "DEL %1$s", "LMOVE %1$s %2$s LEFT LEFT", false },
+};
+
+static void test_watch_noop_writes(redisContext *a, redisContext *b)
+{
+    for (size_t n = 0; n < sizeof noop_cases / sizeof noop_cases[0]; n++) {
+        const struct noop_case *nc = &noop_cases[n];
+        for (int i = 0; i < NKEYS; i++) {
+            const char *key = watch_keys[i], *other = watch_keys[(i + 1) % NKEYS];
+            char setup[160], write[160], what[1400];
+            must_run(a, "A: DEL", "DEL %s %s", key, other);
+            snprintf(setup, sizeof setup, nc->setup, key, other);
+            snprintf(write, sizeof write, nc->write, key, other);
+            snprintf(what, sizeof what, "A: %s, WATCH %s; B: %s", setup, key, write);
+            must_run(a, what, setup);
+            must_run(a, what, "WATCH %s", key);
+            must_run(b, what, write);
+            redisAppendCommand(a, "MULTI");
+            redisAppendCommand(a, "PING");
+            redisAppendCommand(a, "EXEC");
+            redisReply *r = read_transaction(a, 1, what);
+            bool aborted = r && r->type == REDIS_REPLY_NIL;
+            if (!r || aborted != nc->aborts)
+                pc_fail("%s: EXEC answered %s, want %s", what, reply_text(r), nc->aborts ? "null" : "[PONG]");
+            freeReplyObject(r);
+            if (!r || aborted != nc->aborts)
+                break; /* one key per case is enough to report */
+        }
+    }
+    must_run(a, "A: FLUSHALL", "FLUSHALL");
+}
+
 static void test_watch(void)
 {
     pc_spread_keys("watch:", watch_keys);
@@ -499,8 +561,10 @@ static void test_watch(void)
         test_watch_one_key(a, b);
         test_watch_all_keys(a, b);
         test_watch_expiry(a);
-        printf("WATCH across connections: %zu cases x %d keys, 16 watched at once, expiry: %s\n",
-               sizeof touch_cases / sizeof touch_cases[0], NKEYS, pc_failures() == before ? "ok" : "FAILED");
+        test_watch_noop_writes(a, b);
+        printf("WATCH across connections: %zu cases x %d keys, 16 watched at once, expiry, %zu no-op writes: %s\n",
+               sizeof touch_cases / sizeof touch_cases[0], NKEYS, sizeof noop_cases / sizeof noop_cases[0],
+               pc_failures() == before ? "ok" : "FAILED");
     }
     if (a)
         redisFree(a);
