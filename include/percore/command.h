@@ -125,6 +125,8 @@ void cmd_block_or_nil(struct cmd_ctx *ctx, bool bulk);
 struct object;
 /* look a key up to read it: counts a keyspace hit or miss (Redis's lookupKeyRead) */
 struct object *cmd_lookup_read(struct cmd_ctx *ctx, const struct resp_arg *key);
+/* the same, not counted as an access: no LRU/LFU update (LOOKUP_NOTOUCH: EXISTS, TYPE, TTL) */
+const struct object *cmd_lookup_read_notouch(struct cmd_ctx *ctx, const struct resp_arg *key);
 /* look a key up to change it: no hit/miss counted (lookupKeyWrite) */
 struct object *cmd_lookup_write(struct cmd_ctx *ctx, const struct resp_arg *key);
 /*

@@ -108,9 +108,10 @@ const struct command *command_at(size_t i)
     return i < command_list_len ? command_list[i] : NULL;
 }
 
-struct object *cmd_lookup_read(struct cmd_ctx *ctx, const struct resp_arg *key)
+static struct object *lookup_read(struct cmd_ctx *ctx, const struct resp_arg *key, bool touch)
 {
-    struct object *o = store_lookup(ctx->store, ctx->db, key->ptr, key->len, ctx->now);
+    struct object *o = touch ? store_lookup(ctx->store, ctx->db, key->ptr, key->len, ctx->now)
+                             : store_peek(ctx->store, ctx->db, key->ptr, key->len, ctx->now, NULL);
     if (ctx->stats) {
         if (o)
             ctx->stats->keyspace_hits++;
@@ -118,6 +119,16 @@ struct object *cmd_lookup_read(struct cmd_ctx *ctx, const struct resp_arg *key)
             ctx->stats->keyspace_misses++;
     }
     return o;
+}
+
+struct object *cmd_lookup_read(struct cmd_ctx *ctx, const struct resp_arg *key)
+{
+    return lookup_read(ctx, key, true);
+}
+
+const struct object *cmd_lookup_read_notouch(struct cmd_ctx *ctx, const struct resp_arg *key)
+{
+    return lookup_read(ctx, key, false);
 }
 
 struct object *cmd_lookup_write(struct cmd_ctx *ctx, const struct resp_arg *key)

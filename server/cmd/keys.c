@@ -84,14 +84,14 @@ static void cmd_exists(struct cmd_ctx *ctx)
 {
     long long n = 0;
     for (int j = 1; j < ctx->argc; j++)
-        if (cmd_lookup_read(ctx, &ctx->argv[j]) != NULL)
+        if (cmd_lookup_read_notouch(ctx, &ctx->argv[j]) != NULL)
             n++;
     reply_int(ctx->out, n);
 }
 
 static void cmd_type(struct cmd_ctx *ctx)
 {
-    struct object *o = cmd_lookup_read(ctx, &ctx->argv[1]);
+    const struct object *o = cmd_lookup_read_notouch(ctx, &ctx->argv[1]);
     reply_simple(ctx->out, o ? object_type_name(o) : "none");
 }
 
@@ -219,7 +219,7 @@ static void ttl_generic(struct cmd_ctx *ctx, bool output_ms, bool output_abs)
     const struct resp_arg *key = &ctx->argv[1];
     long long expire, ttl = -1;
 
-    if (cmd_lookup_read(ctx, key) == NULL) {
+    if (cmd_lookup_read_notouch(ctx, key) == NULL) {
         reply_int(ctx->out, -2);
         return;
     }
