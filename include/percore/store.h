@@ -143,6 +143,9 @@ size_t store_evict(struct store *s, int how, int samples, size_t bytes, int64_t 
 void store_track_lfu(struct store *s, bool on);
 /* OBJECT FREQ: the key's decayed counter, without counting an access; -1 no such key */
 int store_lfu_freq(struct store *s, int db, const char *key, size_t klen, int64_t now);
+/* MEMORY USAGE: bytes the key holds (its entry with the key, and the value), as used_memory counts
+ * them, without counting an access; -1 no such key */
+long long store_key_memory(struct store *s, int db, const char *key, size_t klen, int64_t now);
 
 /* counters, owned by this store's thread */
 uint64_t store_expired_keys(const struct store *s);  /* lazily + actively expired, total */

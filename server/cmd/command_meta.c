@@ -2004,6 +2004,49 @@ static const struct command_meta command_meta_table[] = {
         "%2\r\n$4\r\nname\r\n$4\r\nstop\r\n$4\r\ntype\r\n$7\r\ninteger\r\n",
         376,
     },
+    {"memory",
+        "*10\r\n$6\r\nmemory\r\n:-2\r\n~0\r\n:0\r\n:0\r\n:0\r\n~1\r\n+@slow\r\n~0\r\n~0\r\n*6\r\n"
+        "*10\r\n$13\r\nmemory|doctor\r\n:2\r\n~0\r\n:0\r\n:0\r\n:0\r\n~1\r\n+@slow\r\n~3\r\n$23\r\n"
+        "nondeterministic_output\r\n$25\r\nrequest_policy:all_shards\r\n$23\r\n"
+        "response_policy:special\r\n~0\r\n~0\r\n*10\r\n$11\r\nmemory|help\r\n:2\r\n~2\r\n"
+        "+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~1\r\n+@slow\r\n~0\r\n~0\r\n~0\r\n*10\r\n$19\r\n"
+        "memory|malloc-stats\r\n:2\r\n~0\r\n:0\r\n:0\r\n:0\r\n~1\r\n+@slow\r\n~3\r\n$23\r\n"
+        "nondeterministic_output\r\n$25\r\nrequest_policy:all_shards\r\n$23\r\n"
+        "response_policy:special\r\n~0\r\n~0\r\n*10\r\n$12\r\nmemory|purge\r\n:2\r\n~0\r\n:0\r\n"
+        ":0\r\n:0\r\n~1\r\n+@slow\r\n~2\r\n$25\r\nrequest_policy:all_shards\r\n$29\r\n"
+        "response_policy:all_succeeded\r\n~0\r\n~0\r\n*10\r\n$12\r\nmemory|stats\r\n:2\r\n~0\r\n"
+        ":0\r\n:0\r\n:0\r\n~1\r\n+@slow\r\n~3\r\n$23\r\nnondeterministic_output\r\n$25\r\n"
+        "request_policy:all_shards\r\n$23\r\nresponse_policy:special\r\n~0\r\n~0\r\n*10\r\n$12\r\n"
+        "memory|usage\r\n:-3\r\n~1\r\n+readonly\r\n:2\r\n:2\r\n:1\r\n~2\r\n+@read\r\n+@slow\r\n"
+        "~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~1\r\n+RO\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n"
+        "$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n:2\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\n"
+        "type\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n"
+        "$5\r\nlimit\r\n:0\r\n~0\r\n",
+        1059,
+        "%5\r\n$7\r\nsummary\r\n$43\r\nA container for memory diagnostics commands\r\n$5\r\n"
+        "since\r\n$5\r\n4.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$22\r\n"
+        "Depends on subcommand.\r\n$11\r\nsubcommands\r\n%6\r\n$13\r\nmemory|doctor\r\n%4\r\n$7\r\n"
+        "summary\r\n$30\r\nOutputs memory problems report\r\n$5\r\nsince\r\n$5\r\n4.0.0\r\n$5\r\n"
+        "group\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$11\r\nmemory|help\r\n%4\r\n"
+        "$7\r\nsummary\r\n$49\r\nShow helpful text about the different subcommands\r\n$5\r\n"
+        "since\r\n$5\r\n4.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n"
+        "$19\r\nmemory|malloc-stats\r\n%4\r\n$7\r\nsummary\r\n$29\r\n"
+        "Show allocator internal stats\r\n$5\r\nsince\r\n$5\r\n4.0.0\r\n$5\r\ngroup\r\n$6\r\n"
+        "server\r\n$10\r\ncomplexity\r\n$54\r\n"
+        "Depends on how much memory is allocated, could be slow\r\n$12\r\nmemory|purge\r\n%4\r\n"
+        "$7\r\nsummary\r\n$35\r\nAsk the allocator to release memory\r\n$5\r\nsince\r\n$5\r\n"
+        "4.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$54\r\n"
+        "Depends on how much memory is allocated, could be slow\r\n$12\r\nmemory|stats\r\n%4\r\n"
+        "$7\r\nsummary\r\n$25\r\nShow memory usage details\r\n$5\r\nsince\r\n$5\r\n4.0.0\r\n$5\r\n"
+        "group\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$12\r\nmemory|usage\r\n%5\r\n"
+        "$7\r\nsummary\r\n$34\r\nEstimate the memory usage of a key\r\n$5\r\nsince\r\n$5\r\n"
+        "4.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$38\r\n"
+        "O(N) where N is the number of samples.\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n"
+        "$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n%4\r\n$4\r\n"
+        "name\r\n$5\r\ncount\r\n$4\r\ntype\r\n$7\r\ninteger\r\n$5\r\ntoken\r\n$7\r\nSAMPLES\r\n"
+        "$5\r\nflags\r\n~1\r\n+optional\r\n",
+        1400,
+    },
     {"mget",
         "*10\r\n$4\r\nmget\r\n:-2\r\n~2\r\n+readonly\r\n+fast\r\n:1\r\n:-1\r\n:1\r\n~3\r\n"
         "+@read\r\n+@string\r\n+@fast\r\n~1\r\n$26\r\nrequest_policy:multi_shard\r\n~1\r\n%3\r\n"

@@ -498,6 +498,22 @@ static const char *const object_help[] = {
     NULL,
 };
 
+/* "unknown subcommand 'x'. Try OBJECT HELP.", the command named as sent, upper-cased */
+static void reply_unknown_subcommand(struct cmd_ctx *ctx)
+{
+    const struct resp_arg *name = &ctx->argv[0], *sub = &ctx->argv[1];
+    char upper[64];
+    size_t n = cstr_len(name);
+    size_t sn = cstr_len(sub);
+    if (n >= sizeof(upper))
+        n = sizeof(upper) - 1;
+    for (size_t i = 0; i < n; i++)
+        upper[i] = (char)toupper((unsigned char)name->ptr[i]);
+    upper[n] = '\0';
+    reply_errorf(ctx->out, "ERR unknown subcommand '%.*s'. Try %s HELP.", (int)(sn > 128 ? 128 : sn), sub->ptr,
+                 upper);
+}
+
 /* Redis addReplyHelp: header with argv[0] upper-cased, the lines, the HELP footer */
 static void reply_help(struct cmd_ctx *ctx, const char *const *help)
 {
@@ -552,17 +568,7 @@ static void cmd_object(struct cmd_ctx *ctx)
         }
     }
     if (found == NULL) {
-        const struct resp_arg *name = &ctx->argv[0];
-        char upper[64];
-        size_t n = cstr_len(name);
-        size_t sn = cstr_len(sub);
-        if (n >= sizeof(upper))
-            n = sizeof(upper) - 1;
-        for (size_t i = 0; i < n; i++)
-            upper[i] = (char)toupper((unsigned char)name->ptr[i]);
-        upper[n] = '\0';
-        reply_errorf(ctx->out, "ERR unknown subcommand '%.*s'. Try %s HELP.",
-                     (int)(sn > 128 ? 128 : sn), sub->ptr, upper);
+        reply_unknown_subcommand(ctx);
         return;
     }
     if (ctx->argc != (strcmp(found, "help") == 0 ? 2 : 3)) {
@@ -609,6 +615,59 @@ static void cmd_object(struct cmd_ctx *ctx)
                     "Please note that when switching between policies at runtime LRU and LFU "
                     "data will take some time to adjust.");
     }
+}
+
+/* ---- MEMORY -------------------------------------------------------------------- */
+
+/* MEMORY USAGE, and HELP; Redis's DOCTOR, MALLOC-STATS, PURGE and STATS are not served */
+static const char *const memory_help[] = {
+    "USAGE <key> [SAMPLES <count>]",
+    "    Return memory in bytes used by <key> and its value. Nested values are",
+    "    sampled up to <count> times (default: 5, 0 means sample all).",
+    NULL,
+};
+
+/*
+ * MEMORY USAGE key [SAMPLES count]: Redis's argument rules; the bytes are
+ * the key's share of used_memory (entry, key and value, counted exactly, so
+ * SAMPLES changes nothing).  Looked up without touching the key.
+ */
+static void cmd_memory(struct cmd_ctx *ctx)
+{
+    const struct resp_arg *sub = &ctx->argv[1];
+    if (util_eq_nocase(sub->ptr, sub->len, "help")) {
+        if (ctx->argc == 2)
+            reply_help(ctx, memory_help);
+        else
+            reply_error(ctx->out, "ERR wrong number of arguments for 'memory|help' command");
+        return;
+    }
+    if (!util_eq_nocase(sub->ptr, sub->len, "usage")) {
+        reply_unknown_subcommand(ctx);
+        return;
+    }
+    if (ctx->argc < 3) {
+        reply_error(ctx->out, "ERR wrong number of arguments for 'memory|usage' command");
+        return;
+    }
+    for (int j = 3; j < ctx->argc; j++) {
+        long long samples;
+        if (!cmd_arg_is(&ctx->argv[j], "samples") || j + 1 >= ctx->argc) {
+            reply_syntax_error(ctx->out);
+            return;
+        }
+        if (!cmd_get_ll_or_reply(ctx, &ctx->argv[++j], &samples))
+            return;
+        if (samples < 0) {
+            reply_syntax_error(ctx->out);
+            return;
+        }
+    }
+    long long bytes = store_key_memory(ctx->store, ctx->db, ctx->argv[2].ptr, ctx->argv[2].len, ctx->now);
+    if (bytes < 0)
+        reply_null(ctx->out);
+    else
+        reply_int(ctx->out, bytes);
 }
 
 /* ---- table --------------------------------------------------------------------- */
@@ -659,6 +718,7 @@ const struct command command_family_keys[] = {
     {"move", cmd_move, 3, CMD_WRITE | CMD_ANY_DB | CMD_FAST, 1, 1, 1, ROUTE_OWNER,
      "@keyspace @write @fast"},
     {"object", cmd_object, -2, CMD_READONLY, 2, 2, 1, ROUTE_OWNER, "@keyspace @read @slow"},
+    {"memory", cmd_memory, -2, CMD_READONLY, 2, 2, 1, ROUTE_OWNER, "@read @slow"},
 };
 
 const size_t command_family_keys_count =

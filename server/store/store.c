@@ -676,6 +676,12 @@ int store_lfu_freq(struct store *s, int db, const char *key, size_t klen, int64_
     return e ? (int)lfu_decayed(e, (uint32_t)(now / 1000)) : -1;
 }
 
+long long store_key_memory(struct store *s, int db, const char *key, size_t klen, int64_t now)
+{
+    struct entry *e = find_live(s, store_db(s, db), key, klen, now);
+    return e ? (long long)(mem_usable(e) + object_memory(e->val)) : -1;
+}
+
 int store_set(struct store *s, int db, const char *key, size_t klen, struct object *val, int flags)
 {
     struct db *d = store_db(s, db);
