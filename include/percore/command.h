@@ -206,6 +206,10 @@ int command_key_positions(const struct command *cmd, int argc, const struct resp
 void command_setup(void);
 /* case-insensitive; NULL when unknown (internal commands are never found) */
 const struct command *command_lookup(const char *name, size_t len);
+/* a container's argv names a subcommand it has, with its arity: true (and true for any other
+ * command); else false with Redis's error written to out, as lookupCommand refuses it (cmd/server.c) */
+bool command_subcommand_ok_or_reply(const struct command *cmd, int argc, const struct resp_arg *argv,
+                                    struct reply *out);
 /* internal commands by exact name, for the dispatcher */
 const struct command *command_internal(const char *name);
 /* iterate the public table (COMMAND, COMMAND COUNT/INFO/DOCS) */

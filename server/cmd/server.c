@@ -50,6 +50,7 @@
 #include "percore/store.h"
 #include "percore/util.h"
 
+#include <ctype.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -225,22 +226,48 @@ struct subcommand {
 static const struct subcommand *subcommand_find(const char *parent, const char *sub, size_t len);
 static size_t subcommands_of(const char *parent, const struct subcommand **first);
 
-/* runs the subcommand named by argv[1], or replies Redis's errors */
-static void container_dispatch(struct cmd_ctx *ctx, const char *parent, const char *upper)
+/*
+ * Redis's lookupCommand refusals of a container's argv, written to out: an
+ * unknown subcommand, or the wrong arity for it.  *found: the subcommand
+ * (NULL: unknown).  True when argv may run.
+ */
+static bool subcommand_lookup(const char *parent, int argc, const struct resp_arg *argv, struct reply *out,
+                              const struct subcommand **found)
 {
-    const struct subcommand *s = subcommand_find(parent, ctx->argv[1].ptr, ctx->argv[1].len);
+    const struct subcommand *s = *found = subcommand_find(parent, argv[1].ptr, argv[1].len);
     if (!s) {
-        reply_errorf(ctx->out, "ERR unknown subcommand '%.*s'. Try %s HELP.",
-                     arg_print_len(&ctx->argv[1], 128), ctx->argv[1].ptr, upper);
-        stats_subcommand(NULL, true); /* as Redis: rejected, counted for no command */
-        return;
+        char upper[32];
+        size_t n = 0;
+        for (; parent[n] && n < sizeof upper - 1; n++)
+            upper[n] = (char)toupper((unsigned char)parent[n]);
+        upper[n] = '\0';
+        reply_errorf(out, "ERR unknown subcommand '%.*s'. Try %s HELP.", arg_print_len(&argv[1], 128), argv[1].ptr,
+                     upper);
+        return false;
     }
-    if (ctx->conn)
+    if ((s->cmd.arity > 0 && argc != s->cmd.arity) || argc < -s->cmd.arity) {
+        reply_errorf(out, "ERR wrong number of arguments for '%s' command", s->cmd.name);
+        return false;
+    }
+    return true;
+}
+
+bool command_subcommand_ok_or_reply(const struct command *cmd, int argc, const struct resp_arg *argv,
+                                    struct reply *out)
+{
+    const struct subcommand *first, *found;
+    return argc < 2 || subcommands_of(cmd->name, &first) == 0 || subcommand_lookup(cmd->name, argc, argv, out, &found);
+}
+
+/* runs the subcommand named by argv[1], or replies Redis's errors */
+static void container_dispatch(struct cmd_ctx *ctx, const char *parent)
+{
+    const struct subcommand *s;
+    bool ok = subcommand_lookup(parent, ctx->argc, ctx->argv, ctx->out, &s);
+    if (s && ctx->conn)
         conn_set_last_command(ctx->conn, &s->cmd);
-    int arity = s->cmd.arity;
-    if ((arity > 0 && ctx->argc != arity) || ctx->argc < -arity) {
-        reply_errorf(ctx->out, "ERR wrong number of arguments for '%s' command", s->cmd.name);
-        stats_subcommand(&s->cmd, true);
+    if (!ok) {
+        stats_subcommand(s ? &s->cmd : NULL, true); /* as Redis: rejected, an unknown one counted for no command */
         return;
     }
     stats_subcommand(&s->cmd, false); /* commandstats count "config|get", not "config" */
@@ -512,7 +539,7 @@ static void cmd_command(struct cmd_ctx *ctx)
         reply_command_info_all(ctx->out);
         return;
     }
-    container_dispatch(ctx, "command", "COMMAND");
+    container_dispatch(ctx, "command");
 }
 
 static void cmd_command_count(struct cmd_ctx *ctx)
@@ -689,7 +716,7 @@ static void cmd_command_help(struct cmd_ctx *ctx)
 
 static void cmd_config(struct cmd_ctx *ctx)
 {
-    container_dispatch(ctx, "config", "CONFIG");
+    container_dispatch(ctx, "config");
 }
 
 static void cmd_config_get(struct cmd_ctx *ctx)
@@ -751,7 +778,7 @@ static void cmd_config_help(struct cmd_ctx *ctx)
 
 static void cmd_client(struct cmd_ctx *ctx)
 {
-    container_dispatch(ctx, "client", "CLIENT");
+    container_dispatch(ctx, "client");
 }
 
 static void cmd_client_id(struct cmd_ctx *ctx)
@@ -1253,7 +1280,7 @@ static void slowlog_fanout(struct cmd_ctx *ctx, const char *what, const char *co
 
 static void cmd_slowlog(struct cmd_ctx *ctx)
 {
-    container_dispatch(ctx, "slowlog", "SLOWLOG");
+    container_dispatch(ctx, "slowlog");
 }
 
 static void cmd_slowlog_get(struct cmd_ctx *ctx)
@@ -1313,7 +1340,7 @@ static void cmd_slowlog_help(struct cmd_ctx *ctx)
  */
 static void cmd_latency(struct cmd_ctx *ctx)
 {
-    container_dispatch(ctx, "latency", "LATENCY");
+    container_dispatch(ctx, "latency");
 }
 
 static const struct stats_cmd_view *latency_view_of(const struct stats_view *v, const char *name)
@@ -1902,7 +1929,7 @@ static void cmd_info(struct cmd_ctx *ctx)
 
 static void cmd_cluster(struct cmd_ctx *ctx)
 {
-    container_dispatch(ctx, "cluster", "CLUSTER");
+    container_dispatch(ctx, "cluster");
 }
 
 static void cmd_cluster_help(struct cmd_ctx *ctx)
@@ -1935,7 +1962,7 @@ static void cmd_cluster_help(struct cmd_ctx *ctx)
 /* the PUBSUB container (its subcommands are in pubsub.c) */
 static void cmd_pubsub(struct cmd_ctx *ctx)
 {
-    container_dispatch(ctx, "pubsub", "PUBSUB");
+    container_dispatch(ctx, "pubsub");
 }
 
 static void cmd_pubsub_help(struct cmd_ctx *ctx)

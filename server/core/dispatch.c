@@ -1198,6 +1198,11 @@ bool dispatch_command(struct conn *c, int argc, const struct resp_arg *argv)
         return true;
     }
     if (txn_in_multi(c) && !(cmd->flags & CMD_NO_QUEUE)) { /* it runs at EXEC, and is counted then */
+        if (!command_subcommand_ok_or_reply(cmd, argc, argv, dispatch_reply_target(c))) {
+            txn_queue_failed(c); /* Redis refuses an unknown subcommand when it is queued */
+            stats_cmd_rejected(&self->stats, cmd, "-ERR", 4);
+            return true;
+        }
         STATS_ADD(&self->stats, total_commands_processed, (uint64_t)-1);
         if (!txn_queue(c, cmd, argc, argv, dispatch_reply_target(c)))
             stats_cmd_rejected(&self->stats, cmd, "-ERR", 4);
