@@ -127,6 +127,8 @@ struct object;
 struct object *cmd_lookup_read(struct cmd_ctx *ctx, const struct resp_arg *key);
 /* the same, not counted as an access: no LRU/LFU update (LOOKUP_NOTOUCH: EXISTS, TYPE, TTL) */
 const struct object *cmd_lookup_read_notouch(struct cmd_ctx *ctx, const struct resp_arg *key);
+/* "ERR unknown subcommand 'x'. Try OBJECT HELP.": argv[1], and argv[0] upper-cased, as Redis prints them */
+void cmd_reply_unknown_subcommand(struct reply *out, const struct resp_arg *argv);
 /* look a key up to change it: no hit/miss counted (lookupKeyWrite) */
 struct object *cmd_lookup_write(struct cmd_ctx *ctx, const struct resp_arg *key);
 /*

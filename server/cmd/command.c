@@ -131,6 +131,17 @@ const struct object *cmd_lookup_read_notouch(struct cmd_ctx *ctx, const struct r
     return lookup_read(ctx, key, false);
 }
 
+void cmd_reply_unknown_subcommand(struct reply *out, const struct resp_arg *argv)
+{
+    char upper[64];
+    size_t n = strnlen(argv[0].ptr, argv[0].len < sizeof upper - 1 ? argv[0].len : sizeof upper - 1);
+    for (size_t i = 0; i < n; i++)
+        upper[i] = (char)toupper((unsigned char)argv[0].ptr[i]);
+    upper[n] = '\0';
+    size_t sn = strnlen(argv[1].ptr, argv[1].len < 128 ? argv[1].len : 128); /* Redis's %.128s */
+    reply_errorf(out, "ERR unknown subcommand '%.*s'. Try %s HELP.", (int)sn, argv[1].ptr, upper);
+}
+
 struct object *cmd_lookup_write(struct cmd_ctx *ctx, const struct resp_arg *key)
 {
     return store_lookup(ctx->store, ctx->db, key->ptr, key->len, ctx->now);

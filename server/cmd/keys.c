@@ -498,22 +498,6 @@ static const char *const object_help[] = {
     NULL,
 };
 
-/* "unknown subcommand 'x'. Try OBJECT HELP.", the command named as sent, upper-cased */
-static void reply_unknown_subcommand(struct cmd_ctx *ctx)
-{
-    const struct resp_arg *name = &ctx->argv[0], *sub = &ctx->argv[1];
-    char upper[64];
-    size_t n = cstr_len(name);
-    size_t sn = cstr_len(sub);
-    if (n >= sizeof(upper))
-        n = sizeof(upper) - 1;
-    for (size_t i = 0; i < n; i++)
-        upper[i] = (char)toupper((unsigned char)name->ptr[i]);
-    upper[n] = '\0';
-    reply_errorf(ctx->out, "ERR unknown subcommand '%.*s'. Try %s HELP.", (int)(sn > 128 ? 128 : sn), sub->ptr,
-                 upper);
-}
-
 /* Redis addReplyHelp: header with argv[0] upper-cased, the lines, the HELP footer */
 static void reply_help(struct cmd_ctx *ctx, const char *const *help)
 {
@@ -568,7 +552,7 @@ static void cmd_object(struct cmd_ctx *ctx)
         }
     }
     if (found == NULL) {
-        reply_unknown_subcommand(ctx);
+        cmd_reply_unknown_subcommand(ctx->out, ctx->argv);
         return;
     }
     if (ctx->argc != (strcmp(found, "help") == 0 ? 2 : 3)) {
@@ -643,7 +627,7 @@ static void cmd_memory(struct cmd_ctx *ctx)
         return;
     }
     if (!util_eq_nocase(sub->ptr, sub->len, "usage")) {
-        reply_unknown_subcommand(ctx);
+        cmd_reply_unknown_subcommand(ctx->out, ctx->argv);
         return;
     }
     if (ctx->argc < 3) {

@@ -50,7 +50,6 @@
 #include "percore/store.h"
 #include "percore/util.h"
 
-#include <ctype.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -236,13 +235,7 @@ static bool subcommand_lookup(const char *parent, int argc, const struct resp_ar
 {
     const struct subcommand *s = *found = subcommand_find(parent, argv[1].ptr, argv[1].len);
     if (!s) {
-        char upper[32];
-        size_t n = 0;
-        for (; parent[n] && n < sizeof upper - 1; n++)
-            upper[n] = (char)toupper((unsigned char)parent[n]);
-        upper[n] = '\0';
-        reply_errorf(out, "ERR unknown subcommand '%.*s'. Try %s HELP.", arg_print_len(&argv[1], 128), argv[1].ptr,
-                     upper);
+        cmd_reply_unknown_subcommand(out, argv);
         return false;
     }
     if ((s->cmd.arity > 0 && argc != s->cmd.arity) || argc < -s->cmd.arity) {
