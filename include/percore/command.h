@@ -43,8 +43,10 @@ struct cmd_ctx {
     struct keylocks *locks;       /* the running shard's key locks (multi-shard transactions) */
     struct watches *watches;      /* the running shard's watched keys (WATCH) */
     uint64_t client;              /* the id of the connection it runs for */
-    bool may_block;               /* a blocking command may wait here (CMD_BLOCK_MARKER); else (inside
+    bool may_block;               /* a blocking command may wait here (it sets `blocked`); else (inside
                                    * MULTI) it answers as if it timed out */
+    bool blocked;                 /* set by a blocking command that found nothing and may wait: it wrote
+                                   * no reply, the shard keeps the client waiting (core/block.c) */
     bool unchanged;               /* set by a write that changed nothing its reply cannot tell (ZADD of
                                    * a member with its score, SMOVE within one set): no WATCH is touched,
                                    * as Redis signals only real changes */
@@ -108,17 +110,11 @@ struct command {
     const char *categories; /* ACL categories, space separated, e.g. "@read @string @fast" */
 };
 
-/*
- * A blocking command's handler answers this when none of its keys has data
- * and ctx->may_block: the shard running it then keeps the client waiting
- * (block.c) instead of sending a reply.
- */
-#define CMD_BLOCK_MARKER "+BLOCK\r\n"
 /* Redis's getTimeoutFromObjectOrReply in seconds: *ms (0: forever); false and *err (when not NULL) set */
 bool cmd_parse_block_timeout(const struct resp_arg *a, long long *ms, const char **err);
 /* the timeout argument of a blocking command, or its error replied */
 bool cmd_block_timeout_or_reply(struct cmd_ctx *ctx, const struct resp_arg *a);
-/* nothing to pop: CMD_BLOCK_MARKER, or (may not block) the timeout reply: nil, bulk or array */
+/* nothing to pop: ctx->blocked (no reply), or (may not block) the timeout reply: nil, bulk or array */
 void cmd_block_or_nil(struct cmd_ctx *ctx, bool bulk);
 
 /* ---- helpers for handlers (command.c) */

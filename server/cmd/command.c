@@ -387,7 +387,7 @@ bool cmd_block_timeout_or_reply(struct cmd_ctx *ctx, const struct resp_arg *a)
 void cmd_block_or_nil(struct cmd_ctx *ctx, bool bulk)
 {
     if (ctx->may_block)
-        reply_raw(ctx->out, CMD_BLOCK_MARKER, strlen(CMD_BLOCK_MARKER));
+        ctx->blocked = true;
     else if (bulk)
         reply_null(ctx->out);
     else

@@ -5,8 +5,8 @@
  * A blocking command goes, like any command, to the shard owning its keys,
  * always through a reply slot that is a barrier for its connection (Redis's
  * blocked client reads nothing more).  Its handler pops at once if it can;
- * else it answers CMD_BLOCK_MARKER and the owner registers a waiter for
- * each of the command's keys (a FIFO per key, in the order clients
+ * else it sets ctx->blocked (call() answers CALL_BLOCKED), the owner
+ * registers a waiter for each of the command's keys (a FIFO per key, in the order clients
  * blocked).  After every command that writes a key with waiters, the owner
  * serves them in order while the key holds data of their type: it runs the
  * waiter's command again for that key alone (it pops now; Redis too serves
@@ -14,12 +14,13 @@
  * delivery (handoff.c), or hands it over directly when home is itself.  A
  * served BLMOVE's push can serve the next key's waiters in turn.
  *
- * The home keeps the slot open after the marker, holding a reference on the
+ * The home keeps the slot open after the owner's word that it waits
+ * (dispatch_part_waits), holding a reference on the
  * connection, and on timeout, CLIENT UNBLOCK or disconnection asks the
  * owner to drop the waiter (block_cancel_command): ":1" means dropped (the
  * home answers the timeout reply, or UNBLOCKED), ":0" that it was served
- * and its reply is on the way.  A served reply never overtakes its marker
- * (handoff_deliver completes the returned batches first).
+ * and its reply is on the way.  A served reply never overtakes the owner's
+ * word that it waits (handoff_deliver completes the returned batches first).
  *
  * Keys written inside a transaction serve their waiters only once its locks
  * are gone (Redis serves them after EXEC): a waiter must not see, or take,
@@ -30,6 +31,8 @@
  * answers as if it had timed out, as Redis does.
  */
 #include "core.h"
+
+#include "call.h"
 
 #include "percore/config.h"
 #include "percore/dict.h"
@@ -281,11 +284,6 @@ void block_after_command(struct shard *self, const struct command *cmd, int argc
         block_serve_ready(self);
 }
 
-bool block_marker(const char *reply, size_t len)
-{
-    return len == sizeof(CMD_BLOCK_MARKER) - 1 && memcmp(reply, CMD_BLOCK_MARKER, len) == 0;
-}
-
 /* does key hold what w waits for: a non-empty list, or sorted set for BZ* */
 static bool waiter_can_run(struct shard *self, const struct waiter *w, const char *key, size_t len)
 {
@@ -350,16 +348,12 @@ static void waiter_serve(struct shard *self, struct waiter *w, const char *key, 
     struct resp_arg k = {key, len};
     const struct command *cmd = w->cmd;
     int argc = one_key_form(&cmd, w->argc, w->argv, &k, w->of_several, args);
-    struct cmd_ctx ctx = {
-        .store = self->store, .out = &out, .argv = args, .argc = argc, .db = w->db, .now = self->now,
-        .config = config_current(), .stats = &self->cstats, .conn = NULL, .shard = self->index,
-        .locks = self->locks, .watches = self->watches, .client = w->client, .may_block = true,
+    /* counted when it blocked; its pop may serve others after this round (BLMOVE's push) */
+    struct call run = {
+        .cmd = cmd, .argv = args, .argc = argc, .db = w->db, .resp = w->resp, .client = w->client,
+        .out = &out, .flags = CALL_EFFECTS | CALL_MAY_BLOCK,
     };
-    cmd->proc(&ctx);
-    shard_note_write(self, cmd, w->db);
-    if (watch_count(self->watches))
-        txn_note_write(self, cmd, argc, args, w->db, ctx.unchanged, out.buf, out.len);
-    block_note_write(self, cmd, argc, args, w->db); /* BLMOVE's push may serve others */
+    call(self, &run);
     if (args != args_small)
         mem_release(args);
     if (w->home == self->index)
@@ -538,13 +532,16 @@ static void block_finish(struct conn *c, struct slot *s)
 
 static void blocked_part(struct conn *c, struct slot *s, int part, const char *reply, size_t len)
 {
+    (void)c;
     (void)part;
-    if (!block_marker(reply, len)) {
-        reply_raw(&s->reply, reply, len);
-        return;
-    }
-    s->parts_left++; /* the served reply, or the owner's word that it dropped the waiter */
-    c->inflight++;   /* held until then */
+    reply_raw(&s->reply, reply, len);
+}
+
+/* nothing to pop: it waits for the served reply, or the owner's word that it dropped the waiter */
+static void blocked_wait(struct conn *c, struct slot *s, int part)
+{
+    (void)part;
+    c->inflight++; /* held until then */
     block_start(c, s);
     if (c->closed) /* gone meanwhile: the owner drops its waiter */
         block_cancel(c, false);
@@ -747,14 +744,11 @@ static void bm_release(struct conn *c, struct slot *s)
 static void run_on_scratch(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv,
                            bool may_block, struct reply *out)
 {
-    struct shard *self = c->home;
-    out->resp = c->resp;
-    struct cmd_ctx ctx = {
-        .store = dispatch_scratch_store(self), .out = out, .argv = argv, .argc = argc, .db = 0,
-        .now = self->now, .config = config_current(), .stats = &self->cstats, .shard = self->index,
-        .locks = self->locks, .watches = self->watches, .client = c->id, .may_block = may_block,
+    struct call run = {
+        .cmd = cmd, .argv = argv, .argc = argc, .db = 0, .resp = c->resp, .client = c->id, .conn = c,
+        .store = dispatch_scratch_store(c->home), .out = out, .flags = may_block ? CALL_MAY_BLOCK : 0,
     };
-    cmd->proc(&ctx);
+    call(c->home, &run);
 }
 
 /* send one part per owner in `to`; the home's own last, so that nothing completes the slot early */
@@ -1259,6 +1253,7 @@ void block_run(struct conn *c, const struct command *cmd, int argc, const struct
     struct slot *s = dispatch_slot_create(c, cmd);
     s->barrier = true;
     s->on_part = blocked_part;
+    s->on_wait = blocked_wait;
     s->on_done = blocked_done;
     s->parts_left = 1;
     s->step = owner;

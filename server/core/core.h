@@ -42,6 +42,8 @@ struct blockers;
 typedef void slot_part_fn(struct conn *c, struct slot *s, int part, const char *reply, size_t len);
 /* every part has arrived: complete the slot, or send the next step's parts */
 typedef void slot_done_fn(struct conn *c, struct slot *s);
+/* a blocking command's part found nothing and waits at its owner: its reply comes later */
+typedef void slot_wait_fn(struct conn *c, struct slot *s, int part);
 
 struct slot {
     struct slot *next;
@@ -60,6 +62,7 @@ struct slot {
     bool barrier;            /* the connection parses nothing more until this completes */
     slot_part_fn *on_part;
     slot_done_fn *on_done;
+    slot_wait_fn *on_wait;   /* blocking commands only */
     /* merge state */
     long long sum;
     long long count;
@@ -327,6 +330,8 @@ bool dispatch_memory_ok(struct shard *self, const struct config *cfg, const stru
                         struct reply *out);
 /* a part of slot s computed by a shard (local or remote) */
 void dispatch_part_reply(struct conn *c, struct slot *s, int part, const char *reply, size_t len);
+/* a blocking command's part of slot s waits at its owner (s->on_wait): the part's reply comes later */
+void dispatch_part_waits(struct conn *c, struct slot *s, int part);
 /* a slot is done with: back to its shard's pool */
 void dispatch_slot_release(struct shard *self, struct slot *s);
 /* free the shard's pooled slots (at teardown) */
@@ -381,7 +386,8 @@ struct blockers *block_create(int shard);
 void block_destroy(struct blockers **b);
 /* a table starts with the number of its waiters: the write hooks look only when there are some (inline) */
 static inline size_t block_waiting(const struct blockers *b) { return *(const size_t *)(const void *)b; }
-/* a blocking command answered CMD_BLOCK_MARKER here: it waits for its keys (its reply goes to home's slot) */
+/* a blocking command found nothing here and may wait (CALL_BLOCKED): it waits for its keys (its reply goes
+ * to home's slot) */
 void block_register(struct shard *self, const struct command *cmd, int argc, const struct resp_arg *argv, int db,
                     int resp, uint64_t client, int home, struct conn *conn, struct slot *slot, int part);
 /* a command wrote these keys: waiters on them are served after it (block_serve_ready) */
@@ -389,8 +395,6 @@ void block_note_write(struct shard *self, const struct command *cmd, int argc, c
 void block_serve_ready(struct shard *self);
 /* a command ran here and waiters exist: if it wrote their keys, serve them now */
 void block_after_command(struct shard *self, const struct command *cmd, int argc, const struct resp_arg *argv, int db);
-/* is this reply CMD_BLOCK_MARKER? */
-bool block_marker(const char *reply, size_t len);
 /* home side: a waiter's reply, served by its owner */
 void block_served(struct conn *c, struct slot *s, int part, const char *reply, size_t len);
 /* owner side, the internal commands a blocked client's home sends its keys' owners (block.c):

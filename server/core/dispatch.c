@@ -22,6 +22,8 @@
  */
 #include "core.h"
 
+#include "call.h"
+
 #include "percore/cluster.h"
 #include "percore/config.h"
 #include "percore/keylock.h"
@@ -100,47 +102,15 @@ static const char *reply_from(const struct reply *out, size_t before)
     return out->buf ? out->buf + before : "";
 }
 
+/* the client's whole command, here and now */
 static void run_handler(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv,
                         struct reply *out, bool with_conn)
 {
-    struct shard *self = c->home;
-    struct cmd_ctx ctx = {
-        .store = self->store,
-        .out = out,
-        .argv = argv,
-        .argc = argc,
-        .db = c->db,
-        .now = self->now,
-        .config = config_current(),
-        .stats = &self->cstats,
-        .conn = with_conn ? c : NULL,
-        .shard = self->index,
-        .locks = self->locks,
-        .watches = self->watches,
-        .client = c->id,
+    struct call run = {
+        .cmd = cmd, .argv = argv, .argc = argc, .db = c->db, .resp = c->resp, .client = c->id, .conn = c,
+        .out = out, .flags = CALL_WHOLE | CALL_STATS | CALL_CHECK_MEMORY | CALL_EFFECTS | (with_conn ? CALL_CONN : 0),
     };
-    out->resp = c->resp;
-    size_t before = out->len;
-    shard_store_lock();
-    if (!dispatch_memory_ok(self, ctx.config, cmd, out)) {
-        shard_store_unlock();
-        stats_cmd_rejected(&self->stats, cmd, reply_from(out, before), out->len - before);
-        return;
-    }
-    bool watched = watch_count(self->watches) != 0;
-    if (watched && cmd->route == ROUTE_FANOUT_OK)
-        txn_note_flush(self, cmd, argc, argv, c->db);
-    uint64_t t0 = stats_clock_ns();
-    cmd->proc(&ctx);
-    if (watched)
-        txn_note_write(self, cmd, argc, argv, c->db, ctx.unchanged, reply_from(out, before), out->len - before);
-    if (block_waiting(self->blockers))
-        block_after_command(self, cmd, argc, argv, c->db);
-    shard_store_unlock();
-    uint64_t t1 = stats_cmd_done(&self->stats, cmd, 1, t0, reply_from(out, before), out->len - before,
-                                 ctx.config->latency_tracking);
-    slowlog_note(&ctx, cmd, t1 - t0, c);
-    shard_note_write(self, cmd, c->db);
+    call(c->home, &run);
 }
 
 /* ---------------------------------------------------------------- slots */
@@ -268,6 +238,11 @@ void dispatch_part_reply(struct conn *c, struct slot *s, int part, const char *r
         s->on_done(c, s);
 }
 
+void dispatch_part_waits(struct conn *c, struct slot *s, int part)
+{
+    s->on_wait(c, s, part);
+}
+
 /*
  * A part of slot s for shard `target`: queued for it, or run now when it is
  * us.  Running it may complete and free s: callers touch s no more after
@@ -283,33 +258,17 @@ void dispatch_send_part(struct conn *c, struct slot *s, int target, int part, co
     }
     struct reply *scratch = &self->scratch;
     reply_clear(scratch);
-    struct cmd_ctx ctx = {
-        .store = self->store, .out = scratch, .argv = argv, .argc = argc, .db = s->db,
-        .now = self->now, .config = config_current(), .stats = &self->cstats, .conn = NULL,
-        .shard = self->index, .locks = self->locks, .watches = self->watches, .client = c->id,
-        .may_block = (cmd->flags & CMD_BLOCKING) && !s->txid,
+    struct call run = {
+        .cmd = cmd, .stat_cmd = s->cmd, .argv = argv, .argc = argc, .db = s->db, .resp = s->resp,
+        .client = c->id, .conn = c, .out = scratch,
+        .flags = CALL_STATS | CALL_CHECK_MEMORY | CALL_EFFECTS |
+                 ((cmd->flags & CMD_BLOCKING) && !s->txid ? CALL_MAY_BLOCK : 0),
     };
-    scratch->resp = s->resp;
-    shard_store_lock(); /* the global-lock build's admin fan-outs and watches */
-    if (dispatch_memory_ok(self, ctx.config, cmd, scratch)) {
-        bool watched = watch_count(self->watches) != 0;
-        if (watched && cmd->route == ROUTE_FANOUT_OK)
-            txn_note_flush(self, cmd, argc, argv, s->db);
-        uint64_t t0 = stats_clock_ns();
-        cmd->proc(&ctx);
-        if (watched)
-            txn_note_write(self, cmd, argc, argv, s->db, ctx.unchanged, scratch->buf, scratch->len);
-        if (ctx.may_block && block_marker(scratch->buf, scratch->len))
-            block_register(self, cmd, argc, argv, s->db, s->resp, c->id, self->index, c, s, part);
-        else if (block_waiting(self->blockers))
-            block_after_command(self, cmd, argc, argv, s->db);
-        /* the home counts the call and its outcome once the whole reply is there: this part adds its time */
-        uint64_t t1 = stats_cmd_done(&self->stats, s->cmd, 0, t0, scratch->buf, scratch->len,
-                                     ctx.config->latency_tracking);
-        slowlog_note(&ctx, cmd, t1 - t0, c);
-        shard_note_write(self, cmd, s->db);
+    if (call(self, &run) == CALL_BLOCKED) {
+        block_register(self, cmd, argc, argv, s->db, s->resp, c->id, self->index, c, s, part);
+        dispatch_part_waits(c, s, part);
+        return;
     }
-    shard_store_unlock();
     dispatch_part_reply(c, s, part, scratch->buf, scratch->len);
 }
 
@@ -877,17 +836,11 @@ static void gather_done(struct conn *c, struct slot *s)
         }
     }
     /* 2. the command, on the copies */
-    struct cmd_ctx ctx = {
-        .store = st, .out = &s->reply, .argv = s->argv, .argc = s->argc, .db = 0, .now = self->now,
-        .config = cfg, .stats = &self->cstats, .conn = NULL, .shard = self->index, .locks = self->locks,
+    struct call run = {
+        .cmd = s->cmd, .argv = s->argv, .argc = s->argc, .db = 0, .resp = s->resp, .client = c->id, .conn = c,
+        .store = st, .out = &s->reply, .flags = CALL_STATS,
     };
-    s->reply.resp = s->resp;
-    size_t reply_from = s->reply.len;
-    uint64_t t0 = stats_clock_ns();
-    s->cmd->proc(&ctx);
-    uint64_t t1 = stats_cmd_done(&self->stats, s->cmd, 0, t0, s->reply.buf + reply_from,
-                                 s->reply.len - reply_from, cfg->latency_tracking);
-    slowlog_note(&ctx, s->cmd, t1 - t0, c);
+    call(self, &run);
     /* 3. what changed goes back to its owner */
     struct reply now_blob, args_bytes;
     reply_init(&now_blob);

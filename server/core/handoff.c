@@ -43,6 +43,8 @@
  */
 #include "core.h"
 
+#include "call.h"
+
 #include "percore/config.h"
 #include "percore/keylock.h"
 #include "percore/watch.h"
@@ -67,6 +69,7 @@ struct batch_entry {
     uint64_t txid;      /* the multi-shard transaction it belongs to (its parts pass its key locks), 0 none */
     bool may_block;     /* a blocking command that may wait at the owner (not inside MULTI) */
     bool lock_first;    /* a split command's part: lock its keys for txid first (txn.c) */
+    bool waits;         /* owner side: a blocking command that found nothing waits here (no reply) */
     const struct command *stat_cmd; /* the client's command this entry is (part of), for its stats */
     struct slot *slot;
     int part;
@@ -291,6 +294,7 @@ void handoff_send(struct conn *c, int target, const struct command *cmd, int db,
     e->txid = s->txid;
     e->may_block = (cmd->flags & CMD_BLOCKING) && !s->txid;
     e->lock_first = false;
+    e->waits = false;
     e->stat_cmd = s->cmd;
     e->slot = s;
     e->part = part;
@@ -341,17 +345,6 @@ static struct batch *batch_copy(struct shard *self, const struct batch *b, int f
 static int batch_run(struct shard *self, struct batch *b, int from)
 {
     const struct config *cfg = config_current();
-    struct cmd_ctx ctx = {
-        .store = self->store,
-        .out = &b->replies,
-        .now = self->now,
-        .config = cfg,
-        .stats = &self->cstats,
-        .conn = NULL,
-        .shard = self->index,
-        .locks = self->locks,
-        .watches = self->watches,
-    };
     long long hard = cfg->obuf[OBUF_NORMAL].hard;
     size_t client_bytes = 0; /* replies bound for the client (internal steps' are not) */
     for (int i = from; i < b->n; i++) {
@@ -400,38 +393,16 @@ static int batch_run(struct shard *self, struct batch *b, int from)
         }
         if (keylock_count(self->locks) && txn_keys_locked(self, e->cmd, e->argc, self->scratch_argv, e->db, e->txid))
             return i;
-        ctx.argv = self->scratch_argv;
-        ctx.argc = e->argc;
-        ctx.db = e->db;
-        ctx.client = b->conn_id;
-        ctx.unchanged = false;
-        ctx.may_block = e->may_block;
-        b->replies.resp = e->resp;
-        shard_store_lock(); /* the global-lock build's admin fan-outs */
-        if (dispatch_memory_ok(self, cfg, e->cmd, &b->replies)) {
-            bool watched = watch_count(self->watches) != 0;
-            if (watched && e->cmd->route == ROUTE_FANOUT_OK)
-                txn_note_flush(self, e->cmd, e->argc, self->scratch_argv, e->db);
-            uint64_t t0 = stats_clock_ns();
-            e->cmd->proc(&ctx);
-            if (watched)
-                txn_note_write(self, e->cmd, e->argc, self->scratch_argv, e->db, ctx.unchanged,
-                               b->replies.buf + e->reply_off,
-                               b->replies.len - e->reply_off);
-            if (e->may_block && block_marker(b->replies.buf + e->reply_off, b->replies.len - e->reply_off))
-                block_register(self, e->cmd, e->argc, self->scratch_argv, e->db, e->resp, b->conn_id, b->home, b->conn,
-                               e->slot, e->part);
-            else if (block_waiting(self->blockers))
-                block_after_command(self, e->cmd, e->argc, self->scratch_argv, e->db);
-            shard_store_unlock();
-            /* the home counts the call and its outcome once the whole reply is there: this adds the time */
-            uint64_t t1 = stats_cmd_done(&self->stats, e->stat_cmd, 0, t0, b->replies.buf + e->reply_off,
-                                         b->replies.len - e->reply_off, cfg->latency_tracking);
-            slowlog_note(&ctx, e->cmd, t1 - t0, NULL); /* the connection is the home's: not ours to read */
-            shard_note_write(self, e->cmd, e->db);
-        } else {
-            shard_store_unlock(); /* refused for OOM: the home counts it when the reply is complete */
-        }
+        struct call run = {
+            .cmd = e->cmd, .stat_cmd = e->stat_cmd, .argv = self->scratch_argv, .argc = e->argc, .db = e->db,
+            .resp = e->resp, .client = b->conn_id, .conn = NULL, /* the home's connection: not ours to read */
+            .out = &b->replies,
+            .flags = CALL_STATS | CALL_CHECK_MEMORY | CALL_EFFECTS | (e->may_block ? CALL_MAY_BLOCK : 0),
+        };
+        e->waits = call(self, &run) == CALL_BLOCKED;
+        if (e->waits)
+            block_register(self, e->cmd, e->argc, self->scratch_argv, e->db, e->resp, b->conn_id, b->home, b->conn,
+                           e->slot, e->part);
         e->reply_len = b->replies.len - e->reply_off;
         if (!(e->cmd->flags & CMD_INTERNAL))
             client_bytes += e->reply_len;
@@ -573,6 +544,15 @@ void handoff_run_parked(struct shard *self)
 
 static void handoff_complete(struct shard *self, struct batch *b);
 
+/* home side: an entry's answer to its slot */
+static void batch_entry_reply(struct conn *c, const struct batch *b, const struct batch_entry *e)
+{
+    if (e->waits)
+        dispatch_part_waits(c, e->slot, e->part);
+    else
+        dispatch_part_reply(c, e->slot, e->part, b->replies.buf + e->reply_off, e->reply_len);
+}
+
 /* our batches that came back: completed */
 static size_t handoff_drain_done(struct shard *self)
 {
@@ -603,10 +583,8 @@ static void handoff_deliver(struct shard *self, struct batch *b)
     if (b->over_limit) {
         conn_close_output_limit(c);
     } else if (!c->closed || shard_running(self)) { /* a multi-shard command must finish, to free its keys */
-        for (int i = 0; i < b->n; i++) {
-            struct batch_entry *e = &b->entries[i];
-            dispatch_part_reply(c, e->slot, e->part, b->replies.buf + e->reply_off, e->reply_len);
-        }
+        for (int i = 0; i < b->n; i++)
+            batch_entry_reply(c, b, &b->entries[i]);
     }
     if (--c->parked == 0)
         conn_resume(c);
@@ -627,10 +605,8 @@ static void handoff_complete(struct shard *self, struct batch *b)
         conn_close_output_limit(c);
     } else if (!c->closed || shard_running(self)) { /* a multi-shard command must finish, to free its keys */
         int ran = b->wait_from >= 0 ? b->wait_from : b->n;
-        for (int i = 0; i < ran; i++) {
-            struct batch_entry *e = &b->entries[i];
-            dispatch_part_reply(c, e->slot, e->part, b->replies.buf + e->reply_off, e->reply_len);
-        }
+        for (int i = 0; i < ran; i++)
+            batch_entry_reply(c, b, &b->entries[i]);
     }
     bool parked = b->wait_from >= 0; /* the rest comes in a delivery (handoff_deliver), which drops the reference */
     batch_return(self, b);

@@ -1,0 +1,131 @@
+/*
+ * call: the one function every command runs through (Redis's call()).
+ *
+ * Wherever a handler runs -- inline on the connection's own shard, as a
+ * part on another shard, on copies inside a gathered command, inside EXEC,
+ * serving a blocked client, on the scratch store to find a blocking
+ * command's argument errors -- the caller fills a struct call and calls
+ * call().  It does the checks before the handler (maxmemory) and all the
+ * after-work, in one place: command stats and latency, the slowlog, WATCH
+ * invalidation, waking blocked clients, the database's key count.  The
+ * caller says with flags which of them apply where it runs; a new hook is
+ * one edit here.
+ *
+ *   before   maxmemory (CALL_CHECK_MEMORY): evict, or refuse a deny-oom command;
+ *            a flush or SWAPDB touches the watched keys it empties (CALL_EFFECTS)
+ *   handler  cmd->proc, timed once for the stats and the slowlog
+ *   after    CALL_EFFECTS: watched keys it wrote, blocked clients waiting on
+ *            them, the database's key count published before the reply leaves;
+ *            CALL_STATS: time, latency histogram, the call (CALL_WHOLE), slowlog
+ *
+ * The hot path is a budget: a command with no watcher and no waiter pays one
+ * load and test for each, and the stats it always paid.
+ *
+ * Threading: the shard thread that owns `store` (in the global-lock build,
+ * any thread: call() takes the one lock around the handler).
+ */
+#ifndef PERCORE_CALL_H
+#define PERCORE_CALL_H
+
+#include <stdint.h>
+
+#include "core.h"
+
+#include "percore/command.h"
+#include "percore/config.h"
+#include "percore/slowlog.h"
+#include "percore/stats.h"
+#include "percore/watch.h"
+
+enum {
+    /* the client's whole command runs here: one call is counted with its outcome (else a part or
+     * a step of it: only its time is, the home counts the call once the whole reply is there) */
+    CALL_WHOLE = 1u << 0,
+    CALL_STATS = 1u << 1,        /* its time goes to the command stats, latency and the slowlog */
+    CALL_CHECK_MEMORY = 1u << 2, /* maxmemory first: evict, or refuse a deny-oom command */
+    CALL_EFFECTS = 1u << 3,      /* its writes are real: watches, blocked clients, key counts */
+    CALL_MAY_BLOCK = 1u << 4,    /* a blocking command may wait here (ctx.may_block) */
+    CALL_CONN = 1u << 5,         /* the handler sees the connection (ROUTE_HOME on its home) */
+};
+
+struct call {
+    const struct command *cmd;      /* what runs */
+    const struct command *stat_cmd; /* the client's command it is, or is part of (its stats); NULL: cmd */
+    const struct resp_arg *argv;
+    int argc;
+    int db;
+    int resp;                       /* the client's protocol (the reply's encoding) */
+    uint64_t client;                /* the id of the connection it runs for */
+    struct conn *conn;              /* that connection when it lives on this shard, else NULL */
+    struct store *store;            /* where it runs: NULL for the shard's own */
+    struct reply *out;              /* the reply is appended here */
+    uint32_t flags;                 /* CALL_* */
+};
+
+enum call_result {
+    CALL_RAN,     /* the handler ran and replied */
+    CALL_REFUSED, /* refused before it ran (maxmemory): the error is in out */
+    CALL_BLOCKED, /* a blocking command found nothing and may wait (CALL_MAY_BLOCK): no reply written */
+};
+
+/* the bytes written to out from `before` on (out->buf is NULL until something is written) */
+static inline const char *call_reply_since(const struct reply *out, size_t before)
+{
+    return out->buf ? out->buf + before : "";
+}
+
+/* run c->cmd on self (see the top of this file); always inlined: out of line, the call and the copy of
+ * its arguments cost 2-3% of a GET (callgrind) */
+static inline __attribute__((always_inline)) enum call_result call(struct shard *self, const struct call *c)
+{
+    const struct command *cmd = c->cmd;
+    struct reply *out = c->out;
+    struct cmd_ctx ctx = {
+        .store = c->store ? c->store : self->store,
+        .out = out,
+        .argv = c->argv,
+        .argc = c->argc,
+        .db = c->db,
+        .now = self->now,
+        .config = config_current(),
+        .stats = &self->cstats,
+        .conn = (c->flags & CALL_CONN) ? c->conn : NULL,
+        .shard = self->index,
+        .locks = self->locks,
+        .watches = self->watches,
+        .client = c->client,
+        .may_block = (c->flags & CALL_MAY_BLOCK) != 0,
+    };
+    out->resp = c->resp;
+    size_t before = out->len;
+    shard_store_lock(); /* the global-lock build's one lock (recursive); nothing in the sharded build */
+    if ((c->flags & CALL_CHECK_MEMORY) && !dispatch_memory_ok(self, ctx.config, cmd, out)) {
+        shard_store_unlock();
+        if (c->flags & CALL_WHOLE) /* a part's refusal is counted by its home, with the whole reply */
+            stats_cmd_rejected(&self->stats, cmd, call_reply_since(out, before), out->len - before);
+        return CALL_REFUSED;
+    }
+    bool effects = (c->flags & CALL_EFFECTS) != 0;
+    bool watched = effects && watch_count(self->watches) != 0;
+    if (watched && cmd->route == ROUTE_FANOUT_OK)
+        txn_note_flush(self, cmd, c->argc, c->argv, c->db);
+    uint64_t t0 = stats_clock_ns();
+    cmd->proc(&ctx);
+    if (watched)
+        txn_note_write(self, cmd, c->argc, c->argv, c->db, ctx.unchanged, call_reply_since(out, before),
+                       out->len - before);
+    if (effects && !ctx.blocked && block_waiting(self->blockers))
+        block_after_command(self, cmd, c->argc, c->argv, c->db);
+    shard_store_unlock();
+    if (c->flags & CALL_STATS) {
+        const struct command *stat_cmd = c->stat_cmd ? c->stat_cmd : cmd;
+        uint64_t t1 = stats_cmd_done(&self->stats, stat_cmd, (c->flags & CALL_WHOLE) ? 1 : 0, t0,
+                                     call_reply_since(out, before), out->len - before, ctx.config->latency_tracking);
+        slowlog_note(&ctx, cmd, t1 - t0, c->conn);
+    }
+    if (effects)
+        shard_note_write(self, cmd, c->db);
+    return ctx.blocked ? CALL_BLOCKED : CALL_RAN;
+}
+
+#endif
