@@ -41,9 +41,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SCAN_SHARD_SHIFT 54
-#define SCAN_LOCAL_MASK ((1ull << SCAN_SHARD_SHIFT) - 1)
-
 struct reply *dispatch_reply_target(struct conn *c)
 {
     struct reply *r = c->slot_tail ? &c->slot_tail->after : &c->out;
@@ -624,10 +621,21 @@ static void msetnx_start(struct conn *c, struct slot *s)
 }
 
 /*
- * SCAN: the cursor's high bits name the shard, the low bits are that shard's
- * own cursor.  When a shard's scan ends before COUNT keys were found, the
- * same call goes on with the next shard, so a small keyspace is scanned in
- * one call (cursor 0), as Redis does.
+ * SCAN walks the shards one after the other.  The cursor is the shard's own
+ * cursor times the shard count plus the shard's number (local * n + shard),
+ * so the shard number sits in the low bits whatever the tables' sizes, and
+ * shard 0 starts at 0.  A shard's cursor is Redis's reverse-binary one, below
+ * its table's bucket count 2^k, so the cursor is below n * 2^k: under 2^53,
+ * the integers a JavaScript number holds exactly (node-redis 4 parses cursors
+ * as numbers), for tables under 2^43 buckets at 1024 threads
+ * (CONFIG_MAX_THREADS), and a table grows to 2^43 only once its shard held
+ * 2^42 keys (128 TiB of entries).  The local cursor travels unchanged, so
+ * Redis's guarantee holds across a shard's rehashes (every key present for
+ * the whole scan is returned); keys never change shard, and the shard count
+ * is fixed at startup.  When a shard's scan ends before COUNT keys were found,
+ * the same call goes on with the next shard, so a small keyspace is scanned
+ * in one call (cursor 0), as Redis does.  A cluster port and the global-lock
+ * build scan one store and give its cursor as it is (run_handler).
  */
 static void scan_part(struct conn *c, struct slot *s, int part, const char *reply, size_t len)
 {
@@ -667,14 +675,14 @@ static void scan_done(struct conn *c, struct slot *s)
     unsigned long long next;
     bool more_shards = s->step + 1 < shard_count();
     if (s->cursor != 0) {
-        next = ((unsigned long long)s->step << SCAN_SHARD_SHIFT) | s->cursor;
+        next = s->cursor * (unsigned long long)shard_count() + (unsigned long long)s->step;
     } else if (more_shards && s->count < s->sum) {
         s->step++;
         scan_send(c, s, 0);
         handoff_flush(c->home);
         return;
     } else {
-        next = more_shards ? (unsigned long long)(s->step + 1) << SCAN_SHARD_SHIFT : 0;
+        next = more_shards ? (unsigned long long)s->step + 1 : 0;
     }
     char buf[24];
     int blen = snprintf(buf, sizeof(buf), "%llu", next);
@@ -693,12 +701,6 @@ static void scan_start(struct conn *c, const struct command *cmd, int argc, cons
         stats_cmd_outcome(&c->home->stats, cmd, "-ERR", 4);
         return;
     }
-    unsigned long long sh = cursor >> SCAN_SHARD_SHIFT;
-    if (sh >= (unsigned long long)shard_count()) { /* no such shard: the scan is over */
-        reply_raw(dispatch_reply_target(c), "*2\r\n$1\r\n0\r\n*0\r\n", 15);
-        stats_cmd_outcome(&c->home->stats, cmd, "*", 1);
-        return;
-    }
     long long want = 10;
     for (int i = 2; i + 1 < argc; i += 2) {
         long long v;
@@ -709,9 +711,9 @@ static void scan_start(struct conn *c, const struct command *cmd, int argc, cons
     slot_keep_argv(s, argc, argv);
     s->on_part = scan_part;
     s->on_done = scan_done;
-    s->step = (int)sh;
+    s->step = (int)(cursor % (uint64_t)shard_count());
     s->sum = want;
-    scan_send(c, s, cursor & SCAN_LOCAL_MASK);
+    scan_send(c, s, cursor / (uint64_t)shard_count());
 }
 
 /* RANDOMKEY: every shard proposes one; pick among the non-nil answers */

@@ -3,82 +3,10 @@
 // against the server.  ioredis sends INFO at connect and waits for loading:0
 // (its ready check), then: SET/GET, a pipeline, MGET across shards,
 // EXPIRE/TTL, INFO, errors as ReplyError.  Starts its own server on a free
-// port; needs tests/compat/node/node_modules (run_ioredis.sh does `npm ci`).
+// port (node_harness.js); needs tests/compat/node/node_modules (npm_ci.sh).
 'use strict';
-const path = require('path');
-const net = require('net');
-const fs = require('fs');
-const { spawn } = require('child_process');
-const Redis = require(path.join(__dirname, '..', 'node', 'node_modules', 'ioredis'));
-
-let passed = 0, failed = 0;
-function check(cond, what) {
-  if (cond) passed++;
-  else { failed++; console.log('FAIL: ' + what); }
-}
-function eq(got, want, what) {
-  const g = JSON.stringify(got), w = JSON.stringify(want);
-  check(g === w, `${what}: got ${g}, want ${w}`);
-}
-
-function bindable(port) {
-  return new Promise((resolve) => {
-    const s = net.createServer();
-    s.once('error', () => resolve(false));
-    s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
-  });
-}
-async function freePort() {
-  for (let i = 0; i < 2000; i++) {
-    const p = 20000 + Math.floor(Math.random() * 12000);
-    if (await bindable(p)) return p;
-  }
-  throw new Error('no free port');
-}
-function sleep(ms) { return new Promise((r) => setTimeout(r, ms)); }
-
-function pingOnce(port) {
-  return new Promise((resolve) => {
-    const s = net.connect(port, '127.0.0.1');
-    let buf = '';
-    const done = (v) => { s.destroy(); resolve(v); };
-    s.setTimeout(1000, () => done(false));
-    s.on('error', () => done(false));
-    s.on('connect', () => s.write('*1\r\n$4\r\nPING\r\n'));
-    s.on('data', (d) => { buf += d; if (buf.includes('\r\n')) done(buf === '+PONG\r\n'); });
-  });
-}
-
-async function startServer(bin, threads) {
-  const isRedis = path.basename(bin).includes('redis-server');
-  for (let attempt = 0; attempt < 4; attempt++) {
-    const port = await freePort();
-    const args = ['--port', String(port), '--bind', '127.0.0.1'];
-    if (isRedis) args.push('--save', '', '--appendonly', 'no');
-    else args.push('--threads', String(threads));
-    const logPath = path.join(process.env.PC_LOG_DIR || '.', `ioredis-${port}.log`);
-    const log = fs.openSync(logPath, 'w');
-    const child = spawn(bin, args, { stdio: ['ignore', log, log] });
-    let exited = null;
-    child.on('exit', (code, sig) => { exited = { code, sig }; });
-    const deadline = Date.now() + 20000;
-    while (Date.now() < deadline && !exited) {
-      if (await pingOnce(port)) return { port, child, logPath, exited: () => exited };
-      await sleep(50);
-    }
-    if (!exited) { child.kill('SIGKILL'); throw new Error('server did not answer PING in 20 s, log ' + logPath); }
-  }
-  throw new Error('server exited at start');
-}
-
-function stopServer(srv) {
-  return new Promise((resolve) => {
-    if (srv.exited()) { resolve(srv.exited()); return; }
-    const t = setTimeout(() => { srv.child.kill('SIGKILL'); }, 15000);
-    srv.child.on('exit', (code, sig) => { clearTimeout(t); resolve({ code, sig }); });
-    srv.child.kill('SIGTERM');
-  });
-}
+const { check, eq, sleep, nodeModule, main } = require('./node_harness');
+const Redis = nodeModule('ioredis');
 
 async function run(port) {
   const r = new Redis({ host: '127.0.0.1', port, enableReadyCheck: true, lazyConnect: true,
@@ -167,26 +95,4 @@ async function run(port) {
   eq(await r.quit(), 'OK', 'QUIT');
 }
 
-async function main() {
-  const bin = process.argv[2] && path.resolve(process.argv[2]);
-  if (!bin) { console.log('usage: test_ioredis.js SERVER [THREADS]'); process.exit(2); }
-  try { fs.accessSync(bin, fs.constants.X_OK); } catch (e) {
-    console.log(`FAIL: server binary ${bin} is not executable`); process.exit(1);
-  }
-  const threads = process.argv[3] || '4';
-  const srv = await startServer(bin, threads);
-  console.log(`ioredis against ${bin} on port ${srv.port}`);
-  try {
-    await Promise.race([run(srv.port), sleep(120000).then(() => { throw new Error('test timed out after 120 s'); })]);
-  } catch (e) {
-    check(false, 'exception: ' + (e && e.stack || e));
-  }
-  check(!srv.exited(), 'server still running at the end');
-  const st = await stopServer(srv);
-  check(st.code === 0, `server exit after SIGTERM: ${JSON.stringify(st)} (want code 0)`);
-  if (failed) console.log(fs.readFileSync(srv.logPath, 'utf8').slice(-3000));
-  else if (!process.env.PC_KEEP_LOGS) fs.unlinkSync(srv.logPath);
-  console.log(`test_ioredis: ${passed} passed, ${failed} failed`);
-  process.exit(failed ? 1 : 0);
-}
-main();
+main('test_ioredis', run);
