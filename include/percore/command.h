@@ -29,6 +29,60 @@ struct cmd_stats {
     uint64_t keyspace_misses;
 };
 
+/*
+ * What a write handler did, for the after-work of call() (core/call.h): the
+ * keys it modified (Redis's signalModifiedKey: WATCH, blocked clients) and
+ * the keyspace events it caused (notifyKeyspaceEvent).  ctx->effects is NULL
+ * when nothing on the shard wants either: then reporting costs one test.
+ */
+/* Redis's keyspace event classes, the same bits (notify-keyspace-events letters) */
+enum {
+    NOTIFY_KEYSPACE = 1 << 0,  /* K */
+    NOTIFY_KEYEVENT = 1 << 1,  /* E */
+    NOTIFY_GENERIC = 1 << 2,   /* g */
+    NOTIFY_STRING = 1 << 3,    /* $ */
+    NOTIFY_LIST = 1 << 4,      /* l */
+    NOTIFY_SET = 1 << 5,       /* s */
+    NOTIFY_HASH = 1 << 6,      /* h */
+    NOTIFY_ZSET = 1 << 7,      /* z */
+    NOTIFY_EXPIRED = 1 << 8,   /* x */
+    NOTIFY_EVICTED = 1 << 9,   /* e */
+    NOTIFY_STREAM = 1 << 10,   /* t */
+    NOTIFY_KEY_MISS = 1 << 11, /* m */
+    NOTIFY_LOADED = 1 << 12,   /* (modules only) */
+    NOTIFY_MODULE = 1 << 13,   /* d */
+    NOTIFY_NEW = 1 << 14,      /* n */
+};
+
+enum cmd_effect_kind {
+    CMD_EFFECT_MODIFIED, /* key of db changed */
+    CMD_EFFECT_EVENT,    /* keyspace event `event` of class `type` on key of db */
+};
+
+struct cmd_effect {
+    uint8_t kind;        /* enum cmd_effect_kind */
+    int type;            /* NOTIFY_* (events) */
+    const char *event;   /* the event's name, a string constant (events) */
+    int db;
+    uint32_t key_off;    /* the key's bytes in cmd_effects.bytes */
+    uint32_t key_len;
+};
+
+/* databases about to be emptied (db; -1 all) or swapped (db with db2, else -1): called before they change */
+typedef void cmd_replacing_fn(void *arg, int db, int db2);
+
+struct cmd_effects {
+    unsigned notify;                /* the classes notify-keyspace-events asks for (NOTIFY_*), 0 none */
+    int n;                          /* effects recorded, in the order they happened */
+    int cap;
+    struct cmd_effect *v;
+    char *bytes;                    /* the keys' bytes (a key may be gone once the handler returns) */
+    size_t len;
+    size_t bytes_cap;
+    cmd_replacing_fn *replacing;    /* the shard's hook for FLUSHALL FLUSHDB SWAPDB (core) */
+    void *replacing_arg;
+};
+
 struct cmd_ctx {
     struct store *store;          /* the owner shard's store */
     struct reply *out;            /* append the reply here */
@@ -50,7 +104,45 @@ struct cmd_ctx {
     bool unchanged;               /* set by a write that changed nothing its reply cannot tell (ZADD of
                                    * a member with its score, SMOVE within one set): no WATCH is touched,
                                    * as Redis signals only real changes */
+    struct cmd_effects *effects;  /* where what it did is reported (cmd_modified, cmd_notify), NULL: nowhere */
 };
+
+/* ---- reporting what a write did (command.c) */
+void cmd_effect_record(struct cmd_ctx *ctx, int kind, int type, const char *event, int db, const char *key,
+                       size_t len);
+/* the handler modified key of database db (Redis's signalModifiedKey) */
+static inline void cmd_modified_in(struct cmd_ctx *ctx, int db, const struct resp_arg *key)
+{
+    if (__builtin_expect(ctx->effects != NULL, 0))
+        cmd_effect_record(ctx, CMD_EFFECT_MODIFIED, 0, NULL, db, key->ptr, key->len);
+}
+/* it caused keyspace event `event` (a string constant) of class type on key of db (notifyKeyspaceEvent) */
+static inline void cmd_notify_in(struct cmd_ctx *ctx, int type, const char *event, int db, const struct resp_arg *key)
+{
+    if (__builtin_expect(ctx->effects != NULL, 0) && (ctx->effects->notify & type))
+        cmd_effect_record(ctx, CMD_EFFECT_EVENT, type, event, db, key->ptr, key->len);
+}
+/* the same in the selected database */
+static inline void cmd_modified(struct cmd_ctx *ctx, const struct resp_arg *key)
+{
+    cmd_modified_in(ctx, ctx->db, key);
+}
+static inline void cmd_notify(struct cmd_ctx *ctx, int type, const char *event, const struct resp_arg *key)
+{
+    cmd_notify_in(ctx, type, event, ctx->db, key);
+}
+/* both, the usual pair after a change */
+static inline void cmd_changed(struct cmd_ctx *ctx, int type, const char *event, const struct resp_arg *key)
+{
+    cmd_modified(ctx, key);
+    cmd_notify(ctx, type, event, key);
+}
+/* the handler is about to empty db (-1: every db), or swap it with db2 (else -1): FLUSHALL FLUSHDB SWAPDB */
+static inline void cmd_replacing_databases(struct cmd_ctx *ctx, int db, int db2)
+{
+    if (ctx->effects && ctx->effects->replacing)
+        ctx->effects->replacing(ctx->effects->replacing_arg, db, db2);
+}
 
 typedef void cmd_handler(struct cmd_ctx *ctx);
 

@@ -384,6 +384,29 @@ bool cmd_block_timeout_or_reply(struct cmd_ctx *ctx, const struct resp_arg *a)
     return false;
 }
 
+void cmd_effect_record(struct cmd_ctx *ctx, int kind, int type, const char *event, int db, const char *key,
+                       size_t len)
+{
+    struct cmd_effects *fx = ctx->effects;
+    if (fx->n == fx->cap) {
+        fx->cap = fx->cap ? fx->cap * 2 : 16;
+        fx->v = mem_realloc(fx->v, (size_t)fx->cap * sizeof(*fx->v));
+    }
+    if (fx->len + len > fx->bytes_cap) {
+        fx->bytes_cap = (fx->len + len) * 2 + 64;
+        fx->bytes = mem_realloc(fx->bytes, fx->bytes_cap);
+    }
+    struct cmd_effect *e = &fx->v[fx->n++];
+    e->kind = (uint8_t)kind;
+    e->type = type;
+    e->event = event;
+    e->db = db;
+    e->key_off = (uint32_t)fx->len;
+    e->key_len = (uint32_t)len;
+    memcpy(fx->bytes + fx->len, key, len);
+    fx->len += len;
+}
+
 void cmd_block_or_nil(struct cmd_ctx *ctx, bool bulk)
 {
     if (ctx->may_block)
