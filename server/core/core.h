@@ -37,7 +37,7 @@ struct keylocks;
 struct watches;
 struct multi;
 struct blockers;
-struct notify_pending;
+struct outbox;
 
 /* a part's reply arrives (parts of one slot may arrive in any order) */
 typedef void slot_part_fn(struct conn *c, struct slot *s, int part, const char *reply, size_t len);
@@ -121,6 +121,7 @@ struct conn {
     bool cluster_port;       /* accepted on home's cluster port: talks to it as a cluster node (cluster.h) */
     bool processing;         /* inside conn_process_input: no re-entry */
     bool lock_wait;          /* the next command names a key a multi-shard transaction holds */
+    bool monitor;            /* MONITOR: gets every command's line (monitor.c) */
     uint64_t txid;           /* while a transaction's command is dispatched: its id, else 0 */
     struct conn *lock_wait_next;
     struct conn *dirty_next;
@@ -209,7 +210,11 @@ struct shard {
     struct store *scratch_store; /* gathered commands run here on copies */
     struct cmd_stats cstats;
     struct cmd_effects effects; /* what the running command reported (call.h), reused */
-    struct notify_pending *notify; /* keyspace events bound for other shards this turn (notify.c) */
+    struct outbox *notify;    /* keyspace events bound for other shards this turn (notify.c), NULL none yet */
+    struct outbox *monitor_out; /* MONITOR lines bound for other shards this turn (monitor.c), NULL none yet */
+    struct conn **monitors;   /* this shard's monitoring connections (monitor.c) */
+    int monitor_count;
+    int monitor_cap;
     uint64_t dirty_dbs;       /* databases written since the last publish (bit per db) */
     /* read by other threads: each on its own cache line */
     _Alignas(128) atomic_int asleep;

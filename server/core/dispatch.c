@@ -27,6 +27,7 @@
 #include "percore/cluster.h"
 #include "percore/config.h"
 #include "percore/keylock.h"
+#include "percore/monitor.h"
 #include "percore/watch.h"
 #include "percore/mem.h"
 #include "percore/object.h"
@@ -1168,6 +1169,11 @@ bool dispatch_command(struct conn *c, int argc, const struct resp_arg *argv)
         conn_wait_for_lock(c);
         return false;
     }
+    /* MONITOR sees it now; a connection command (SELECT) once it ran, with the database it left */
+    bool feed = __builtin_expect(monitor_any(), 0) && command_monitored(cmd, argc, argv);
+    if (feed && cmd->route != ROUTE_HOME)
+        monitor_feed(c, cmd, argc, argv);
+    feed = feed && cmd->route == ROUTE_HOME;
     if (cmd->flags & CMD_BLOCKING) { /* waits at its keys' owner when they have no data (block.c) */
         if (c->cluster_port) {
             struct reply *out = dispatch_reply_target(c);
@@ -1187,10 +1193,14 @@ bool dispatch_command(struct conn *c, int argc, const struct resp_arg *argv)
             stats_cmd_rejected(&self->stats, cmd, reply_from(out, before), out->len - before);
         else
             run_handler(c, cmd, argc, argv, out, cmd->route == ROUTE_HOME);
+        if (feed)
+            monitor_feed(c, cmd, argc, argv);
         return true;
     }
     if (cmd->route == ROUTE_HOME || shard_store_count() == 1) {
         run_handler(c, cmd, argc, argv, dispatch_reply_target(c), cmd->route == ROUTE_HOME);
+        if (feed)
+            monitor_feed(c, cmd, argc, argv);
         return true;
     }
     switch (cmd->route) {

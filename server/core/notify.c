@@ -3,16 +3,16 @@
  * (see notify.h).
  *
  * The events a shard publishes in one loop turn for shard T are appended to
- * one buffer for T, as pairs of length-prefixed strings (channel, message),
- * and leave as one connection-less batch (`__notify <pairs>`) at the end of
- * the turn; T delivers them in order to its own subscribers.  A batch that
- * finds no credit waits behind the earlier ones (handoff_send_system), so the
- * order holds.  Redis's receivers count is not asked for: nothing answers a
+ * its outbox for T (outbox.h), as pairs of length-prefixed strings (channel,
+ * message), and leave as one message (`__notify <pairs>`) at the end of the
+ * turn or of the batch that caused them; T delivers them in order to its own
+ * subscribers.  Redis's receivers count is not asked for: nothing answers a
  * keyspace event.
  */
 #include "notify.h"
 
 #include "core.h"
+#include "outbox.h"
 
 #include "percore/config.h"
 #include "percore/mem.h"
@@ -22,24 +22,6 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-
-struct notify_pending {
-    struct reply *to;  /* per shard: the pairs bound for it this turn */
-    uint64_t *targets; /* bitmap of shards with some */
-};
-
-static struct notify_pending *pending_of(struct shard *self)
-{
-    if (!self->notify) {
-        int n = shard_count();
-        self->notify = mem_calloc(1, sizeof(*self->notify));
-        self->notify->to = mem_calloc((size_t)n, sizeof(struct reply));
-        for (int i = 0; i < n; i++)
-            reply_init(&self->notify->to[i]);
-        self->notify->targets = mem_calloc((size_t)(n + 63) / 64, sizeof(uint64_t));
-    }
-    return self->notify;
-}
 
 static void pair_append(struct reply *r, const char *a, size_t alen, const char *b, size_t blen)
 {
@@ -58,13 +40,11 @@ static void publish(struct shard *self, const char *chan, size_t clen, const cha
     int n = shard_count();
     if (n == 1)
         return;
-    struct notify_pending *p = pending_of(self);
-    for (int sh = 0; sh < n; sh++) {
-        if (sh == self->index)
-            continue;
-        pair_append(&p->to[sh], chan, clen, msg, mlen);
-        p->targets[sh / 64] |= 1ull << (sh % 64);
-    }
+    if (!self->notify)
+        self->notify = outbox_create(n);
+    for (int sh = 0; sh < n; sh++)
+        if (sh != self->index)
+            pair_append(outbox_to(self->notify, sh), chan, clen, msg, mlen);
 }
 
 void notify_publish(struct shard *self, int type, const char *event, int db, const char *key, size_t len)
@@ -90,32 +70,12 @@ void notify_publish(struct shard *self, int type, const char *event, int db, con
 
 void notify_flush(struct shard *self)
 {
-    struct notify_pending *p = self->notify;
-    if (!p)
-        return;
-    int n = shard_count();
-    for (int w = 0; w < (n + 63) / 64; w++) {
-        while (p->targets[w]) {
-            int sh = w * 64 + __builtin_ctzll(p->targets[w]);
-            p->targets[w] &= p->targets[w] - 1;
-            struct resp_arg argv[2] = {{"__notify", 8}, {p->to[sh].buf, p->to[sh].len}};
-            handoff_send_system(self, sh, &notify_deliver_command, 0, 2, argv);
-            reply_clear(&p->to[sh]);
-        }
-    }
+    outbox_flush(self->notify, self, &notify_deliver_command);
 }
 
 void notify_teardown_shard(struct shard *self)
 {
-    struct notify_pending *p = self->notify;
-    if (!p)
-        return;
-    for (int i = 0; i < shard_count(); i++)
-        reply_deinit(&p->to[i]);
-    mem_release(p->to);
-    mem_release(p->targets);
-    mem_release(p);
-    self->notify = NULL;
+    outbox_destroy(&self->notify);
 }
 
 /* a string of a pair at *at in [p, end): false when the bytes end first */

@@ -22,7 +22,7 @@ struct command;
 
 /* event (class type, NOTIFY_*) happened on key of db: published as notify-keyspace-events says */
 void notify_publish(struct shard *self, int type, const char *event, int db, const char *key, size_t len);
-/* end of a loop turn: the events of this turn leave for the other shards */
+/* end of a loop turn (self->notify set): the events of this turn leave for the other shards */
 void notify_flush(struct shard *self);
 /* this shard's pending events (teardown) */
 void notify_teardown_shard(struct shard *self);

@@ -21,6 +21,7 @@
 
 #include "core.h"
 
+#include "percore/monitor.h"
 #include "notify.h"
 #include "percore/cluster.h"
 #include "percore/config.h"
@@ -403,6 +404,8 @@ static void shard_loop(struct shard *self)
             shard_retry_stalled(self);
         if (self->notify)
             notify_flush(self); /* this turn's keyspace events leave before its replies */
+        if (self->monitor_out)
+            monitor_flush(self);
         shard_flush_dirty(self);
         conn_reap_dead(self);
         shard_publish_keyspace(self, false);
@@ -503,6 +506,7 @@ static void *shard_main(void *arg)
     conn_free_closed(self);
     dispatch_teardown_shard(self);
     notify_teardown_shard(self);
+    monitor_teardown_shard(self);
     mem_release(self->effects.v);
     mem_release(self->effects.bytes);
     mem_release(self->listen_ev);
