@@ -90,14 +90,6 @@ struct dict {
 
 static _Thread_local uint64_t dict_rng_state;
 
-/* uniform in [0, n), from the thread's generator */
-static uint64_t dict_rand_below(uint64_t n)
-{
-    if (dict_rng_state == 0)
-        dict_rng_state = (siphash_seed_k0() ^ (uint64_t)(uintptr_t)&dict_rng_state) | 1;
-    return util_rand_below(&dict_rng_state, n);
-}
-
 static uint64_t hash_key(const void *key, size_t len)
 {
     return siphash_seeded(key, len);
@@ -416,23 +408,29 @@ struct dict_entry *dict_random(struct dict *d)
     if (dict_size(d) == 0)
         return NULL;
     maintain(d);
-    for (;;) {
+    if (dict_rng_state == 0)
+        dict_rng_state = (siphash_seed_k0() ^ (uint64_t)(uintptr_t)&dict_rng_state) | 1;
+    uint64_t rng = dict_rng_state; /* a copy the tries keep in a register */
+    struct dict_entry *e = NULL;
+    while (e == NULL) {
         /* the live buckets: ht[0]'s from the rehash index (those below are empty), then ht[1]'s */
         size_t s0 = table_size(&d->ht[0]), s1 = table_size(&d->ht[1]);
         size_t lo = rehashing(d) ? (size_t)d->rehash : 0, span = s0 + s1 - lo;
         size_t slots = d->ht[0].chain_max > d->ht[1].chain_max ? d->ht[0].chain_max : d->ht[1].chain_max;
-        for (int tries = 0; tries < RANDOM_TRIES; tries++) {
-            size_t i = lo + dict_rand_below(span);
-            struct dict_entry *e = i < s0 ? d->ht[0].bucket[i] : d->ht[1].bucket[i - s0];
-            for (size_t k = dict_rand_below(slots); e && k; k--)
+        for (int tries = 0; e == NULL && tries < RANDOM_TRIES; tries++) {
+            size_t i = lo + util_rand_below(&rng, span);
+            e = i < s0 ? d->ht[0].bucket[i] : d->ht[1].bucket[i - s0];
+            for (size_t k = util_rand_below(&rng, slots); e && k; k--)
                 e = e->next;
-            if (e)
-                return e;
         }
-        /* a sparse table (mass deletes): move its shrink on, or start it */
-        rehash(d, RANDOM_REHASH);
-        maybe_shrink(d);
+        if (e == NULL) {
+            /* a sparse table (mass deletes): move its shrink on, or start it */
+            rehash(d, RANDOM_REHASH);
+            maybe_shrink(d);
+        }
     }
+    dict_rng_state = rng;
+    return e;
 }
 
 /* ---- iteration */

@@ -914,23 +914,27 @@ uint64_t store_scan(struct store *s, int db, uint64_t cursor, long count, int64_
 /* a random entry of d (which holds keys), each equally likely (see the design note) */
 static struct entry *random_entry(struct store *s, struct db *d)
 {
-    for (;;) {
+    uint64_t rng = s->rng; /* a copy the tries keep in a register */
+    struct entry *e = NULL;
+    while (e == NULL) {
         /* the live buckets: ht[0]'s from the rehash index (those below are empty), then ht[1]'s */
         size_t s0 = table_size(&d->ht[0]), s1 = table_size(&d->ht[1]);
         size_t lo = rehashing(d) ? (size_t)d->rehash : 0, span = s0 + s1 - lo;
         size_t slots = d->ht[0].chain_max > d->ht[1].chain_max ? d->ht[0].chain_max : d->ht[1].chain_max;
-        for (int tries = 0; tries < RANDOM_DRAW_TRIES; tries++) {
-            size_t i = lo + util_rand_below(&s->rng, span);
-            struct entry *e = i < s0 ? d->ht[0].bucket[i] : d->ht[1].bucket[i - s0];
-            for (size_t k = util_rand_below(&s->rng, slots); e && k; k--)
+        for (int tries = 0; e == NULL && tries < RANDOM_DRAW_TRIES; tries++) {
+            size_t i = lo + util_rand_below(&rng, span);
+            e = i < s0 ? d->ht[0].bucket[i] : d->ht[1].bucket[i - s0];
+            for (size_t k = util_rand_below(&rng, slots); e && k; k--)
                 e = e->next;
-            if (e)
-                return e;
         }
-        /* a sparse table (mass deletes): move its shrink on, or start it */
-        rehash(s, d, RANDOM_REHASH);
-        maybe_shrink(s, d);
+        if (e == NULL) {
+            /* a sparse table (mass deletes): move its shrink on, or start it */
+            rehash(s, d, RANDOM_REHASH);
+            maybe_shrink(s, d);
+        }
     }
+    s->rng = rng;
+    return e;
 }
 
 bool store_random_key(struct store *s, int db, int64_t now, const char **key, size_t *klen)
