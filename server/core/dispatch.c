@@ -717,21 +717,34 @@ static void scan_start(struct conn *c, const struct command *cmd, int argc, cons
     scan_send(c, s, cursor / (uint64_t)shard_count());
 }
 
-/* RANDOMKEY: every shard proposes one; pick among the non-nil answers */
+/*
+ * RANDOMKEY: every shard proposes one of its keys with its key count
+ * (__randomkey: *0, or *2 [:keys, $key]); a proposal replaces the kept one
+ * with probability keys / (keys of the proposals so far), so a shard's key
+ * wins with probability keys / total and every key is equally likely, not
+ * every shard (a key alone on its shard would win 1 / shards of the time)
+ */
 static void randomkey_part(struct conn *c, struct slot *s, int part, const char *reply, size_t len)
 {
+    static _Thread_local uint64_t rng;
+    const char *p;
+    long long n, keys;
     (void)c;
     (void)part;
     if (len && reply[0] == '-') {
         slot_fail(s, reply, len);
         return;
     }
-    if (len < 2 || reply[0] != '$' || reply[1] == '-')
+    if (len < 2 || reply[0] != '*' || !(p = reply_read_ll(reply, len, &n)) || n != 2 ||
+        !(p = reply_read_ll(p, len - (size_t)(p - reply), &keys)) || keys <= 0)
         return;
+    if (rng == 0)
+        rng = ((uint64_t)util_mono_ns() ^ (uint64_t)(uintptr_t)&rng) | 1;
     s->count++;
-    if (rand() % s->count == 0) {
+    s->sum += keys;
+    if (util_rand_below(&rng, (uint64_t)s->sum) < (uint64_t)keys) {
         reply_clear(&s->gather);
-        reply_raw(&s->gather, reply, len);
+        reply_raw(&s->gather, p, len - (size_t)(p - reply));
     }
 }
 
@@ -1039,8 +1052,7 @@ static void run_fanout(struct conn *c, const struct command *cmd, int argc, cons
     switch (cmd->route) {
     case ROUTE_FANOUT_SUM: s->on_part = part_sum; s->on_done = done_sum; break;
     case ROUTE_FANOUT_OK: s->on_part = part_ok; s->on_done = done_ok; break;
-    case ROUTE_FANOUT_CONCAT: s->on_part = part_concat; s->on_done = done_concat; break;
-    default: s->on_part = randomkey_part; s->on_done = randomkey_done; break;
+    default: s->on_part = part_concat; s->on_done = done_concat; break; /* ROUTE_FANOUT_CONCAT */
     }
     send_all(c, s, cmd, argc, argv);
 }
@@ -1080,7 +1092,11 @@ static void run_special(struct conn *c, const struct command *cmd, int argc, con
     if (strcmp(n, "scan") == 0) {
         scan_start(c, cmd, argc, argv);
     } else if (strcmp(n, "randomkey") == 0) {
-        run_fanout(c, cmd, argc, argv);
+        struct slot *s = dispatch_slot_create(c, cmd);
+        struct resp_arg part = {"__randomkey", 11};
+        s->on_part = randomkey_part;
+        s->on_done = randomkey_done;
+        send_all(c, s, command_internal("__randomkey"), 1, &part);
     } else if (owner >= 0 || (strcmp(n, "msetnx") == 0 && (argc - 1) % 2 != 0)) {
         if (owner == c->home->index || owner < 0)
             run_handler(c, cmd, argc, argv, dispatch_reply_target(c), false);
