@@ -289,13 +289,22 @@ def free_port(rng=random.Random(os.getpid() ^ int(time.time() * 1000))):
     raise RuntimeError("no free port")
 
 
+FREE_PORT_ARG = "@free-port"
+
+
 class Server:
-    def __init__(self, binary, threads=None, name="server", logdir=None):
+    """extra: more arguments; FREE_PORT_ARG among them becomes a fresh free
+    port at each start attempt (self.aux_port), as PC_FREE_PORT_ARG does for
+    the C tests"""
+
+    def __init__(self, binary, threads=None, name="server", logdir=None, extra=()):
         self.binary = binary
         self.threads = threads
         self.name = name
         self.logdir = logdir or os.environ.get("PC_LOG_DIR", tempfile.gettempdir())
         self.is_redis = "redis-server" in os.path.basename(binary)
+        self.extra = list(extra)
+        self.aux_port = 0
         self.proc = None
 
     def start(self):
@@ -306,6 +315,9 @@ class Server:
                 args += ["--save", "", "--appendonly", "no"]
             elif self.threads:
                 args += ["--threads", str(self.threads)]
+            if FREE_PORT_ARG in self.extra:
+                self.aux_port = free_port()
+            args += [str(self.aux_port) if a == FREE_PORT_ARG else a for a in self.extra]
             self.log = os.path.join(self.logdir, "%s-%d.log" % (self.name, self.port))
             self.logf = open(self.log, "wb")
             self.proc = subprocess.Popen(args, stdout=self.logf, stderr=subprocess.STDOUT,
