@@ -41,7 +41,7 @@ cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j"$jobs"
 (cd build && ctest --output-on-failure -j"$jobs")
 
-# the global-lock control build (DESIGN.md rule 10) passes the same integration and differential tests
+# the global-lock control build (ARCHITECTURE.md rule 10) passes the same integration and differential tests
 cmake -S . -B build-global-lock -DCMAKE_BUILD_TYPE=Release -DPERCORE_GLOBAL_LOCK=ON >/dev/null
 cmake --build build-global-lock -j"$jobs"
 (cd build-global-lock && ctest --output-on-failure -j"$jobs" -L 'integration|differential')
