@@ -29,9 +29,10 @@ after FLUSHALL.  A line may start with a marker saying how to compare:
     !scanall CMD...    CMD is a SCAN, SSCAN, HSCAN or ZSCAN: iterate to cursor 0
                        on both, compare the sets of elements (pairs for
                        HSCAN/ZSCAN) returned
-    !slow CMD...       exact, but the reply may take 240 s, not 10 (a 512 MB
-                       string zeroed or freed under TSan on a busy machine);
-                       so may the FLUSHALL that starts each script
+    !slow CMD...       exact, but the reply may take as long as each server
+                       keeps using CPU (up to 15 minutes), not just 10 s: a
+                       512 MB string zeroed or freed under TSan on a busy
+                       machine; so may the FLUSHALL that starts each script
     !sleep MS          pause both
     !inline TEXT       send TEXT + CRLF as an inline command, compare exactly
     !rawclose ESCAPED  send the bytes (escapes as in quotes), compare the
@@ -54,8 +55,8 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-REPLY_S = 10.0        # how long a reply may take
-SLOW_REPLY_S = 240.0  # for a !slow line and the FLUSHALL that starts each script
+REPLY_S = 10.0       # how long a reply may take
+SLOW_MAX_S = 900.0   # a slow one (!slow): while its server keeps using CPU, up to this
 
 
 # ---------------------------------------------------------------- arguments
@@ -239,9 +240,13 @@ class Conn:
     def send(self, data):
         self.sock.sendall(data)
 
-    def read(self, timeout=None):
-        """one RESP value's bytes; None on timeout, b'' if the peer closed"""
-        deadline = time.monotonic() + (self.timeout if timeout is None else timeout)
+    def read(self, timeout=None, busy=None):
+        """one RESP value's bytes; None on timeout, b'' if the peer closed.  With busy
+        (a function giving the server's CPU time so far), the wait goes on past the
+        timeout, REPLY_S at a time, for as long as busy() grows, up to SLOW_MAX_S."""
+        start = time.monotonic()
+        deadline = start + (self.timeout if timeout is None else timeout)
+        work = busy() if busy else None
         while True:
             if self.buf:
                 try:
@@ -252,12 +257,16 @@ class Conn:
                     pass
             left = deadline - time.monotonic()
             if left <= 0:
-                return None
+                done = busy() if busy else None
+                if done is None or done == work or time.monotonic() - start >= SLOW_MAX_S:
+                    return None
+                work, deadline = done, time.monotonic() + REPLY_S
+                continue
             self.sock.settimeout(left)
             try:
                 d = self.sock.recv(65536)
             except socket.timeout:
-                return None
+                continue  # the deadline, or more time while busy
             except OSError:
                 d = b""
             if not d:
@@ -350,6 +359,15 @@ class Server:
 
     def alive(self):
         return self.proc is not None and self.proc.poll() is None
+
+    def cpu_ticks(self):
+        """user + system CPU time the server has used, in clock ticks; None if unknown"""
+        try:
+            with open("/proc/%d/stat" % self.proc.pid) as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            return int(fields[11]) + int(fields[12])
+        except (AttributeError, OSError, IndexError, ValueError):
+            return None
 
     def tail(self, n=3000):
         try:
@@ -483,12 +501,13 @@ class Pair:
         self.ref = Conn(self.ref_srv.port)
         self.cand = Conn(self.cand_srv.port)
 
-    def both(self, data, timeout=None):
+    def both(self, data, slow=False):
+        """send data to each, read each one's reply; slow: as long as it works on it"""
         self.ref.send(data)
-        r = self.ref.read(timeout)
+        r = self.ref.read(busy=self.ref_srv.cpu_ticks if slow else None)
         try:
             self.cand.send(data)
-            g = self.cand.read(timeout)
+            g = self.cand.read(busy=self.cand_srv.cpu_ticks if slow else None)
         except OSError:
             g = b""
         return r, g
@@ -541,7 +560,7 @@ def run_line(pair, res, where, marker, args, raw=None, expect_close=False):
                      repr(gk).encode() if gk is not None else gerr, "SCAN iteration key sets differ")
         return
     data = raw if raw is not None else encode(args)
-    r, g = pair.both(data, SLOW_REPLY_S if marker == "slow" else None)
+    r, g = pair.both(data, slow=marker == "slow")
     if r is None or r == b"":
         raise RuntimeError("%s: the reference redis-server gave no reply to %s" % (
             where, show_cmd(args) if args else show(data)))
@@ -588,7 +607,7 @@ def parse_script_line(line):
 
 
 def run_lines(pair, res, name, lines):
-    pair.both(encode([b"FLUSHALL"]), SLOW_REPLY_S)
+    pair.both(encode([b"FLUSHALL"]), slow=True)
     for lineno, line in lines:
         where = "%s:%s" % (name, lineno)
         try:
@@ -757,7 +776,7 @@ def generator_lines(name, n, seed):
 
 
 def run_random(pair, res, n, seed, gen="strings"):
-    pair.both(encode([b"FLUSHALL"]), SLOW_REPLY_S)
+    pair.both(encode([b"FLUSHALL"]), slow=True)
     for i, (m, args) in enumerate(generator_lines(gen, n, seed)):
         run_line(pair, res, "random(seed=%d)#%d" % (seed, i), m, args)
 
