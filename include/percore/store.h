@@ -13,7 +13,7 @@
  * store_active_expire() samples keys with a TTL, Redis's algorithm, and is
  * driven by the shard's timer.
  *
- * A store is touched only by the thread that owns it (DESIGN.md rule 1).
+ * A store is touched only by the thread that owns it (ARCHITECTURE.md rule 1).
  * Functions taking `now` use it (ms, the shard's cached clock) to decide
  * whether a key has expired.
  */

@@ -35,7 +35,7 @@
  *                                  the keyspace equally likely
  *
  * The blob is a byte string, so the value crosses threads as a copy: no
- * object is ever touched by a thread other than its owner (DESIGN.md rule 1).
+ * object is ever touched by a thread other than its owner (ARCHITECTURE.md rule 1).
  * The replies follow ctx->out's protocol (nil is "$-1" in RESP2, "_" in RESP3).
  *
  * Threading: each runs on the shard owning argv[1] (ROUTE_OWNER, key 1);

@@ -7,7 +7,7 @@
  * cache lines of their own.  struct conn is a client connection of one
  * shard.  struct slot holds the place of a reply that is still being
  * computed elsewhere (a remote or split command), so that replies leave in
- * request order (DESIGN.md rule 6).
+ * request order (ARCHITECTURE.md rule 6).
  */
 #ifndef PERCORE_CORE_H
 #define PERCORE_CORE_H
@@ -233,7 +233,7 @@ static inline bool shard_running(struct shard *self)
 struct shard *shard_at(int i);
 
 /*
- * The global-lock control build (PERCORE_GLOBAL_LOCK, DESIGN.md rule 10):
+ * The global-lock control build (PERCORE_GLOBAL_LOCK, ARCHITECTURE.md rule 10):
  * every shard's `store` is the one store all threads share, every command
  * runs on the thread that read it, inside shard_store_lock(), and no data
  * command goes through the handoff (only the admin fan-outs that ask each

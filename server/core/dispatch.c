@@ -16,7 +16,7 @@
  *
  * Local replies go straight to the connection's output while nothing is
  * pending, else behind the last pending slot, so replies always leave in
- * request order (DESIGN.md rule 6).  A multi-step command is a barrier:
+ * request order (ARCHITECTURE.md rule 6).  A multi-step command is a barrier:
  * the connection parses nothing more until it completes, so that a later
  * command of the same pipeline cannot overtake one of its steps.
  */
@@ -765,7 +765,7 @@ static void randomkey_done(struct conn *c, struct slot *s)
  * (__dump), rebuild the copies in a scratch store on this shard, run the
  * handler there, then write back to its owner every key whose value or TTL
  * the handler changed (__put, or DEL when it is gone).  Values cross threads
- * only as serialized copies (DESIGN.md rule 1).  A barrier: the connection
+ * only as serialized copies (ARCHITECTURE.md rule 1).  A barrier: the connection
  * parses nothing more until the write-backs are done, so its next command
  * sees them.  Atomic against other clients it is not; that is the
  * transactions work.

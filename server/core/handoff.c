@@ -1,6 +1,6 @@
 /*
  * handoff: cross-shard batches, bounded inboxes, credits and doorbells
- * (DESIGN.md rules 4 and 5, and "A cross-shard message, from birth to death").
+ * (ARCHITECTURE.md rules 4 and 5, and "A cross-shard message, from birth to death").
  *
  * While a connection's read is processed, the commands bound for shard T are
  * appended to one batch for T (arguments copied into the batch's arena,

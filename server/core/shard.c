@@ -1,6 +1,6 @@
 /*
  * shard: one thread per core, each with its own event_base, listener,
- * store, rings and stats (DESIGN.md "The shape").
+ * store, rings and stats (ARCHITECTURE.md "The shape").
  *
  * Setup: the main thread binds one SO_REUSEPORT listener per shard and bind
  * address (so a busy port fails the start with a clear message), with

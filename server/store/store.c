@@ -69,7 +69,7 @@
  * step's callbacks, never while walking a chain.
  *
  * Threading: a store and everything in it belong to one shard thread
- * (DESIGN.md rule 1).  The seed is written once before any store exists.
+ * (ARCHITECTURE.md rule 1).  The seed is written once before any store exists.
  */
 #include "percore/store.h"
 
