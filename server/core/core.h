@@ -366,6 +366,8 @@ static inline bool txn_in_multi(const struct conn *c) { return c->in_multi; }
 bool txn_queue(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv, struct reply *out);
 /* commands queued since MULTI, -1 outside MULTI (CLIENT LIST multi=) */
 int txn_queued(const struct conn *c);
+/* the queued commands' arguments in bytes, plus a pointer each; 0 outside MULTI (CLIENT LIST multi-mem=) */
+size_t txn_queued_mem(const struct conn *c);
 /* a command was refused between MULTI and EXEC: EXEC answers EXECABORT */
 void txn_queue_failed(struct conn *c);
 /* EXEC with arguments inside MULTI: Redis discards the transaction saying why */
