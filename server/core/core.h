@@ -158,8 +158,9 @@ struct shard {
     struct event *retry_ev;   /* retries stalled sends */
     struct event *accept_pause_ev; /* re-enables accepting after running out of fds */
     int64_t accept_error_logged;
-    struct event **listen_ev;
+    struct listener *listeners; /* the sockets this shard accepts on (shard.c "listeners") */
     int listen_count;
+    uint64_t listen_gen;      /* the bind plan they come from */
     int credits;              /* batches we may still send */
     int64_t now;              /* cached ms clock */
     bool rcu_online;

@@ -223,10 +223,10 @@ def parse(buf, pos=0):
 
 
 class Conn:
-    def __init__(self, port, timeout=10.0):
+    def __init__(self, port, timeout=10.0, host="127.0.0.1"):
         self.port = port
         self.timeout = timeout
-        self.sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+        self.sock = socket.create_connection((host, port), timeout=5)
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.buf = b""
         self.closed = False
@@ -290,9 +290,10 @@ def free_port(rng=random.Random(os.getpid() ^ int(time.time() * 1000))):
 
 
 class Server:
-    def __init__(self, binary, threads=None, name="server", logdir=None):
+    def __init__(self, binary, threads=None, name="server", logdir=None, extra=()):
         self.binary = binary
         self.threads = threads
+        self.extra = list(extra)  # more --key value arguments (percore only)
         self.name = name
         self.logdir = logdir or os.environ.get("PC_LOG_DIR", tempfile.gettempdir())
         self.is_redis = "redis-server" in os.path.basename(binary)
@@ -306,6 +307,8 @@ class Server:
                 args += ["--save", "", "--appendonly", "no"]
             elif self.threads:
                 args += ["--threads", str(self.threads)]
+            if not self.is_redis:
+                args += self.extra
             self.log = os.path.join(self.logdir, "%s-%d.log" % (self.name, self.port))
             self.logf = open(self.log, "wb")
             self.proc = subprocess.Popen(args, stdout=self.logf, stderr=subprocess.STDOUT,
