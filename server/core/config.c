@@ -809,9 +809,9 @@ bool config_set_reply(struct reply *out, const struct resp_arg *args, int n, con
     pthread_mutex_lock(&config_writer);
     struct config_box *box = config_copy(config_current());
     const char *why = NULL;
+    char buf[160]; /* why may be in it */
     int failed = 0; /* the pair why is about */
     for (int i = 0; i < npairs && !why; i++) {
-        char buf[160];
         why = config_apply(&box->config, keys[i], &args[2 * i + 1], 1, buf, sizeof(buf));
         failed = i;
     }
