@@ -591,6 +591,7 @@ static bool shard_addr_overlap(const char *a, const char *b)
     return overlap;
 }
 
+/* nobody listens on ai already: it binds without SO_REUSEPORT */
 static bool shard_port_free(const struct addrinfo *ai)
 {
     int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -605,13 +606,18 @@ static bool shard_port_free(const struct addrinfo *ai)
     return ok;
 }
 
+static void shard_bind_warn(const char *addr, int port, const char *why)
+{
+    log_warn("Warning: Could not create server TCP listening socket %s:%d: %s", addr, port, why);
+}
+
 /* a listening socket on addr:port, or -1 with errno set (logged as Redis does) */
 static int shard_open_listener(const char *addr, int port, bool check_free)
 {
     struct addrinfo *res = NULL;
     int rc = shard_resolve(addr, port, &res);
     if (rc != 0) {
-        log_warn("Warning: Could not create server TCP listening socket %s:%d: %s", addr, port, gai_strerror(rc));
+        shard_bind_warn(addr, port, gai_strerror(rc));
         errno = EINVAL;
         return -1;
     }
@@ -633,7 +639,7 @@ static int shard_open_listener(const char *addr, int port, bool check_free)
     }
     if (fd < 0) {
         int err = errno;
-        log_warn("Warning: Could not create server TCP listening socket %s:%d: %s", addr, port, strerror(err));
+        shard_bind_warn(addr, port, strerror(err));
         errno = err;
     }
     freeaddrinfo(res);
@@ -689,8 +695,7 @@ static struct shard_listeners *shard_listeners_open_for(const struct config *cfg
         bool check = shard_needs_port_check(addr, at_setup);
         for (int j = 0; j < l->count; j += per_addr) {
             if (shard_addr_overlap(l->l[j].addr, addr)) { /* what Redis's second bind finds */
-                log_warn("Warning: Could not create server TCP listening socket %s:%d: %s", addr, cfg->port,
-                         strerror(EADDRINUSE));
+                shard_bind_warn(addr, cfg->port, strerror(EADDRINUSE));
                 goto failed;
             }
         }
