@@ -118,8 +118,17 @@ const struct config *config_current(void);
 
 /* CONFIG GET pattern [pattern ...]: appends the map reply */
 void config_get_reply(struct reply *out, const struct resp_arg *patterns, int n);
-/* CONFIG SET name value [name value ...]: all-or-nothing; appends +OK or the error */
-void config_set_reply(struct reply *out, const struct resp_arg *args, int n);
+/*
+ * CONFIG SET name value [name value ...]: all-or-nothing; appends +OK or the
+ * error.  bind acts outside the config (Redis's apply functions): when its
+ * addresses change, apply(now, next, arg) runs under the writer lock before
+ * next is published, and answers NULL to go on, else the reason, and nothing
+ * changes.  True when apply went on: the new config is out, and the caller
+ * finishes what apply began and answers (nothing is appended).  apply NULL:
+ * bind changes the config alone.
+ */
+typedef const char *config_apply_fn(const struct config *now, const struct config *next, void *arg);
+bool config_set_reply(struct reply *out, const struct resp_arg *args, int n, config_apply_fn *apply, void *arg);
 /*
  * CONFIG REWRITE: the current config into the file it was loaded from, in
  * place (Redis's rules: comments and order kept, changed keys' lines

@@ -32,4 +32,21 @@ int64_t shard_start_time_ms(void);
 /* ask the process to stop (SHUTDOWN) */
 void shard_request_shutdown(void);
 
+/*
+ * CONFIG SET bind (Redis's changeBindAddr).  shard_listeners_open binds and
+ * listens on cfg's addresses for every shard, or, when one cannot be bound
+ * (Redis's "-" prefix: an address that may be missing), closes what it
+ * opened and answers NULL; the caller holds the config writer lock, so plans
+ * are opened one at a time.  Then each shard thread calls
+ * shard_listeners_adopt on it (a message to each, the plan read-only): it
+ * takes its own row, keeping its sockets on addresses it listens on
+ * already and closing those on addresses no longer listed.  Once every
+ * shard has, the plan goes (destroy; NULL is a no-op).
+ */
+struct shard_listeners;
+struct config;
+struct shard_listeners *shard_listeners_open(const struct config *cfg);
+void shard_listeners_adopt(struct shard_listeners *l);
+void shard_listeners_destroy(struct shard_listeners **l);
+
 #endif

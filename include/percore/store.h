@@ -49,12 +49,15 @@ struct object *store_peek(struct store *s, int db, const char *key, size_t klen,
 
 enum {
     STORE_KEEPTTL = 1, /* keep the key's existing expire when replacing */
+    STORE_ACCESS = 2,  /* replacing counts as an access of the key for LFU (Redis's setKey looks it up) */
 };
 /*
  * Set key to val (the store takes ownership of val), replacing any existing
  * value (destroyed) and clearing its TTL unless STORE_KEEPTTL.  If val is the
- * object already stored under key nothing is freed.  Returns 1 if the key was
- * new, 0 if replaced.
+ * object already stored under key nothing is freed.  A replaced key's idle
+ * time starts again (OBJECT IDLETIME 0, as Redis's new object), its LFU
+ * counter stays (Redis's dbOverwrite).  Returns 1 if the key was new, 0 if
+ * replaced.
  */
 int store_set(struct store *s, int db, const char *key, size_t klen, struct object *val, int flags);
 /* 1 if a live key was deleted, 0 if there was none (expired counts as none) */

@@ -80,13 +80,25 @@ static void cmd_del(struct cmd_ctx *ctx)
     reply_int(ctx->out, n);
 }
 
-static void cmd_exists(struct cmd_ctx *ctx)
+/* EXISTS looks without touching (Redis's LOOKUP_NOTOUCH); TOUCH is an access: OBJECT IDLETIME
+ * starts again from 0, the LFU counter counts it */
+static void exists_generic(struct cmd_ctx *ctx, bool touch)
 {
     long long n = 0;
     for (int j = 1; j < ctx->argc; j++)
-        if (cmd_lookup_read_notouch(ctx, &ctx->argv[j]) != NULL)
+        if ((touch ? cmd_lookup_read(ctx, &ctx->argv[j]) : cmd_lookup_read_notouch(ctx, &ctx->argv[j])) != NULL)
             n++;
     reply_int(ctx->out, n);
+}
+
+static void cmd_exists(struct cmd_ctx *ctx)
+{
+    exists_generic(ctx, false);
+}
+
+static void cmd_touch(struct cmd_ctx *ctx)
+{
+    exists_generic(ctx, true);
 }
 
 static void cmd_type(struct cmd_ctx *ctx)
@@ -665,7 +677,7 @@ const struct command command_family_keys[] = {
      "@keyspace @write @fast"},
     {"exists", cmd_exists, -2, CMD_READONLY | CMD_FAST, 1, -1, 1, ROUTE_SPLIT_SUM,
      "@keyspace @read @fast"},
-    {"touch", cmd_exists, -2, CMD_READONLY | CMD_FAST, 1, -1, 1, ROUTE_SPLIT_SUM,
+    {"touch", cmd_touch, -2, CMD_READONLY | CMD_FAST, 1, -1, 1, ROUTE_SPLIT_SUM,
      "@keyspace @read @fast"},
     {"type", cmd_type, 2, CMD_READONLY | CMD_FAST, 1, 1, 1, ROUTE_OWNER, "@keyspace @read @fast"},
     {"expire", cmd_expire, -3, CMD_WRITE | CMD_FAST, 1, 1, 1, ROUTE_OWNER,

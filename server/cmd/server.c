@@ -725,14 +725,59 @@ static void cmd_config_get(struct cmd_ctx *ctx)
     config_get_reply(ctx->out, ctx->argv + 2, ctx->argc - 2);
 }
 
+/* CONFIG SET bind: every shard's sockets on the new addresses, bound before the config changes */
+static const char *config_set_bind(const struct config *now, const struct config *next, void *arg)
+{
+    (void)now;
+    struct shard_listeners **l = arg;
+    *l = shard_listeners_open(next);
+    return *l ? NULL : "Failed to bind to specified addresses.";
+}
+
+static struct shard_listeners *listen_plan_arg(const struct resp_arg *a)
+{
+    uint64_t p = 0;
+    memcpy(&p, a->ptr, a->len < sizeof p ? a->len : sizeof p);
+    return (struct shard_listeners *)(uintptr_t)p;
+}
+
+/* a shard's part: `__listen <plan>`, it takes its sockets of the plan */
+static void cmd_listen_part(struct cmd_ctx *ctx)
+{
+    shard_listeners_adopt(listen_plan_arg(&ctx->argv[1]));
+    reply_ok(ctx->out);
+}
+
+static const struct command listen_part_command = {
+    "__listen", cmd_listen_part, 2, CMD_INTERNAL, 0, 0, 0, ROUTE_HOME, "",
+};
+
+/* every shard listens where bind says, and no longer elsewhere: CONFIG SET answers */
+static void listen_merge(struct reply *out, int argc, const struct resp_arg *argv, int nparts,
+                         const char *const *parts, const size_t *lens)
+{
+    (void)argc, (void)nparts, (void)parts, (void)lens;
+    struct shard_listeners *l = listen_plan_arg(&argv[1]);
+    shard_listeners_destroy(&l);
+    reply_ok(out);
+}
+
 static void cmd_config_set(struct cmd_ctx *ctx)
 {
     if (ctx->argc & 1) { /* name value pairs */
         reply_syntax_error(ctx->out);
         return;
     }
-    config_set_reply(ctx->out, ctx->argv + 2, ctx->argc - 2);
+    struct shard_listeners *l = NULL;
+    bool rebind = config_set_reply(ctx->out, ctx->argv + 2, ctx->argc - 2, ctx->conn ? config_set_bind : NULL, &l);
     log_config_changed(config_current()); /* the log's level, if loglevel changed */
+    if (rebind) { /* the shards take their new sockets, then +OK */
+        uint64_t p = (uint64_t)(uintptr_t)l;
+        char bits[sizeof p];
+        memcpy(bits, &p, sizeof p);
+        struct resp_arg argv[2] = {{"__listen", 8}, {bits, sizeof bits}};
+        conn_fanout(ctx->conn, &listen_part_command, 2, argv, listen_merge);
+    }
 }
 
 static void cmd_config_resetstat(struct cmd_ctx *ctx)

@@ -171,11 +171,12 @@ static bool get_generic(struct cmd_ctx *ctx, bool *found)
     return true;
 }
 
+/* Redis's setKey: the key is looked up (an access) and its value replaced */
 static void set_value(struct cmd_ctx *ctx, const struct resp_arg *key, const struct resp_arg *val,
                       int store_flags)
 {
     store_set(ctx->store, ctx->db, key->ptr, key->len, object_string_create(val->ptr, val->len),
-              store_flags);
+              store_flags | STORE_ACCESS);
 }
 
 enum set_reply { SETR_OK, SETR_NX }; /* +OK/nil, or :1/:0 (SETNX) */

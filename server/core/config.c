@@ -54,7 +54,7 @@ struct config_key {
 
 #define OFF(f) offsetof(struct config, f)
 static const struct config_key config_keys[] = {
-    {"bind", CT_BIND, OFF(bind), "127.0.0.1", 0, 0, false, "addresses to listen on"},
+    {"bind", CT_BIND, OFF(bind), "127.0.0.1", 0, 0, true, "addresses to listen on"},
     {"port", CT_INT, OFF(port), "6379", 1, 65535, false, "TCP port"},
     {"tcp-backlog", CT_INT, OFF(tcp_backlog), "511", 0, INT_MAX, false, "listen() backlog"},
     {"tcp-keepalive", CT_INT, OFF(tcp_keepalive), "300", 0, INT_MAX, true, "TCP keepalive, seconds"},
@@ -469,14 +469,27 @@ static const char *config_apply(struct config *c, const struct config_key *k, co
     }
     case CT_PERCENTILES:
         return config_parse_percentiles(c, v, vlen);
-    case CT_BIND:
-        if (nvals > CONFIG_MAX_BIND)
-            return "Too many bind addresses specified.";
+    case CT_BIND: {
+        /* CONFIG SET's one value is split at every space (Redis's sdssplitlen: two spaces make an empty
+         * address, which cannot be bound); "" alone is no address at all */
+        struct resp_arg words[CONFIG_MAX_BIND];
+        int nw = 0;
+        for (int i = 0; i < nvals; i++) {
+            size_t start = 0;
+            for (size_t j = 0; j <= vals[i].len && (nvals > 1 || vals[i].len > 0); j++) {
+                if (j < vals[i].len && (nvals > 1 || vals[i].ptr[j] != ' '))
+                    continue;
+                if (nw == CONFIG_MAX_BIND)
+                    return "Too many bind addresses specified.";
+                words[nw++] = (struct resp_arg){vals[i].ptr + start, j - start};
+                start = j + 1;
+            }
+        }
         for (int i = 0; i < c->bind_count; i++)
             mem_release(c->bind[i]);
         c->bind_count = 0;
-        for (int i = 0; i < nvals; i++)
-            c->bind[c->bind_count++] = mem_strndup(vals[i].ptr, vals[i].len);
+        for (int i = 0; i < nw; i++)
+            c->bind[c->bind_count++] = mem_strndup(words[i].ptr, words[i].len);
         return NULL;
     case CT_NOTIFY: {
         int flags = config_notify_flags(v, vlen);
@@ -810,7 +823,18 @@ void config_get_reply(struct reply *out, const struct resp_arg *patterns, int n)
     }
 }
 
-void config_set_reply(struct reply *out, const struct resp_arg *args, int n)
+/* the same list of addresses */
+static bool config_bind_equal(const struct config *a, const struct config *b)
+{
+    if (a->bind_count != b->bind_count)
+        return false;
+    for (int i = 0; i < a->bind_count; i++)
+        if (strcmp(a->bind[i], b->bind[i]) != 0)
+            return false;
+    return true;
+}
+
+bool config_set_reply(struct reply *out, const struct resp_arg *args, int n, config_apply_fn *apply, void *arg)
 {
     const struct config_key *keys[CONFIG_KEY_COUNT];
     int npairs = n / 2;
@@ -819,43 +843,56 @@ void config_set_reply(struct reply *out, const struct resp_arg *args, int n)
         if (!k) {
             reply_errorf(out, "ERR Unknown option or number of arguments for CONFIG SET - '%.*s'",
                          (int)args[2 * i].len, args[2 * i].ptr);
-            return;
+            return false;
         }
         for (int j = 0; j < i; j++) {
             if (keys[j] == k) {
                 reply_errorf(out, "ERR CONFIG SET failed (possibly related to argument '%.*s') - "
                                   "duplicate parameter",
                              (int)args[2 * i].len, args[2 * i].ptr);
-                return;
+                return false;
             }
         }
         if (!k->runtime) {
             reply_errorf(out, "ERR CONFIG SET failed (possibly related to argument '%.*s') - "
                               "can't set %s config",
                          (int)args[2 * i].len, args[2 * i].ptr, strcmp(k->name, "dir") == 0 ? "protected" : "immutable");
-            return;
+            return false;
         }
         keys[i] = k;
     }
     pthread_mutex_lock(&config_writer);
     struct config_box *box = config_copy(config_current());
-    for (int i = 0; i < npairs; i++) {
-        char buf[160];
-        const char *why = config_apply(&box->config, keys[i], &args[2 * i + 1], 1, buf, sizeof(buf));
-        if (why) {
-            pthread_mutex_unlock(&config_writer);
-            reply_errorf(out, "ERR CONFIG SET failed (possibly related to argument '%.*s') - %s",
-                         (int)args[2 * i].len, args[2 * i].ptr, why);
-            config_free_strings(&box->config);
-            mem_release(box);
-            return;
+    const char *why = NULL;
+    char buf[160]; /* why may be in it */
+    int failed = 0; /* the pair why is about */
+    for (int i = 0; i < npairs && !why; i++) {
+        why = config_apply(&box->config, keys[i], &args[2 * i + 1], 1, buf, sizeof(buf));
+        failed = i;
+    }
+    bool applied = false;
+    for (int i = 0; i < npairs && !why && apply; i++) {
+        if (keys[i]->type == CT_BIND && !config_bind_equal(config_published, &box->config)) {
+            why = apply(config_published, &box->config, arg);
+            applied = why == NULL;
+            failed = i;
         }
+    }
+    if (why) {
+        pthread_mutex_unlock(&config_writer);
+        reply_errorf(out, "ERR CONFIG SET failed (possibly related to argument '%.*s') - %s",
+                     (int)args[2 * failed].len, args[2 * failed].ptr, why);
+        config_free_strings(&box->config);
+        mem_release(box);
+        return false;
     }
     struct config *old = config_published;
     config_publish(&box->config);
     pthread_mutex_unlock(&config_writer);
     call_rcu(&caa_container_of(old, struct config_box, config)->rcu, config_box_destroy);
-    reply_ok(out);
+    if (!applied)
+        reply_ok(out);
+    return applied;
 }
 
 /* ---------------------------------------------------------------- CONFIG REWRITE */

@@ -643,7 +643,18 @@ void conn_set_lib(struct conn *c, bool version, const char *s, size_t len)
     conn_replace_string(version ? &c->lib_ver : &c->lib_name, s, len);
 }
 
-/* Redis 7.0's catClientInfoString fields, then 7.2's lib-name lib-ver, then the shard */
+/* Redis's PROTO_REPLY_CHUNK_BYTES: a client's reply buffer, and each block of its reply list */
+#define CONN_REDIS_REPLY_CHUNK 16384
+
+/*
+ * Redis 7.0's catClientInfoString fields, then 7.2's lib-name lib-ver, then
+ * the shard.  The figures as Redis counts them: qbuf is the whole query
+ * buffer, the command being run included (Redis, as conn_process_input,
+ * drops what it ran only after the read's last command); argv-mem the
+ * arguments of the command being run; multi-mem those of the queued ones;
+ * the output as Redis would hold it, its reply buffer first (obl bytes), then
+ * blocks (oll of them, omem bytes).
+ */
 size_t conn_describe(const struct conn *c, int64_t now, char *buf, size_t cap)
 {
     char events[3];
@@ -666,16 +677,23 @@ size_t conn_describe(const struct conn *c, int64_t now, char *buf, size_t cap)
     if (nf == 0)
         flags[nf++] = 'N';
     flags[nf] = '\0';
+    size_t argv_mem = 0;
+    for (int i = 0; c->processing && i < c->parser.argc; i++)
+        argv_mem += c->parser.argv[i].len;
+    size_t obl = conn_pending_output(c), omem = 0;
+    if (obl > CONN_REDIS_REPLY_CHUNK) {
+        omem = obl - CONN_REDIS_REPLY_CHUNK;
+        obl = CONN_REDIS_REPLY_CHUNK;
+    }
     int n = snprintf(buf, cap,
                      "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=%lld psub=%lld "
-                     "ssub=0 multi=%d qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 rbs=%zu rbp=%zu obl=0 "
-                     "oll=0 omem=%zu tot-mem=%zu events=%s cmd=%s user=default redir=-1 resp=%d "
+                     "ssub=0 multi=%d qbuf=%zu qbuf-free=%zu argv-mem=%zu multi-mem=%zu rbs=%zu rbp=%zu obl=%zu "
+                     "oll=%zu omem=%zu tot-mem=%zu events=%s cmd=%s user=default redir=-1 resp=%d "
                      "lib-name=%s lib-ver=%s shard=%d",
                      (unsigned long long)c->id, c->peer, c->local, c->fd, c->name ? c->name : "",
                      conn_age(c, now), conn_idle(c, now), flags, c->db, pubsub_count(c, false), pubsub_count(c, true),
-                     txn_queued(c),
-                     c->rlen - c->rpos, c->rcap - c->rlen, c->rcap, c->rcap, c->out.len - c->out_sent,
-                     c->rcap + c->out.cap + sizeof(*c), events, c->last_cmd ? c->last_cmd->name : "NULL", c->resp,
+                     txn_queued(c), c->rlen, c->rcap - c->rlen, argv_mem, txn_queued_mem(c), c->rcap, c->rcap, obl,
+                     (omem + CONN_REDIS_REPLY_CHUNK - 1) / CONN_REDIS_REPLY_CHUNK, omem, c->rcap + c->out.cap + sizeof(*c), events, c->last_cmd ? c->last_cmd->name : "NULL", c->resp,
                      c->lib_name ? c->lib_name : "", c->lib_ver ? c->lib_ver : "", c->home->index);
     return n < 0 ? 0 : ((size_t)n < cap ? (size_t)n : cap - 1);
 }

@@ -163,8 +163,9 @@ struct shard {
     struct event *retry_ev;   /* retries stalled sends */
     struct event *accept_pause_ev; /* re-enables accepting after running out of fds */
     int64_t accept_error_logged;
-    struct event **listen_ev;
+    struct listener *listeners; /* the sockets this shard accepts on (shard.c "listeners") */
     int listen_count;
+    uint64_t listen_gen;      /* the bind plan they come from */
     int credits;              /* batches we may still send */
     int64_t now;              /* cached ms clock */
     bool rcu_online;
@@ -379,6 +380,8 @@ static inline bool txn_in_multi(const struct conn *c) { return c->in_multi; }
 bool txn_queue(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv, struct reply *out);
 /* commands queued since MULTI, -1 outside MULTI (CLIENT LIST multi=) */
 int txn_queued(const struct conn *c);
+/* the queued commands' arguments in bytes, plus a pointer each; 0 outside MULTI (CLIENT LIST multi-mem=) */
+size_t txn_queued_mem(const struct conn *c);
 /* a command was refused between MULTI and EXEC: EXEC answers EXECABORT */
 void txn_queue_failed(struct conn *c);
 /* EXEC with arguments inside MULTI: Redis discards the transaction saying why */

@@ -565,13 +565,14 @@ static void rename_step(struct conn *c, struct slot *s)
     int src = dispatch_key_shard(cfg, &s->argv[1]);
     int dst = dispatch_key_shard(cfg, &s->argv[2]);
     if (s->step == 0) {
-        struct resp_arg a[2] = {{"exists", 6}, s->argv[1]};
-        struct resp_arg b[2] = {{"exists", 6}, s->argv[2]};
+        /* TOUCH: Redis looks both keys up, an access even when RENAMENX then refuses */
+        struct resp_arg a[2] = {{"touch", 5}, s->argv[1]};
+        struct resp_arg b[2] = {{"touch", 5}, s->argv[2]};
         s->count = -1;
         s->sum = 0;
         s->parts_left = 2;
-        dispatch_send_part(c, s, dst, dst, cmd_named("exists"), 2, b);
-        dispatch_send_part(c, s, src, src, cmd_named("exists"), 2, a);
+        dispatch_send_part(c, s, dst, dst, cmd_named("touch"), 2, b);
+        dispatch_send_part(c, s, src, src, cmd_named("touch"), 2, a);
     } else if (s->step == 1) {
         struct resp_arg a[2] = {{"__take", 6}, s->argv[1]};
         send_one(c, s, src, command_internal("__take"), 2, a);
@@ -585,7 +586,7 @@ static void rename_step(struct conn *c, struct slot *s)
     handoff_flush(c->home);
 }
 
-/* MSETNX across shards: EXISTS split -> MSET split */
+/* MSETNX across shards: TOUCH split (Redis looks the keys up: an access) -> MSET split */
 static void msetnx_done(struct conn *c, struct slot *s)
 {
     if (s->failed) {
@@ -612,12 +613,12 @@ static void msetnx_start(struct conn *c, struct slot *s)
 {
     int nkeys = (s->argc - 1) / 2;
     struct resp_arg *keys = mem_alloc((size_t)(nkeys + 1) * sizeof(*keys));
-    keys[0] = (struct resp_arg){"exists", 6};
+    keys[0] = (struct resp_arg){"touch", 5};
     for (int i = 0; i < nkeys; i++)
         keys[1 + i] = s->argv[1 + 2 * i];
     s->on_part = part_sum;
     s->on_done = msetnx_done;
-    send_split(c, s, cmd_named("exists"), nkeys + 1, keys, 1, 1, NULL);
+    send_split(c, s, cmd_named("touch"), nkeys + 1, keys, 1, 1, NULL);
     mem_release(keys);
 }
 

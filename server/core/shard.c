@@ -5,7 +5,8 @@
  * Setup: the main thread binds one SO_REUSEPORT listener per shard and bind
  * address (so a busy port fails the start with a clear message), with
  * cluster-ports also each shard's own cluster port (cluster.h), then starts
- * the threads.  Each thread pins itself (libnuma), allocates its own shard
+ * the threads; CONFIG SET bind later hands each shard new ones ("listeners"
+ * below).  Each thread pins itself (libnuma), allocates its own shard
  * struct and store from its own heap, registers with urcu-qsbr and waits on
  * a barrier until every shard is published, since any shard may push to any
  * other's inbox.
@@ -34,9 +35,11 @@
 #include "percore/store.h"
 #include "percore/util.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <event2/event.h>
 #include <netdb.h>
+#include <netinet/in.h>
 #include <numa.h>
 #include <pthread.h>
 #include <sched.h>
@@ -52,6 +55,16 @@
 
 __thread struct shard *shard_self;
 
+/* a listening socket of a shard (see "listeners" below) */
+#define SHARD_ADDR_MAX 64
+
+struct listener {
+    int fd;
+    bool cluster;              /* the shard's own cluster port, else the main port */
+    struct event *ev;          /* its accept event, once a shard adopted it */
+    char addr[SHARD_ADDR_MAX]; /* the bind address, without Redis's optional '-' */
+};
+
 /* elements of deleted big collections freed per loop turn (the timer frees more) */
 #define SHARD_LAZYFREE_STEP 1024
 
@@ -60,9 +73,7 @@ static int nshards;
 static pthread_t *threads;
 static pthread_barrier_t start_barrier; /* the shards and the main thread: all published */
 static pthread_barrier_t stop_barrier;  /* the shards, at teardown */
-static int **listen_fds; /* [shard][listener]: the port on each bind address, then the cluster port on each */
-static int nbind;
-static int nlisten;      /* listeners per shard: nbind, twice that with cluster-ports */
+static struct shard_listeners *start_listeners; /* setup's plan, each shard adopts its row before start_barrier */
 static int64_t start_time_ms;
 static atomic_int shutdown_requested;
 /* where each shard runs, planned on the main thread: libnuma's lookups are not thread-safe */
@@ -248,7 +259,7 @@ static void shard_on_timer(evutil_socket_t fd, short what, void *arg)
 static void shard_pause_accept(struct shard *self)
 {
     for (int b = 0; b < self->listen_count; b++)
-        event_del(self->listen_ev[b]);
+        event_del(self->listeners[b].ev);
     struct timeval tv = {0, 100000};
     evtimer_add(self->accept_pause_ev, &tv);
 }
@@ -260,10 +271,11 @@ static void shard_on_accept_resume(evutil_socket_t fd, short what, void *arg)
     struct shard *self = arg;
     shard_wake_up(self);
     for (int b = 0; b < self->listen_count; b++)
-        event_add(self->listen_ev[b], NULL);
+        event_add(self->listeners[b].ev, NULL);
 }
 
-static void shard_accept(struct shard *self, evutil_socket_t fd, bool cluster_port)
+/* up to 64 connections waiting on fd; true when there may be more */
+static bool shard_accept(struct shard *self, evutil_socket_t fd, bool cluster_port)
 {
     shard_wake_up(self);
     for (int i = 0; i < 64; i++) {
@@ -276,10 +288,11 @@ static void shard_accept(struct shard *self, evutil_socket_t fd, bool cluster_po
                 }
                 shard_pause_accept(self);
             }
-            return;
+            return false;
         }
         conn_accept(self, cfd, cluster_port);
     }
+    return true;
 }
 
 static void shard_on_accept(evutil_socket_t fd, short what, void *arg)
@@ -472,13 +485,7 @@ static void *shard_main(void *arg)
     self->accept_pause_ev = evtimer_new(self->base, shard_on_accept_resume, self);
     struct timeval tv = {0, 1000000 / cfg->hz};
     evtimer_add(self->timer_ev, &tv);
-    self->listen_ev = mem_calloc((size_t)nlisten, sizeof(*self->listen_ev));
-    self->listen_count = nlisten;
-    for (int b = 0; b < nlisten; b++) {
-        self->listen_ev[b] = event_new(self->base, listen_fds[index][b], EV_READ | EV_PERSIST,
-                                       b < nbind ? shard_on_accept : shard_on_cluster_accept, self);
-        event_add(self->listen_ev[b], NULL);
-    }
+    shard_listeners_adopt(start_listeners);
     shards[index] = self;
     pthread_barrier_wait(&start_barrier); /* every shard published */
     engine_start_driver(index);
@@ -486,9 +493,9 @@ static void *shard_main(void *arg)
 
     /* teardown: send what is ready, finish what is in flight, free our own memory */
     shard_flush_dirty(self);
-    for (int b = 0; b < nlisten; b++) {
-        event_free(self->listen_ev[b]);
-        close(listen_fds[index][b]);
+    for (int b = 0; b < self->listen_count; b++) {
+        event_free(self->listeners[b].ev);
+        close(self->listeners[b].fd);
     }
     conn_close_all(self);
     pthread_barrier_wait(&stop_barrier); /* nobody sends any more */
@@ -509,7 +516,7 @@ static void *shard_main(void *arg)
     monitor_teardown_shard(self);
     mem_release(self->effects.v);
     mem_release(self->effects.bytes);
-    mem_release(self->listen_ev);
+    mem_release(self->listeners);
     event_free(self->doorbell_ev); /* its fd is closed by shard_teardown, after every thread joined */
     event_free(self->retry_ev);
     event_free(self->timer_ev);
@@ -530,55 +537,280 @@ static void *shard_main(void *arg)
     return NULL;
 }
 
+/* ---------------------------------------------------------------- listeners */
+
 /*
- * SO_REUSEPORT would let a second server share the port unnoticed: first
- * bind once without it, which fails if anyone listens there already.
+ * A bind plan: for every shard, the sockets it is to listen on (the main port
+ * on each bind address, SO_REUSEPORT so that every shard has one, and with
+ * cluster-ports the shard's own port on each), all bound and listening
+ * before any shard sees them, so that a bind that fails changes nothing
+ * (Redis's changeBindAddr, which then restores the old addresses).  The main
+ * thread opens the first plan at setup; CONFIG SET bind opens the next ones
+ * (shard_listeners_open, under the config writer lock) and sends each shard
+ * a message, on which the shard takes its own row (shard_listeners_adopt):
+ * it keeps its sockets on the addresses it listens on already (the plan's
+ * duplicate goes), starts on the new ones and closes the others, each
+ * socket it closes only after accepting what waits in its queue.  No shard
+ * touches another's listeners.  A shard handed an older plan after a newer
+ * one (two CONFIG SETs racing from two shards) closes its row of it.
+ *
+ * Every listening socket has SO_REUSEPORT, so that a plan can bind an
+ * address the shards listen on already.  It would also let a second server
+ * share the port unnoticed: an address is first bound once without it,
+ * which fails if anyone listens there already (shard_port_free) -- at setup,
+ * and later where no listener of ours, of that address family, could be
+ * what it finds.
  */
+struct shard_listeners {
+    uint64_t gen;              /* plans are numbered in the order they were opened */
+    int nshards;
+    int count;                 /* listeners in each shard's row */
+    int row_cap;
+    struct listener *l;        /* shard i's row: l[i * row_cap ...] */
+};
+
+/* the latest plan: its number and addresses (setup, then CONFIG SET under the config writer lock) */
+static uint64_t listen_gen;
+static char listen_addrs[CONFIG_MAX_BIND][SHARD_ADDR_MAX];
+static int listen_addr_count;
+
+static bool shard_addr_v6(const char *addr)
+{
+    return strchr(addr, ':') != NULL; /* Redis: anetTcp6Server for an address with a ':' */
+}
+
+/* addr:port for a listening socket ("*": any IPv4 address, "::*": any IPv6, as Redis); EAI_* or 0 */
+static int shard_resolve(const char *addr, int port, struct addrinfo **res)
+{
+    struct addrinfo hints = {0};
+    char portstr[16];
+    snprintf(portstr, sizeof(portstr), "%d", port);
+    hints.ai_family = shard_addr_v6(addr) ? AF_INET6 : AF_INET;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_PASSIVE | AI_NUMERICHOST; /* numeric: no name lookup on a shard thread */
+    bool any = strcmp(addr, "*") == 0 || strcmp(addr, "::*") == 0;
+    return getaddrinfo(any ? NULL : addr, portstr, &hints, res);
+}
+
+/* two addresses Redis cannot both bind (it has no SO_REUSEPORT): the same, or one is the family's any-address */
+static bool shard_addr_overlap(const char *a, const char *b)
+{
+    struct addrinfo *ra = NULL, *rb = NULL;
+    bool overlap = false;
+    if (shard_resolve(a, 0, &ra) == 0 && shard_resolve(b, 0, &rb) == 0 && ra->ai_family == rb->ai_family) {
+        if (ra->ai_family == AF_INET) {
+            in_addr_t x = ((const struct sockaddr_in *)(const void *)ra->ai_addr)->sin_addr.s_addr;
+            in_addr_t y = ((const struct sockaddr_in *)(const void *)rb->ai_addr)->sin_addr.s_addr;
+            overlap = x == y || x == htonl(INADDR_ANY) || y == htonl(INADDR_ANY);
+        } else {
+            const struct in6_addr *x = &((const struct sockaddr_in6 *)(const void *)ra->ai_addr)->sin6_addr;
+            const struct in6_addr *y = &((const struct sockaddr_in6 *)(const void *)rb->ai_addr)->sin6_addr;
+            overlap = IN6_ARE_ADDR_EQUAL(x, y) || IN6_IS_ADDR_UNSPECIFIED(x) || IN6_IS_ADDR_UNSPECIFIED(y);
+        }
+    }
+    if (ra)
+        freeaddrinfo(ra);
+    if (rb)
+        freeaddrinfo(rb);
+    return overlap;
+}
+
+/* nobody listens on ai already: it binds without SO_REUSEPORT */
 static bool shard_port_free(const struct addrinfo *ai)
 {
     int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return true; /* the real socket() says why */
     int one = 1;
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
     if (ai->ai_family == AF_INET6)
         setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
-    bool ok = bind(fd, ai->ai_addr, ai->ai_addrlen) == 0;
+    bool ok = bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 || errno != EADDRINUSE;
     close(fd);
     return ok;
 }
 
-/* shared: the main port, which every shard listens on (SO_REUSEPORT); else one shard's own */
-static int shard_open_listener(const char *addr, int port, bool first, bool shared)
+static void shard_bind_warn(const char *addr, int port, const char *why)
 {
-    struct addrinfo hints = {0}, *res = NULL;
-    char portstr[16];
-    snprintf(portstr, sizeof(portstr), "%d", port);
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    hints.ai_flags = AI_PASSIVE | AI_NUMERICHOST;
-    if (getaddrinfo(addr, portstr, &hints, &res) != 0 || !res) {
-        log_warn("Bad bind address '%s'", addr);
+    log_warn("Warning: Could not create server TCP listening socket %s:%d: %s", addr, port, why);
+}
+
+/* a listening socket on addr:port, or -1 with errno set (logged as Redis does) */
+static int shard_open_listener(const char *addr, int port, bool check_free)
+{
+    struct addrinfo *res = NULL;
+    int rc = shard_resolve(addr, port, &res);
+    if (rc != 0) {
+        shard_bind_warn(addr, port, gai_strerror(rc));
+        errno = EINVAL;
         return -1;
     }
-    if (first && !shard_port_free(res)) {
-        log_warn("Could not create server TCP listening socket %s:%d: %s", addr, port, strerror(EADDRINUSE));
-        freeaddrinfo(res);
-        return -1;
-    }
-    int fd = socket(res->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    int one = 1;
-    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-    if (shared)
+    int fd = -1;
+    if (check_free && !shard_port_free(res)) {
+        errno = EADDRINUSE;
+    } else if ((fd = socket(res->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0)) >= 0) {
+        int one = 1;
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
         setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
-    if (res->ai_family == AF_INET6)
-        setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
-    if (bind(fd, res->ai_addr, res->ai_addrlen) < 0 || listen(fd, config_current()->tcp_backlog) < 0) {
-        log_warn("Could not create server TCP listening socket %s:%d: %s", addr, port, strerror(errno));
-        close(fd);
-        freeaddrinfo(res);
-        return -1;
+        if (res->ai_family == AF_INET6)
+            setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+        if (bind(fd, res->ai_addr, res->ai_addrlen) < 0 || listen(fd, config_current()->tcp_backlog) < 0) {
+            int err = errno;
+            close(fd);
+            fd = -1;
+            errno = err;
+        }
+    }
+    if (fd < 0) {
+        int err = errno;
+        shard_bind_warn(addr, port, strerror(err));
+        errno = err;
     }
     freeaddrinfo(res);
     return fd;
+}
+
+/* Redis's listenToPort: an address it may skip (an optional one not on this host, an unsupported family) */
+static bool shard_bind_skippable(int err, bool optional)
+{
+    return (err == EADDRNOTAVAIL && optional) || err == ENOPROTOOPT || err == EPROTONOSUPPORT ||
+           err == ESOCKTNOSUPPORT || err == EPFNOSUPPORT || err == EAFNOSUPPORT;
+}
+
+/* bind at setup: nothing of ours listens yet; later: no listener of ours of that family */
+static bool shard_needs_port_check(const char *addr, bool at_setup)
+{
+    if (at_setup)
+        return true;
+    for (int i = 0; i < listen_addr_count; i++)
+        if (shard_addr_v6(listen_addrs[i]) == shard_addr_v6(addr))
+            return false;
+    return true;
+}
+
+void shard_listeners_destroy(struct shard_listeners **lp)
+{
+    struct shard_listeners *l = *lp;
+    if (!l)
+        return;
+    mem_release(l->l);
+    mem_release(l);
+    *lp = NULL;
+}
+
+/* close every socket of a plan no shard adopted (a bind that failed half-way) */
+static void shard_listeners_close_all(struct shard_listeners *l)
+{
+    for (int i = 0; i < l->nshards; i++)
+        for (int j = 0; j < l->count; j++)
+            close(l->l[i * l->row_cap + j].fd);
+}
+
+static struct shard_listeners *shard_listeners_open_for(const struct config *cfg, int nsh, bool at_setup)
+{
+    int per_addr = cfg->cluster_ports ? 2 : 1;
+    struct shard_listeners *l = mem_calloc(1, sizeof(*l));
+    l->nshards = nsh;
+    l->row_cap = cfg->bind_count * per_addr;
+    l->l = mem_calloc((size_t)nsh * (size_t)(l->row_cap ? l->row_cap : 1), sizeof(*l->l));
+    for (int b = 0; b < cfg->bind_count; b++) {
+        bool optional = cfg->bind[b][0] == '-';
+        const char *addr = cfg->bind[b] + optional;
+        bool check = shard_needs_port_check(addr, at_setup);
+        for (int j = 0; j < l->count; j += per_addr) {
+            if (shard_addr_overlap(l->l[j].addr, addr)) { /* what Redis's second bind finds */
+                shard_bind_warn(addr, cfg->port, strerror(EADDRINUSE));
+                goto failed;
+            }
+        }
+        int ok = 0; /* sockets opened for this address */
+        for (int i = 0; i < nsh; i++) {
+            for (int k = 0; k < per_addr; k++) {
+                int port = k == 0 ? cfg->port : cluster_port(cfg, i);
+                int fd = strlen(addr) < SHARD_ADDR_MAX ? shard_open_listener(addr, port, check && (k == 1 || i == 0))
+                                                       : (errno = EINVAL, -1);
+                if (fd < 0) {
+                    int err = errno;
+                    for (int o = 0; o < ok; o++) /* this address's sockets so far */
+                        close(l->l[(o / per_addr) * l->row_cap + l->count + o % per_addr].fd);
+                    if (ok == 0 && shard_bind_skippable(err, optional))
+                        goto next_address;
+                    goto failed;
+                }
+                struct listener *e = &l->l[i * l->row_cap + l->count + k];
+                e->fd = fd;
+                e->cluster = k == 1;
+                snprintf(e->addr, sizeof(e->addr), "%s", addr);
+                ok++;
+            }
+        }
+        l->count += per_addr;
+    next_address:;
+    }
+    l->gen = at_setup ? 0 : ++listen_gen;
+    listen_addr_count = 0;
+    for (int j = 0; j < l->count; j += per_addr)
+        snprintf(listen_addrs[listen_addr_count++], SHARD_ADDR_MAX, "%s", l->l[j].addr);
+    return l;
+failed:
+    log_warn("Failed to bind");
+    shard_listeners_close_all(l);
+    shard_listeners_destroy(&l);
+    return NULL;
+}
+
+struct shard_listeners *shard_listeners_open(const struct config *cfg)
+{
+    return shard_listeners_open_for(cfg, nshards, false);
+}
+
+/* accept what waits in fd's queue (on a listener about to close), then close it */
+static void shard_listener_close(struct shard *self, struct listener *e)
+{
+    while (shard_accept(self, e->fd, e->cluster))
+        ;
+    if (e->ev)
+        event_free(e->ev);
+    close(e->fd);
+}
+
+void shard_listeners_adopt(struct shard_listeners *l)
+{
+    struct shard *self = shard_self;
+    struct listener *row = l->l + (size_t)self->index * (size_t)l->row_cap;
+    if (l->gen < self->listen_gen) { /* overtaken by a newer plan */
+        for (int j = 0; j < l->count; j++)
+            shard_listener_close(self, &row[j]);
+        return;
+    }
+    bool accepting = !evtimer_pending(self->accept_pause_ev, NULL);
+    struct listener *now = mem_calloc((size_t)(l->count ? l->count : 1), sizeof(*now));
+    bool *kept = mem_calloc((size_t)(self->listen_count ? self->listen_count : 1), sizeof(*kept));
+    for (int j = 0; j < l->count; j++) {
+        int old = 0;
+        while (old < self->listen_count && (kept[old] || self->listeners[old].cluster != row[j].cluster ||
+                                            strcmp(self->listeners[old].addr, row[j].addr) != 0))
+            old++;
+        if (old < self->listen_count) { /* listening there already: the plan's duplicate goes */
+            kept[old] = true;
+            now[j] = self->listeners[old];
+            shard_listener_close(self, &row[j]);
+            continue;
+        }
+        now[j] = row[j];
+        now[j].ev = event_new(self->base, now[j].fd, EV_READ | EV_PERSIST,
+                              now[j].cluster ? shard_on_cluster_accept : shard_on_accept, self);
+        if (accepting)
+            event_add(now[j].ev, NULL);
+    }
+    for (int old = 0; old < self->listen_count; old++)
+        if (!kept[old])
+            shard_listener_close(self, &self->listeners[old]);
+    mem_release(kept);
+    mem_release(self->listeners);
+    self->listeners = now;
+    self->listen_count = l->count;
+    self->listen_gen = l->gen;
 }
 
 /* shard i -> the i-th cpu of cpu-list (or of our affinity mask); none when there are too few */
@@ -617,23 +849,12 @@ int shard_setup(void)
 {
     const struct config *cfg = config_current();
     nshards = cfg->threads;
-    nbind = cfg->bind_count;
-    nlisten = cfg->cluster_ports ? 2 * nbind : nbind;
     start_time_ms = util_ms_time();
     shards = mem_calloc((size_t)nshards, sizeof(*shards));
     threads = mem_calloc((size_t)nshards, sizeof(*threads));
-    listen_fds = mem_calloc((size_t)nshards, sizeof(*listen_fds));
-    for (int i = 0; i < nshards; i++) {
-        listen_fds[i] = mem_calloc((size_t)nlisten, sizeof(int));
-        for (int b = 0; b < nlisten; b++) {
-            if (b < nbind)
-                listen_fds[i][b] = shard_open_listener(cfg->bind[b], cfg->port, i == 0, true);
-            else
-                listen_fds[i][b] = shard_open_listener(cfg->bind[b - nbind], cluster_port(cfg, i), false, false);
-            if (listen_fds[i][b] < 0)
-                return -1;
-        }
-    }
+    start_listeners = shard_listeners_open_for(cfg, nshards, true);
+    if (!start_listeners)
+        return -1;
     if (cfg->cluster_ports)
         log_notice("Cluster ports %d..%d: shard i on %d + i", cluster_port(cfg, 0), cluster_port(cfg, nshards - 1),
                    cluster_port(cfg, 0));
@@ -653,6 +874,7 @@ int shard_setup(void)
         }
     }
     pthread_barrier_wait(&start_barrier);
+    shard_listeners_destroy(&start_listeners); /* every shard took its row */
     return 0;
 }
 
@@ -692,12 +914,13 @@ void shard_teardown(void)
             stats_block_deinit(&shards[i]->stats);
             mem_release(shards[i]);
         }
-        if (listen_fds)
-            mem_release(listen_fds[i]);
     }
     mem_release(shards);
     mem_release(threads);
-    mem_release(listen_fds);
+    if (start_listeners) { /* the start failed before the shards took their rows */
+        shard_listeners_close_all(start_listeners);
+        shard_listeners_destroy(&start_listeners);
+    }
     mem_release(shard_places);
     shard_places = NULL;
     shards = NULL;

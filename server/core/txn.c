@@ -689,6 +689,7 @@ void txn_note_flush(struct shard *self, const struct command *cmd, int argc, con
 struct multi {
     bool failed;             /* a command was refused while queued: EXEC answers EXECABORT */
     int count;               /* commands queued */
+    size_t argv_mem;         /* their arguments' bytes and a pointer each (Redis's multi-mem) */
     int db;                  /* the database the next queued command will run in (SELECT is queued too) */
     struct reply queue;      /* the queued commands, as RESP */
     struct keyset keys;      /* every key they name */
@@ -711,6 +712,7 @@ static void multi_clear_queue(struct conn *c)
     c->in_multi = false;
     m->failed = false;
     m->count = 0;
+    m->argv_mem = 0;
     reply_clear(&m->queue);
     keyset_clear(&m->keys);
 }
@@ -793,6 +795,11 @@ int txn_queued(const struct conn *c)
     return c->in_multi ? c->multi->count : -1;
 }
 
+size_t txn_queued_mem(const struct conn *c)
+{
+    return c->in_multi ? c->multi->argv_mem : 0;
+}
+
 void txn_queue_failed(struct conn *c)
 {
     if (txn_in_multi(c))
@@ -814,6 +821,7 @@ bool txn_queue(struct conn *c, const struct command *cmd, int argc, const struct
         reply_raw(&m->queue, num, (size_t)snprintf(num, sizeof num, "$%zu\r\n", argv[i].len));
         reply_raw(&m->queue, argv[i].ptr, argv[i].len);
         reply_raw(&m->queue, "\r\n", 2);
+        m->argv_mem += argv[i].len + sizeof(void *);
     }
     m->count++;
     keyset_add_command(&m->keys, config_current(), cmd, argc, argv, m->db);

@@ -730,6 +730,9 @@ int store_set(struct store *s, int db, const char *key, size_t klen, struct obje
         return 1;
     }
     dirty_forget(s, e->val);
+    e->atime = s->clock; /* a new value is new to LRU (Redis's new object); its LFU counter stays (dbOverwrite) */
+    if ((flags & STORE_ACCESS) && s->track_lfu)
+        lfu_touch(s, e);
     if (e->val != val) {
         s->mem -= object_memory(e->val);
         release_object(s, e->val);

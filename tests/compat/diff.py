@@ -229,10 +229,10 @@ def parse(buf, pos=0):
 
 
 class Conn:
-    def __init__(self, port, timeout=REPLY_S):
+    def __init__(self, port, timeout=REPLY_S, host="127.0.0.1"):
         self.port = port
         self.timeout = timeout
-        self.sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+        self.sock = socket.create_connection((host, port), timeout=5)
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.buf = b""
         self.closed = False
@@ -314,6 +314,7 @@ class Server:
     def __init__(self, binary, threads=None, name="server", logdir=None, extra=()):
         self.binary = binary
         self.threads = threads
+        self.extra = list(extra)  # more --key value arguments (percore only)
         self.name = name
         self.logdir = logdir or os.environ.get("PC_LOG_DIR", tempfile.gettempdir())
         self.is_redis = "redis-server" in os.path.basename(binary)

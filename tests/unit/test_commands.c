@@ -546,6 +546,13 @@ static void test_object(void)
     EXPECT(":0\r\n", "object", "idletime", "a");
     now_ms += 2500;
     EXPECT(":2\r\n", "object", "idletime", "a");
+    /* EXISTS and TYPE do not count as an access (LOOKUP_NOTOUCH), TOUCH does (Redis's lookupKeyRead) */
+    EXPECT(":2\r\n", "exists", "a", "big");
+    EXPECT("+string\r\n", "type", "a");
+    EXPECT(":2\r\n", "object", "idletime", "a");
+    EXPECT(":2\r\n", "touch", "a", "nosuchkey", "a");
+    EXPECT(":0\r\n", "object", "idletime", "a");
+    EXPECT(":9\r\n", "object", "idletime", "big");
     now_ms = NOW;
     EXPECT("-ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please "
            "note that when switching between policies at runtime LRU and LFU data will take "

@@ -76,7 +76,7 @@ static void config_set3(struct reply *out, long long x)
         {"requirepass", 11},               {pass, strlen(pass)},
     };
     reply_clear(out);
-    config_set_reply(out, args, 6);
+    config_set_reply(out, args, 6, NULL, NULL);
 }
 
 static void test_no_torn_reads(void)
@@ -157,7 +157,7 @@ static void test_rewrite(void)
         {"maxclients", 10}, {"600", 3}, {"hash-max-listpack-entries", 25}, {"200", 3},
         {"slowlog-max-len", 15}, {"5", 1}, {"requirepass", 11}, {"a \"b\"", 5},
     };
-    config_set_reply(&out, set, 8);
+    config_set_reply(&out, set, 8, NULL, NULL);
     CHECK_MEM(out.buf, out.len, "+OK\r\n");
     CHECK(config_rewrite(err, sizeof err) == 0);
     const char *want = "# percore test config\n"
