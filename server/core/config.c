@@ -491,6 +491,7 @@ static const char *config_apply(struct config *c, const struct config_key *k, co
         for (int i = 0; i < nw; i++)
             c->bind[c->bind_count++] = mem_strndup(words[i].ptr, words[i].len);
         return NULL;
+    }
     case CT_NOTIFY: {
         int flags = config_notify_flags(v, vlen);
         if (flags < 0)
