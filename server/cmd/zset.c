@@ -115,8 +115,7 @@ static void put_destination(struct cmd_ctx *ctx, const struct resp_arg *dstkey, 
     if (len == 0) {
         zset_destroy(&dst);
         reply_int(ctx->out, 0);
-        ctx->unchanged = !store_delete(ctx->store, ctx->db, dstkey->ptr, dstkey->len, ctx->now);
-        if (!ctx->unchanged)
+        if (store_delete(ctx->store, ctx->db, dstkey->ptr, dstkey->len, ctx->now))
             cmd_changed(ctx, NOTIFY_GENERIC, "del", dstkey);
         return;
     }
@@ -263,7 +262,6 @@ static void zadd_generic(struct cmd_ctx *ctx, int flags)
     zadd_finish(ctx, key, o, z, created);
 
 reply_to_client:
-    ctx->unchanged = added == 0 && updated == 0;
     if (incr) {
         if (processed)
             reply_double(ctx->out, score);
