@@ -456,10 +456,16 @@ static bool flush_args_ok_or_reply(struct cmd_ctx *ctx)
     return false;
 }
 
+/*
+ * FLUSHDB, FLUSHALL and SWAPDB cause no keyspace event in Redis 7.0 and
+ * signal no key one by one: they say which databases they are about to
+ * replace (cmd_replacing_databases), for WATCH and blocked clients.
+ */
 static void cmd_flushdb(struct cmd_ctx *ctx)
 {
     if (!flush_args_ok_or_reply(ctx))
         return;
+    cmd_replacing_databases(ctx, ctx->db, -1);
     store_flush(ctx->store, ctx->db);
     reply_ok(ctx->out);
 }
@@ -468,6 +474,7 @@ static void cmd_flushall(struct cmd_ctx *ctx)
 {
     if (!flush_args_ok_or_reply(ctx))
         return;
+    cmd_replacing_databases(ctx, -1, -1);
     store_flush(ctx->store, -1);
     reply_ok(ctx->out);
 }
@@ -485,9 +492,9 @@ static void cmd_swapdb(struct cmd_ctx *ctx)
         reply_error(ctx->out, "ERR DB index is out of range");
         return;
     }
-    if (id1 != id2 && store_swapdb(ctx->store, id1, id2) != 0) {
-        reply_error(ctx->out, "ERR DB index is out of range");
-        return;
+    if (id1 != id2) {
+        cmd_replacing_databases(ctx, id1, id2);
+        store_swapdb(ctx->store, id1, id2); /* cannot fail: both indexes were checked */
     }
     reply_ok(ctx->out);
 }

@@ -19,6 +19,14 @@
  * a change the object's encoding is synced (object_collection_set) so OBJECT
  * ENCODING answers right.  A sorted set that becomes empty is deleted.
  *
+ * What a write did is reported (command.h) where Redis 7.0's t_zset.c
+ * reports it, in its order and only when something changed: cmd_modified
+ * for signalModifiedKey, cmd_notify for notifyKeyspaceEvent ("new" where
+ * Redis's dbAdd creates the key, "zadd"/"zincr", "zrem", "zremrangeby*",
+ * "zpopmin"/"zpopmax", then "del" when that emptied the key).  The STORE
+ * commands report their destination only ("zunionstore" ..., "zrangestore",
+ * or "del" for an empty result over an existing key), never their sources.
+ *
  * Threading and routing: a handler runs on the shard thread that owns its
  * keys and touches only ctx->store.  Multi-key commands (ZUNIONSTORE and
  * friends, ZRANGESTORE, ZMPOP) are ROUTE_GATHER: the dispatcher brings every
@@ -85,13 +93,38 @@ static struct object *zset_object(struct zset *z)
     return object_collection_create(OBJ_ZSET, zset_encoding(z), z);
 }
 
-/* delete key when its sorted set became empty; true if it did */
-static bool delete_if_empty(struct cmd_ctx *ctx, const struct resp_arg *key, struct object *o)
+/* delete key when its sorted set became empty, with Redis's "del" event (after the command's own) */
+static void delete_if_empty(struct cmd_ctx *ctx, const struct resp_arg *key, struct object *o)
 {
     if (zset_length(zobj(o)) != 0)
-        return false;
+        return;
     store_delete(ctx->store, ctx->db, key->ptr, key->len, ctx->now);
-    return true;
+    cmd_notify(ctx, NOTIFY_GENERIC, "del", key);
+}
+
+/*
+ * A STORE command's result dst (owned) into dstkey, as Redis's setKey puts
+ * it ("new" when the key is created, the key signalled) followed by event;
+ * an empty result deletes the destination instead (signalled with "del"
+ * when it existed).  Replies the result's length.
+ */
+static void put_destination(struct cmd_ctx *ctx, const struct resp_arg *dstkey, struct zset *dst,
+                            const char *event)
+{
+    size_t len = zset_length(dst);
+    if (len == 0) {
+        zset_destroy(&dst);
+        reply_int(ctx->out, 0);
+        if (store_delete(ctx->store, ctx->db, dstkey->ptr, dstkey->len, ctx->now))
+            cmd_changed(ctx, NOTIFY_GENERIC, "del", dstkey);
+        return;
+    }
+    cmd_lookup_write(ctx, dstkey); /* an expired destination goes first, as in setKey */
+    if (store_set(ctx->store, ctx->db, dstkey->ptr, dstkey->len, zset_object(dst), 0))
+        cmd_notify(ctx, NOTIFY_NEW, "new", dstkey);
+    cmd_modified(ctx, dstkey);
+    reply_int(ctx->out, (long long)len);
+    cmd_notify(ctx, NOTIFY_ZSET, event, dstkey);
 }
 
 /* Redis getDoubleFromObjectOrReply */
@@ -118,16 +151,19 @@ static void reply_member(struct reply *out, const char *p, size_t n, double scor
 
 /* ---- ZADD ZINCRBY ---------------------------------------------------------- */
 
-/* a new sorted set goes into the store once filled (never empty); an old one syncs its encoding */
+/* a new sorted set goes into the store once filled (never empty), with Redis's "new" event; an old
+ * one syncs its encoding */
 static void zadd_finish(struct cmd_ctx *ctx, const struct resp_arg *key, struct object *o,
                         struct zset *z, bool created)
 {
-    if (!created)
+    if (!created) {
         sync_encoding(o);
-    else if (zset_length(z))
+    } else if (zset_length(z)) {
         store_set(ctx->store, ctx->db, key->ptr, key->len, zset_object(z), 0);
-    else
+        cmd_notify(ctx, NOTIFY_NEW, "new", key);
+    } else {
         zset_destroy(&z);
+    }
 }
 
 /* Redis zaddGenericCommand */
@@ -226,7 +262,6 @@ static void zadd_generic(struct cmd_ctx *ctx, int flags)
     zadd_finish(ctx, key, o, z, created);
 
 reply_to_client:
-    ctx->unchanged = added == 0 && updated == 0;
     if (incr) {
         if (processed)
             reply_double(ctx->out, score);
@@ -238,6 +273,8 @@ reply_to_client:
 cleanup:
     if (scores != &one)
         mem_release(scores);
+    if (added || updated)
+        cmd_changed(ctx, NOTIFY_ZSET, incr ? "zincr" : "zadd", key);
 }
 
 static void cmd_zadd(struct cmd_ctx *ctx)
@@ -271,12 +308,19 @@ static void cmd_zrem(struct cmd_ctx *ctx)
         if (zset_length(z) == 0)
             break;
     }
+    if (deleted)
+        cmd_notify(ctx, NOTIFY_ZSET, "zrem", key);
     delete_if_empty(ctx, key, o);
+    if (deleted)
+        cmd_modified(ctx, key);
     reply_int(ctx->out, deleted);
 }
 
 enum zrange_type { ZRANGE_AUTO = 0, ZRANGE_RANK, ZRANGE_SCORE, ZRANGE_LEX };
 enum zrange_dir { ZDIR_AUTO = 0, ZDIR_FORWARD, ZDIR_REVERSE };
+
+static const char *const zremrange_event[] = {
+    [ZRANGE_RANK] = "zremrangebyrank", [ZRANGE_SCORE] = "zremrangebyscore", [ZRANGE_LEX] = "zremrangebylex"};
 
 /* Redis zremrangeGenericCommand */
 static void zremrange_generic(struct cmd_ctx *ctx, enum zrange_type type)
@@ -335,7 +379,10 @@ static void zremrange_generic(struct cmd_ctx *ctx, enum zrange_type type)
     } else {
         deleted = zset_delete_lex(z, &lex);
     }
-    delete_if_empty(ctx, key, o);
+    if (deleted) {
+        cmd_changed(ctx, NOTIFY_ZSET, zremrange_event[type], key);
+        delete_if_empty(ctx, key, o);
+    }
     reply_int(ctx->out, (long long)deleted);
 }
 
@@ -418,14 +465,7 @@ static void zout_finalize(struct zrange_out *h, size_t count)
 {
     struct cmd_ctx *ctx = h->ctx;
     if (h->store) {
-        if (count) {
-            store_set(ctx->store, ctx->db, h->dstkey->ptr, h->dstkey->len, zset_object(h->dst), 0);
-            reply_int(ctx->out, (long long)count);
-        } else {
-            zset_destroy(&h->dst);
-            reply_int(ctx->out, 0);
-            ctx->unchanged = !store_delete(ctx->store, ctx->db, h->dstkey->ptr, h->dstkey->len, ctx->now);
-        }
+        put_destination(ctx, h->dstkey, h->dst, "zrangestore");
         return;
     }
     if (!h->deferred)
@@ -821,6 +861,8 @@ static void zpop_generic(struct cmd_ctx *ctx, const struct resp_arg *keyv, int k
         zset_delete_rank(z, (size_t)(llen - rangelen), (size_t)llen - 1);
     else
         zset_delete_rank(z, 0, (size_t)rangelen - 1);
+    cmd_notify(ctx, NOTIFY_ZSET, rev ? "zpopmax" : "zpopmin", key);
+    cmd_modified(ctx, key);
     delete_if_empty(ctx, key, o);
 }
 
@@ -1453,16 +1495,11 @@ static void zsetop_generic(struct cmd_ctx *ctx, const struct resp_arg *dstkey, i
 
     struct zset *dst = so.dst;
     if (dstkey) {
-        size_t len = zset_length(dst);
-        if (len) {
+        static const char *const event[] = {
+            [SET_OP_UNION] = "zunionstore", [SET_OP_INTER] = "zinterstore", [SET_OP_DIFF] = "zdiffstore"};
+        if (zset_length(dst))
             zset_maybe_shrink(dst, so.maxelelen, cfg_entries(ctx), cfg_value(ctx));
-            store_set(ctx->store, ctx->db, dstkey->ptr, dstkey->len, zset_object(dst), 0);
-            reply_int(ctx->out, (long long)len);
-        } else {
-            zset_destroy(&dst);
-            reply_int(ctx->out, 0);
-            ctx->unchanged = !store_delete(ctx->store, ctx->db, dstkey->ptr, dstkey->len, ctx->now);
-        }
+        put_destination(ctx, dstkey, dst, event[op]);
         return;
     }
     if (cardinality_only) {
