@@ -1,6 +1,6 @@
 /*
  * false_sharing: why every shard's counters sit on cache lines of their own
- * (DESIGN.md rule 8), measured.
+ * (ARCHITECTURE.md rule 8), measured.
  *
  * N threads (default: the online cpus), each pinned to its own cpu, count
  * as fast as they can for a fixed time, four ways:

@@ -1,13 +1,12 @@
 #!/usr/bin/env bash
 # Per-core comparison with Redis 7 on this machine: percore with `threads 1`
 # and a reference redis-server pinned to the same cpu, redis-benchmark on the
-# other (../shared/tools/bench-vs-redis does the work).  Writes the tables to
+# other (bench/bench-vs-redis does the work).  Writes the tables to
 # bench/results/vs-redis.txt and bench/results/vs-redis-callgrind.txt.
 #   bench/vs-redis.sh [--quick] [--no-callgrind]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-tool=../shared/tools/bench-vs-redis
-[ -x "$tool" ] || tool=$(command -v bench-vs-redis) || { echo "bench-vs-redis not found" >&2; exit 2; }
+tool=bench/bench-vs-redis
 quick=""; callgrind=1
 for a in "$@"; do
     case "$a" in

@@ -21,10 +21,16 @@ for p in build-essential cmake pkg-config libevent-dev liburcu-dev libnuma-dev l
     dpkg -s "$p" >/dev/null 2>&1 || need_pkgs+=("$p")
 done
 command -v npm >/dev/null 2>&1 || need_pkgs+=(nodejs npm)
-if [ ${#need_pkgs[@]} -gt 0 ]; then
-    echo "tests/run.sh: installing ${need_pkgs[*]}"
+# promtool (tests/integration/test_promtool.py) comes only with Debian's prometheus
+# package; installed without its recommends (the node exporter)
+lean_pkgs=()
+command -v promtool >/dev/null 2>&1 || lean_pkgs+=(prometheus)
+if [ ${#need_pkgs[@]} -gt 0 ] || [ ${#lean_pkgs[@]} -gt 0 ]; then
+    echo "tests/run.sh: installing ${need_pkgs[*]} ${lean_pkgs[*]}"
     apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_pkgs[@]}" >/dev/null
+    [ ${#need_pkgs[@]} -eq 0 ] || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_pkgs[@]}" >/dev/null
+    [ ${#lean_pkgs[@]} -eq 0 ] ||
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${lean_pkgs[@]}" >/dev/null
 fi
 if [ -f tests/compat/node/package.json ]; then
     (cd tests/compat/node && npm ci --silent --no-audit --no-fund)
@@ -35,7 +41,7 @@ cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j"$jobs"
 (cd build && ctest --output-on-failure -j"$jobs")
 
-# the global-lock control build (DESIGN.md rule 10) passes the same integration and differential tests
+# the global-lock control build (ARCHITECTURE.md rule 10) passes the same integration and differential tests
 cmake -S . -B build-global-lock -DCMAKE_BUILD_TYPE=Release -DPERCORE_GLOBAL_LOCK=ON >/dev/null
 cmake --build build-global-lock -j"$jobs"
 (cd build-global-lock && ctest --output-on-failure -j"$jobs" -L 'integration|differential')

@@ -52,6 +52,8 @@ enum {
     NOTIFY_LOADED = 1 << 12,   /* (modules only) */
     NOTIFY_MODULE = 1 << 13,   /* d */
     NOTIFY_NEW = 1 << 14,      /* n */
+    NOTIFY_ALL = NOTIFY_GENERIC | NOTIFY_STRING | NOTIFY_LIST | NOTIFY_SET | NOTIFY_HASH | NOTIFY_ZSET |
+                 NOTIFY_EXPIRED | NOTIFY_EVICTED | NOTIFY_STREAM | NOTIFY_MODULE, /* A */
 };
 
 enum cmd_effect_kind {
@@ -168,6 +170,7 @@ enum {
      */
     CMD_NUMKEYS = 1u << 13,
     CMD_NO_QUEUE = 1u << 14, /* runs at once between MULTI and EXEC (EXEC DISCARD MULTI WATCH QUIT) */
+    CMD_NO_MULTI = 1u << 15, /* refused between MULTI and EXEC (SHUTDOWN MONITOR) */
 };
 
 /* where a command runs (see dispatch.c) */
@@ -300,6 +303,8 @@ const struct command *command_lookup(const char *name, size_t len);
  * command); else false with Redis's error written to out, as lookupCommand refuses it (cmd/server.c) */
 bool command_subcommand_ok_or_reply(const struct command *cmd, int argc, const struct resp_arg *argv,
                                     struct reply *out);
+/* does MONITOR show this call?  Not for admin commands or subcommands (CONFIG SET, CLIENT LIST ...), as Redis */
+bool command_monitored(const struct command *cmd, int argc, const struct resp_arg *argv);
 /* internal commands by exact name, for the dispatcher */
 const struct command *command_internal(const char *name);
 /* iterate the public table (COMMAND, COMMAND COUNT/INFO/DOCS) */

@@ -68,7 +68,12 @@ int dict_dbkey_split(const char *k, size_t klen, const char **key, size_t *len);
  */
 void dict_compact(struct dict *d);
 
-/* a random entry (SPOP, SRANDMEMBER, ...), NULL when empty; fair enough for Redis's uses */
+/*
+ * a random entry (SPOP, SRANDMEMBER, ...), NULL when empty: every entry
+ * equally likely, whatever the table's shape (dense, sparse, mid-rehash);
+ * a few bucket reads on average, and a bounded rehash step when the table
+ * is sparse
+ */
 struct dict_entry *dict_random(struct dict *d);
 
 /*

@@ -18,7 +18,7 @@
  * reads point into the list and are valid until its next change.
  *
  * Threading: a list object belongs to the shard that owns its key and is
- * touched only by that shard's thread (DESIGN.md rule 1).
+ * touched only by that shard's thread (ARCHITECTURE.md rule 1).
  */
 #ifndef PERCORE_LIST_H
 #define PERCORE_LIST_H

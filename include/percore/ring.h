@@ -2,7 +2,7 @@
  * ring: a bounded multi-producer single-consumer ring of pointers.
  *
  * Fixed capacity (a power of two), set at creation: a full ring refuses a
- * push instead of growing (DESIGN.md rule 4).  Producers claim a cell with a
+ * push instead of growing (ARCHITECTURE.md rule 4).  Producers claim a cell with a
  * CAS on the tail; each cell carries a sequence number (Vyukov's bounded
  * queue), so the consumer never sees a half-written cell.  Head (consumer)
  * and tail (producers) live on separate cache lines.

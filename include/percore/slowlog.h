@@ -25,6 +25,7 @@
 #ifndef PERCORE_SLOWLOG_H
 #define PERCORE_SLOWLOG_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "percore/command.h"
@@ -32,6 +33,10 @@
 
 struct conn;
 struct reply;
+
+/* the arguments Redis shows as "(redacted)" (AUTH, HELLO AUTH, CONFIG SET requirepass/masterauth):
+ * redact[j] set for each of argv's argc (the slowlog and MONITOR) */
+void slowlog_redactions(const struct command *cmd, int argc, const struct resp_arg *argv, bool *redact);
 
 /* shard thread: record this call (ctx as the handler saw it); c is the home connection or NULL */
 void slowlog_record(const struct cmd_ctx *ctx, const struct command *cmd, long long duration_us,

@@ -4,7 +4,7 @@
  *
  * Each block is written only by its shard thread (relaxed atomic stores, so
  * readers on other threads see whole values) and sits on its own cache lines,
- * so no two threads' hot counters share a line (DESIGN.md rule 8).  The
+ * so no two threads' hot counters share a line (ARCHITECTURE.md rule 8).  The
  * ACTION tables give the struct fields and their INFO names from one list:
  * STATS_COUNTERS only grow (CONFIG RESETSTAT resets what INFO shows of them),
  * STATS_GAUGES are levels.

@@ -13,7 +13,7 @@
  * store_active_expire() samples keys with a TTL, Redis's algorithm, and is
  * driven by the shard's timer.
  *
- * A store is touched only by the thread that owns it (DESIGN.md rule 1).
+ * A store is touched only by the thread that owns it (ARCHITECTURE.md rule 1).
  * Functions taking `now` use it (ms, the shard's cached clock) to decide
  * whether a key has expired.
  */
@@ -91,7 +91,8 @@ typedef void store_scan_fn(void *arg, const char *key, size_t klen, struct objec
 uint64_t store_scan(struct store *s, int db, uint64_t cursor, long count, int64_t now,
                     store_scan_fn *fn, void *arg);
 
-/* a random live key: returns true and points *key and *klen into the store */
+/* a random live key, every key of the db equally likely (expired ones met on the
+ * way are reaped): returns true and points *key and *klen into the store */
 bool store_random_key(struct store *s, int db, int64_t now, const char **key, size_t *klen);
 
 /*
@@ -116,10 +117,12 @@ bool store_lazyfree_pending(const struct store *s);
 /*
  * Eviction (maxmemory), Redis's approximated algorithms (evict.c).  `how` is
  * one of the STORE_EVICT_* kinds, or'ed with STORE_EVICT_VOLATILE to pick
- * only among keys with a TTL.  LRU, LFU and TTL sample `samples` keys per
- * database into the store's pool of the 16 best candidates seen so far and
- * evict the best one still present (idlest, least frequently used, nearest
- * expiry); RANDOM evicts a random key, the databases taken in turn.  Keys
+ * only among keys with a TTL.  LRU, LFU and TTL sample about `samples` keys
+ * per database into the store's pool of the 16 best candidates seen so far
+ * and evict the best one still present (idlest, least frequently used,
+ * nearest expiry; ties broken at random); RANDOM evicts a random key, the
+ * databases taken in turn.  Every key is as likely to be sampled, or to be
+ * RANDOM's victim, as any other of its database.  Keys
  * are deleted until `bytes` of store_memory() are freed, nothing is left to
  * evict, or about 500 us have passed (Redis's eviction time limit at the
  * default tenacity).  Returns the bytes freed.  A big collection goes to the
@@ -148,6 +151,11 @@ int store_lfu_freq(struct store *s, int db, const char *key, size_t klen, int64_
 long long store_key_memory(struct store *s, int db, const char *key, size_t klen, int64_t now);
 
 /* counters, owned by this store's thread */
+/* a key left on its own (told before it goes, its key bytes valid for the call): Redis's "expired" and
+ * "evicted" keyspace events */
+enum store_gone { STORE_GONE_EXPIRED, STORE_GONE_EVICTED };
+typedef void store_gone_fn(void *arg, enum store_gone why, int db, const char *key, size_t klen);
+void store_set_gone_listener(struct store *s, store_gone_fn *fn, void *arg);
 uint64_t store_expired_keys(const struct store *s);  /* lazily + actively expired, total */
 uint64_t store_evicted_keys(const struct store *s);  /* removed by store_evict, total */
 /*

@@ -1,11 +1,13 @@
 /*
- * util: small string helpers with Redis's exact semantics.
+ * util: small string helpers with Redis's exact semantics, and the random
+ * numbers of the store's draws.
  */
 #ifndef PERCORE_UTIL_H
 #define PERCORE_UTIL_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* glob match as Redis stringmatchlen (*, ?, [a-z], [^x], \x); nocase for CONFIG GET */
 bool util_glob_match(const char *pattern, size_t plen, const char *str, size_t slen, bool nocase);
@@ -24,5 +26,23 @@ long long util_ms_time(void);
 long long util_us_time(void);
 /* CLOCK_MONOTONIC in ns, for intervals */
 long long util_mono_ns(void);
+
+/* xorshift64*: the next number of the generator whose state (not 0) is *state */
+static inline uint64_t util_rand(uint64_t *state)
+{
+    uint64_t x = *state;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    *state = x;
+    return x * 0x2545F4914F6CDD1DULL;
+}
+
+/* uniform in [0, n), n > 0: the high half of util_rand * n (Lemire), no division;
+ * each value's probability is within n / 2^64 of 1/n */
+static inline uint64_t util_rand_below(uint64_t *state, uint64_t n)
+{
+    return (uint64_t)(((unsigned __int128)util_rand(state) * n) >> 64);
+}
 
 #endif

@@ -384,6 +384,12 @@ bool cmd_block_timeout_or_reply(struct cmd_ctx *ctx, const struct resp_arg *a)
     return false;
 }
 
+bool command_monitored(const struct command *cmd, int argc, const struct resp_arg *argv)
+{
+    const struct command *run = command_resolve_subcommand(cmd, argc, argv);
+    return !((run ? run : cmd)->flags & CMD_ADMIN);
+}
+
 void cmd_effect_record(struct cmd_ctx *ctx, int kind, int type, const char *event, int db, const char *key,
                        size_t len)
 {

@@ -27,7 +27,7 @@
  * and in dict order for a hashtable.
  *
  * Threading: a handler runs on the shard thread that owns its key and
- * touches only ctx->store (DESIGN.md rule 1).  Every hash command has one
+ * touches only ctx->store (ARCHITECTURE.md rule 1).  Every hash command has one
  * key (ROUTE_OWNER).  Each handler appends exactly one reply to ctx->out.
  */
 #include "families.h"

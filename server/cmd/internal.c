@@ -27,13 +27,20 @@
  *   __watchcheck client key...  -> :1 when one of its watches of the keys
  *                                  was touched (or a key that existed then
  *                                  is gone), else :0
+ *   __randomkey                 -> RANDOMKEY's part on one shard: *0 when
+ *                                  the db has no key, else *2 [:keys, $key],
+ *                                  keys the db's size, so that the
+ *                                  dispatcher picks a shard's key with
+ *                                  probability keys / total: every key of
+ *                                  the keyspace equally likely
  *
  * The blob is a byte string, so the value crosses threads as a copy: no
- * object is ever touched by a thread other than its owner (DESIGN.md rule 1).
+ * object is ever touched by a thread other than its owner (ARCHITECTURE.md rule 1).
  * The replies follow ctx->out's protocol (nil is "$-1" in RESP2, "_" in RESP3).
  *
  * Threading: each runs on the shard owning argv[1] (ROUTE_OWNER, key 1);
- * __lock and __unlock on the shard owning every key they name.
+ * __lock and __unlock on the shard owning every key they name; __randomkey
+ * on each shard in turn.
  */
 #include "families.h"
 
@@ -182,6 +189,19 @@ static void cmd_watch_check(struct cmd_ctx *ctx)
     reply_int(ctx->out, touched);
 }
 
+static void cmd_randomkey_part(struct cmd_ctx *ctx)
+{
+    const char *key;
+    size_t klen;
+    if (!store_random_key(ctx->store, ctx->db, ctx->now, &key, &klen)) {
+        reply_array(ctx->out, 0);
+        return;
+    }
+    reply_array(ctx->out, 2);
+    reply_int(ctx->out, (long long)store_size(ctx->store, ctx->db));
+    reply_bulk(ctx->out, key, klen);
+}
+
 const struct command command_family_internal[] = {
     {"__take", cmd_take, 2, CMD_INTERNAL | CMD_WRITE, 1, 1, 1, ROUTE_OWNER, ""},
     {"__put", cmd_put, 5, CMD_INTERNAL | CMD_WRITE, 1, 1, 1, ROUTE_OWNER, ""},
@@ -191,6 +211,7 @@ const struct command command_family_internal[] = {
     {"__watch", cmd_watch_keys, -3, CMD_INTERNAL, 2, -1, 1, ROUTE_OWNER, ""},
     {"__unwatch", cmd_unwatch_keys, -3, CMD_INTERNAL, 2, -1, 1, ROUTE_OWNER, ""},
     {"__watchcheck", cmd_watch_check, -3, CMD_INTERNAL | CMD_READONLY, 2, -1, 1, ROUTE_OWNER, ""},
+    {"__randomkey", cmd_randomkey_part, 1, CMD_INTERNAL | CMD_READONLY, 0, 0, 0, ROUTE_HOME, ""},
 };
 
 const size_t command_family_internal_count =

@@ -9,7 +9,7 @@
  * SCAN's TYPE filter); writes do not.
  *
  * Threading and routing: a handler runs on the shard thread that owns its
- * keys and sees only that shard's store (DESIGN.md rule 1).  Keyspace-wide
+ * keys and sees only that shard's store (ARCHITECTURE.md rule 1).  Keyspace-wide
  * commands are answered for this one store and merged by the dispatcher:
  * KEYS returns this store's matches (ROUTE_FANOUT_CONCAT), DBSIZE its count
  * (ROUTE_FANOUT_SUM), FLUSHDB, FLUSHALL and SWAPDB act on it (ROUTE_FANOUT_OK).  SCAN reads

@@ -24,7 +24,7 @@
  * later runs its handler again (core/block.c), which reports the same way.
  *
  * Threading and routing: a handler runs on the shard thread that owns its
- * keys and sees only that shard's store (DESIGN.md rule 1).  LMOVE,
+ * keys and sees only that shard's store (ARCHITECTURE.md rule 1).  LMOVE,
  * RPOPLPUSH and LMPOP name several keys: they are ROUTE_GATHER, so when the
  * keys live on several shards the dispatcher runs the handler on a scratch
  * store that holds copies of all of them.

@@ -41,6 +41,7 @@
 #include "percore/config.h"
 #include "percore/conn.h"
 #include "percore/log.h"
+#include "percore/monitor.h"
 #include "percore/mem.h"
 #include "percore/pubsub.h"
 #include "percore/reply.h"
@@ -298,6 +299,13 @@ static void cmd_quit(struct cmd_ctx *ctx)
     reply_ok(ctx->out);
     if (ctx->conn)
         conn_close_after_reply(ctx->conn);
+}
+
+/* MONITOR: every command any client runs from now on, as Redis's lines (core/monitor.h) */
+static void cmd_monitor(struct cmd_ctx *ctx)
+{
+    monitor_start(ctx->conn);
+    reply_ok(ctx->out);
 }
 
 static void cmd_select(struct cmd_ctx *ctx)
@@ -2169,7 +2177,8 @@ const struct command command_family_server[] = {
     CMD("info", cmd_info, -1, LS, "@slow @dangerous"),
     CMD("time", cmd_time, 1, LS | CMD_FAST, "@fast"),
     CMD("lastsave", cmd_lastsave, 1, LS | CMD_FAST, "@admin @fast @dangerous"),
-    CMD("shutdown", cmd_shutdown, -1, ANLS, "@admin @slow @dangerous"),
+    CMD("shutdown", cmd_shutdown, -1, ANLS | CMD_NO_MULTI, "@admin @slow @dangerous"),
+    CMD("monitor", cmd_monitor, 1, ANLS | CMD_NO_MULTI, "@admin @slow @dangerous"),
     CMD("wait", cmd_wait, 3, CMD_NOSCRIPT, "@slow @connection"),
 };
 

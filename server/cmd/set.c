@@ -29,7 +29,7 @@
  * the STORE forms report their destination alone.
  *
  * Threading and routing: a handler runs on the shard thread that owns its
- * keys and touches only ctx->store (DESIGN.md rule 1).  Multi-key commands
+ * keys and touches only ctx->store (ARCHITECTURE.md rule 1).  Multi-key commands
  * are ROUTE_GATHER: they run with every key in ctx->store (their own shard,
  * or the dispatcher's scratch store).
  *

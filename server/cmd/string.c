@@ -10,7 +10,7 @@
  * without counting (lookupKeyWrite).
  *
  * Threading: a handler runs on the shard thread that owns its keys and
- * touches only ctx->store (DESIGN.md rule 1).  Multi-key handlers (MGET,
+ * touches only ctx->store (ARCHITECTURE.md rule 1).  Multi-key handlers (MGET,
  * MSET, MSETNX) see only the keys the dispatcher routed to this shard; MSETNX
  * is driven across shards by the dispatcher and only reaches this handler
  * when all its keys live here.

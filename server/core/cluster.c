@@ -8,7 +8,7 @@
  * port, at the address the client used to reach us).  A command it lets
  * through runs on the home shard whatever its route, so the keyspace-wide
  * ones act on this shard's keys only (in the global-lock control build on
- * the one store all threads share, DESIGN.md rule 10).  Redis Cluster has
+ * the one store all threads share, ARCHITECTURE.md rule 10).  Redis Cluster has
  * only database 0, hence SELECT n, SWAPDB and MOVE are refused with Redis's
  * texts.
  *

@@ -28,6 +28,8 @@
 #include "percore/conn.h"
 
 #include "core.h"
+
+#include "percore/monitor.h"
 #include "percore/config.h"
 #include "percore/keylock.h"
 #include "percore/log.h"
@@ -229,6 +231,7 @@ void conn_close(struct conn *c)
     /* what it sent is still run (a multi-shard command must finish to free its keys); stalled
      * batches still go out, unless the shard is shutting down (conn_close_all) */
     pubsub_conn_closed(c);
+    monitor_conn_closed(c);
     c->inflight++; /* held while its transaction and blocking state let go (that may answer replies) */
     txn_conn_closed(c);
     block_conn_closed(c);
@@ -245,10 +248,12 @@ void conn_unref(struct conn *c)
         conn_destroy(c);
 }
 
-/* c's client-output-buffer-limit class, as Redis's getClientType: pubsub while subscribed, else normal */
+/* c's client-output-buffer-limit class, as Redis's getClientType: pubsub while subscribed, else normal; a
+ * monitor is a replica (as inside Redis), so one that does not read is cut off at that class's limits */
 static const struct obuf_limit *conn_obuf_limit(const struct conn *c)
 {
-    return &config_current()->obuf[pubsub_subscribed(c) ? OBUF_PUBSUB : OBUF_NORMAL];
+    int cls = c->monitor ? OBUF_REPLICA : pubsub_subscribed(c) ? OBUF_PUBSUB : OBUF_NORMAL;
+    return &config_current()->obuf[cls];
 }
 
 /* unsent output past which parsing stops: the hard limit when set (the flush then closes), else CONN_OUT_PAUSE */

@@ -7,7 +7,7 @@
  * cache lines of their own.  struct conn is a client connection of one
  * shard.  struct slot holds the place of a reply that is still being
  * computed elsewhere (a remote or split command), so that replies leave in
- * request order (DESIGN.md rule 6).
+ * request order (ARCHITECTURE.md rule 6).
  */
 #ifndef PERCORE_CORE_H
 #define PERCORE_CORE_H
@@ -37,6 +37,7 @@ struct keylocks;
 struct watches;
 struct multi;
 struct blockers;
+struct outbox;
 
 /* a part's reply arrives (parts of one slot may arrive in any order) */
 typedef void slot_part_fn(struct conn *c, struct slot *s, int part, const char *reply, size_t len);
@@ -120,6 +121,7 @@ struct conn {
     bool cluster_port;       /* accepted on home's cluster port: talks to it as a cluster node (cluster.h) */
     bool processing;         /* inside conn_process_input: no re-entry */
     bool lock_wait;          /* the next command names a key a multi-shard transaction holds */
+    bool monitor;            /* MONITOR: gets every command's line (monitor.c) */
     uint64_t txid;           /* while a transaction's command is dispatched: its id, else 0 */
     struct conn *lock_wait_next;
     struct conn *dirty_next;
@@ -207,6 +209,12 @@ struct shard {
     struct reply scratch;     /* local part replies */
     struct store *scratch_store; /* gathered commands run here on copies */
     struct cmd_stats cstats;
+    struct cmd_effects effects; /* what the running command reported (call.h), reused */
+    struct outbox *notify;    /* keyspace events bound for other shards this turn (notify.c), NULL none yet */
+    struct outbox *monitor_out; /* MONITOR lines bound for other shards this turn (monitor.c), NULL none yet */
+    struct conn **monitors;   /* this shard's monitoring connections (monitor.c) */
+    int monitor_count;
+    int monitor_cap;
     uint64_t dirty_dbs;       /* databases written since the last publish (bit per db) */
     /* read by other threads: each on its own cache line */
     _Alignas(128) atomic_int asleep;
@@ -225,7 +233,7 @@ static inline bool shard_running(struct shard *self)
 struct shard *shard_at(int i);
 
 /*
- * The global-lock control build (PERCORE_GLOBAL_LOCK, DESIGN.md rule 10):
+ * The global-lock control build (PERCORE_GLOBAL_LOCK, ARCHITECTURE.md rule 10):
  * every shard's `store` is the one store all threads share, every command
  * runs on the thread that read it, inside shard_store_lock(), and no data
  * command goes through the handoff (only the admin fan-outs that ask each

@@ -16,7 +16,7 @@
  *
  * Local replies go straight to the connection's output while nothing is
  * pending, else behind the last pending slot, so replies always leave in
- * request order (DESIGN.md rule 6).  A multi-step command is a barrier:
+ * request order (ARCHITECTURE.md rule 6).  A multi-step command is a barrier:
  * the connection parses nothing more until it completes, so that a later
  * command of the same pipeline cannot overtake one of its steps.
  */
@@ -27,6 +27,7 @@
 #include "percore/cluster.h"
 #include "percore/config.h"
 #include "percore/keylock.h"
+#include "percore/monitor.h"
 #include "percore/watch.h"
 #include "percore/mem.h"
 #include "percore/object.h"
@@ -716,21 +717,34 @@ static void scan_start(struct conn *c, const struct command *cmd, int argc, cons
     scan_send(c, s, cursor / (uint64_t)shard_count());
 }
 
-/* RANDOMKEY: every shard proposes one; pick among the non-nil answers */
+/*
+ * RANDOMKEY: every shard proposes one of its keys with its key count
+ * (__randomkey: *0, or *2 [:keys, $key]); a proposal replaces the kept one
+ * with probability keys / (keys of the proposals so far), so a shard's key
+ * wins with probability keys / total and every key is equally likely, not
+ * every shard (a key alone on its shard would win 1 / shards of the time)
+ */
 static void randomkey_part(struct conn *c, struct slot *s, int part, const char *reply, size_t len)
 {
+    static _Thread_local uint64_t rng;
+    const char *p;
+    long long n, keys;
     (void)c;
     (void)part;
     if (len && reply[0] == '-') {
         slot_fail(s, reply, len);
         return;
     }
-    if (len < 2 || reply[0] != '$' || reply[1] == '-')
+    if (len < 2 || reply[0] != '*' || !(p = reply_read_ll(reply, len, &n)) || n != 2 ||
+        !(p = reply_read_ll(p, len - (size_t)(p - reply), &keys)) || keys <= 0)
         return;
+    if (rng == 0)
+        rng = ((uint64_t)util_mono_ns() ^ (uint64_t)(uintptr_t)&rng) | 1;
     s->count++;
-    if (rand() % s->count == 0) {
+    s->sum += keys;
+    if (util_rand_below(&rng, (uint64_t)s->sum) < (uint64_t)keys) {
         reply_clear(&s->gather);
-        reply_raw(&s->gather, reply, len);
+        reply_raw(&s->gather, p, len - (size_t)(p - reply));
     }
 }
 
@@ -751,7 +765,7 @@ static void randomkey_done(struct conn *c, struct slot *s)
  * (__dump), rebuild the copies in a scratch store on this shard, run the
  * handler there, then write back to its owner every key whose value or TTL
  * the handler changed (__put, or DEL when it is gone).  Values cross threads
- * only as serialized copies (DESIGN.md rule 1).  A barrier: the connection
+ * only as serialized copies (ARCHITECTURE.md rule 1).  A barrier: the connection
  * parses nothing more until the write-backs are done, so its next command
  * sees them.  Atomic against other clients it is not; that is the
  * transactions work.
@@ -799,8 +813,8 @@ static void emit_to_reply(void *arg, const void *p, size_t n)
 
 struct store *dispatch_scratch_store(struct shard *self)
 {
-    if (!self->scratch_store)
-        self->scratch_store = store_create(1);
+    if (!self->scratch_store) /* every database: a command runs on copies in its own db */
+        self->scratch_store = store_create(config_current()->databases);
     return self->scratch_store;
 }
 
@@ -832,15 +846,15 @@ static void gather_done(struct conn *c, struct slot *s)
         }
         struct object *o = k.exists ? object_deserialize(k.blob, k.blob_len) : NULL;
         if (o) {
-            store_set(st, 0, key->ptr, key->len, o, 0);
+            store_set(st, s->db, key->ptr, key->len, o, 0);
             if (k.expire >= 0)
-                store_set_expire(st, 0, key->ptr, key->len, k.expire, self->now);
+                store_set_expire(st, s->db, key->ptr, key->len, k.expire, self->now);
         }
     }
     /* 2. the command, on the copies */
     struct call run = {
-        .cmd = s->cmd, .argv = s->argv, .argc = s->argc, .db = 0, .resp = s->resp, .client = c->id, .conn = c,
-        .store = st, .out = &s->reply, .flags = CALL_STATS,
+        .cmd = s->cmd, .argv = s->argv, .argc = s->argc, .db = s->db, .resp = s->resp, .client = c->id,
+        .conn = c, .store = st, .out = &s->reply, .flags = CALL_STATS | CALL_EVENTS,
     };
     call(self, &run);
     /* 3. what changed goes back to its owner */
@@ -854,11 +868,11 @@ static void gather_done(struct conn *c, struct slot *s)
         uint64_t e = s->elem[i];
         struct key_state before;
         parse_dump(s->gather.buf + (e >> 32), (size_t)(e & 0xffffffffu), &before);
-        struct object *o = store_lookup(st, 0, key->ptr, key->len, self->now);
+        struct object *o = store_lookup(st, s->db, key->ptr, key->len, self->now);
         reply_clear(&now_blob);
         if (o)
             object_serialize(o, emit_to_reply, &now_blob);
-        long long expire = o ? store_get_expire(st, 0, key->ptr, key->len, self->now) : -1;
+        long long expire = o ? store_get_expire(st, s->db, key->ptr, key->len, self->now) : -1;
         if (expire < 0)
             expire = -1;
         bool same = o ? before.exists && before.expire == expire && before.blob_len == now_blob.len &&
@@ -878,7 +892,7 @@ static void gather_done(struct conn *c, struct slot *s)
             int owner = dispatch_key_shard(cfg, key);
             if ((pass == 0) == (owner == home))
                 continue;
-            struct object *o = store_lookup(st, 0, key->ptr, key->len, self->now);
+            struct object *o = store_lookup(st, s->db, key->ptr, key->len, self->now);
             if (!o) {
                 struct resp_arg del[2] = {{"del", 3}, *key};
                 dispatch_send_part(c, s, owner, (int)changed[j], cmd_named("del"), 2, del);
@@ -886,7 +900,7 @@ static void gather_done(struct conn *c, struct slot *s)
             }
             reply_clear(&now_blob);
             object_serialize(o, emit_to_reply, &now_blob);
-            long long expire = store_get_expire(st, 0, key->ptr, key->len, self->now);
+            long long expire = store_get_expire(st, s->db, key->ptr, key->len, self->now);
             char exp[24];
             int elen = snprintf(exp, sizeof(exp), "%lld", expire < 0 ? -1 : expire);
             struct resp_arg put[5] = {{"__put", 5}, *key, {now_blob.buf, now_blob.len}, {exp, (size_t)elen},
@@ -1038,8 +1052,7 @@ static void run_fanout(struct conn *c, const struct command *cmd, int argc, cons
     switch (cmd->route) {
     case ROUTE_FANOUT_SUM: s->on_part = part_sum; s->on_done = done_sum; break;
     case ROUTE_FANOUT_OK: s->on_part = part_ok; s->on_done = done_ok; break;
-    case ROUTE_FANOUT_CONCAT: s->on_part = part_concat; s->on_done = done_concat; break;
-    default: s->on_part = randomkey_part; s->on_done = randomkey_done; break;
+    default: s->on_part = part_concat; s->on_done = done_concat; break; /* ROUTE_FANOUT_CONCAT */
     }
     send_all(c, s, cmd, argc, argv);
 }
@@ -1079,7 +1092,11 @@ static void run_special(struct conn *c, const struct command *cmd, int argc, con
     if (strcmp(n, "scan") == 0) {
         scan_start(c, cmd, argc, argv);
     } else if (strcmp(n, "randomkey") == 0) {
-        run_fanout(c, cmd, argc, argv);
+        struct slot *s = dispatch_slot_create(c, cmd);
+        struct resp_arg part = {"__randomkey", 11};
+        s->on_part = randomkey_part;
+        s->on_done = randomkey_done;
+        send_all(c, s, command_internal("__randomkey"), 1, &part);
     } else if (owner >= 0 || (strcmp(n, "msetnx") == 0 && (argc - 1) % 2 != 0)) {
         if (owner == c->home->index || owner < 0)
             run_handler(c, cmd, argc, argv, dispatch_reply_target(c), false);
@@ -1168,6 +1185,11 @@ bool dispatch_command(struct conn *c, int argc, const struct resp_arg *argv)
         conn_wait_for_lock(c);
         return false;
     }
+    /* MONITOR sees it now; a connection command (SELECT) once it ran, with the database it left */
+    bool feed = __builtin_expect(monitor_any(), 0) && command_monitored(cmd, argc, argv);
+    if (feed && cmd->route != ROUTE_HOME)
+        monitor_feed(c, cmd, argc, argv);
+    feed = feed && cmd->route == ROUTE_HOME;
     if (cmd->flags & CMD_BLOCKING) { /* waits at its keys' owner when they have no data (block.c) */
         if (c->cluster_port) {
             struct reply *out = dispatch_reply_target(c);
@@ -1187,10 +1209,14 @@ bool dispatch_command(struct conn *c, int argc, const struct resp_arg *argv)
             stats_cmd_rejected(&self->stats, cmd, reply_from(out, before), out->len - before);
         else
             run_handler(c, cmd, argc, argv, out, cmd->route == ROUTE_HOME);
+        if (feed)
+            monitor_feed(c, cmd, argc, argv);
         return true;
     }
     if (cmd->route == ROUTE_HOME || shard_store_count() == 1) {
         run_handler(c, cmd, argc, argv, dispatch_reply_target(c), cmd->route == ROUTE_HOME);
+        if (feed)
+            monitor_feed(c, cmd, argc, argv);
         return true;
     }
     switch (cmd->route) {

@@ -1,6 +1,6 @@
 /*
  * handoff: cross-shard batches, bounded inboxes, credits and doorbells
- * (DESIGN.md rules 4 and 5, and "A cross-shard message, from birth to death").
+ * (ARCHITECTURE.md rules 4 and 5, and "A cross-shard message, from birth to death").
  *
  * While a connection's read is processed, the commands bound for shard T are
  * appended to one batch for T (arguments copied into the batch's arena,
@@ -44,6 +44,7 @@
 #include "core.h"
 
 #include "call.h"
+#include "notify.h"
 
 #include "percore/config.h"
 #include "percore/keylock.h"
@@ -478,6 +479,9 @@ static void handoff_execute(struct shard *self, struct batch *b)
         batch_park(self, b, stop);
     STATS_ADD(&self->stats, handoff_batches_received, 1);
     shard_publish_keyspace(self, false);
+    if (self->notify)
+        notify_flush(self); /* its keyspace events leave before its replies: a client that saw the reply and
+                         * then publishes finds its subscribers told of them first */
 }
 
 /* a connection-less batch (unlock, grant, delivery) waits its turn behind earlier ones */

@@ -46,7 +46,7 @@ static void label_value(struct evbuffer *b, const char *s)
     }
 }
 
-enum cmd_field { CMD_CALLS, CMD_USEC, CMD_FAILED, CMD_REJECTED };
+enum cmd_field { CMD_CALLS, CMD_SECONDS, CMD_FAILED, CMD_REJECTED };
 
 static void metric_cmds(struct evbuffer *b, const struct stats_view *v, const char *name, const char *help,
                         enum cmd_field f)
@@ -54,11 +54,14 @@ static void metric_cmds(struct evbuffer *b, const struct stats_view *v, const ch
     metric_head(b, name, "counter", help);
     for (size_t i = 0; i < v->ncmds; i++) {
         const struct stats_cmd_view *c = &v->cmds[i];
-        unsigned long long x = f == CMD_CALLS ? c->calls : f == CMD_USEC ? c->usec
-                             : f == CMD_FAILED ? c->failed : c->rejected;
         evbuffer_add_printf(b, "%s{cmd=\"", name);
         label_value(b, c->name);
-        evbuffer_add_printf(b, "\"} %llu\n", x);
+        unsigned long long x = f == CMD_CALLS ? c->calls : f == CMD_SECONDS ? c->usec
+                             : f == CMD_FAILED ? c->failed : c->rejected;
+        if (f == CMD_SECONDS) /* Prometheus's base unit, to the microsecond INFO counts */
+            evbuffer_add_printf(b, "\"} %llu.%06llu\n", x / 1000000, x % 1000000);
+        else
+            evbuffer_add_printf(b, "\"} %llu\n", x);
     }
 }
 
@@ -83,7 +86,7 @@ static void metrics_write(struct evbuffer *b, const struct stats_view *v)
     metric(b, "percore_commands_processed_total", "counter", "Commands processed.",
            t->total_commands_processed);
     metric_cmds(b, v, "percore_commands_total", "Calls per command.", CMD_CALLS);
-    metric_cmds(b, v, "percore_command_usec_total", "Microseconds spent in each command.", CMD_USEC);
+    metric_cmds(b, v, "percore_command_duration_seconds_total", "Seconds spent in each command.", CMD_SECONDS);
     metric_cmds(b, v, "percore_command_failed_total", "Calls per command that replied with an error.",
                 CMD_FAILED);
     metric_cmds(b, v, "percore_command_rejected_total", "Calls per command refused before running.",
@@ -108,8 +111,8 @@ static void metrics_write(struct evbuffer *b, const struct stats_view *v)
     metric(b, "percore_net_output_bytes_total", "counter", "Bytes written to clients.",
            t->total_net_output_bytes);
     metric(b, "percore_used_memory_bytes", "gauge", "Bytes held by the stores.", t->used_memory);
-    metric_head(b, "percore_instantaneous_ops_per_sec", "gauge", "Commands per second, recent mean.");
-    evbuffer_add_printf(b, "percore_instantaneous_ops_per_sec %.2f\n", v->ops_per_sec);
+    metric_head(b, "percore_instantaneous_ops_per_second", "gauge", "Commands per second, recent mean.");
+    evbuffer_add_printf(b, "percore_instantaneous_ops_per_second %.2f\n", v->ops_per_sec);
     metric_shards(b, v, "percore_shard_keys", "gauge", "Keys held by each shard.", SH_KEYS);
     metric_shards(b, v, "percore_shard_commands_total", "counter", "Commands received by each shard.",
                   SH_COMMANDS);

@@ -10,7 +10,7 @@
  *    on tail, write the item, then publish it with a release store of
  *    seq = pos + 1.  seq < pos means the consumer has not freed the cell from
  *    the previous lap: the ring is full and push fails (it never grows,
- *    DESIGN.md rule 4).  seq > pos means another producer won: reload tail.
+ *    ARCHITECTURE.md rule 4).  seq > pos means another producer won: reload tail.
  *  - pop: the consumer alone owns head; it takes the cell's item once an
  *    acquire load sees seq == head + 1, then frees the cell with a release
  *    store and advances head.

@@ -52,7 +52,7 @@ static bool arg_is(const struct resp_arg *a, const char *s)
 }
 
 /* the arguments Redis 7.0 shows as "(redacted)": passwords */
-static void slowlog_redactions(const struct command *cmd, int argc, const struct resp_arg *argv, bool *redact)
+void slowlog_redactions(const struct command *cmd, int argc, const struct resp_arg *argv, bool *redact)
 {
     if (strcmp(cmd->name, "auth") == 0) {
         for (int j = 1; j < argc; j++)

@@ -1,6 +1,6 @@
 /*
  * stats: the shards' per-command figures, and the aggregator thread that
- * merges every shard's block into one snapshot (DESIGN.md rule 8).
+ * merges every shard's block into one snapshot (ARCHITECTURE.md rule 8).
  *
  * Writers: each shard thread writes only its own block (stats.h), with
  * relaxed atomic stores; a command's entry and an error name are made by

@@ -802,7 +802,7 @@ void txn_queue_failed(struct conn *c)
 bool txn_queue(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv, struct reply *out)
 {
     struct multi *m = c->multi;
-    if (strcmp(cmd->name, "shutdown") == 0) { /* Redis refuses SAVE, SHUTDOWN, SYNC and PSYNC here */
+    if (cmd->flags & CMD_NO_MULTI) { /* Redis refuses SAVE, SHUTDOWN, MONITOR, SYNC and PSYNC here */
         reply_error(out, "ERR Command not allowed inside a transaction");
         m->failed = true;
         return false;

@@ -16,6 +16,21 @@
  * shrinks on its next find/add/random, or when the owner calls
  * dict_compact() after a batch of deletes.
  *
+ * Random entries are fair: every entry is drawn with the same probability.
+ * A random bucket's random entry (Redis's dictGetRandomKey) is not: an entry
+ * alone in its bucket comes up three times as often as one of a chain of
+ * three.  Each table keeps an upper bound on its chains' length (chain_max:
+ * raised when an add or a rehash move makes a chain longer, never lowered
+ * by deletes, reset when the table is replaced), and a draw is rejection
+ * sampling over slots (bucket, position < chain_max) of both tables' live
+ * buckets: a slot holding an entry is taken, an empty one drawn again.  Each
+ * entry owns exactly one slot, so each is equally likely.  A try costs a
+ * bucket read and a short chain walk; about chain_max / load tries are
+ * needed (a few to a few tens: the table is at least 10% full outside a
+ * shrink).  A sparse table mid-shrink (a big dict emptied by deletes) would
+ * need far more: after RANDOM_TRIES misses the draw moves the rehash on
+ * (RANDOM_REHASH buckets), which removes the emptied old table from the draw.
+ *
  * An entry is one allocation: chain link, value, key and value lengths, and
  * the key bytes inline (24 bytes + key).  The value is a double (sorted
  * sets) or a pointer to a separate copy of the value bytes (hashes); which of
@@ -36,13 +51,15 @@
 
 #include "percore/mem.h"
 #include "percore/siphash.h"
+#include "percore/util.h"
 
 #include <assert.h>
 #include <string.h>
 
 #define DICT_MIN 4            /* Redis DICT_HT_INITIAL_SIZE */
 #define DICT_SHRINK_PCT 10    /* Redis HASHTABLE_MIN_FILL */
-#define RANDOM_PROBES 256     /* random bucket probes before walking */
+#define RANDOM_TRIES 64       /* draw tries before moving a rehash on */
+#define RANDOM_REHASH 100     /* buckets such a draw moves (1000 empty visits at most) */
 
 struct dict_entry {
     struct dict_entry *next; /* next entry in the bucket chain */
@@ -59,6 +76,7 @@ struct dict_table {
     struct dict_entry **bucket; /* 2^k chain heads, NULL when unused */
     size_t mask;                /* buckets - 1 (0 when unused) */
     size_t used;                /* entries in this table */
+    size_t chain_max;           /* no chain is longer (an upper bound: deletes keep it) */
 };
 
 struct dict {
@@ -71,18 +89,6 @@ struct dict {
 };
 
 static _Thread_local uint64_t dict_rng_state;
-
-static uint64_t dict_rand(void)
-{
-    uint64_t x = dict_rng_state;
-    if (x == 0)
-        x = (siphash_seed_k0() ^ (uint64_t)(uintptr_t)&dict_rng_state) | 1;
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    dict_rng_state = x;
-    return x * 0x2545F4914F6CDD1DULL;
-}
 
 static uint64_t hash_key(const void *key, size_t len)
 {
@@ -125,7 +131,7 @@ static void table_release(struct dict *d, struct dict_table *t)
         d->mem -= mem_usable(t->bucket);
         mem_release(t->bucket);
     }
-    *t = (struct dict_table){NULL, 0, 0};
+    *t = (struct dict_table){NULL, 0, 0, 0};
 }
 
 void dict_destroy(struct dict **dp)
@@ -179,6 +185,16 @@ size_t dict_memory(const struct dict *d)
 
 /* ---- resizing */
 
+/* head's chain is in t: keep t's bound on chain lengths */
+static void chain_note(struct dict_table *t, const struct dict_entry *head)
+{
+    size_t n = 0;
+    for (; head; head = head->next)
+        n++;
+    if (n > t->chain_max)
+        t->chain_max = n;
+}
+
 /* move up to n buckets from ht[0] to ht[1]; false once rehashing is done */
 static bool rehash(struct dict *d, size_t n)
 {
@@ -198,6 +214,7 @@ static bool rehash(struct dict *d, size_t n)
             size_t h = hash_key(e->key, e->klen) & d->ht[1].mask;
             e->next = d->ht[1].bucket[h];
             d->ht[1].bucket[h] = e;
+            chain_note(&d->ht[1], e);
             d->ht[0].used--;
             d->ht[1].used++;
             e = next;
@@ -208,7 +225,7 @@ static bool rehash(struct dict *d, size_t n)
         return true;
     table_release(d, &d->ht[0]);
     d->ht[0] = d->ht[1];
-    d->ht[1] = (struct dict_table){NULL, 0, 0};
+    d->ht[1] = (struct dict_table){NULL, 0, 0, 0};
     d->rehash = -1;
     return false;
 }
@@ -221,7 +238,7 @@ static void resize(struct dict *d, size_t n)
         size *= 2;
     if (rehashing(d) || size == table_size(&d->ht[0]))
         return;
-    struct dict_table t = {mem_calloc(size, sizeof(struct dict_entry *)), size - 1, 0};
+    struct dict_table t = {mem_calloc(size, sizeof(struct dict_entry *)), size - 1, 0, 0};
     d->mem += mem_usable(t.bucket);
     if (d->ht[0].bucket == NULL) {
         d->ht[0] = t;
@@ -309,6 +326,7 @@ struct dict_entry *dict_add(struct dict *d, const void *key, size_t len, struct 
     size_t b = h & t->mask;
     e->next = t->bucket[b];
     t->bucket[b] = e;
+    chain_note(t, e);
     t->used++;
     if (existing)
         *existing = NULL;
@@ -390,26 +408,28 @@ struct dict_entry *dict_random(struct dict *d)
     if (dict_size(d) == 0)
         return NULL;
     maintain(d);
-    size_t s0 = table_size(&d->ht[0]), s1 = table_size(&d->ht[1]);
-    size_t lo = rehashing(d) ? (size_t)d->rehash : 0, span = s0 + s1 - lo;
-    size_t i = lo + dict_rand() % span;
-    struct dict_entry *e;
-    for (size_t probes = 0;; probes++) {
-        e = i < s0 ? d->ht[0].bucket[i] : d->ht[1].bucket[i - s0];
-        if (e)
-            break;
-        /* a sparse table (after many deletes): walk on instead */
-        if (probes < RANDOM_PROBES)
-            i = lo + dict_rand() % span;
-        else
-            i = i + 1 < s0 + s1 ? i + 1 : lo;
+    if (dict_rng_state == 0)
+        dict_rng_state = (siphash_seed_k0() ^ (uint64_t)(uintptr_t)&dict_rng_state) | 1;
+    uint64_t rng = dict_rng_state; /* a copy the tries keep in a register */
+    struct dict_entry *e = NULL;
+    while (e == NULL) {
+        /* the live buckets: ht[0]'s from the rehash index (those below are empty), then ht[1]'s */
+        size_t s0 = table_size(&d->ht[0]), s1 = table_size(&d->ht[1]);
+        size_t lo = rehashing(d) ? (size_t)d->rehash : 0, span = s0 + s1 - lo;
+        size_t slots = d->ht[0].chain_max > d->ht[1].chain_max ? d->ht[0].chain_max : d->ht[1].chain_max;
+        for (int tries = 0; e == NULL && tries < RANDOM_TRIES; tries++) {
+            size_t i = lo + util_rand_below(&rng, span);
+            e = i < s0 ? d->ht[0].bucket[i] : d->ht[1].bucket[i - s0];
+            for (size_t k = util_rand_below(&rng, slots); e && k; k--)
+                e = e->next;
+        }
+        if (e == NULL) {
+            /* a sparse table (mass deletes): move its shrink on, or start it */
+            rehash(d, RANDOM_REHASH);
+            maybe_shrink(d);
+        }
     }
-    /* Redis's dictGetRandomKey: a random element of the bucket's chain */
-    size_t len = 0;
-    for (struct dict_entry *x = e; x; x = x->next)
-        len++;
-    for (size_t k = dict_rand() % len; k; k--)
-        e = e->next;
+    dict_rng_state = rng;
     return e;
 }
 

@@ -29,16 +29,36 @@
  * up STORE_DIRTY_MAX more keys (every command does: it mutates the one or
  * two values it just looked up).
  *
+ * Random keys are fair (RANDOMKEY, allkeys-random eviction): every key is
+ * drawn with the same probability.  A random bucket's random entry (Redis's
+ * dictGetRandomKey) is not: a key alone in its bucket comes up three times
+ * as often as one of a chain of three.  Each table keeps an upper bound on
+ * its chains' length (chain_max: raised when an insert or a rehash move
+ * makes a chain longer, never lowered by deletes, reset with the table), and
+ * a draw is rejection sampling over slots (bucket, position < chain_max) of
+ * both tables' live buckets: a slot holding an entry is taken, an empty one
+ * drawn again.  Each key owns exactly one slot, so each is equally likely.
+ * A try costs a bucket read and a short chain walk, about chain_max / load
+ * of them per draw (a few to a few tens); a sparse table mid-shrink (mass
+ * deletes) would need far more, so after RANDOM_DRAW_TRIES misses the draw
+ * moves the rehash on (RANDOM_REHASH buckets), which removes the emptied old
+ * table from the draw.  dict.c draws the same way.
+ *
  * Eviction (store_evict) follows Redis's evict.c: a pool of the 16 best
  * candidates (EVPOOL_SIZE), sorted by score (higher = evict first: idle
- * seconds for LRU, 255 - counter for LFU, the inverse of the expire time
- * for TTL), filled with `samples` keys per database per round; the best
- * candidate still present is evicted.  The pool holds copies of the keys
- * (their entries may be deleted between two calls) and is looked up again
- * before eviction.  Allkeys sampling walks consecutive buckets from a random
- * one (dictGetSomeKeys); volatile sampling picks random slots of the TTL
- * array.  The LFU counter and its last-decrement minute live in the
- * entry's tail padding (struct entry stays 32 bytes).
+ * seconds for LRU, 255 - counter for LFU, each with 32 random low bits that
+ * break ties; the inverse of the expire time for TTL), filled with about
+ * `samples` keys per database per round; the best candidate still present
+ * is evicted.  The pool holds copies of the keys (their entries may be
+ * deleted between two calls) and is looked up again before eviction.
+ * Allkeys sampling takes every key of a window of consecutive buckets at a
+ * random place, as wide as `samples` keys need on average, so that every
+ * key is sampled with the same probability (Redis's dictGetSomeKeys takes
+ * the first keys after a random bucket: a key after a run of empty buckets
+ * is sampled more often); volatile sampling picks random slots of the TTL
+ * array.  With the random tie-break, among keys alike (the same idle time or
+ * counter) none is favoured.  The LFU counter and its last-decrement minute
+ * live in the entry's tail padding (struct entry stays 32 bytes).
  *
  * FLUSHDB of a large db detaches its tables and frees them in time-boxed
  * steps from store_rehash_step() (their memory stays counted until freed);
@@ -49,7 +69,7 @@
  * step's callbacks, never while walking a chain.
  *
  * Threading: a store and everything in it belong to one shard thread
- * (DESIGN.md rule 1).  The seed is written once before any store exists.
+ * (ARCHITECTURE.md rule 1).  The seed is written once before any store exists.
  */
 #include "percore/store.h"
 
@@ -67,7 +87,8 @@
 #define EXPIRE_STALE_PCT 10     /* repeat while more than this % expired */
 #define SCAN_REAP_MAX 64        /* expired keys a scan call deletes at most */
 #define RANDOM_TRIES 100        /* expired keys RANDOMKEY deletes before giving up */
-#define RANDOM_PROBES 256       /* random bucket probes before walking */
+#define RANDOM_DRAW_TRIES 64    /* draw tries before moving a rehash on */
+#define RANDOM_REHASH 100       /* buckets such a draw moves (1000 empty visits at most) */
 #define FLUSH_SYNC_MAX 4096     /* a flushed db this small is freed at once */
 #define IDLE_BUDGET_NS 1000000  /* store_rehash_step: 1 ms of work at most */
 #define STORE_DIRTY_MAX 4       /* looked-up objects re-measured later */
@@ -95,6 +116,7 @@ struct table {
     struct entry **bucket; /* 2^k chain heads, NULL when the table is unused */
     size_t mask;           /* buckets - 1 (0 when unused) */
     size_t used;           /* entries in this table */
+    size_t chain_max;      /* no chain is longer (an upper bound: deletes keep it) */
 };
 
 struct ttl_slot {
@@ -151,6 +173,8 @@ struct store {
     bool track_lfu;              /* store_lookup updates LFU counters */
     int evict_db;                /* RANDOM eviction: the db to try next */
     struct evict_cand **pool;    /* EVPOOL_SIZE candidates, best last, empty ones at the end */
+    store_gone_fn *gone;         /* told of every key that expires or is evicted, NULL none */
+    void *gone_arg;
 };
 
 /* collections with more elements than this are freed in steps (Redis's LAZYFREE_THRESHOLD) */
@@ -168,16 +192,6 @@ static uint64_t key_hash(const char *key, size_t klen)
 }
 
 /* ---- helpers */
-
-static uint64_t store_rand(struct store *s)
-{
-    uint64_t x = s->rng;
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    s->rng = x;
-    return x * 0x2545F4914F6CDD1DULL;
-}
 
 static struct db *store_db(const struct store *s, int db)
 {
@@ -306,7 +320,17 @@ static void table_release(struct store *s, struct table *t)
 {
     s->mem -= mem_usable(t->bucket);
     mem_release(t->bucket);
-    *t = (struct table){NULL, 0, 0};
+    *t = (struct table){NULL, 0, 0, 0};
+}
+
+/* head's chain is in t: keep t's bound on chain lengths (fair random draws) */
+static void chain_note(struct table *t, const struct entry *head)
+{
+    size_t n = 0;
+    for (; head; head = head->next)
+        n++;
+    if (n > t->chain_max)
+        t->chain_max = n;
 }
 
 /* move up to n buckets from ht[0] to ht[1]; false once rehashing is done */
@@ -328,6 +352,7 @@ static bool rehash(struct store *s, struct db *d, size_t n)
             size_t h = key_hash(e->key, e->klen) & d->ht[1].mask;
             e->next = d->ht[1].bucket[h];
             d->ht[1].bucket[h] = e;
+            chain_note(&d->ht[1], e);
             d->ht[0].used--;
             d->ht[1].used++;
             e = next;
@@ -338,7 +363,7 @@ static bool rehash(struct store *s, struct db *d, size_t n)
         return true;
     table_release(s, &d->ht[0]);
     d->ht[0] = d->ht[1];
-    d->ht[1] = (struct table){NULL, 0, 0};
+    d->ht[1] = (struct table){NULL, 0, 0, 0};
     d->rehash = -1;
     return false;
 }
@@ -357,7 +382,7 @@ static void table_resize(struct store *s, struct db *d, size_t n)
     size_t size = next_pow2(n);
     if (rehashing(d) || size == table_size(&d->ht[0]))
         return;
-    struct table t = {table_alloc(s, size), size - 1, 0};
+    struct table t = {table_alloc(s, size), size - 1, 0, 0};
     if (d->ht[0].bucket == NULL) {
         d->ht[0] = t;
         return;
@@ -402,6 +427,7 @@ static void insert(struct store *s, struct db *d, struct entry *e)
     size_t h = key_hash(e->key, e->klen) & t->mask;
     e->next = t->bucket[h];
     t->bucket[h] = e;
+    chain_note(t, e);
     t->used++;
 }
 
@@ -489,9 +515,22 @@ static void delete_entry(struct store *s, struct db *d, struct entry *e)
     entry_destroy(s, e, false);
 }
 
+void store_set_gone_listener(struct store *s, store_gone_fn *fn, void *arg)
+{
+    s->gone = fn;
+    s->gone_arg = arg;
+}
+
+static void delete_gone(struct store *s, struct db *d, struct entry *e, enum store_gone why)
+{
+    if (s->gone)
+        s->gone(s->gone_arg, why, (int)(d - s->db), e->key, e->klen);
+    delete_entry(s, d, e);
+}
+
 static void delete_expired(struct store *s, struct db *d, struct entry *e)
 {
-    delete_entry(s, d, e);
+    delete_gone(s, d, e, STORE_GONE_EXPIRED);
     s->expired++;
 }
 
@@ -570,7 +609,7 @@ static void db_flush(struct store *s, struct db *d)
         *dt = (struct dead_table){d->ht[t].bucket, table_size(&d->ht[t]), 0, s->dead};
         s->mem += mem_usable(dt);
         s->dead = dt;
-        d->ht[t] = (struct table){NULL, 0, 0};
+        d->ht[t] = (struct table){NULL, 0, 0, 0};
     }
     if (d->ttl)
         ttl_release(s, d);
@@ -629,7 +668,7 @@ static void lfu_touch(struct store *s, struct entry *e)
     unsigned counter = lfu_decayed(e, s->clock);
     if (counter < 255) {
         unsigned base = counter > LFU_INIT_VAL ? counter - LFU_INIT_VAL : 0;
-        uint64_t r = store_rand(s) >> 32; /* uniform in [0, 2^32) */
+        uint64_t r = util_rand(&s->rng) >> 32; /* uniform in [0, 2^32) */
         if (r * (base * LFU_LOG_FACTOR + 1) < (1ull << 32))
             counter++;
     }
@@ -887,33 +926,29 @@ uint64_t store_scan(struct store *s, int db, uint64_t cursor, long count, int64_
 
 /* ---- RANDOMKEY */
 
-/* the first entry of a random non-empty bucket (d holds keys) */
-static struct entry *random_bucket(struct store *s, const struct db *d)
+/* a random entry of d (which holds keys), each equally likely (see the design note) */
+static struct entry *random_entry(struct store *s, struct db *d)
 {
-    size_t s0 = table_size(&d->ht[0]), s1 = table_size(&d->ht[1]);
-    size_t lo = rehashing(d) ? (size_t)d->rehash : 0, span = s0 + s1 - lo;
-    size_t i = lo + store_rand(s) % span;
-    for (size_t probes = 0;; probes++) {
-        struct entry *b = i < s0 ? d->ht[0].bucket[i] : d->ht[1].bucket[i - s0];
-        if (b)
-            return b;
-        /* a sparse table (mid-rehash after mass deletes): walk on instead */
-        if (probes < RANDOM_PROBES)
-            i = lo + store_rand(s) % span;
-        else
-            i = i + 1 < s0 + s1 ? i + 1 : lo;
+    uint64_t rng = s->rng; /* a copy the tries keep in a register */
+    struct entry *e = NULL;
+    while (e == NULL) {
+        /* the live buckets: ht[0]'s from the rehash index (those below are empty), then ht[1]'s */
+        size_t s0 = table_size(&d->ht[0]), s1 = table_size(&d->ht[1]);
+        size_t lo = rehashing(d) ? (size_t)d->rehash : 0, span = s0 + s1 - lo;
+        size_t slots = d->ht[0].chain_max > d->ht[1].chain_max ? d->ht[0].chain_max : d->ht[1].chain_max;
+        for (int tries = 0; e == NULL && tries < RANDOM_DRAW_TRIES; tries++) {
+            size_t i = lo + util_rand_below(&rng, span);
+            e = i < s0 ? d->ht[0].bucket[i] : d->ht[1].bucket[i - s0];
+            for (size_t k = util_rand_below(&rng, slots); e && k; k--)
+                e = e->next;
+        }
+        if (e == NULL) {
+            /* a sparse table (mass deletes): move its shrink on, or start it */
+            rehash(s, d, RANDOM_REHASH);
+            maybe_shrink(s, d);
+        }
     }
-}
-
-/* a random entry of a random non-empty bucket (d holds keys), as Redis's dictGetRandomKey */
-static struct entry *random_entry(struct store *s, const struct db *d)
-{
-    struct entry *e = random_bucket(s, d);
-    size_t len = 0;
-    for (struct entry *x = e; x; x = x->next)
-        len++;
-    for (size_t k = store_rand(s) % len; k; k--)
-        e = e->next;
+    s->rng = rng;
     return e;
 }
 
@@ -989,57 +1024,60 @@ static void pool_insert(struct store *s, int db, const struct entry *e, uint64_t
     c->score = score;
 }
 
-static uint64_t evict_score(const struct db *d, const struct entry *e, int kind, uint32_t now_s)
+/* a candidate's score; LRU and LFU ties are broken at random (the low 32 bits), so
+ * that among keys alike the pool keeps no favourite (the first one sampled) */
+static uint64_t evict_score(struct store *s, const struct db *d, const struct entry *e, int kind, uint32_t now_s)
 {
+    uint64_t tie = util_rand(&s->rng) >> 32;
     switch (kind) {
-    case STORE_EVICT_LRU: return now_s > e->atime ? now_s - e->atime : 0;
-    case STORE_EVICT_LFU: return 255 - lfu_decayed(e, now_s);
+    case STORE_EVICT_LRU: return (uint64_t)(now_s > e->atime ? now_s - e->atime : 0) << 32 | tie;
+    case STORE_EVICT_LFU: return (uint64_t)(255 - lfu_decayed(e, now_s)) << 32 | tie;
     default: return e->ttl != TTL_NONE ? UINT64_MAX - (uint64_t)ttl_at(d, e->ttl)->when : 0;
     }
 }
 
-/* up to n keys of d from consecutive buckets at a random place (Redis dictGetSomeKeys) */
-static size_t sample_keys(struct store *s, struct db *d, struct entry **out, size_t n)
+/*
+ * About n keys of db into the pool: every key of a window of consecutive
+ * live buckets at a random place (wrapping around), n * buckets / keys wide,
+ * so each key is in it with probability width / buckets (see the design
+ * note).  The rehash is moved on first, as Redis does: a sparse table
+ * mid-shrink needs a wide window.
+ */
+static void sample_keys(struct store *s, int db, size_t n, int kind, uint32_t now_s)
 {
+    struct db *d = &s->db[db];
+    rehash(s, d, n);
     size_t s0 = table_size(&d->ht[0]), s1 = table_size(&d->ht[1]);
     size_t lo = rehashing(d) ? (size_t)d->rehash : 0, span = s0 + s1 - lo;
-    size_t got = 0, empty = 0, i = lo + store_rand(s) % span;
-    for (size_t steps = n * 10; got < n && steps; steps--) {
-        struct entry *e = i < s0 ? d->ht[0].bucket[i] : d->ht[1].bucket[i - s0];
-        if (e == NULL && ++empty >= 5 && empty > n) {
-            i = lo + store_rand(s) % span;
-            empty = 0;
-            continue;
-        }
-        if (e)
-            empty = 0;
-        for (; e && got < n; e = e->next)
-            out[got++] = e;
+    size_t keys = d->ht[0].used + d->ht[1].used;
+    size_t width = keys <= n ? span : (n * span + keys - 1) / keys;
+    size_t i = lo + util_rand_below(&s->rng, span);
+    for (; width; width--) {
+        for (struct entry *e = i < s0 ? d->ht[0].bucket[i] : d->ht[1].bucket[i - s0]; e; e = e->next)
+            pool_insert(s, db, e, evict_score(s, d, e, kind, now_s));
         i = i + 1 < s0 + s1 ? i + 1 : lo;
     }
-    return got;
 }
 
 /* one round of sampling into the pool; false when there is no key to sample
- * (a round may find none in a sparse table: the caller samples again, as
- * Redis's performEvictions loops while the dicts hold keys) */
+ * (a round may find none: the caller samples again, as Redis's
+ * performEvictions loops while the dicts hold keys) */
 static bool pool_populate(struct store *s, int kind, bool volatile_only, int samples, uint32_t now_s)
 {
-    struct entry *sample[64];
     size_t want = samples < 1 ? 1 : samples > 64 ? 64 : (size_t)samples;
     bool any = false;
     for (int i = 0; i < s->databases; i++) {
         struct db *d = &s->db[i];
-        size_t got = 0;
         if (volatile_only) {
-            for (; got < want && d->ttl_len; got++)
-                sample[got] = ttl_at(d, store_rand(s) % d->ttl_len)->e;
+            for (size_t j = 0; j < want && d->ttl_len; j++) {
+                struct entry *e = ttl_at(d, util_rand_below(&s->rng, d->ttl_len))->e;
+                pool_insert(s, i, e, evict_score(s, d, e, kind, now_s));
+            }
+            any |= d->ttl_len > 0;
         } else if (d->ht[0].used + d->ht[1].used) {
-            got = sample_keys(s, d, sample, want);
+            sample_keys(s, i, want, kind, now_s);
+            any = true;
         }
-        any |= volatile_only ? d->ttl_len > 0 : d->ht[0].used + d->ht[1].used > 0;
-        for (size_t j = 0; j < got; j++)
-            pool_insert(s, i, sample[j], evict_score(d, sample[j], kind, now_s));
     }
     return any;
 }
@@ -1071,7 +1109,7 @@ static struct entry *evict_pick(struct store *s, int kind, bool volatile_only, i
             struct db *d = &s->db[j];
             *db = j;
             if (volatile_only && d->ttl_len)
-                return ttl_at(d, store_rand(s) % d->ttl_len)->e;
+                return ttl_at(d, util_rand_below(&s->rng, d->ttl_len))->e;
             if (!volatile_only && d->ht[0].used + d->ht[1].used)
                 return random_entry(s, d);
         }
@@ -1104,7 +1142,7 @@ size_t store_evict(struct store *s, int how, int samples, size_t bytes, int64_t 
         if (entry_expired(d, e, now)) {
             delete_expired(s, d, e);
         } else {
-            delete_entry(s, d, e);
+            delete_gone(s, d, e, STORE_GONE_EVICTED);
             s->evicted++;
         }
         size_t m = store_memory(s);

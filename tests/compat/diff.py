@@ -29,6 +29,10 @@ after FLUSHALL.  A line may start with a marker saying how to compare:
     !scanall CMD...    CMD is a SCAN, SSCAN, HSCAN or ZSCAN: iterate to cursor 0
                        on both, compare the sets of elements (pairs for
                        HSCAN/ZSCAN) returned
+    !slow CMD...       exact, but the reply may take as long as each server
+                       keeps using CPU (up to 15 minutes), not just 10 s: a
+                       512 MB string zeroed or freed under TSan on a busy
+                       machine; so may the FLUSHALL that starts each script
     !sleep MS          pause both
     !inline TEXT       send TEXT + CRLF as an inline command, compare exactly
     !rawclose ESCAPED  send the bytes (escapes as in quotes), compare the
@@ -51,6 +55,8 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+REPLY_S = 10.0       # how long a reply may take
+SLOW_MAX_S = 900.0   # a slow one (!slow): while its server keeps using CPU, up to this
 
 
 # ---------------------------------------------------------------- arguments
@@ -223,7 +229,7 @@ def parse(buf, pos=0):
 
 
 class Conn:
-    def __init__(self, port, timeout=10.0):
+    def __init__(self, port, timeout=REPLY_S):
         self.port = port
         self.timeout = timeout
         self.sock = socket.create_connection(("127.0.0.1", port), timeout=5)
@@ -234,9 +240,13 @@ class Conn:
     def send(self, data):
         self.sock.sendall(data)
 
-    def read(self, timeout=None):
-        """one RESP value's bytes; None on timeout, b'' if the peer closed"""
-        deadline = time.monotonic() + (self.timeout if timeout is None else timeout)
+    def read(self, timeout=None, busy=None):
+        """one RESP value's bytes; None on timeout, b'' if the peer closed.  With busy
+        (a function giving the server's CPU time so far), the wait goes on past the
+        timeout, REPLY_S at a time, for as long as busy() grows, up to SLOW_MAX_S."""
+        start = time.monotonic()
+        deadline = start + (self.timeout if timeout is None else timeout)
+        work = busy() if busy else None
         while True:
             if self.buf:
                 try:
@@ -247,12 +257,16 @@ class Conn:
                     pass
             left = deadline - time.monotonic()
             if left <= 0:
-                return None
+                done = busy() if busy else None
+                if done is None or done == work or time.monotonic() - start >= SLOW_MAX_S:
+                    return None
+                work, deadline = done, time.monotonic() + REPLY_S
+                continue
             self.sock.settimeout(left)
             try:
                 d = self.sock.recv(65536)
             except socket.timeout:
-                return None
+                continue  # the deadline, or more time while busy
             except OSError:
                 d = b""
             if not d:
@@ -289,13 +303,22 @@ def free_port(rng=random.Random(os.getpid() ^ int(time.time() * 1000))):
     raise RuntimeError("no free port")
 
 
+FREE_PORT_ARG = "@free-port"
+
+
 class Server:
-    def __init__(self, binary, threads=None, name="server", logdir=None):
+    """extra: more arguments; FREE_PORT_ARG among them becomes a fresh free
+    port at each start attempt (self.aux_port), as PC_FREE_PORT_ARG does for
+    the C tests"""
+
+    def __init__(self, binary, threads=None, name="server", logdir=None, extra=()):
         self.binary = binary
         self.threads = threads
         self.name = name
         self.logdir = logdir or os.environ.get("PC_LOG_DIR", tempfile.gettempdir())
         self.is_redis = "redis-server" in os.path.basename(binary)
+        self.extra = list(extra)
+        self.aux_port = 0
         self.proc = None
 
     def start(self):
@@ -306,6 +329,9 @@ class Server:
                 args += ["--save", "", "--appendonly", "no"]
             elif self.threads:
                 args += ["--threads", str(self.threads)]
+            if FREE_PORT_ARG in self.extra:
+                self.aux_port = free_port()
+            args += [str(self.aux_port) if a == FREE_PORT_ARG else a for a in self.extra]
             self.log = os.path.join(self.logdir, "%s-%d.log" % (self.name, self.port))
             self.logf = open(self.log, "wb")
             self.proc = subprocess.Popen(args, stdout=self.logf, stderr=subprocess.STDOUT,
@@ -334,6 +360,15 @@ class Server:
     def alive(self):
         return self.proc is not None and self.proc.poll() is None
 
+    def cpu_ticks(self):
+        """user + system CPU time the server has used, in clock ticks; None if unknown"""
+        try:
+            with open("/proc/%d/stat" % self.proc.pid) as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            return int(fields[11]) + int(fields[12])
+        except (AttributeError, OSError, IndexError, ValueError):
+            return None
+
     def tail(self, n=3000):
         try:
             with open(self.log, "rb") as f:
@@ -361,7 +396,7 @@ class Server:
 
 def cmp_reply(marker, ref, got):
     """(ok, note)"""
-    if marker == "exact":
+    if marker in ("exact", "slow"):
         return ref == got, ""
     if marker == "any":
         return True, ""
@@ -466,12 +501,13 @@ class Pair:
         self.ref = Conn(self.ref_srv.port)
         self.cand = Conn(self.cand_srv.port)
 
-    def both(self, data):
+    def both(self, data, slow=False):
+        """send data to each, read each one's reply; slow: as long as it works on it"""
         self.ref.send(data)
-        r = self.ref.read()
+        r = self.ref.read(busy=self.ref_srv.cpu_ticks if slow else None)
         try:
             self.cand.send(data)
-            g = self.cand.read()
+            g = self.cand.read(busy=self.cand_srv.cpu_ticks if slow else None)
         except OSError:
             g = b""
         return r, g
@@ -524,7 +560,7 @@ def run_line(pair, res, where, marker, args, raw=None, expect_close=False):
                      repr(gk).encode() if gk is not None else gerr, "SCAN iteration key sets differ")
         return
     data = raw if raw is not None else encode(args)
-    r, g = pair.both(data)
+    r, g = pair.both(data, slow=marker == "slow")
     if r is None or r == b"":
         raise RuntimeError("%s: the reference redis-server gave no reply to %s" % (
             where, show_cmd(args) if args else show(data)))
@@ -571,7 +607,7 @@ def parse_script_line(line):
 
 
 def run_lines(pair, res, name, lines):
-    pair.both(encode([b"FLUSHALL"]))
+    pair.both(encode([b"FLUSHALL"]), slow=True)
     for lineno, line in lines:
         where = "%s:%s" % (name, lineno)
         try:
@@ -740,7 +776,7 @@ def generator_lines(name, n, seed):
 
 
 def run_random(pair, res, n, seed, gen="strings"):
-    pair.both(encode([b"FLUSHALL"]))
+    pair.both(encode([b"FLUSHALL"]), slow=True)
     for i, (m, args) in enumerate(generator_lines(gen, n, seed)):
         run_line(pair, res, "random(seed=%d)#%d" % (seed, i), m, args)
 

@@ -5,7 +5,7 @@
  * The server runs with --inbox-size 16 (handoff-credits stays 256): with 3
  * sending shards up to 768 batches can be bound for the hot shard at once,
  * so its inbox fills and the senders must stop reading from their clients
- * until it drains (DESIGN.md rule 4).  With the default 1024 it never fills.
+ * until it drains (ARCHITECTURE.md rule 4).  With the default 1024 it never fills.
  *
  * - Flooders: FLOODERS connections homed on shards other than the hot one
  *   (CLIENT INFO shard=; any shard when there is only one), each streaming

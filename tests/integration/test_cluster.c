@@ -197,7 +197,7 @@ static long long dbsize(int port)
 /* a node's keyspace commands see its keys: those of check_redirects that hash to it */
 /*
  * Does node n's keyspace hold key?  Its slots' keys; but the global-lock
- * control build keeps one store that all threads share (DESIGN.md rule
+ * control build keeps one store that all threads share (ARCHITECTURE.md rule
  * 10), which every node then sees whole.
  */
 static bool node_sees(int n, const char *key)

@@ -5,7 +5,7 @@
  * half-close (shutdown(SHUT_WR)) and read until the server closes, as it must when it reads the end of their
  * input (Redis frees such a client); some read part of their replies first,
  * some leave a command half written.  This is the path where a connection
- * dies with remote requests in flight (DESIGN.md rule 6).  Afterwards every
+ * dies with remote requests in flight (ARCHITECTURE.md rule 6).  Afterwards every
  * shard must still answer correctly (a value written and read back on each;
  * a mismatch counts as a lost write), a counter touched only by the survivors
  * must be exact, INFO connected_clients must be back to what it was before

@@ -213,7 +213,7 @@ static void check_metrics(int port, int threads, double keys)
         {"percore_command_failed_total{cmd=\"get\"}", WRONGTYPE_GETS},
         {"percore_command_rejected_total{cmd=\"get\"}", ARITY_ERRORS},
         {"percore_errors_total{error=\"WRONGTYPE\"}", WRONGTYPE_GETS},
-        {"percore_command_usec_total{cmd=\"get\"}", -1},
+        {"percore_command_duration_seconds_total{cmd=\"get\"}", -1},
         {"percore_commands_processed_total", -1},
         {"percore_connected_clients", -1},
         {"percore_keyspace_hits_total", -1},

@@ -1,12 +1,14 @@
 /*
  * test_dict: the hash table of sets, hashes and sorted sets.  Keys are
  * binary (they hold NUL bytes); growth, shrink, rehash mid-way, scan
- * coverage across resizes, values, random, lazy free and memory accounting.
+ * coverage across resizes, values, random draws (fair by chi-square:
+ * dense, sparse and mid-rehash tables), lazy free and memory accounting.
  */
 #include "percore/dict.h"
 #include "percore/siphash.h"
 
 #include "check.h"
+#include "chisq.h"
 
 #include <stdlib.h>
 
@@ -233,29 +235,47 @@ static void test_values(void)
     dict_destroy(&z);
 }
 
-static void test_random(void)
+/* n draws from d (keys 0..k-1): fair by chi-square */
+static void check_fair(struct dict *d, int k, long n, const char *what)
 {
-    enum { N = 50 };
-    struct dict *d = dict_create();
-    for (long i = 0; i < N; i++)
-        add(d, i);
-    int hits[N] = {0};
-    for (int r = 0; r < 20000; r++) {
+    long *hits = calloc((size_t)k, sizeof *hits);
+    for (long r = 0; r < n; r++) {
         size_t len;
-        const char *k = dict_entry_key(dict_random(d), &len);
-        long i = index_of(k, len);
-        CHECK(i >= 0 && i < N);
-        if (i >= 0 && i < N)
+        const char *key = dict_entry_key(dict_random(d), &len);
+        long i = index_of(key, len);
+        CHECK(i >= 0 && i < k);
+        if (i >= 0 && i < k)
             hits[i]++;
     }
-    int never = 0;
-    for (int i = 0; i < N; i++)
-        never += hits[i] == 0;
-    CHECK_EQ_LL(never, 0);
-    /* sparse: a big table emptied down to one entry still yields it */
-    for (long i = N; i < 100000; i++)
+    CHECK(chisq_fair(what, chisq_draws(hits, k), k));
+    free(hits);
+}
+
+/*
+ * Every entry is as likely as any other, whatever its chain (a random
+ * bucket's random entry favours short chains), in a dense table, a sparse
+ * one (a big table emptied by deletes: random probes miss) and while the
+ * table grows (two tables of different loads).
+ */
+static void test_random(void)
+{
+    struct dict *d = dict_create();
+    for (long i = 0; i < 10; i++)
         add(d, i);
-    for (long i = 1; i < 100000; i++)
+    check_fair(d, 10, 20000, "10 entries");
+    for (long i = 10; i < 1000; i++)
+        add(d, i);
+    check_fair(d, 1000, 200000, "1000 entries");
+    dict_destroy(&d);
+
+    /* sparse: 100000 entries deleted down to 100, drawn from while it shrinks */
+    d = dict_create();
+    for (long i = 0; i < 100000; i++)
+        add(d, i);
+    for (long i = 100; i < 100000; i++)
+        del(d, i);
+    check_fair(d, 100, 20000, "100 left of 100000");
+    for (long i = 1; i < 100; i++)
         del(d, i);
     for (int r = 0; r < 10; r++) {
         size_t len;
@@ -263,6 +283,25 @@ static void test_random(void)
         CHECK(index_of(k, len) == 0);
     }
     dict_destroy(&d);
+
+    /* growing: the 65th entry starts a rehash to 128 buckets, each draw moves
+     * one of the 64 old buckets, so 16 draws all see two tables */
+    long hits[65] = {0};
+    for (int round = 0; round < 2000; round++) {
+        d = dict_create();
+        for (long i = 0; i < 65; i++)
+            add(d, i);
+        for (int r = 0; r < 16; r++) {
+            size_t len;
+            const char *k = dict_entry_key(dict_random(d), &len);
+            long i = index_of(k, len);
+            CHECK(i >= 0 && i < 65);
+            if (i >= 0 && i < 65)
+                hits[i]++;
+        }
+        dict_destroy(&d);
+    }
+    CHECK(chisq_fair("65 entries, mid-rehash", chisq_draws(hits, 65), 65));
 }
 
 static void test_destroy_step(void)

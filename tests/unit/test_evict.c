@@ -13,10 +13,14 @@
  * - RANDOM empties a store across databases; long keys (past the pool's
  *   inline room) work; an expired victim counts as expired, not evicted;
  *   memory goes back to the empty store's.
+ * - Fair victims, every policy: among keys alike (the same idle time,
+ *   counter and expire time), each is evicted as often as any other, by
+ *   chi-square over 10000 evictions of 50 keys (each victim put back).
  */
 #include "percore/store.h"
 
 #include "check.h"
+#include "chisq.h"
 
 #include <stdlib.h>
 
@@ -201,6 +205,39 @@ static void test_expired_victim(void)
     store_destroy(&s);
 }
 
+#define FAIR_KEYS 50
+#define FAIR_ROUNDS 10000
+
+/* evict one of FAIR_KEYS keys alike, note it, put it back; FAIR_ROUNDS times */
+static void test_fair_victims(int how, const char *what)
+{
+    struct store *s = fresh_store(1);
+    bool volatile_only = (how & STORE_EVICT_VOLATILE) || how == STORE_EVICT_TTL;
+    char k[32];
+    long hits[FAIR_KEYS] = {0};
+    for (long i = 0; i < FAIR_KEYS; i++) {
+        put(s, 0, i);
+        if (volatile_only)
+            store_set_expire(s, 0, k, key_of(k, i), T0 + 3600000, T0);
+    }
+    for (int r = 0; r < FAIR_ROUNDS; r++) {
+        CHECK(store_evict(s, how, 5, 1, T0) > 0);
+        int gone = 0;
+        for (long i = 0; i < FAIR_KEYS; i++) {
+            if (present(s, 0, i, T0))
+                continue;
+            gone++;
+            hits[i]++;
+            put(s, 0, i);
+            if (volatile_only)
+                store_set_expire(s, 0, k, key_of(k, i), T0 + 3600000, T0);
+        }
+        CHECK_EQ_LL(gone, 1);
+    }
+    CHECK(chisq_fair(what, chisq_draws(hits, FAIR_KEYS), FAIR_KEYS));
+    store_destroy(&s);
+}
+
 int main(void)
 {
     uint8_t seed[16] = {7};
@@ -214,5 +251,12 @@ int main(void)
     test_volatile(STORE_EVICT_TTL | STORE_EVICT_VOLATILE);
     test_random_and_long_keys();
     test_expired_victim();
+    test_fair_victims(STORE_EVICT_RANDOM, "allkeys-random");
+    test_fair_victims(STORE_EVICT_LRU, "allkeys-lru");
+    test_fair_victims(STORE_EVICT_LFU, "allkeys-lfu");
+    test_fair_victims(STORE_EVICT_RANDOM | STORE_EVICT_VOLATILE, "volatile-random");
+    test_fair_victims(STORE_EVICT_LRU | STORE_EVICT_VOLATILE, "volatile-lru");
+    test_fair_victims(STORE_EVICT_LFU | STORE_EVICT_VOLATILE, "volatile-lfu");
+    test_fair_victims(STORE_EVICT_TTL, "volatile-ttl");
     return check_done("test_evict");
 }

@@ -1,11 +1,13 @@
 /*
  * test_store: the per-shard keyspace.  Keys are binary (they hold NUL
  * bytes); time is a fake `now` passed in, so expiry is deterministic.
+ * RANDOMKEY's draws are checked for fairness by chi-square.
  */
 #include "percore/set.h"
 #include "percore/store.h"
 
 #include "check.h"
+#include "chisq.h"
 
 #include <stdlib.h>
 
@@ -480,24 +482,62 @@ static void test_swapdb_move_take(void)
     store_destroy(&s);
 }
 
+/* n RANDOMKEY draws from db (keys 0..k-1): fair by chi-square */
+static void check_fair(struct store *s, int db, int k, long n, const char *what)
+{
+    long *hits = calloc((size_t)k, sizeof *hits);
+    const char *key;
+    size_t klen;
+    for (long r = 0; r < n; r++) {
+        CHECK(store_random_key(s, db, NOW, &key, &klen));
+        long i = index_of(key, klen);
+        CHECK(i >= 0 && i < k);
+        if (i >= 0 && i < k)
+            hits[i]++;
+    }
+    CHECK(chisq_fair(what, chisq_draws(hits, k), k));
+    free(hits);
+}
+
+/*
+ * RANDOMKEY: every key as likely as any other (by chi-square) in a dense
+ * table, one emptied by deletes (sparse, shrinking) and one growing (two
+ * tables of different loads); reaping of expired keys.
+ */
 static void test_random(void)
 {
     struct store *s = store_create(2);
     const char *key;
     size_t klen;
     CHECK(!store_random_key(s, 0, NOW, &key, &klen));
-    /* ten keys, 20000 draws: each comes up roughly a tenth of the time */
-    long hits[10] = {0};
     for (long i = 0; i < 10; i++)
         put(s, 0, i, i);
-    for (int d = 0; d < 20000; d++) {
-        CHECK(store_random_key(s, 0, NOW, &key, &klen));
-        long i = index_of(key, klen);
-        if (i >= 0 && i < 10)
-            hits[i]++;
+    check_fair(s, 0, 10, 20000, "10 keys");
+    for (long i = 10; i < 1000; i++)
+        put(s, 0, i, i);
+    check_fair(s, 0, 1000, 200000, "1000 keys");
+    for (long i = 1000; i < 100000; i++)
+        put(s, 0, i, i);
+    for (long i = 100; i < 100000; i++)
+        del(s, 0, i, NOW);
+    check_fair(s, 0, 100, 20000, "100 left of 100000");
+    store_flush(s, 0);
+    /* growing: the 65th key starts a rehash to 128 buckets and each draw
+     * moves one of the 64 old ones, so 16 draws all see two tables */
+    long hits[65] = {0};
+    for (int round = 0; round < 2000; round++) {
+        for (long i = 0; i < 65; i++)
+            put(s, 0, i, i);
+        for (int r = 0; r < 16; r++) {
+            CHECK(store_random_key(s, 0, NOW, &key, &klen));
+            long i = index_of(key, klen);
+            CHECK(i >= 0 && i < 65);
+            if (i >= 0 && i < 65)
+                hits[i]++;
+        }
+        store_flush(s, 0);
     }
-    for (int i = 0; i < 10; i++)
-        CHECK(hits[i] > 1000 && hits[i] < 3000);
+    CHECK(chisq_fair("65 keys, mid-rehash", chisq_draws(hits, 65), 65));
     /* all but one expired: the live one is found and the rest reaped */
     for (long i = 0; i < 1000; i++) {
         put(s, 1, i, i);
