@@ -224,7 +224,6 @@ static void cmd_linsert(struct cmd_ctx *ctx)
     o = cmd_lookup_write(ctx, &ctx->argv[1]);
     if (o == NULL) {
         reply_int(ctx->out, 0);
-        ctx->unchanged = true;
         return;
     }
     if (object_type(o) != OBJ_LIST) {
@@ -241,7 +240,6 @@ static void cmd_linsert(struct cmd_ctx *ctx)
     }
     list_iter_finish(&it, list_fill(ctx));
     reply_int(ctx->out, inserted ? (long long)list_length(o) : -1);
-    ctx->unchanged = !inserted;
     if (inserted)
         cmd_changed(ctx, NOTIFY_LIST, "linsert", &ctx->argv[1]);
 }

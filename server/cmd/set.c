@@ -451,7 +451,6 @@ static void cmd_smove(struct cmd_ctx *ctx)
         return;
     if (srcset == dstset) {
         reply_int(ctx->out, set_is_member(srcset, ele->ptr, ele->len));
-        ctx->unchanged = true;
         return;
     }
     if (!set_remove(srcset, ele->ptr, ele->len)) {
@@ -496,8 +495,7 @@ static void store_result(struct cmd_ctx *ctx, const struct resp_arg *dst, struct
         cmd_changed(ctx, NOTIFY_SET, event, dst);
     } else {
         object_destroy(&result);
-        ctx->unchanged = !store_delete(ctx->store, ctx->db, dst->ptr, dst->len, ctx->now);
-        if (!ctx->unchanged)
+        if (store_delete(ctx->store, ctx->db, dst->ptr, dst->len, ctx->now))
             cmd_changed(ctx, NOTIFY_GENERIC, "del", dst);
     }
     reply_int(ctx->out, (long long)n);
