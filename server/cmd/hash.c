@@ -16,6 +16,12 @@
  * after its lookup, which the store re-measures (store.h's rule).  A hash
  * emptied by HDEL is deleted, as in Redis.
  *
+ * Each write reports what it did where Redis's handler does (command.h): the
+ * key modified and its event after the change ("hset" for HSET, HMSET and
+ * HSETNX), "new" first when it creates the key, "del" after HDEL's event
+ * when HDEL empties it; one that fails or changes nothing (HSETNX of an
+ * existing field, HDEL of no field) reports nothing.
+ *
  * Replies whose order Redis leaves to the structure (HGETALL, HKEYS, HVALS,
  * HSCAN, HRANDFIELD) come in listpack order for a listpack hash, as in Redis,
  * and in dict order for a hashtable.
@@ -81,12 +87,14 @@ static struct object *hash_lookup_write_or_create(struct cmd_ctx *ctx, const str
     return o;
 }
 
-/* hand a hash made by hash_lookup_write_or_create to the store */
+/* hand a hash made by hash_lookup_write_or_create to the store: a new key ("new", Redis's dbAdd) */
 static void hash_store_created(struct cmd_ctx *ctx, const struct resp_arg *key, struct object *o,
                                bool created)
 {
-    if (created)
+    if (created) {
         store_set(ctx->store, ctx->db, key->ptr, key->len, o, 0);
+        cmd_notify(ctx, NOTIFY_NEW, "new", key);
+    }
 }
 
 /* Redis hashTypeTryConversion over argv[start..end] */
@@ -130,6 +138,7 @@ static void hset_generic(struct cmd_ctx *ctx, bool hmset)
         reply_ok(ctx->out);
     else
         reply_int(ctx->out, created_fields);
+    cmd_changed(ctx, NOTIFY_HASH, "hset", key); /* also when no field changed, as Redis */
 }
 
 static void cmd_hset(struct cmd_ctx *ctx)
@@ -160,6 +169,7 @@ static void cmd_hsetnx(struct cmd_ctx *ctx)
     hash_set(o, &lim, f->ptr, f->len, v->ptr, v->len);
     hash_store_created(ctx, key, o, created);
     reply_int(ctx->out, 1);
+    cmd_changed(ctx, NOTIFY_HASH, "hset", key);
 }
 
 /* ---- HGET HMGET HEXISTS HSTRLEN HLEN ---------------------------------- */
@@ -233,6 +243,7 @@ static void cmd_hdel(struct cmd_ctx *ctx)
 {
     const struct resp_arg *key = &ctx->argv[1];
     long long deleted = 0;
+    bool keyremoved = false;
     struct object *o = cmd_lookup_write(ctx, key);
 
     if (o == NULL) {
@@ -248,9 +259,15 @@ static void cmd_hdel(struct cmd_ctx *ctx)
             deleted++;
             if (hash_length(o) == 0) {
                 store_delete(ctx->store, ctx->db, key->ptr, key->len, ctx->now);
+                keyremoved = true;
                 break;
             }
         }
+    }
+    if (deleted) {
+        cmd_changed(ctx, NOTIFY_HASH, "hdel", key);
+        if (keyremoved)
+            cmd_notify(ctx, NOTIFY_GENERIC, "del", key);
     }
     reply_int(ctx->out, deleted);
 }
@@ -336,6 +353,7 @@ static void cmd_hincrby(struct cmd_ctx *ctx)
     hash_set(o, &lim, field->ptr, field->len, buf, (size_t)n);
     hash_store_created(ctx, key, o, created);
     reply_int(ctx->out, value);
+    cmd_changed(ctx, NOTIFY_HASH, "hincrby", key);
 }
 
 static void cmd_hincrbyfloat(struct cmd_ctx *ctx)
@@ -379,6 +397,7 @@ static void cmd_hincrbyfloat(struct cmd_ctx *ctx)
     hash_set(o, &lim, field->ptr, field->len, buf, (size_t)n);
     hash_store_created(ctx, key, o, created);
     reply_bulk(ctx->out, buf, (size_t)n);
+    cmd_changed(ctx, NOTIFY_HASH, "hincrbyfloat", key);
 }
 
 /* ---- HRANDFIELD ------------------------------------------------------- */

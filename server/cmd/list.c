@@ -13,6 +13,16 @@
  * Ranges (LRANGE, LPOP/RPOP with a count, LMPOP) are replied with one
  * sequential iterator walk, never a seek per element.
  *
+ * Each write reports what it did where Redis's handler does (command.h), in
+ * Redis's order: "new" when it creates a key, then the key modified and its
+ * event ("lpush", "linsert", ...); a pop reports "lpop"/"rpop", "del" when
+ * it emptied the list, then the key modified (Redis's listElementsRemoved);
+ * LMOVE reports the push on the destination before the pop on the source.
+ * LTRIM reports "ltrim" even when nothing went, as Redis does; a write that
+ * fails or finds nothing to do (LINSERT without its pivot, LREM of no
+ * element, a pop of a missing key) reports nothing.  A blocked client served
+ * later runs its handler again (core/block.c), which reports the same way.
+ *
  * Threading and routing: a handler runs on the shard thread that owns its
  * keys and sees only that shard's store (ARCHITECTURE.md rule 1).  LMOVE,
  * RPOPLPUSH and LMPOP name several keys: they are ROUTE_GATHER, so when the
@@ -48,16 +58,29 @@ static bool arg_eq(const struct resp_arg *a, const char *p, size_t n)
     return a->len == n && (n == 0 || memcmp(a->ptr, p, n) == 0);
 }
 
-static void delete_key(struct cmd_ctx *ctx, const struct resp_arg *key)
-{
-    store_delete(ctx->store, ctx->db, key->ptr, key->len, ctx->now);
-}
-
-/* a list whose last element went away is deleted, as Redis does */
+/* a list whose last element went away is deleted ("del"), as Redis does */
 static void delete_if_empty(struct cmd_ctx *ctx, struct object *o, const struct resp_arg *key)
 {
-    if (list_length(o) == 0)
-        delete_key(ctx, key);
+    if (list_length(o) == 0) {
+        store_delete(ctx->store, ctx->db, key->ptr, key->len, ctx->now);
+        cmd_notify(ctx, NOTIFY_GENERIC, "del", key);
+    }
+}
+
+/* elements were popped from key's `where` end (Redis listElementsRemoved): its event, "del" if empty */
+static void note_popped(struct cmd_ctx *ctx, struct object *o, const struct resp_arg *key,
+                        enum list_where where)
+{
+    cmd_notify(ctx, NOTIFY_LIST, where == LIST_HEAD ? "lpop" : "rpop", key);
+    delete_if_empty(ctx, o, key);
+    cmd_modified(ctx, key);
+}
+
+/* a new list o for key is stored once filled, so that the store accounts its full size */
+static void store_created(struct cmd_ctx *ctx, const struct resp_arg *key, struct object *o)
+{
+    store_set(ctx->store, ctx->db, key->ptr, key->len, o, 0);
+    cmd_notify(ctx, NOTIFY_NEW, "new", key);
 }
 
 /* Redis getRangeLongFromObjectOrReply(min..LLONG_MAX, msg): msg for both errors */
@@ -127,7 +150,7 @@ static void pop_range_reply(struct cmd_ctx *ctx, struct object *o, const struct 
         range_reply(ctx, o, -rangelen, -1, true);
         list_delete_range(o, (size_t)(llen - rangelen), (size_t)rangelen, list_fill(ctx));
     }
-    delete_if_empty(ctx, o, key);
+    note_popped(ctx, o, key, where);
 }
 
 /* ---- push ------------------------------------------------------------------- */
@@ -154,10 +177,10 @@ static void push_generic(struct cmd_ctx *ctx, enum list_where where, bool existi
     for (int j = 2; j < ctx->argc; j++)
         list_push(o, where, ctx->argv[j].ptr, ctx->argv[j].len, fill);
     long long len = (long long)list_length(o);
-    /* stored once complete, so that the store accounts its full size */
     if (created)
-        store_set(ctx->store, ctx->db, key->ptr, key->len, o, 0);
+        store_created(ctx, key, o);
     reply_int(ctx->out, len);
+    cmd_changed(ctx, NOTIFY_LIST, where == LIST_HEAD ? "lpush" : "rpush", key);
 }
 
 static void cmd_lpush(struct cmd_ctx *ctx)
@@ -201,7 +224,6 @@ static void cmd_linsert(struct cmd_ctx *ctx)
     o = cmd_lookup_write(ctx, &ctx->argv[1]);
     if (o == NULL) {
         reply_int(ctx->out, 0);
-        ctx->unchanged = true;
         return;
     }
     if (object_type(o) != OBJ_LIST) {
@@ -218,7 +240,8 @@ static void cmd_linsert(struct cmd_ctx *ctx)
     }
     list_iter_finish(&it, list_fill(ctx));
     reply_int(ctx->out, inserted ? (long long)list_length(o) : -1);
-    ctx->unchanged = !inserted;
+    if (inserted)
+        cmd_changed(ctx, NOTIFY_LIST, "linsert", &ctx->argv[1]);
 }
 
 /* ---- read ---------------------------------------------------------------------- */
@@ -391,10 +414,12 @@ static void cmd_lset(struct cmd_ctx *ctx)
     }
     if (!cmd_get_ll_or_reply(ctx, &ctx->argv[2], &index))
         return;
-    if (list_replace(o, (long)index, val->ptr, val->len, list_fill(ctx)))
+    if (list_replace(o, (long)index, val->ptr, val->len, list_fill(ctx))) {
         reply_ok(ctx->out);
-    else
+        cmd_changed(ctx, NOTIFY_LIST, "lset", &ctx->argv[1]);
+    } else {
         reply_error(ctx->out, "ERR index out of range");
+    }
 }
 
 static void cmd_lrem(struct cmd_ctx *ctx)
@@ -435,6 +460,8 @@ static void cmd_lrem(struct cmd_ctx *ctx)
         }
     }
     list_iter_finish(&it, list_fill(ctx));
+    if (removed)
+        cmd_changed(ctx, NOTIFY_LIST, "lrem", key);
     delete_if_empty(ctx, o, key);
     reply_int(ctx->out, (long long)removed);
 }
@@ -478,7 +505,9 @@ static void cmd_ltrim(struct cmd_ctx *ctx)
         list_delete_range(o, 0, (size_t)ltrim, fill);
     if (rtrim)
         list_delete_range(o, (size_t)(llen - ltrim - rtrim), (size_t)rtrim, fill);
+    cmd_notify(ctx, NOTIFY_LIST, "ltrim", key); /* also when nothing went, as Redis */
     delete_if_empty(ctx, o, key);
+    cmd_modified(ctx, key);
     reply_ok(ctx->out);
 }
 
@@ -522,7 +551,7 @@ static void pop_generic(struct cmd_ctx *ctx, enum list_where where, const char *
         list_index(o, where == LIST_HEAD ? 0 : -1, &p, &n);
         reply_bulk(ctx->out, p, n);
         list_delete_range(o, where == LIST_HEAD ? 0 : len - 1, 1, list_fill(ctx));
-        delete_if_empty(ctx, o, key);
+        note_popped(ctx, o, key, where);
         return;
     }
     pop_range_reply(ctx, o, key, where, count);
@@ -538,7 +567,11 @@ static void cmd_rpop(struct cmd_ctx *ctx)
     pop_generic(ctx, LIST_TAIL, "rpop");
 }
 
-/* Redis lmoveGenericCommand: LMOVE and RPOPLPUSH; source == destination rotates */
+/*
+ * Redis lmoveGenericCommand: LMOVE and RPOPLPUSH; source == destination
+ * rotates.  Reported as Redis does: the push on the destination ("new"
+ * first when it creates it), then the pop on the source.
+ */
 static void lmove_generic(struct cmd_ctx *ctx, enum list_where from, enum list_where to)
 {
     const struct resp_arg *skey = &ctx->argv[1];
@@ -572,20 +605,19 @@ static void lmove_generic(struct cmd_ctx *ctx, enum list_where from, enum list_w
         copy = mem_alloc(n);
     memcpy(copy, p, n);
     list_delete_range(src, from == LIST_HEAD ? 0 : len - 1, 1, fill);
-    bool src_empty = list_length(src) == 0 && src != dst;
 
     if (dst == NULL) {
         dst = list_object_create();
         list_push(dst, to, copy, n, fill);
-        store_set(ctx->store, ctx->db, dkey->ptr, dkey->len, dst, 0);
+        store_created(ctx, dkey, dst);
     } else {
         list_push(dst, to, copy, n, fill);
     }
+    cmd_changed(ctx, NOTIFY_LIST, to == LIST_HEAD ? "lpush" : "rpush", dkey);
     reply_bulk(ctx->out, copy, n);
     if (copy != small)
         mem_release(copy);
-    if (src_empty)
-        delete_key(ctx, skey);
+    note_popped(ctx, src, skey, from); /* a rotated list is never empty */
 }
 
 static void cmd_lmove(struct cmd_ctx *ctx)
@@ -689,7 +721,7 @@ static void bpop_generic(struct cmd_ctx *ctx, enum list_where where)
         reply_bulk(ctx->out, ctx->argv[j].ptr, ctx->argv[j].len);
         reply_bulk(ctx->out, p, n);
         list_delete_range(o, where == LIST_HEAD ? 0 : len - 1, 1, list_fill(ctx));
-        delete_if_empty(ctx, o, &ctx->argv[j]);
+        note_popped(ctx, o, &ctx->argv[j], where);
         return;
     }
     cmd_block_or_nil(ctx, false);

@@ -20,6 +20,14 @@
  * memory accounting of sets looked up earlier stays right; a destination is
  * written only after every source was read.
  *
+ * Each write reports what it did where Redis's handler does (command.h), in
+ * Redis's order: "new" when it creates a key, the command's event, "del"
+ * after it when the set emptied, the key modified only when something
+ * changed (SADD of members all there, SREM or SMOVE of a missing member,
+ * SPOP of a missing key or a count of 0: nothing).  SMOVE reports "srem" on
+ * the source and "sadd" on the destination (none when it held the member);
+ * the STORE forms report their destination alone.
+ *
  * Threading and routing: a handler runs on the shard thread that owns its
  * keys and touches only ctx->store (ARCHITECTURE.md rule 1).  Multi-key commands
  * are ROUTE_GATHER: they run with every key in ctx->store (their own shard,
@@ -125,8 +133,12 @@ static void cmd_sadd(struct cmd_ctx *ctx)
     for (int j = 2; j < ctx->argc; j++)
         added += set_add(set, ctx->argv[j].ptr, ctx->argv[j].len, max_intset(ctx));
     /* a new set is stored filled, so the store accounts its final size */
-    if (created)
+    if (created) {
         store_set(ctx->store, ctx->db, key->ptr, key->len, set, 0);
+        cmd_notify(ctx, NOTIFY_NEW, "new", key);
+    }
+    if (added)
+        cmd_changed(ctx, NOTIFY_SET, "sadd", key);
     reply_int(ctx->out, added);
 }
 
@@ -135,6 +147,7 @@ static void cmd_srem(struct cmd_ctx *ctx)
     const struct resp_arg *key = &ctx->argv[1];
     struct object *set = cmd_lookup_write(ctx, key);
     long long deleted = 0;
+    bool keyremoved = false;
 
     if (set == NULL) {
         reply_int(ctx->out, 0);
@@ -147,9 +160,15 @@ static void cmd_srem(struct cmd_ctx *ctx)
             deleted++;
             if (set_size(set) == 0) {
                 store_delete(ctx->store, ctx->db, key->ptr, key->len, ctx->now);
+                keyremoved = true;
                 break;
             }
         }
+    }
+    if (deleted) {
+        cmd_changed(ctx, NOTIFY_SET, "srem", key);
+        if (keyremoved)
+            cmd_notify(ctx, NOTIFY_GENERIC, "del", key);
     }
     reply_int(ctx->out, deleted);
 }
@@ -212,6 +231,7 @@ static void spop_with_count(struct cmd_ctx *ctx)
 
     unsigned long long count = (unsigned long long)l, size = set_size(set);
     struct set_member m;
+    cmd_notify(ctx, NOTIFY_SET, "spop", key);
 
     /* CASE 1: the whole set */
     if (count >= size) {
@@ -223,6 +243,8 @@ static void spop_with_count(struct cmd_ctx *ctx)
         reply_set_members(ctx->out, all);
         object_destroy(&all);
         store_delete(ctx->store, ctx->db, key->ptr, key->len, ctx->now);
+        cmd_notify(ctx, NOTIFY_GENERIC, "del", key);
+        cmd_modified(ctx, key);
         return;
     }
 
@@ -235,6 +257,7 @@ static void spop_with_count(struct cmd_ctx *ctx)
             reply_member(ctx->out, &m);
             remove_member(set, &m);
         }
+        cmd_modified(ctx, key);
         return;
     }
 
@@ -260,6 +283,7 @@ static void spop_with_count(struct cmd_ctx *ctx)
         reply_member(ctx->out, &m);
     /* Redis dbOverwrite: the key keeps its TTL */
     store_set(ctx->store, ctx->db, key->ptr, key->len, newset, STORE_KEEPTTL);
+    cmd_modified(ctx, key);
 }
 
 static void cmd_spop(struct cmd_ctx *ctx)
@@ -286,8 +310,12 @@ static void cmd_spop(struct cmd_ctx *ctx)
     set_random(set, &m);
     reply_member(ctx->out, &m);
     remove_member(set, &m);
-    if (set_size(set) == 0)
+    cmd_notify(ctx, NOTIFY_SET, "spop", key);
+    if (set_size(set) == 0) {
         store_delete(ctx->store, ctx->db, key->ptr, key->len, ctx->now);
+        cmd_notify(ctx, NOTIFY_GENERIC, "del", key);
+    }
+    cmd_modified(ctx, key);
 }
 
 static void srandmember_with_count(struct cmd_ctx *ctx)
@@ -423,36 +451,52 @@ static void cmd_smove(struct cmd_ctx *ctx)
         return;
     if (srcset == dstset) {
         reply_int(ctx->out, set_is_member(srcset, ele->ptr, ele->len));
-        ctx->unchanged = true;
         return;
     }
     if (!set_remove(srcset, ele->ptr, ele->len)) {
         reply_int(ctx->out, 0);
         return;
     }
-    if (set_size(srcset) == 0)
+    cmd_notify(ctx, NOTIFY_SET, "srem", src);
+    if (set_size(srcset) == 0) {
         store_delete(ctx->store, ctx->db, src->ptr, src->len, ctx->now);
-    if (dstset == NULL) {
-        dstset = set_create_for(ele->ptr, ele->len);
-        set_add(dstset, ele->ptr, ele->len, max_intset(ctx));
-        store_set(ctx->store, ctx->db, dst->ptr, dst->len, dstset, 0);
-    } else {
-        set_add(dstset, ele->ptr, ele->len, max_intset(ctx));
+        cmd_notify(ctx, NOTIFY_GENERIC, "del", src);
     }
+    bool created = dstset == NULL;
+    if (created)
+        dstset = set_create_for(ele->ptr, ele->len);
+    bool added = set_add(dstset, ele->ptr, ele->len, max_intset(ctx));
+    if (created) {
+        store_set(ctx->store, ctx->db, dst->ptr, dst->len, dstset, 0);
+        cmd_notify(ctx, NOTIFY_NEW, "new", dst);
+    }
+    cmd_modified(ctx, src);
+    if (added) /* not when dst had it already */
+        cmd_changed(ctx, NOTIFY_SET, "sadd", dst);
     reply_int(ctx->out, 1);
 }
 
 /* ---- SINTER SINTERSTORE SINTERCARD SMEMBERS ------------------------------- */
 
-/* replace dst by result (NULL or empty: delete dst) and reply its size */
-static void store_result(struct cmd_ctx *ctx, const struct resp_arg *dst, struct object *result)
+/*
+ * Replace dst by result (NULL or empty: delete dst) and reply its size; the
+ * destination alone is reported, with `event` (sinterstore...), or "del"
+ * when an empty result deleted it (nothing when there was none).
+ */
+static void store_result(struct cmd_ctx *ctx, const struct resp_arg *dst, struct object *result,
+                         const char *event)
 {
     size_t n = result ? set_size(result) : 0;
     if (n > 0) {
-        store_set(ctx->store, ctx->db, dst->ptr, dst->len, result, 0);
+        /* Redis's setKey: an expired destination is gone first, so the key is new */
+        cmd_lookup_write(ctx, dst);
+        if (store_set(ctx->store, ctx->db, dst->ptr, dst->len, result, 0))
+            cmd_notify(ctx, NOTIFY_NEW, "new", dst);
+        cmd_changed(ctx, NOTIFY_SET, event, dst);
     } else {
         object_destroy(&result);
-        ctx->unchanged = !store_delete(ctx->store, ctx->db, dst->ptr, dst->len, ctx->now);
+        if (store_delete(ctx->store, ctx->db, dst->ptr, dst->len, ctx->now))
+            cmd_changed(ctx, NOTIFY_GENERIC, "del", dst);
     }
     reply_int(ctx->out, (long long)n);
 }
@@ -498,7 +542,7 @@ static void sinter_generic(struct cmd_ctx *ctx, const struct resp_arg *keys, siz
     if (empty > 0) {
         mem_release(sets);
         if (dst)
-            store_result(ctx, dst, NULL);
+            store_result(ctx, dst, NULL, "sinterstore");
         else if (cardinality_only)
             reply_int(ctx->out, 0);
         else
@@ -542,7 +586,7 @@ static void sinter_generic(struct cmd_ctx *ctx, const struct resp_arg *keys, siz
     if (cardinality_only) {
         reply_int(ctx->out, cardinality);
     } else if (dst) {
-        store_result(ctx, dst, dstset);
+        store_result(ctx, dst, dstset, "sinterstore");
     } else {
         reply_set(ctx->out, cardinality);
         if (buf.len)
@@ -680,7 +724,7 @@ static void sunion_diff_generic(struct cmd_ctx *ctx, const struct resp_arg *keys
     mem_release(sets);
 
     if (dst) {
-        store_result(ctx, dst, dstset);
+        store_result(ctx, dst, dstset, op == SET_OP_UNION ? "sunionstore" : "sdiffstore");
         return;
     }
     reply_set_members(ctx->out, dstset);
