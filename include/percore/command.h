@@ -52,6 +52,8 @@ enum {
     NOTIFY_LOADED = 1 << 12,   /* (modules only) */
     NOTIFY_MODULE = 1 << 13,   /* d */
     NOTIFY_NEW = 1 << 14,      /* n */
+    NOTIFY_ALL = NOTIFY_GENERIC | NOTIFY_STRING | NOTIFY_LIST | NOTIFY_SET | NOTIFY_HASH | NOTIFY_ZSET |
+                 NOTIFY_EXPIRED | NOTIFY_EVICTED | NOTIFY_STREAM | NOTIFY_MODULE, /* A */
 };
 
 enum cmd_effect_kind {

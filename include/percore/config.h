@@ -82,6 +82,7 @@ struct config {
     long long slowlog_max_len;
     int stats_interval;         /* ms between two merges of the shards' stats */
     bool latency_tracking;
+    unsigned notify_keyspace_events; /* NOTIFY_* classes (command.h) published as keyspace events, 0 none */
     double latency_percentiles[CONFIG_MAX_PERCENTILES];
     int latency_percentiles_count;
     int metrics_port;           /* Prometheus text endpoint, 0 off */

@@ -148,6 +148,11 @@ int store_lfu_freq(struct store *s, int db, const char *key, size_t klen, int64_
 long long store_key_memory(struct store *s, int db, const char *key, size_t klen, int64_t now);
 
 /* counters, owned by this store's thread */
+/* a key left on its own (told before it goes, its key bytes valid for the call): Redis's "expired" and
+ * "evicted" keyspace events */
+enum store_gone { STORE_GONE_EXPIRED, STORE_GONE_EVICTED };
+typedef void store_gone_fn(void *arg, enum store_gone why, int db, const char *key, size_t klen);
+void store_set_gone_listener(struct store *s, store_gone_fn *fn, void *arg);
 uint64_t store_expired_keys(const struct store *s);  /* lazily + actively expired, total */
 uint64_t store_evicted_keys(const struct store *s);  /* removed by store_evict, total */
 /*

@@ -46,6 +46,8 @@ enum {
     CALL_EFFECTS = 1u << 3,      /* its writes are real: watches, blocked clients, key counts */
     CALL_MAY_BLOCK = 1u << 4,    /* a blocking command may wait here (ctx.may_block) */
     CALL_CONN = 1u << 5,         /* the handler sees the connection (ROUTE_HOME on its home) */
+    CALL_EVENTS = 1u << 6,       /* on copies whose results go back to their owners: its keyspace events
+                                  * are published from here (the owners' write-back notes the keys) */
 };
 
 struct call {
@@ -67,6 +69,9 @@ enum call_result {
     CALL_REFUSED, /* refused before it ran (maxmemory): the error is in out */
     CALL_BLOCKED, /* a blocking command found nothing and may wait (CALL_MAY_BLOCK): no reply written */
 };
+
+/* the after-work for what the handler reported (call.c) */
+void call_effects_apply(struct shard *self, const struct cmd_effects *fx);
 
 /* the bytes written to out from `before` on (out->buf is NULL until something is written) */
 static inline const char *call_reply_since(const struct reply *out, size_t before)
@@ -107,10 +112,20 @@ static inline __attribute__((always_inline)) enum call_result call(struct shard 
     }
     bool effects = (c->flags & CALL_EFFECTS) != 0;
     bool watched = effects && watch_count(self->watches) != 0;
+    unsigned notify = ctx.config->notify_keyspace_events;
+    if (__builtin_expect(notify != 0, 0) && (c->flags & (CALL_EFFECTS | CALL_EVENTS)) &&
+        (notify & (NOTIFY_KEYSPACE | NOTIFY_KEYEVENT))) {
+        ctx.effects = &self->effects;
+        ctx.effects->notify = notify;
+        ctx.effects->n = 0;
+        ctx.effects->len = 0;
+    }
     if (watched && cmd->route == ROUTE_FANOUT_OK)
         txn_note_flush(self, cmd, c->argc, c->argv, c->db);
     uint64_t t0 = stats_clock_ns();
     cmd->proc(&ctx);
+    if (ctx.effects && ctx.effects->n)
+        call_effects_apply(self, ctx.effects);
     if (watched)
         txn_note_write(self, cmd, c->argc, c->argv, c->db, ctx.unchanged, call_reply_since(out, before),
                        out->len - before);

@@ -12,6 +12,7 @@
 #include "percore/config.h"
 
 #include "percore/cluster.h"
+#include "percore/command.h"
 #include "percore/mem.h"
 #include "percore/util.h"
 
@@ -38,6 +39,7 @@ enum config_type {
     CT_OBUF,        /* client-output-buffer-limit */
     CT_PERCENTILES, /* latency-tracking-info-percentiles */
     CT_PERSIST_OFF, /* save / appendonly: only the persistence-off value */
+    CT_NOTIFY,      /* notify-keyspace-events: Redis's class letters */
 };
 
 struct config_key {
@@ -117,6 +119,8 @@ static const struct config_key config_keys[] = {
     {"slowlog-max-len", CT_SIZE, OFF(slowlog_max_len), "128", 0, LONG_MAX, true, "entries kept"},
     {"stats-interval", CT_INT, OFF(stats_interval), "100", 1, 60000, true,
      "ms between merges of the per-shard stats"},
+    {"notify-keyspace-events", CT_NOTIFY, OFF(notify_keyspace_events), "", 0, 0, true,
+     "keyspace events published (K E g $ l s h z x e t m d n A, as Redis)"},
     {"latency-tracking", CT_ENUM, OFF(latency_tracking), "yes", 0, 0, true, "per-command latency histograms"},
     {"latency-tracking-info-percentiles", CT_PERCENTILES, OFF(latency_percentiles), "50 99 99.9", 0, 0, true,
      "percentiles INFO latencystats shows"},
@@ -348,6 +352,50 @@ static bool config_save_params_valid(const char *v, size_t vlen)
     return n % 2 == 0;
 }
 
+/* Redis's keyspaceEventsStringToFlags: the classes, or -1 for a letter that names none */
+static int config_notify_flags(const char *v, size_t vlen)
+{
+    static const char letters[] = "g$lshzxeKEtmdn";
+    static const int classes[] = {NOTIFY_GENERIC, NOTIFY_STRING, NOTIFY_LIST, NOTIFY_SET, NOTIFY_HASH,
+                                  NOTIFY_ZSET, NOTIFY_EXPIRED, NOTIFY_EVICTED, NOTIFY_KEYSPACE,
+                                  NOTIFY_KEYEVENT, NOTIFY_STREAM, NOTIFY_KEY_MISS, NOTIFY_MODULE, NOTIFY_NEW};
+    int flags = 0;
+    for (size_t i = 0; i < vlen && v[i]; i++) { /* Redis reads it as a C string: a NUL ends it */
+        const char *at = v[i] == 'A' ? NULL : memchr(letters, v[i], sizeof letters - 1);
+        if (v[i] == 'A')
+            flags |= NOTIFY_ALL;
+        else if (at)
+            flags |= classes[at - letters];
+        else
+            return -1;
+    }
+    return flags;
+}
+
+/* Redis's keyspaceEventsFlagsToString */
+static void config_notify_format(unsigned flags, char *buf, size_t cap)
+{
+    static const char letters[] = "g$lshzxetdn";
+    static const unsigned classes[] = {NOTIFY_GENERIC, NOTIFY_STRING, NOTIFY_LIST, NOTIFY_SET, NOTIFY_HASH,
+                                       NOTIFY_ZSET, NOTIFY_EXPIRED, NOTIFY_EVICTED, NOTIFY_STREAM,
+                                       NOTIFY_MODULE, NOTIFY_NEW};
+    size_t n = 0;
+    if ((flags & NOTIFY_ALL) == NOTIFY_ALL) /* as Redis 7.0, 'n' is not shown beside 'A' */
+        buf[n++] = 'A';
+    else
+        for (size_t i = 0; i < sizeof classes / sizeof classes[0]; i++)
+            if (flags & classes[i])
+                buf[n++] = letters[i];
+    if (flags & NOTIFY_KEYSPACE)
+        buf[n++] = 'K';
+    if (flags & NOTIFY_KEYEVENT)
+        buf[n++] = 'E';
+    if (flags & NOTIFY_KEY_MISS)
+        buf[n++] = 'm';
+    (void)cap; /* at most 15 letters */
+    buf[n] = '\0';
+}
+
 /* apply one value to c; NULL ok, else the reason (Redis's wording) */
 static const char *config_apply(struct config *c, const struct config_key *k, const struct resp_arg *vals,
                                 int nvals, char *errbuf, size_t errlen)
@@ -430,6 +478,13 @@ static const char *config_apply(struct config *c, const struct config_key *k, co
         for (int i = 0; i < nvals; i++)
             c->bind[c->bind_count++] = mem_strndup(vals[i].ptr, vals[i].len);
         return NULL;
+    case CT_NOTIFY: {
+        int flags = config_notify_flags(v, vlen);
+        if (flags < 0)
+            return "Invalid event class character. Use 'Ag$lshzxeKEtmdn'.";
+        *(unsigned *)field = (unsigned)flags;
+        return NULL;
+    }
     case CT_PERSIST_OFF:
         if (strcmp(k->name, "save") == 0 ? vlen == 0 : util_eq_nocase(v, vlen, "no"))
             return NULL;
@@ -480,6 +535,7 @@ static void config_format(const struct config *c, const struct config_key *k, ch
         break;
     }
     case CT_PERSIST_OFF: snprintf(buf, cap, "%s", strcmp(k->name, "save") == 0 ? "" : "no"); break;
+    case CT_NOTIFY: config_notify_format(*(const unsigned *)field, buf, cap); break;
     case CT_BIND: {
         size_t off = 0;
         buf[0] = '\0';

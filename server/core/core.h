@@ -37,6 +37,7 @@ struct keylocks;
 struct watches;
 struct multi;
 struct blockers;
+struct notify_pending;
 
 /* a part's reply arrives (parts of one slot may arrive in any order) */
 typedef void slot_part_fn(struct conn *c, struct slot *s, int part, const char *reply, size_t len);
@@ -207,6 +208,8 @@ struct shard {
     struct reply scratch;     /* local part replies */
     struct store *scratch_store; /* gathered commands run here on copies */
     struct cmd_stats cstats;
+    struct cmd_effects effects; /* what the running command reported (call.h), reused */
+    struct notify_pending *notify; /* keyspace events bound for other shards this turn (notify.c) */
     uint64_t dirty_dbs;       /* databases written since the last publish (bit per db) */
     /* read by other threads: each on its own cache line */
     _Alignas(128) atomic_int asleep;

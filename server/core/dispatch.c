@@ -799,8 +799,8 @@ static void emit_to_reply(void *arg, const void *p, size_t n)
 
 struct store *dispatch_scratch_store(struct shard *self)
 {
-    if (!self->scratch_store)
-        self->scratch_store = store_create(1);
+    if (!self->scratch_store) /* every database: a command runs on copies in its own db */
+        self->scratch_store = store_create(config_current()->databases);
     return self->scratch_store;
 }
 
@@ -832,15 +832,15 @@ static void gather_done(struct conn *c, struct slot *s)
         }
         struct object *o = k.exists ? object_deserialize(k.blob, k.blob_len) : NULL;
         if (o) {
-            store_set(st, 0, key->ptr, key->len, o, 0);
+            store_set(st, s->db, key->ptr, key->len, o, 0);
             if (k.expire >= 0)
-                store_set_expire(st, 0, key->ptr, key->len, k.expire, self->now);
+                store_set_expire(st, s->db, key->ptr, key->len, k.expire, self->now);
         }
     }
     /* 2. the command, on the copies */
     struct call run = {
-        .cmd = s->cmd, .argv = s->argv, .argc = s->argc, .db = 0, .resp = s->resp, .client = c->id, .conn = c,
-        .store = st, .out = &s->reply, .flags = CALL_STATS,
+        .cmd = s->cmd, .argv = s->argv, .argc = s->argc, .db = s->db, .resp = s->resp, .client = c->id,
+        .conn = c, .store = st, .out = &s->reply, .flags = CALL_STATS | CALL_EVENTS,
     };
     call(self, &run);
     /* 3. what changed goes back to its owner */
@@ -854,11 +854,11 @@ static void gather_done(struct conn *c, struct slot *s)
         uint64_t e = s->elem[i];
         struct key_state before;
         parse_dump(s->gather.buf + (e >> 32), (size_t)(e & 0xffffffffu), &before);
-        struct object *o = store_lookup(st, 0, key->ptr, key->len, self->now);
+        struct object *o = store_lookup(st, s->db, key->ptr, key->len, self->now);
         reply_clear(&now_blob);
         if (o)
             object_serialize(o, emit_to_reply, &now_blob);
-        long long expire = o ? store_get_expire(st, 0, key->ptr, key->len, self->now) : -1;
+        long long expire = o ? store_get_expire(st, s->db, key->ptr, key->len, self->now) : -1;
         if (expire < 0)
             expire = -1;
         bool same = o ? before.exists && before.expire == expire && before.blob_len == now_blob.len &&
@@ -878,7 +878,7 @@ static void gather_done(struct conn *c, struct slot *s)
             int owner = dispatch_key_shard(cfg, key);
             if ((pass == 0) == (owner == home))
                 continue;
-            struct object *o = store_lookup(st, 0, key->ptr, key->len, self->now);
+            struct object *o = store_lookup(st, s->db, key->ptr, key->len, self->now);
             if (!o) {
                 struct resp_arg del[2] = {{"del", 3}, *key};
                 dispatch_send_part(c, s, owner, (int)changed[j], cmd_named("del"), 2, del);
@@ -886,7 +886,7 @@ static void gather_done(struct conn *c, struct slot *s)
             }
             reply_clear(&now_blob);
             object_serialize(o, emit_to_reply, &now_blob);
-            long long expire = store_get_expire(st, 0, key->ptr, key->len, self->now);
+            long long expire = store_get_expire(st, s->db, key->ptr, key->len, self->now);
             char exp[24];
             int elen = snprintf(exp, sizeof(exp), "%lld", expire < 0 ? -1 : expire);
             struct resp_arg put[5] = {{"__put", 5}, *key, {now_blob.buf, now_blob.len}, {exp, (size_t)elen},

@@ -44,6 +44,7 @@
 #include "core.h"
 
 #include "call.h"
+#include "notify.h"
 
 #include "percore/config.h"
 #include "percore/keylock.h"
@@ -478,6 +479,9 @@ static void handoff_execute(struct shard *self, struct batch *b)
         batch_park(self, b, stop);
     STATS_ADD(&self->stats, handoff_batches_received, 1);
     shard_publish_keyspace(self, false);
+    if (self->notify)
+        notify_flush(self); /* its keyspace events leave before its replies: a client that saw the reply and
+                         * then publishes finds its subscribers told of them first */
 }
 
 /* a connection-less batch (unlock, grant, delivery) waits its turn behind earlier ones */

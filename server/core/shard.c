@@ -20,6 +20,8 @@
 #include "percore/shard.h"
 
 #include "core.h"
+
+#include "notify.h"
 #include "percore/cluster.h"
 #include "percore/config.h"
 #include "percore/keylock.h"
@@ -306,6 +308,18 @@ static bool shard_pin(int index)
     return true;
 }
 
+/* a key expired or was evicted on the running thread (the global-lock build: whichever runs the store) */
+static void shard_key_gone(void *arg, enum store_gone why, int db, const char *key, size_t len)
+{
+    (void)arg;
+    if (!shard_self) /* not a shard thread: no subscriber to tell */
+        return;
+    if (why == STORE_GONE_EXPIRED)
+        notify_publish(shard_self, NOTIFY_EXPIRED, "expired", db, key, len);
+    else
+        notify_publish(shard_self, NOTIFY_EVICTED, "evicted", db, key, len);
+}
+
 /* one write per dirty connection per loop turn */
 static void shard_flush_dirty(struct shard *self)
 {
@@ -387,6 +401,8 @@ static void shard_loop(struct shard *self)
             handoff_retry_system(self);
         if (self->stalled)
             shard_retry_stalled(self);
+        if (self->notify)
+            notify_flush(self); /* this turn's keyspace events leave before its replies */
         shard_flush_dirty(self);
         conn_reap_dead(self);
         shard_publish_keyspace(self, false);
@@ -436,6 +452,7 @@ static void *shard_main(void *arg)
     self->blockers = shared_blockers;
 #else
     self->store = store_create(cfg->databases);
+    store_set_gone_listener(self->store, shard_key_gone, NULL);
     self->watches = watch_create();
     self->blockers = block_create(self->index);
 #endif
@@ -485,6 +502,9 @@ static void *shard_main(void *arg)
     pthread_barrier_wait(&stop_barrier); /* every ring is empty */
     conn_free_closed(self);
     dispatch_teardown_shard(self);
+    notify_teardown_shard(self);
+    mem_release(self->effects.v);
+    mem_release(self->effects.bytes);
     mem_release(self->listen_ev);
     event_free(self->doorbell_ev); /* its fd is closed by shard_teardown, after every thread joined */
     event_free(self->retry_ev);
@@ -616,6 +636,7 @@ int shard_setup(void)
     shard_plan_cpus(cfg);
 #ifdef PERCORE_GLOBAL_LOCK
     shared_store = store_create(cfg->databases);
+    store_set_gone_listener(shared_store, shard_key_gone, NULL);
     shared_watches = watch_create();
     shared_blockers = block_create(0);
 #endif

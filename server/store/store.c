@@ -151,6 +151,8 @@ struct store {
     bool track_lfu;              /* store_lookup updates LFU counters */
     int evict_db;                /* RANDOM eviction: the db to try next */
     struct evict_cand **pool;    /* EVPOOL_SIZE candidates, best last, empty ones at the end */
+    store_gone_fn *gone;         /* told of every key that expires or is evicted, NULL none */
+    void *gone_arg;
 };
 
 /* collections with more elements than this are freed in steps (Redis's LAZYFREE_THRESHOLD) */
@@ -489,9 +491,22 @@ static void delete_entry(struct store *s, struct db *d, struct entry *e)
     entry_destroy(s, e, false);
 }
 
+void store_set_gone_listener(struct store *s, store_gone_fn *fn, void *arg)
+{
+    s->gone = fn;
+    s->gone_arg = arg;
+}
+
+static void delete_gone(struct store *s, struct db *d, struct entry *e, enum store_gone why)
+{
+    if (s->gone)
+        s->gone(s->gone_arg, why, (int)(d - s->db), e->key, e->klen);
+    delete_entry(s, d, e);
+}
+
 static void delete_expired(struct store *s, struct db *d, struct entry *e)
 {
-    delete_entry(s, d, e);
+    delete_gone(s, d, e, STORE_GONE_EXPIRED);
     s->expired++;
 }
 
@@ -1104,7 +1119,7 @@ size_t store_evict(struct store *s, int how, int samples, size_t bytes, int64_t 
         if (entry_expired(d, e, now)) {
             delete_expired(s, d, e);
         } else {
-            delete_entry(s, d, e);
+            delete_gone(s, d, e, STORE_GONE_EVICTED);
             s->evicted++;
         }
         size_t m = store_memory(s);
