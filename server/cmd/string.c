@@ -363,8 +363,12 @@ static void mset_generic(struct cmd_ctx *ctx, bool nx, const char *cmd)
         }
     }
     for (int j = 1; j < ctx->argc; j += 2) {
-        /* setKey looks the key up first: a key past its TTL expires before the new one is added */
-        if (!nx)
+        /*
+         * setKey looks the key up first: a key past its TTL expires ("expired")
+         * before the new one is added ("new").  Only when effects are wanted:
+         * the lookups cost MSET of 10 keys 70% more instructions (callgrind).
+         */
+        if (!nx && ctx->effects)
             cmd_lookup_write(ctx, &ctx->argv[j]);
         set_value(ctx, &ctx->argv[j], &ctx->argv[j + 1], 0);
         cmd_notify(ctx, NOTIFY_STRING, "set", &ctx->argv[j]);
