@@ -6,14 +6,24 @@
  * steps through these commands, each on the owner of its key; gathered
  * multi-key commands (SMOVE, SUNIONSTORE, ...) copy their keys with __dump:
  *
- *   __take key                  -> nil when the key is missing, else
+ *   __take key [event]          -> nil when the key is missing, else
  *                                  *2 [$blob (object_serialize), :expire-ms or -1]
  *                                  and the key is removed from this store
  *   __dump key                  -> the same as __take, but the key stays
- *   __put key blob expire nx    -> :0 when nx is "1" and key exists; else the
+ *   __put key blob expire nx [event]
+ *                               -> :0 when nx is "1" and key exists; else the
  *                                  value is rebuilt with object_deserialize,
  *                                  stored (replacing, TTL = expire unless -1)
  *                                  and :1; "-ERR corrupt value" on a bad blob
+ *
+ * A __take or __put that changed its key reports it modified; `event`, a
+ * generic-class keyspace event (RENAME's "rename_from" on its __take,
+ * "rename_to" on its __put), is reported after that, and a __put that has
+ * one reports dbAdd's "new" first, as Redis's RENAME does even over an
+ * existing key.  Without an event a step reports no event at all: a
+ * gathered command's write-back, whose events the handler reported on the
+ * copies.  An event that is not a generic one is refused before anything
+ * changes ("-ERR unknown event").
  *
  *   __lock txid home key...     -> +OK when every key is now held by txid on
  *                                  this shard (all or none); +QUEUED when
@@ -53,6 +63,7 @@
 #include "percore/util.h"
 
 #include <stdint.h>
+#include <string.h>
 
 static void emit_to_reply(void *arg, const void *p, size_t n)
 {
@@ -71,15 +82,51 @@ static void reply_dump(struct cmd_ctx *ctx, const struct object *o, int64_t expi
     reply_deinit(&blob);
 }
 
+/* Redis's NOTIFY_GENERIC events (db.c, expire.c, cluster.c), the ones a __take or __put may report */
+static const char *const generic_events[] = {
+    "del", "expire", "persist", "rename_from", "rename_to", "move_from", "move_to", "copy_to", "restore",
+};
+
+/*
+ * The optional event argument, the last of argc_max: *event its constant, or
+ * NULL when absent; false (an error replied) when it is not a generic event
+ * or there are more arguments.
+ */
+static bool event_arg_or_reply(struct cmd_ctx *ctx, int argc_max, const char **event)
+{
+    *event = NULL;
+    if (ctx->argc > argc_max) {
+        reply_syntax_error(ctx->out);
+        return false;
+    }
+    if (ctx->argc < argc_max)
+        return true;
+    const struct resp_arg *a = &ctx->argv[argc_max - 1];
+    for (size_t i = 0; i < sizeof(generic_events) / sizeof(generic_events[0]); i++) {
+        if (a->len == strlen(generic_events[i]) && memcmp(a->ptr, generic_events[i], a->len) == 0) {
+            *event = generic_events[i];
+            return true;
+        }
+    }
+    reply_error(ctx->out, "ERR unknown event");
+    return false;
+}
+
 static void cmd_take(struct cmd_ctx *ctx)
 {
     const struct resp_arg *key = &ctx->argv[1];
+    const char *event;
     int64_t expire = -1;
+    if (!event_arg_or_reply(ctx, 3, &event))
+        return;
     struct object *o = store_take(ctx->store, ctx->db, key->ptr, key->len, ctx->now, &expire);
     if (o == NULL) {
         reply_null(ctx->out);
         return;
     }
+    cmd_modified(ctx, key);
+    if (event)
+        cmd_notify(ctx, NOTIFY_GENERIC, event, key);
     reply_dump(ctx, o, expire);
     object_destroy(&o);
 }
@@ -100,9 +147,12 @@ static void cmd_put(struct cmd_ctx *ctx)
     const struct resp_arg *key = &ctx->argv[1];
     const struct resp_arg *blob = &ctx->argv[2];
     const struct resp_arg *nx = &ctx->argv[4];
+    const char *event;
     long long expire;
     struct object *o;
 
+    if (!event_arg_or_reply(ctx, 6, &event))
+        return;
     if (!util_str_to_ll(ctx->argv[3].ptr, ctx->argv[3].len, &expire)) {
         reply_not_integer(ctx->out);
         return;
@@ -120,6 +170,11 @@ static void cmd_put(struct cmd_ctx *ctx)
     store_set(ctx->store, ctx->db, key->ptr, key->len, o, 0);
     if (expire != -1)
         store_set_expire(ctx->store, ctx->db, key->ptr, key->len, expire, ctx->now);
+    if (event)
+        cmd_notify(ctx, NOTIFY_NEW, "new", key);
+    cmd_modified(ctx, key);
+    if (event)
+        cmd_notify(ctx, NOTIFY_GENERIC, event, key);
     reply_int(ctx->out, 1);
 }
 
@@ -203,8 +258,8 @@ static void cmd_randomkey_part(struct cmd_ctx *ctx)
 }
 
 const struct command command_family_internal[] = {
-    {"__take", cmd_take, 2, CMD_INTERNAL | CMD_WRITE, 1, 1, 1, ROUTE_OWNER, ""},
-    {"__put", cmd_put, 5, CMD_INTERNAL | CMD_WRITE, 1, 1, 1, ROUTE_OWNER, ""},
+    {"__take", cmd_take, -2, CMD_INTERNAL | CMD_WRITE, 1, 1, 1, ROUTE_OWNER, ""},
+    {"__put", cmd_put, -5, CMD_INTERNAL | CMD_WRITE, 1, 1, 1, ROUTE_OWNER, ""},
     {"__dump", cmd_dump, 2, CMD_INTERNAL | CMD_READONLY, 1, 1, 1, ROUTE_OWNER, ""},
     {"__lock", cmd_lock, -4, CMD_INTERNAL, 3, -1, 1, ROUTE_OWNER, ""},
     {"__unlock", cmd_unlock, -3, CMD_INTERNAL, 2, -1, 1, ROUTE_OWNER, ""},

@@ -17,6 +17,13 @@
  * next shard-local cursor.  RENAME/RENAMENX handle both keys in this store;
  * the cross-shard case is the dispatcher's (internal.c's __take/__put).
  *
+ * Effects: a write reports what it did where Redis 7.0's db.c and expire.c
+ * do, in the same order: the keys it modified (signalModifiedKey) and its
+ * events ("del", "expire", "persist", "rename_from"/"rename_to", "move_from"/
+ * "move_to", and dbAdd's "new" for the key a RENAME or MOVE creates), only
+ * when something changed.  FLUSHDB, FLUSHALL and SWAPDB send no events; they
+ * say which databases they are about to replace (cmd_replacing_databases).
+ *
  * Each handler appends exactly one reply to ctx->out.
  */
 #include "families.h"
@@ -75,8 +82,12 @@ static bool same_bytes(const struct resp_arg *a, const struct resp_arg *b)
 static void cmd_del(struct cmd_ctx *ctx)
 {
     long long n = 0;
-    for (int j = 1; j < ctx->argc; j++)
-        n += store_delete(ctx->store, ctx->db, ctx->argv[j].ptr, ctx->argv[j].len, ctx->now);
+    for (int j = 1; j < ctx->argc; j++) {
+        if (store_delete(ctx->store, ctx->db, ctx->argv[j].ptr, ctx->argv[j].len, ctx->now)) {
+            cmd_changed(ctx, NOTIFY_GENERIC, "del", &ctx->argv[j]);
+            n++;
+        }
+    }
     reply_int(ctx->out, n);
 }
 
@@ -199,8 +210,10 @@ static void expire_generic(struct cmd_ctx *ctx, long long basetime, int unit, co
     if (when <= ctx->now) {
         /* an expire in the past deletes the key */
         store_delete(ctx->store, ctx->db, key->ptr, key->len, ctx->now);
+        cmd_changed(ctx, NOTIFY_GENERIC, "del", key);
     } else {
         store_set_expire(ctx->store, ctx->db, key->ptr, key->len, when, ctx->now);
+        cmd_changed(ctx, NOTIFY_GENERIC, "expire", key);
     }
     reply_int(ctx->out, 1);
 }
@@ -270,11 +283,12 @@ static void cmd_pexpiretime(struct cmd_ctx *ctx)
 static void cmd_persist(struct cmd_ctx *ctx)
 {
     const struct resp_arg *key = &ctx->argv[1];
-    if (cmd_lookup_write(ctx, key) == NULL) {
+    if (cmd_lookup_write(ctx, key) == NULL || !store_persist(ctx->store, ctx->db, key->ptr, key->len, ctx->now)) {
         reply_int(ctx->out, 0);
         return;
     }
-    reply_int(ctx->out, store_persist(ctx->store, ctx->db, key->ptr, key->len, ctx->now));
+    cmd_changed(ctx, NOTIFY_GENERIC, "persist", key);
+    reply_int(ctx->out, 1);
 }
 
 /* ---- KEYS SCAN RANDOMKEY ------------------------------------------------------ */
@@ -386,7 +400,6 @@ static void rename_generic(struct cmd_ctx *ctx, bool nx)
             reply_int(ctx->out, 0);
         else
             reply_ok(ctx->out);
-        ctx->unchanged = true;
         return;
     }
     if (cmd_lookup_write(ctx, dst) != NULL) {
@@ -400,6 +413,12 @@ static void rename_generic(struct cmd_ctx *ctx, bool nx)
     store_set(ctx->store, ctx->db, dst->ptr, dst->len, o, 0);
     if (expire != -1)
         store_set_expire(ctx->store, ctx->db, dst->ptr, dst->len, expire, ctx->now);
+    /* dst was deleted first when it existed: Redis's dbAdd says "new" either way */
+    cmd_notify(ctx, NOTIFY_NEW, "new", dst);
+    cmd_modified(ctx, src);
+    cmd_modified(ctx, dst);
+    cmd_notify(ctx, NOTIFY_GENERIC, "rename_from", src);
+    cmd_notify(ctx, NOTIFY_GENERIC, "rename_to", dst);
     if (nx)
         reply_int(ctx->out, 1);
     else
@@ -431,11 +450,17 @@ static void cmd_move(struct cmd_ctx *ctx)
         reply_error(ctx->out, "ERR source and destination objects are the same");
         return;
     }
-    if (cmd_lookup_write(ctx, key) == NULL) {
+    if (cmd_lookup_write(ctx, key) == NULL ||
+        !store_move(ctx->store, ctx->db, dbid, key->ptr, key->len, ctx->now)) {
         reply_int(ctx->out, 0);
         return;
     }
-    reply_int(ctx->out, store_move(ctx->store, ctx->db, dbid, key->ptr, key->len, ctx->now));
+    cmd_notify_in(ctx, NOTIFY_NEW, "new", dbid, key);
+    cmd_modified_in(ctx, ctx->db, key);
+    cmd_modified_in(ctx, dbid, key);
+    cmd_notify_in(ctx, NOTIFY_GENERIC, "move_from", ctx->db, key);
+    cmd_notify_in(ctx, NOTIFY_GENERIC, "move_to", dbid, key);
+    reply_int(ctx->out, 1);
 }
 
 /* ---- DBSIZE FLUSHDB FLUSHALL SWAPDB --------------------------------------------- */
@@ -494,7 +519,7 @@ static void cmd_swapdb(struct cmd_ctx *ctx)
     }
     if (id1 != id2) {
         cmd_replacing_databases(ctx, id1, id2);
-        store_swapdb(ctx->store, id1, id2); /* cannot fail: both indexes were checked */
+        store_swapdb(ctx->store, id1, id2); /* cannot fail: both indexes are in range */
     }
     reply_ok(ctx->out);
 }

@@ -106,7 +106,7 @@ static void test_table(void)
     CHECK((c = find("flushall")) && c->route == ROUTE_FANOUT_OK);
     CHECK((c = find("object")) && c->first_key == 2);
     CHECK((c = find("__take")) && (c->flags & CMD_INTERNAL));
-    CHECK((c = find("__put")) && (c->flags & CMD_INTERNAL) && c->arity == 5);
+    CHECK((c = find("__put")) && (c->flags & CMD_INTERNAL) && c->arity == -5);
     /* every entry is complete */
     const struct command *tabs[] = {command_family_string, command_family_keys,
                                     command_family_internal};
