@@ -103,9 +103,6 @@ struct cmd_ctx {
                                    * MULTI) it answers as if it timed out */
     bool blocked;                 /* set by a blocking command that found nothing and may wait: it wrote
                                    * no reply, the shard keeps the client waiting (core/block.c) */
-    bool unchanged;               /* set by a write that changed nothing its reply cannot tell (ZADD of
-                                   * a member with its score, SMOVE within one set): no WATCH is touched,
-                                   * as Redis signals only real changes */
     struct cmd_effects *effects;  /* where what it did is reported (cmd_modified, cmd_notify), NULL: nowhere */
 };
 

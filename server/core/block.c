@@ -237,51 +237,28 @@ static void note_ready(struct blockers *b, const char *k, size_t kl)
     b->ready_len[b->nready++] = kl;
 }
 
-/* SWAPDB a b: every waited-for key of either database may hold data now */
-static void note_swapdb(struct blockers *b, int argc, const struct resp_arg *argv)
+void block_note_databases(struct shard *self, int db, int db2)
 {
-    long long x, y;
-    if (argc != 3 || !util_str_to_ll(argv[1].ptr, argv[1].len, &x) || !util_str_to_ll(argv[2].ptr, argv[2].len, &y))
-        return;
+    struct blockers *b = self->blockers;
     struct dict_iter it;
     dict_iter_init(&it, b->keys);
     for (struct dict_entry *e; (e = dict_iter_next(&it));) {
         size_t kl, len;
         const char *k = dict_entry_key(e, &kl), *key;
-        int db = dict_dbkey_split(k, kl, &key, &len);
-        if (db == x || db == y)
+        int kdb = dict_dbkey_split(k, kl, &key, &len);
+        if (kdb == db || kdb == db2)
             note_ready(b, k, kl);
     }
 }
 
-void block_note_write(struct shard *self, const struct command *cmd, int argc, const struct resp_arg *argv, int db)
+void block_note_key(struct shard *self, int db, const char *key, size_t len)
 {
     struct blockers *b = self->blockers;
-    if (strcmp(cmd->name, "swapdb") == 0) {
-        note_swapdb(b, argc, argv);
-        return;
-    }
-    int pos_small[16];
-    int *pos = argc <= 16 ? pos_small : mem_alloc((size_t)argc * sizeof(int));
-    int n = command_key_positions(cmd, argc, argv, pos);
-    for (int i = 0; i < n; i++) {
-        struct dict_dbkey k;
-        dict_dbkey_make(&k, db, argv[pos[i]].ptr, argv[pos[i]].len);
-        if (dict_find(b->keys, k.p, k.len))
-            note_ready(b, k.p, k.len);
-        dict_dbkey_done(&k);
-    }
-    if (pos != pos_small)
-        mem_release(pos);
-}
-
-void block_after_command(struct shard *self, const struct command *cmd, int argc, const struct resp_arg *argv, int db)
-{
-    if (!(cmd->flags & CMD_WRITE) || (cmd->first_key == 0 && strcmp(cmd->name, "swapdb") != 0))
-        return;
-    block_note_write(self, cmd, argc, argv, db);
-    if (self->blockers->nready)
-        block_serve_ready(self);
+    struct dict_dbkey k;
+    dict_dbkey_make(&k, db, key, len);
+    if (dict_find(b->keys, k.p, k.len))
+        note_ready(b, k.p, k.len);
+    dict_dbkey_done(&k);
 }
 
 /* does key hold what w waits for: a non-empty list, or sorted set for BZ* */
@@ -366,7 +343,8 @@ static void waiter_serve(struct shard *self, struct waiter *w, const char *key, 
 void block_serve_ready(struct shard *self)
 {
     struct blockers *b = self->blockers;
-    if (b->serving) /* a served client's next commands ran and wrote: the loop below sees their keys */
+    if (b->serving || !b->nready) /* serving: a served client's next commands ran and wrote, the loop below
+                                   * sees their keys */
         return;
     b->serving = true;
     int kept = 0; /* keys a transaction holds: served once it lets go (txn_locks_changed) */

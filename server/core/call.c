@@ -6,11 +6,41 @@
 
 #include "notify.h"
 
-void call_effects_apply(struct shard *self, const struct cmd_effects *fx)
+/* FLUSHALL FLUSHDB SWAPDB, before they change the databases: watches of keys that exist now, waiters */
+static void call_replacing(void *arg, int db, int db2)
+{
+    struct shard *self = arg;
+    if (watch_count(self->watches))
+        txn_note_replacing(self, db, db2);
+    if (db2 >= 0 && block_waiting(self->blockers)) /* a swapped-in database may hold their keys */
+        block_note_databases(self, db, db2);
+}
+
+struct cmd_effects *call_effects_begin(struct shard *self, unsigned notify, bool keys)
+{
+    struct cmd_effects *fx = &self->effects;
+    fx->notify = notify;
+    fx->n = 0;
+    fx->len = 0;
+    fx->replacing = keys ? call_replacing : NULL;
+    fx->replacing_arg = self;
+    return fx;
+}
+
+void call_effects_apply(struct shard *self, const struct cmd_effects *fx, bool keys)
 {
     for (int i = 0; i < fx->n; i++) {
         const struct cmd_effect *e = &fx->v[i];
-        if (e->kind == CMD_EFFECT_EVENT)
-            notify_publish(self, e->type, e->event, e->db, fx->bytes + e->key_off, e->key_len);
+        const char *key = fx->bytes + e->key_off;
+        if (e->kind == CMD_EFFECT_EVENT) {
+            notify_publish(self, e->type, e->event, e->db, key, e->key_len);
+        } else if (keys) {
+            if (watch_count(self->watches))
+                watch_touch(self->watches, e->db, key, e->key_len);
+            if (block_waiting(self->blockers))
+                block_note_key(self, e->db, key, e->key_len);
+        }
     }
+    if (keys && block_waiting(self->blockers))
+        block_serve_ready(self);
 }

@@ -11,15 +11,19 @@
  * caller says with flags which of them apply where it runs; a new hook is
  * one edit here.
  *
- *   before   maxmemory (CALL_CHECK_MEMORY): evict, or refuse a deny-oom command;
- *            a flush or SWAPDB touches the watched keys it empties (CALL_EFFECTS)
- *   handler  cmd->proc, timed once for the stats and the slowlog
- *   after    CALL_EFFECTS: watched keys it wrote, blocked clients waiting on
- *            them, the database's key count published before the reply leaves;
- *            CALL_STATS: time, latency histogram, the call (CALL_WHOLE), slowlog
+ *   before   maxmemory (CALL_CHECK_MEMORY): evict, or refuse a deny-oom command
+ *   handler  cmd->proc, timed once for the stats and the slowlog; it reports
+ *            what it did into ctx->effects (command.h): the keys it modified,
+ *            the keyspace events it caused, databases it is about to empty
+ *   after    CALL_EFFECTS: watches of the keys it modified, clients waiting on
+ *            them, its keyspace events, the database's key count published
+ *            before the reply leaves; CALL_STATS: time, latency histogram, the
+ *            call (CALL_WHOLE), slowlog
  *
- * The hot path is a budget: a command with no watcher and no waiter pays one
- * load and test for each, and the stats it always paid.
+ * The hot path is a budget: with no watcher, no waiter and no keyspace event
+ * asked for, a command pays one load and test for each (ctx->effects stays
+ * NULL, so reporting costs the handler one test), and the stats it always
+ * paid.
  *
  * Threading: the shard thread that owns `store` (in the global-lock build,
  * any thread: call() takes the one lock around the handler).
@@ -70,8 +74,10 @@ enum call_result {
     CALL_BLOCKED, /* a blocking command found nothing and may wait (CALL_MAY_BLOCK): no reply written */
 };
 
-/* the after-work for what the handler reported (call.c) */
-void call_effects_apply(struct shard *self, const struct cmd_effects *fx);
+/* the shard's effects record, emptied, for a handler about to run (call.c) */
+struct cmd_effects *call_effects_begin(struct shard *self, unsigned notify, bool keys);
+/* the after-work for what it reported: keyspace events; with keys, watched keys and waiting clients */
+void call_effects_apply(struct shard *self, const struct cmd_effects *fx, bool keys);
 
 /* the bytes written to out from `before` on (out->buf is NULL until something is written) */
 static inline const char *call_reply_since(const struct reply *out, size_t before)
@@ -110,27 +116,19 @@ static inline __attribute__((always_inline)) enum call_result call(struct shard 
             stats_cmd_rejected(&self->stats, cmd, call_reply_since(out, before), out->len - before);
         return CALL_REFUSED;
     }
+    /* what the handler does is recorded when something here wants it: watched keys, waiting clients
+     * (real writes only), keyspace events (also from copies, CALL_EVENTS) */
     bool effects = (c->flags & CALL_EFFECTS) != 0;
-    bool watched = effects && watch_count(self->watches) != 0;
+    bool keys = effects && (watch_count(self->watches) != 0 || block_waiting(self->blockers) != 0);
     unsigned notify = ctx.config->notify_keyspace_events;
-    if (__builtin_expect(notify != 0, 0) && (c->flags & (CALL_EFFECTS | CALL_EVENTS)) &&
-        (notify & (NOTIFY_KEYSPACE | NOTIFY_KEYEVENT))) {
-        ctx.effects = &self->effects;
-        ctx.effects->notify = notify;
-        ctx.effects->n = 0;
-        ctx.effects->len = 0;
-    }
-    if (watched && cmd->route == ROUTE_FANOUT_OK)
-        txn_note_flush(self, cmd, c->argc, c->argv, c->db);
+    if (!(notify & (NOTIFY_KEYSPACE | NOTIFY_KEYEVENT)) || !(c->flags & (CALL_EFFECTS | CALL_EVENTS)))
+        notify = 0;
+    if (__builtin_expect(keys || notify, 0))
+        ctx.effects = call_effects_begin(self, notify, keys);
     uint64_t t0 = stats_clock_ns();
     cmd->proc(&ctx);
-    if (ctx.effects && ctx.effects->n)
-        call_effects_apply(self, ctx.effects);
-    if (watched)
-        txn_note_write(self, cmd, c->argc, c->argv, c->db, ctx.unchanged, call_reply_since(out, before),
-                       out->len - before);
-    if (effects && !ctx.blocked && block_waiting(self->blockers))
-        block_after_command(self, cmd, c->argc, c->argv, c->db);
+    if (__builtin_expect(ctx.effects != NULL, 0))
+        call_effects_apply(self, ctx.effects, keys);
     shard_store_unlock();
     if (c->flags & CALL_STATS) {
         const struct command *stat_cmd = c->stat_cmd ? c->stat_cmd : cmd;

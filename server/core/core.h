@@ -370,10 +370,8 @@ void txn_locks_changed(struct shard *self);
 /* a shard granted transaction txid (ours) its keys (the __granted message) */
 void txn_granted(struct shard *self, uint64_t txid);
 extern const struct command txn_granted_command;
-/* owner side, with keys watched here: a command ran (after), or is about to empty databases (flush) */
-void txn_note_write(struct shard *self, const struct command *cmd, int argc, const struct resp_arg *argv, int db, bool unchanged,
-                    const char *reply, size_t len);
-void txn_note_flush(struct shard *self, const struct command *cmd, int argc, const struct resp_arg *argv, int db);
+/* owner side, with keys watched here: db is about to be emptied (db2 -1; db -1 every db) or swapped with db2 */
+void txn_note_replacing(struct shard *self, int db, int db2);
 /* between MULTI and EXEC? */
 static inline bool txn_in_multi(const struct conn *c) { return c->in_multi; }
 /* queue cmd for EXEC (+QUEUED into out); false: refused (the error written, EXEC will abort) */
@@ -401,11 +399,12 @@ static inline size_t block_waiting(const struct blockers *b) { return *(const si
  * to home's slot) */
 void block_register(struct shard *self, const struct command *cmd, int argc, const struct resp_arg *argv, int db,
                     int resp, uint64_t client, int home, struct conn *conn, struct slot *slot, int part);
-/* a command wrote these keys: waiters on them are served after it (block_serve_ready) */
-void block_note_write(struct shard *self, const struct command *cmd, int argc, const struct resp_arg *argv, int db);
+/* a command changed key of db: its waiters are served after it (block_serve_ready) */
+void block_note_key(struct shard *self, int db, const char *key, size_t len);
+/* databases db and db2 (-1: one) were swapped: every waited-for key of them may hold data now */
+void block_note_databases(struct shard *self, int db, int db2);
+/* serve the waiters of the keys noted, unless a serving round is under way (it sees them) */
 void block_serve_ready(struct shard *self);
-/* a command ran here and waiters exist: if it wrote their keys, serve them now */
-void block_after_command(struct shard *self, const struct command *cmd, int argc, const struct resp_arg *argv, int db);
 /* home side: a waiter's reply, served by its owner */
 void block_served(struct conn *c, struct slot *s, int part, const char *reply, size_t len);
 /* owner side, the internal commands a blocked client's home sends its keys' owners (block.c):

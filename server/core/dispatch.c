@@ -574,14 +574,14 @@ static void rename_step(struct conn *c, struct slot *s)
         dispatch_send_part(c, s, dst, dst, cmd_named("touch"), 2, b);
         dispatch_send_part(c, s, src, src, cmd_named("touch"), 2, a);
     } else if (s->step == 1) {
-        struct resp_arg a[2] = {{"__take", 6}, s->argv[1]};
-        send_one(c, s, src, command_internal("__take"), 2, a);
+        struct resp_arg a[3] = {{"__take", 6}, s->argv[1], {"rename_from", 11}}; /* Redis's events */
+        send_one(c, s, src, command_internal("__take"), 3, a);
     } else {
         char exp[32];
         int elen = snprintf(exp, sizeof(exp), "%lld", s->sum);
-        struct resp_arg a[5] = {{"__put", 5}, s->argv[2], {s->gather.buf, s->gather.len}, {exp, (size_t)elen},
-                                {"0", 1}};
-        send_one(c, s, dst, command_internal("__put"), 5, a);
+        struct resp_arg a[6] = {{"__put", 5}, s->argv[2], {s->gather.buf, s->gather.len}, {exp, (size_t)elen},
+                                {"0", 1}, {"rename_to", 9}};
+        send_one(c, s, dst, command_internal("__put"), 6, a);
     }
     handoff_flush(c->home);
 }
@@ -765,7 +765,7 @@ static void randomkey_done(struct conn *c, struct slot *s)
  * and that has no split of its own): copy every key from its owner
  * (__dump), rebuild the copies in a scratch store on this shard, run the
  * handler there, then write back to its owner every key whose value or TTL
- * the handler changed (__put, or DEL when it is gone).  Values cross threads
+ * the handler changed (__put, or __take when it is gone).  Values cross threads
  * only as serialized copies (ARCHITECTURE.md rule 1).  A barrier: the connection
  * parses nothing more until the write-backs are done, so its next command
  * sees them.  Atomic against other clients it is not; that is the
@@ -895,8 +895,9 @@ static void gather_done(struct conn *c, struct slot *s)
                 continue;
             struct object *o = store_lookup(st, s->db, key->ptr, key->len, self->now);
             if (!o) {
-                struct resp_arg del[2] = {{"del", 3}, *key};
-                dispatch_send_part(c, s, owner, (int)changed[j], cmd_named("del"), 2, del);
+                /* gone: taken from its owner (no event there: the command's own came from the copies) */
+                struct resp_arg take[2] = {{"__take", 6}, *key};
+                dispatch_send_part(c, s, owner, (int)changed[j], command_internal("__take"), 2, take);
                 continue;
             }
             reply_clear(&now_blob);

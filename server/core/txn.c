@@ -36,7 +36,7 @@
  * the array header in order, and a marker slot after the last one releases
  * the locks once every reply is in.  WATCH registers the keys with their
  * owners before it answers; owners mark watches touched when a command
- * changes a key (txn_note_write), as Redis's signalModifiedKey does.
+ * reports that it changed a key (call.h), as Redis's signalModifiedKey does.
  */
 #include "core.h"
 
@@ -599,60 +599,6 @@ static bool key_exists(void *arg, int db, const char *key, size_t len)
     return store_peek(self->store, db, key, len, self->now, NULL) != NULL;
 }
 
-/* a reply that says a write command changed nothing (Redis does not touch the key then) */
-static bool changed_nothing(const struct command *cmd, int argc, const struct resp_arg *argv, const char *reply,
-                            size_t len)
-{
-    if (len == 0 || reply[0] == '-')
-        return true;
-    static const char *const zero_is_noop[] = {
-        "del", "unlink", "setnx", "hsetnx", "msetnx", "renamenx", "expire", "pexpire", "expireat", "pexpireat",
-        "persist", "hdel", "srem", "zrem", "lrem", "lpushx", "rpushx", "smove", "move", "copy", "sadd",
-        "zremrangebyscore", "zremrangebyrank", "zremrangebylex"};
-    static const char *const nil_is_noop[] = {
-        "getdel", "lpop", "rpop", "spop", "getex", "zpopmin", "zpopmax", "set", "lmpop", "zmpop", "lmove",
-        "rpoplpush", "blpop", "brpop", "bzpopmin", "bzpopmax", "blmpop", "bzmpop", "blmove", "brpoplpush"};
-    bool zero = len >= 4 && memcmp(reply, ":0\r\n", 4) == 0;
-    bool nil = (len >= 5 && (memcmp(reply, "$-1\r\n", 5) == 0 || memcmp(reply, "*-1\r\n", 5) == 0)) ||
-               (len >= 3 && memcmp(reply, "_\r\n", 3) == 0) || (len >= 4 && memcmp(reply, "*0\r\n", 4) == 0);
-    if (zero) {
-        for (size_t i = 0; i < sizeof zero_is_noop / sizeof *zero_is_noop; i++)
-            if (strcmp(cmd->name, zero_is_noop[i]) == 0)
-                return true;
-    }
-    if (nil) {
-        for (size_t i = 0; i < sizeof nil_is_noop / sizeof *nil_is_noop; i++) {
-            if (strcmp(cmd->name, nil_is_noop[i]) != 0)
-                continue;
-            if (strcmp(cmd->name, "set") != 0)
-                return true;
-            for (int a = 3; a < argc; a++) /* SET ... GET answers nil for a new key it did set */
-                if (util_eq_nocase(argv[a].ptr, argv[a].len, "get"))
-                    return false;
-            return true;
-        }
-    }
-    return false;
-}
-
-void txn_note_write(struct shard *self, const struct command *cmd, int argc, const struct resp_arg *argv, int db,
-                    bool unchanged, const char *reply, size_t len)
-{
-    if (!(cmd->flags & CMD_WRITE) || cmd->first_key == 0 || unchanged ||
-        changed_nothing(cmd, argc, argv, reply, len))
-        return;
-    int pos_small[16];
-    int *pos = argc <= 16 ? pos_small : mem_alloc((size_t)argc * sizeof(int));
-    int n = command_key_positions(cmd, argc, argv, pos);
-    size_t name_len = strlen(cmd->name);
-    if (n > 1 && name_len > 5 && strcmp(cmd->name + name_len - 5, "store") == 0)
-        n = 1; /* SINTERSTORE, ZUNIONSTORE, ZRANGESTORE, ...: the destination; the sources are read */
-    for (int i = 0; i < n; i++)
-        watch_touch(self->watches, db, argv[pos[i]].ptr, argv[pos[i]].len);
-    if (pos != pos_small)
-        mem_release(pos);
-}
-
 /* SWAPDB a b: a watched key of either database changes when it exists in either */
 struct swap_pair {
     struct shard *self;
@@ -666,21 +612,14 @@ static bool key_exists_in_pair(void *arg, int db, const char *key, size_t len)
     return key_exists(p->self, p->a, key, len) || key_exists(p->self, p->b, key, len);
 }
 
-void txn_note_flush(struct shard *self, const struct command *cmd, int argc, const struct resp_arg *argv, int db)
+void txn_note_replacing(struct shard *self, int db, int db2)
 {
-    if (strcmp(cmd->name, "flushall") == 0) {
-        watch_touch_existing(self->watches, -1, key_exists, self);
-    } else if (strcmp(cmd->name, "flushdb") == 0) {
+    if (db2 < 0) { /* FLUSHALL (-1), FLUSHDB */
         watch_touch_existing(self->watches, db, key_exists, self);
-    } else if (strcmp(cmd->name, "swapdb") == 0 && argc == 3) {
-        long long a, b;
-        int dbs = store_databases(self->store);
-        if (util_str_to_ll(argv[1].ptr, argv[1].len, &a) && util_str_to_ll(argv[2].ptr, argv[2].len, &b) &&
-            a >= 0 && b >= 0 && a < dbs && b < dbs && a != b) {
-            struct swap_pair pair = {self, (int)a, (int)b};
-            watch_touch_existing(self->watches, (int)a, key_exists_in_pair, &pair);
-            watch_touch_existing(self->watches, (int)b, key_exists_in_pair, &pair);
-        }
+    } else if (db != db2) {
+        struct swap_pair pair = {self, db, db2};
+        watch_touch_existing(self->watches, db, key_exists_in_pair, &pair);
+        watch_touch_existing(self->watches, db2, key_exists_in_pair, &pair);
     }
 }
 
