@@ -1,169 +1,237 @@
 #!/usr/bin/python3
-"""effects_oracle.py: the test_effects_* tables checked against a real redis-server 7.0.
+"""effects_oracle.py: the handler-effects unit tests checked against redis-server 7.0.
 
-The unit tests tests/unit/test_effects_*.c drive percore's write handlers
-and compare what they report with tables of FX(db, setup, command, reply,
-effects) cases (tests/unit/effects_cases.h).  This script runs the same
-cases against redis-server, so that the tables say what Redis does:
+The unit tests tests/unit/test_effects_*.c (harness: tests/unit/effects_check.h)
+state, for each command, the reply and the effects the handler reports, e.g.
 
-  - the reply must start with the case's reply;
-  - with notify-keyspace-events "EAn" a subscriber to __keyevent@*__:* must
-    see exactly the case's events (its C:EVENT:KEY tokens, in order, in the
-    case's database; the M:KEY tokens are WATCH's business, not visible here);
-  - with one class at a time ("E" and a letter), the events of that class
-    alone, which checks each token's class letter.
+    FX("+OK\\r\\n", "n:new@0:k mod@0:k $:set@0:k", "set", "k", "v");
 
-    effects_oracle.py [--redis /usr/bin/redis-server] [test_effects_x.c ...]
+This script replays those files, step by step, against a real redis-server
+subscribed to __keyspace@*__:*, and checks that Redis gives the same reply
+(FX: the bytes; FX_STARTS: their start) and the same keyspace events (name,
+database, key, order).  Modified keys ("mod@") and replaced databases
+("replace:") cannot be seen from a client and are not compared; neither are
+Redis's "expired" events, which the core reports, not the handler.
 
-Exit status: 0 when every case agrees, 1 otherwise, 77 when redis-server is
+Each file is replayed once with notify-keyspace-events KAn, where a line must
+show all its events, then once per class letter (K and the letter), where it
+must show its events of that class alone: which checks each token's class.
+A line under fx.notify = NOTIFY_X | ... is compared in the runs of its classes.
+
+The other steps: fx_reset() is FLUSHALL + SELECT 0, fx_db = N is SELECT N,
+fx_now += MS sleeps MS (and a little more).  With fx_may_block false a
+blocking command runs in MULTI/EXEC (it answers at once there, as the
+handler does); with it true a line whose reply is "" (it blocked) is not run.
+Lines Redis cannot mirror are not compared (counted as not comparable), up to
+the next fx_reset(): after an fx_cfg change or an internal command (__take,
+__put, __dump), which Redis does not have.
+
+    effects_oracle.py --redis /usr/bin/redis-server tests/unit/test_effects_*.c
+
+Exit status: 0 when every line agrees, 1 otherwise, 77 when redis-server is
 missing.  Standard library only (and diff.py, next to it).
 """
-
 import argparse
-import glob
 import os
 import re
 import sys
+import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-from diff import Conn, Server, encode, parse  # noqa: E402  (tests/compat/diff.py)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from diff import Conn, Server, encode  # noqa: E402  (tests/compat/diff.py)
 
-CLASSES = "g$lshzxetdn"  # notify-keyspace-events letters a handler's events may have
-STR = r'"((?:[^"\\]|\\.)*)"'
-CASE = re.compile(r"FX\(\s*(\d+)\s*,\s*" + r"\s*,\s*".join([STR] * 4) + r"\s*\)")
-C_ESCAPES = {"r": "\r", "n": "\n", "t": "\t", "\\": "\\", '"': '"'}
-
-
-def c_string(s):
-    return re.sub(r"\\(.)", lambda m: C_ESCAPES[m.group(1)], s)
-
-
-def read_cases(path):
-    with open(path, encoding="utf-8") as f:
-        text = f.read()
-    return [(int(db), c_string(setup), c_string(cmd), c_string(reply), c_string(effects))
-            for db, setup, cmd, reply, effects in CASE.findall(text)]
+STEP = re.compile(r'\bFX(_RUN|_STARTS)?\(((?:"(?:[^"\\]|\\.)*"|[^;])*?)\);'
+                  r'|fx_reset\(\);|fx_now \+= (\d+);|fx_db = (\d+);|fx\.notify = ([^;]+);'
+                  r'|fx_cfg\.\w+ = [^;]+;|fx_may_block = (true|false);')
+LITERAL = re.compile(r'"(?:[^"\\]|\\.)*"')
+ALL = "g$lshzxetmnd"  # the class letters a token may carry
+CLASSES = "g$lshzetdn"  # the runs with one class (x: expired events are not compared; m: no write has one)
+NOTIFY = {"NOTIFY_GENERIC": "g", "NOTIFY_STRING": "$", "NOTIFY_LIST": "l", "NOTIFY_SET": "s",
+          "NOTIFY_HASH": "h", "NOTIFY_ZSET": "z", "NOTIFY_EXPIRED": "x", "NOTIFY_EVICTED": "e",
+          "NOTIFY_STREAM": "t", "NOTIFY_KEY_MISS": "m", "NOTIFY_NEW": "n", "NOTIFY_MODULE": "d"}
+BLOCKING = {b"blpop", b"brpop", b"brpoplpush", b"blmove", b"blmpop", b"bzpopmin", b"bzpopmax", b"bzmpop"}
 
 
-class Oracle:
-    """a redis-server, a connection for the commands and one subscribed to every keyevent"""
-
-    def __init__(self, binary):
-        self.server = Server(binary, name="redis-effects")
-        self.server.start()
-        self.cmd = Conn(self.server.port)
-        self.sub = Conn(self.server.port)
-        self.sub.send(encode([b"PSUBSCRIBE", b"__keyevent@*__:*"]) + encode([b"SUBSCRIBE", b"fx-mark"]))
-        for _ in range(2):
-            self.sub.read()
-        self.marks = 0
-
-    def call(self, *args):
-        self.cmd.send(encode([a if isinstance(a, bytes) else a.encode() for a in args]))
-        r = self.cmd.read()
-        if r is None:
-            raise RuntimeError("no reply to %s" % " ".join(map(str, args)))
-        return r
-
-    def events(self):
-        """the keyevents since the last call, as (db, event, key), up to a mark published now"""
-        self.marks += 1
-        mark = str(self.marks).encode()
-        self.call("PUBLISH", "fx-mark", mark)
-        got = []
-        while True:
-            m = self.sub.read()
-            if not m:
-                raise RuntimeError("subscriber got nothing (mark %s)" % mark)
-            _, _, kids, _ = parse(m)
-            kind = kids[0][1]
-            if kind == b"message" and kids[2][1] == mark:
-                return got
-            if kind == b"pmessage":
-                chan = kids[2][1].decode()
-                db, event = re.match(r"__keyevent@(\d+)__:(.*)", chan).groups()
-                got.append((int(db), event, kids[3][1].decode()))
-
-    def run_case(self, case, classes):
-        db, setup, cmd, _, _ = case
-        self.call("CONFIG", "SET", "notify-keyspace-events", "E" + classes)
-        self.call("SELECT", "0")
-        self.call("FLUSHALL")
-        self.call("SELECT", str(db))
-        for line in filter(None, setup.split(";")):
-            r = self.call(*line.split(" "))
-            if r.startswith(b"-"):
-                raise RuntimeError("setup %r of %r failed: %r" % (line, cmd, r))
-        self.events()
-        reply = self.call(*cmd.split(" "))
-        return reply, self.events()
-
-    def close(self):
-        self.cmd.close()
-        self.sub.close()
-        self.server.stop()
+def c_string(tok):
+    return tok[1:-1].encode().decode("unicode_escape").encode("latin-1")
 
 
-def expected(case, classes):
-    """the case's event tokens of the given classes, as (db, event, key)"""
-    db, _, _, _, effects = case
-    out = []
-    for tok in filter(None, effects.split(" ")):
-        cls, rest = tok.split(":", 1)
-        if cls == "M":
-            continue
-        event, key = rest.split(":", 1)
-        if cls in classes:
-            out.append((db, event, key))
+def classes_of(expr):
+    """the class letters of an fx.notify expression"""
+    expr = expr.strip()
+    if expr == "~0u":
+        return ALL
+    if expr == "0":
+        return ""
+    return "".join(NOTIFY[name.strip()] for name in expr.split("|"))
+
+
+def steps(src):
+    """the test's steps in order: ('reset',), ('sleep', ms), ('select', db), ('notify', letters),
+    ('block', bool), ('unmirrored',), ('run', kind, reply or None, effects or None, args, line)"""
+    src = re.sub(r"/\*.*?\*/", lambda c: "\n" * c.group(0).count("\n"), src, flags=re.S)  # lines kept
+    for m in STEP.finditer(src):
+        text = m.group(0)
+        line = src.count("\n", 0, m.start()) + 1
+        if text.startswith("fx_reset"):
+            yield ("reset",)
+        elif text.startswith("fx_now"):
+            yield ("sleep", int(m.group(3)))
+        elif text.startswith("fx_db"):
+            yield ("select", m.group(4))
+        elif text.startswith("fx.notify"):
+            yield ("notify", classes_of(m.group(5)))
+        elif text.startswith("fx_may_block"):
+            yield ("block", m.group(6) == "true")
+        elif text.startswith("fx_cfg"):
+            yield ("unmirrored",)
+        else:
+            lits = [c_string(t) for t in LITERAL.findall(m.group(2))]
+            if m.group(1) == "_RUN":
+                yield ("run", "run", None, None, lits, line)
+            else:
+                yield ("run", "starts" if m.group(1) else "exact", lits[0], lits[1].decode(), lits[2:], line)
+
+
+def elements(raw):
+    """the bulk strings of a flat RESP2 array of bulks"""
+    out, p = [], raw.index(b"\r\n") + 2
+    while p < len(raw):
+        e = raw.index(b"\r\n", p)
+        n = int(raw[p + 1:e])
+        out.append(raw[e + 2:e + 2 + n])
+        p = e + 2 + n + 2
     return out
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("tables", nargs="*", help="test_effects_*.c files (default: all of tests/unit)")
-    ap.add_argument("--redis", default="/usr/bin/redis-server")
-    o = ap.parse_args()
-    if not os.access(o.redis, os.X_OK):
-        print("SKIP: %s not found (apt-get install redis-server)" % o.redis)
-        return 77
-    tables = o.tables or sorted(glob.glob(os.path.join(HERE, "..", "unit", "test_effects_*.c")))
-    if not tables:
-        print("FAIL: no test_effects_*.c tables")
-        return 1
-    oracle = Oracle(o.redis)
-    failed = passed = 0
-    try:
-        for path in tables:
-            cases = read_cases(path)
-            if not cases:
-                print("FAIL: %s: no FX(...) cases read" % path)
-                failed += 1
+class Oracle:
+    def __init__(self, srv):
+        self.c = Conn(srv.port)
+        self.sub = Conn(srv.port)
+        self.sub.send(encode([b"psubscribe", b"__keyspace@*__:*"]))
+        self.sub.read()
+
+    def cmd(self, *args):
+        self.c.send(encode(list(args)))
+        r = self.c.read()
+        if r is None:
+            raise RuntimeError("redis-server did not answer %r" % (args,))
+        return r
+
+    def run(self, args, may_block):
+        """a blocking command that may not block runs in MULTI, as the handler answers there"""
+        if may_block or args[0].lower() not in BLOCKING:
+            return self.cmd(*args)
+        self.cmd(b"multi")
+        queued = self.cmd(*args)
+        done = self.cmd(b"exec")
+        if queued != b"+QUEUED\r\n":
+            return queued
+        return done[len(b"*1\r\n"):]
+
+    def events(self):
+        """the events published since the last call: a PING on the subscriber comes back after them"""
+        self.sub.send(encode([b"ping"]))
+        evs = []
+        while True:
+            r = self.sub.read()
+            if r is None:
+                raise RuntimeError("no PONG from the subscriber")
+            items = elements(r)
+            if items[0] == b"pong":
+                return evs
+            ch = items[2].decode("latin-1")  # __keyspace@DB__:key
+            db, key = ch[len("__keyspace@"):].split("__:", 1)
+            evs.append("%s@%s:%s" % (items[3].decode(), db, key))
+
+
+def replay(o, name, src, run_classes, result):
+    """one run of a file with notify-keyspace-events K + run_classes; result[line]: its problems
+    (a list, empty when it agreed) for the lines compared"""
+    o.cmd(b"config", b"set", b"notify-keyspace-events", ("K" + run_classes).encode())
+    o.cmd(b"flushall")
+    o.cmd(b"select", b"0")
+    o.events()
+    mirrored, recorded, may_block = True, ALL, False
+    for st in steps(src):
+        if st[0] == "reset":
+            o.cmd(b"flushall")
+            o.cmd(b"select", b"0")
+            o.events()
+            mirrored, recorded, may_block = True, ALL, False
+        elif st[0] == "sleep":
+            time.sleep(st[1] / 1000.0 + 0.05)
+        elif st[0] == "select":
+            o.cmd(b"select", st[1].encode())
+        elif st[0] == "notify":
+            recorded = st[1]
+        elif st[0] == "block":
+            may_block = st[1]
+        elif st[0] == "unmirrored":
+            mirrored = False
+        else:
+            _, kind, reply, fx, args, line = st
+            if args[0].startswith(b"__"):
+                mirrored = False
+            if not mirrored or (may_block and reply == b""):
                 continue
-            bad = 0
-            for case in cases:
-                problems = []
-                reply, events = oracle.run_case(case, "A" + "n")
-                if not reply.startswith(case[3].encode()):
-                    problems.append("reply %r, table says it starts with %r" % (reply[:80], case[3]))
-                if events != expected(case, CLASSES):
-                    problems.append("events %s, table says %s" % (events, expected(case, CLASSES)))
-                for cls in CLASSES:
-                    _, events = oracle.run_case(case, cls)
-                    if events != expected(case, cls):
-                        problems.append("class %s: events %s, table says %s" % (cls, events, expected(case, cls)))
-                if problems:
-                    bad += 1
-                    print("%s: %s (after %r, db %d):\n  %s" % (os.path.basename(path), case[2], case[1], case[0],
-                                                               "\n  ".join(problems)))
-            print("%-28s %d cases, %s" % (os.path.basename(path), len(cases), "ok" if not bad else "%d differ" % bad),
-                  flush=True)
-            failed += bad
-            passed += len(cases) - bad
+            r = o.run(args, may_block)
+            evs = [e for e in o.events() if not e.startswith("expired@")]
+            # a run with every class compares the lines that record them all; a run with one, those recording it
+            if kind == "run" or not all(c in recorded for c in run_classes.replace("A", ALL) if c in CLASSES):
+                continue
+            want = [t.split(":", 1)[1] for t in fx.split()
+                    if not t.startswith(("mod@", "replace:")) and (t[0] in run_classes or "A" in run_classes)]
+            problems = result.setdefault(line, [])
+            if (r != reply) if kind == "exact" else not r.startswith(reply):
+                problems.append("%s: reply %r, the test says %r" % (name, r, reply))
+            if evs != want:
+                problems.append("notify-keyspace-events K%s: events %s, the test says %s" % (
+                    run_classes, " ".join(evs) or "none", " ".join(want) or "none"))
+
+
+def check_file(o, path):
+    name = os.path.basename(path)
+    with open(path) as f:
+        src = f.read()
+    result = {}
+    for run_classes in ["An"] + list(CLASSES):
+        replay(o, name, src, run_classes, result)
+    lines = [st for st in steps(src) if st[0] == "run" and st[1] != "run"]
+    differ = 0
+    for line in sorted(result):
+        if result[line]:
+            differ += 1
+            print("%s:%d:\n    %s" % (name, line, "\n    ".join(sorted(set(result[line])))))
+    print("%s: %d lines agree with redis-server, %d differ, %d not comparable" % (
+        name, len(result) - differ, differ, len(lines) - len(result)), flush=True)
+    return len(result), differ
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--redis", default="/usr/bin/redis-server")
+    ap.add_argument("files", nargs="+")
+    a = ap.parse_args()
+    if not os.access(a.redis, os.X_OK):
+        print("redis-server not found: skipped")
+        return 77
+    srv = Server(a.redis, name="effects-redis")
+    srv.start()
+    total = differ = 0
+    try:
+        o = Oracle(srv)
+        for path in a.files:
+            c, d = check_file(o, path)
+            if c == 0:
+                print("%s: no FX line compared" % os.path.basename(path))
+                d += 1
+            total += c
+            differ += d
     finally:
-        oracle.close()
-    print("%d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+        srv.stop()
+    print("%d passed, %d failed" % (total - differ, differ))
+    return 1 if differ else 0
 
 
 if __name__ == "__main__":

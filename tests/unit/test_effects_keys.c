@@ -7,7 +7,7 @@
  * (notify-keyspace-events KAn, psubscribe __keyspace@*__:*), the modified
  * keys where its db.c and expire.c call signalModifiedKey.
  */
-#include "effects_log.h"
+#include "effects_check.h"
 
 static void test_del(void)
 {
@@ -160,35 +160,35 @@ static void test_take_put(void)
     FX(":1\r\n", "", "exists", "k"); /* refused before anything changed */
     FX_RUN("__take", "k", "rename_from");
     CHECK(fx_out.len > 5 && memcmp(fx_out.buf, "*2\r\n$", 5) == 0);
-    CHECK_MEM(fx_log, fx_log_len, "mod@0:k g:rename_from@0:k");
+    CHECK_MEM(fx_text.buf, fx_text.len, "mod@0:k g:rename_from@0:k");
     FX(":0\r\n", "", "exists", "k");
     FX_RUN("set", "k", "v");
     FX_RUN("__take", "k"); /* no event: the change only */
-    CHECK_MEM(fx_log, fx_log_len, "mod@0:k");
+    CHECK_MEM(fx_text.buf, fx_text.len, "mod@0:k");
 
     put("d", blob, len, "99999999999000", "0", "rename_to");
     CHECK_MEM(fx_out.buf, fx_out.len, ":1\r\n");
-    CHECK_MEM(fx_log, fx_log_len, "n:new@0:d mod@0:d g:rename_to@0:d");
+    CHECK_MEM(fx_text.buf, fx_text.len, "n:new@0:d mod@0:d g:rename_to@0:d");
     put("d", blob, len, "-1", "0", "rename_to"); /* over an existing key: "new" as in Redis's RENAME */
-    CHECK_MEM(fx_log, fx_log_len, "n:new@0:d mod@0:d g:rename_to@0:d");
+    CHECK_MEM(fx_text.buf, fx_text.len, "n:new@0:d mod@0:d g:rename_to@0:d");
     put("d", blob, len, "-1", "1", "rename_to"); /* nx and d exists: nothing */
     CHECK_MEM(fx_out.buf, fx_out.len, ":0\r\n");
-    CHECK_MEM(fx_log, fx_log_len, "");
+    CHECK_MEM(fx_text.buf, fx_text.len, "");
     put("w", blob, len, "-1", "0", NULL); /* a gathered command's write-back: the change only */
     CHECK_MEM(fx_out.buf, fx_out.len, ":1\r\n");
-    CHECK_MEM(fx_log, fx_log_len, "mod@0:w");
+    CHECK_MEM(fx_text.buf, fx_text.len, "mod@0:w");
     put("e", blob, len, "-1", "0", "expired"); /* not a generic event */
     CHECK_MEM(fx_out.buf, fx_out.len, "-ERR unknown event\r\n");
-    CHECK_MEM(fx_log, fx_log_len, "");
+    CHECK_MEM(fx_text.buf, fx_text.len, "");
     put("e", "", 0, "-1", "0", "rename_to");
     CHECK_MEM(fx_out.buf, fx_out.len, "-ERR corrupt value\r\n");
-    CHECK_MEM(fx_log, fx_log_len, "");
+    CHECK_MEM(fx_text.buf, fx_text.len, "");
     put("e", blob, len, "x", "0", "rename_to");
     CHECK_MEM(fx_out.buf, fx_out.len, "-ERR value is not an integer or out of range\r\n");
-    CHECK_MEM(fx_log, fx_log_len, "");
+    CHECK_MEM(fx_text.buf, fx_text.len, "");
     FX(":0\r\n", "", "exists", "e");
     FX_RUN("__dump", "d"); /* a read */
-    CHECK_MEM(fx_log, fx_log_len, "");
+    CHECK_MEM(fx_text.buf, fx_text.len, "");
     free(blob);
 }
 

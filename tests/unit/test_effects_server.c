@@ -10,28 +10,28 @@
 
 static void test_flush_swap(void)
 {
-    fx_run("set a 1");
-    fx_run("set b 1");
+    FX_RUN("set", "a", "1");
+    FX_RUN("set", "b", "1");
     fx_db = 1;
-    fx_run("set c 1");
+    FX_RUN("set", "c", "1");
     fx_db = 0;
-    FX("flushdb x", "-ERR syntax error\r\n", "");
-    FX("flushall sync extra", "-ERR syntax error\r\n", "");
-    FX("swapdb 0 1", "+OK\r\n", "R 0 1 keys=2");
+    FX("-ERR syntax error\r\n", "", "flushdb", "x");
+    FX("-ERR syntax error\r\n", "", "flushall", "sync", "extra");
+    FX("+OK\r\n", "replace:0,1(2)", "swapdb", "0", "1");
     CHECK_EQ_LL(store_size(fx_store, 0), 1);
     CHECK_EQ_LL(store_size(fx_store, 1), 2);
-    FX("swapdb 0 0", "+OK\r\n", "");
-    FX("swapdb 0 99", "-ERR DB index is out of range\r\n", "");
-    FX("swapdb a 1", "-ERR invalid first DB index\r\n", "");
-    FX("swapdb 0 -1", "-ERR DB index is out of range\r\n", "");
+    FX("+OK\r\n", "", "swapdb", "0", "0");
+    FX("-ERR DB index is out of range\r\n", "", "swapdb", "0", "99");
+    FX("-ERR invalid first DB index\r\n", "", "swapdb", "a", "1");
+    FX("-ERR DB index is out of range\r\n", "", "swapdb", "0", "-1");
     fx_db = 1;
-    FX("flushdb", "+OK\r\n", "R 1 -1 keys=2");
+    FX("+OK\r\n", "replace:1,-1(2)", "flushdb");
     CHECK_EQ_LL(store_size(fx_store, 1), 0);
     fx_db = 0;
-    FX("flushall", "+OK\r\n", "R -1 -1 keys=1");
+    FX("+OK\r\n", "replace:-1,-1(1)", "flushall");
     CHECK_EQ_LL(store_size(fx_store, 0), 0);
-    FX("flushall async", "+OK\r\n", "R -1 -1 keys=0");
-    FX("flushdb sync", "+OK\r\n", "R 0 -1 keys=0");
+    FX("+OK\r\n", "replace:-1,-1(0)", "flushall", "async");
+    FX("+OK\r\n", "replace:0,-1(0)", "flushdb", "sync");
 }
 
 int main(void)

@@ -6,7 +6,7 @@
  * psubscribe __keyspace@*__:*), the modified keys where its t_string.c calls
  * signalModifiedKey (setKey included).
  */
-#include "effects_log.h"
+#include "effects_check.h"
 
 static void test_set(void)
 {
@@ -136,10 +136,6 @@ static void test_append_setrange(void)
     FX(":0\r\n", "n:new@0:e mod@0:e $:append@0:e", "append", "e", "");
     FX_RUN("rpush", "l", "a");
     FX("-WRONGTYPE Operation against a key holding the wrong kind of value\r\n", "", "append", "l", "x");
-    fx_cfg.proto_max_bulk_len = 4;
-    FX("-ERR string exceeds maximum allowed size (proto-max-bulk-len)\r\n", "", "append", "ap", "xyz");
-    FX("-ERR string exceeds maximum allowed size (proto-max-bulk-len)\r\n", "", "setrange", "ap", "3", "xy");
-    fx_cfg.proto_max_bulk_len = 512LL * 1024 * 1024;
 
     FX(":0\r\n", "", "setrange", "sr", "0", "");
     FX(":4\r\n", "n:new@0:sr mod@0:sr $:setrange@0:sr", "setrange", "sr", "2", "ab");
@@ -149,6 +145,13 @@ static void test_append_setrange(void)
     FX("-WRONGTYPE Operation against a key holding the wrong kind of value\r\n", "", "setrange", "l", "0", "x");
     FX("-ERR offset is out of range\r\n", "", "setrange", "sr", "-1", "x");
     FX("-ERR value is not an integer or out of range\r\n", "", "setrange", "sr", "x", "x");
+
+    /* a smaller proto-max-bulk-len (Redis cannot go under 1mb: the oracle skips to the next fx_reset) */
+    fx_reset();
+    FX_RUN("append", "ap", "xy");
+    fx_cfg.proto_max_bulk_len = 4;
+    FX("-ERR string exceeds maximum allowed size (proto-max-bulk-len)\r\n", "", "append", "ap", "xyz");
+    FX("-ERR string exceeds maximum allowed size (proto-max-bulk-len)\r\n", "", "setrange", "ap", "3", "xy");
 }
 
 /* reads report nothing */
