@@ -166,8 +166,9 @@ enum {
      * it from argv[1] (the destination of ZUNIONSTORE and friends).
      */
     CMD_NUMKEYS = 1u << 13,
-    CMD_NO_QUEUE = 1u << 14, /* runs at once between MULTI and EXEC (EXEC DISCARD MULTI WATCH QUIT) */
+    CMD_NO_QUEUE = 1u << 14, /* runs at once between MULTI and EXEC (EXEC DISCARD MULTI WATCH QUIT RESET) */
     CMD_NO_MULTI = 1u << 15, /* refused between MULTI and EXEC (SHUTDOWN MONITOR) */
+    CMD_MAY_REPLICATE = 1u << 16, /* not a write, but CLIENT PAUSE WRITE holds it as one (PUBLISH) */
 };
 
 /* where a command runs (see dispatch.c) */

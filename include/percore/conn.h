@@ -48,6 +48,38 @@ size_t conn_describe(const struct conn *c, int64_t now, char *buf, size_t cap);
 void conn_set_last_command(struct conn *c, const struct command *cmd);
 
 /*
+ * CLIENT REPLY ON|OFF|SKIP, as Redis 7.0: OFF drops the replies of c's
+ * commands from this one on, SKIP those of the next command only (not under
+ * OFF), ON ends both.  Pushes (pub/sub messages, subscribe confirmations)
+ * still go out.  Returns where the running command's own reply goes now:
+ * ON's +OK is sent even when OFF or SKIP held this command.
+ */
+enum conn_reply_mode { CONN_REPLIES_ON, CONN_REPLIES_OFF, CONN_REPLIES_SKIP };
+struct reply *conn_set_reply_mode(struct conn *c, enum conn_reply_mode mode);
+/*
+ * RESET (Redis 7.0's clearClientConnectionState): the MULTI in progress is
+ * discarded, every WATCH dropped, every subscription too (unconfirmed),
+ * database 0, RESP2, authenticated only when no password is set, no name,
+ * CLIENT REPLY OFF and a pending SKIP ended.  Returns where +RESET goes.
+ */
+struct reply *conn_reset(struct conn *c);
+
+/*
+ * CLIENT PAUSE / UNPAUSE.  Each shard holds the pause in force for its own
+ * connections: none, WRITE (commands that write, PUBLISH, an EXEC that
+ * would write wait; the rest run) or ALL (every command waits, errors found
+ * before it runs excepted, as Redis 7.0).  A command that waits holds its
+ * connection's later input behind it; the pause ends at its end time or at
+ * the next CLIENT UNPAUSE, the last pause replacing the one before.
+ */
+enum { CONN_PAUSE_WRITE = 1, CONN_PAUSE_ALL = 2 };
+/* the stamp of a pause or unpause asked on c's shard now: later ones win on every shard */
+uint64_t conn_pause_stamp(const struct conn *c);
+/* the calling shard thread's part of a pause (type CONN_PAUSE_*, until end, unix ms) or unpause (type 0):
+ * applied unless one with a later stamp was; the waiters resume from the shard's loop */
+void conn_pause_local(int type, long long end, uint64_t stamp);
+
+/*
  * Writes the reply of a fan-out from the replies of every shard: parts[i]
  * (lens[i] bytes, one RESP value) is shard i's.  argv is the fanned-out
  * command.  Runs on the home shard.

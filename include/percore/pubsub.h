@@ -31,12 +31,13 @@ struct resp_arg;
 long long pubsub_count(const struct conn *c, bool patterns);
 /* Redis's CLIENT_PUBSUB flag: c has a subscription (CLIENT LIST's 'P', the pubsub output class) */
 bool pubsub_subscribed(const struct conn *c);
-/* subscribed and speaking RESP2: only (P)(UN)SUBSCRIBE, PING, QUIT are allowed */
+/* subscribed and speaking RESP2: only (P)(UN)SUBSCRIBE, PING, QUIT, RESET are allowed */
 bool pubsub_subscriber_mode(const struct conn *c);
 /*
  * Subscribe c to a channel (a pattern when `pattern`), if it is not already,
  * and write Redis's confirmation ([p]subscribe, name, subscription count)
- * to out: an array in RESP2, a push in RESP3.
+ * to out: an array in RESP2, a push in RESP3.  Confirmations are pushes:
+ * under CLIENT REPLY OFF|SKIP they go to c's output all the same (Redis 7.0).
  */
 void pubsub_subscribe(struct conn *c, bool pattern, const struct resp_arg *name, struct reply *out);
 /*
@@ -46,7 +47,7 @@ void pubsub_subscribe(struct conn *c, bool pattern, const struct resp_arg *name,
  * when there was none) to out.
  */
 void pubsub_unsubscribe(struct conn *c, bool pattern, const struct resp_arg *name, struct reply *out);
-/* c is closing: drop every subscription it has (conn.c) */
+/* c is closing, or RESET: drop every subscription it has, confirming none (conn.c) */
 void pubsub_conn_closed(struct conn *c);
 
 /* ---- this shard thread's subscribers (core/pubsub.c) */

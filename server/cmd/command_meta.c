@@ -530,6 +530,35 @@ static const struct command_meta command_meta_table[] = {
         "type\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$3\r\nOFF\r\n",
         376,
     },
+    {"client|pause",
+        "*10\r\n$12\r\nclient|pause\r\n:-3\r\n~4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n"
+        ":0\r\n:0\r\n:0\r\n~4\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n+@connection\r\n~0\r\n~0\r\n"
+        "~0\r\n",
+        142,
+        "%6\r\n$7\r\nsummary\r\n$51\r\nStop processing commands from clients for some time\r\n"
+        "$5\r\nsince\r\n$6\r\n2.9.50\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n"
+        "$4\r\nO(1)\r\n$7\r\nhistory\r\n~1\r\n*2\r\n$5\r\n6.2.0\r\n$61\r\n"
+        "`CLIENT PAUSE WRITE` mode added along with the `mode` option.\r\n$9\r\narguments\r\n*2\r\n"
+        "%2\r\n$4\r\nname\r\n$7\r\ntimeout\r\n$4\r\ntype\r\n$7\r\ninteger\r\n%5\r\n$4\r\nname\r\n"
+        "$4\r\nmode\r\n$4\r\ntype\r\n$5\r\noneof\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\nflags\r\n"
+        "~1\r\n+optional\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$5\r\nwrite\r\n$4\r\n"
+        "type\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$5\r\nWRITE\r\n%3\r\n$4\r\nname\r\n$3\r\n"
+        "all\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$3\r\nALL\r\n",
+        578,
+    },
+    {"client|reply",
+        "*10\r\n$12\r\nclient|reply\r\n:3\r\n~3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n"
+        ":0\r\n~2\r\n+@slow\r\n+@connection\r\n~0\r\n~0\r\n~0\r\n",
+        111,
+        "%5\r\n$7\r\nsummary\r\n$48\r\nInstruct the server whether to reply to commands\r\n$5\r\n"
+        "since\r\n$5\r\n3.2.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\n"
+        "O(1)\r\n$9\r\narguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$11\r\non_off_skip\r\n$4\r\ntype\r\n"
+        "$5\r\noneof\r\n$9\r\narguments\r\n*3\r\n%3\r\n$4\r\nname\r\n$2\r\non\r\n$4\r\ntype\r\n"
+        "$10\r\npure-token\r\n$5\r\ntoken\r\n$2\r\nON\r\n%3\r\n$4\r\nname\r\n$3\r\noff\r\n$4\r\n"
+        "type\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$3\r\nOFF\r\n%3\r\n$4\r\nname\r\n$4\r\n"
+        "skip\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$4\r\nSKIP\r\n",
+        450,
+    },
     {"client|setname",
         "*10\r\n$14\r\nclient|setname\r\n:3\r\n~3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n"
         ":0\r\n:0\r\n~2\r\n+@slow\r\n+@connection\r\n~0\r\n~0\r\n~0\r\n",
@@ -2475,6 +2504,14 @@ static const struct command_meta command_meta_table[] = {
         "$14\r\nkey_spec_index\r\n:0\r\n%3\r\n$4\r\nname\r\n$6\r\nnewkey\r\n$4\r\ntype\r\n$3\r\n"
         "key\r\n$14\r\nkey_spec_index\r\n:1\r\n",
         426,
+    },
+    {"reset",
+        "*10\r\n$5\r\nreset\r\n:1\r\n~6\r\n+noscript\r\n+loading\r\n+stale\r\n+fast\r\n+no_auth\r\n"
+        "+allow_busy\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@fast\r\n+@connection\r\n~0\r\n~0\r\n~0\r\n",
+        133,
+        "%4\r\n$7\r\nsummary\r\n$20\r\nReset the connection\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\n"
+        "group\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n",
+        121,
     },
     {"rpop",
         "*10\r\n$4\r\nrpop\r\n:-2\r\n~2\r\n+write\r\n+fast\r\n:1\r\n:1\r\n:1\r\n~3\r\n+@write\r\n"

@@ -272,7 +272,8 @@ void cmd_pubsub_numpat(struct cmd_ctx *ctx)
 const char *pubsub_refused_command(const struct conn *c, const struct command *cmd, int argc,
                                    const struct resp_arg *argv)
 {
-    static const char *const allowed[] = {"subscribe", "unsubscribe", "psubscribe", "punsubscribe", "ping", "quit"};
+    static const char *const allowed[] = {"subscribe", "unsubscribe", "psubscribe", "punsubscribe", "ping", "quit",
+                                          "reset"};
     if (!pubsub_subscriber_mode(c))
         return NULL;
     for (size_t i = 0; i < sizeof(allowed) / sizeof(allowed[0]); i++)
@@ -292,7 +293,7 @@ const struct command command_family_pubsub[] = {
     {"unsubscribe", cmd_unsubscribe, -1, PS_FLAGS, 0, 0, 0, ROUTE_HOME, "@pubsub @slow"},
     {"psubscribe", cmd_psubscribe, -2, PS_FLAGS, 0, 0, 0, ROUTE_HOME, "@pubsub @slow"},
     {"punsubscribe", cmd_punsubscribe, -1, PS_FLAGS, 0, 0, 0, ROUTE_HOME, "@pubsub @slow"},
-    {"publish", cmd_publish, 3, CMD_PUBSUB | CMD_LOADING | CMD_STALE | CMD_FAST, 0, 0, 0, ROUTE_HOME,
+    {"publish", cmd_publish, 3, CMD_PUBSUB | CMD_LOADING | CMD_STALE | CMD_FAST | CMD_MAY_REPLICATE, 0, 0, 0, ROUTE_HOME,
      "@pubsub @fast"},
 };
 

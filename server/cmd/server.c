@@ -1,6 +1,6 @@
 /*
  * server: the connection and server commands (Redis's server.c, networking.c
- * and config.c command procs): PING ECHO QUIT SELECT AUTH HELLO, COMMAND,
+ * and config.c command procs): PING ECHO QUIT SELECT AUTH HELLO RESET, COMMAND,
  * CONFIG, INFO, TIME LASTSAVE SHUTDOWN WAIT, CLIENT, SLOWLOG, LATENCY, and
  * the CLUSTER and PUBSUB containers (their subcommands are in cluster.c and
  * pubsub.c).
@@ -23,12 +23,12 @@
  * and RESP3.  The entries cover every command percore serves; COMMAND COUNT
  * and the no-argument forms still list percore's commands, not Redis's, but
  * a container's entry lists all of Redis's subcommands, those percore lacks
- * (CLIENT PAUSE) too, as Redis prints it.  A name Redis 7.0.15 lacks (CLIENT
+ * (CLIENT TRACKING) too, as Redis prints it.  A name Redis 7.0.15 lacks (CLIENT
  * SETINFO) gets what Redis answers for an unknown name.
  *
  * Threading: every command here is ROUTE_HOME; it runs on the connection's
  * own shard thread with ctx->conn set, touches only that connection (CLIENT
- * LIST/KILL and SLOWLOG fan out to every shard, see conn_fanout), the
+ * LIST/KILL/UNBLOCK/PAUSE/UNPAUSE and SLOWLOG fan out to every shard, see conn_fanout), the
  * RCU-protected config snapshot in ctx->config, and INFO reads the stats
  * aggregator's RCU-published snapshot (stats.h), never another shard's data.  The
  * process-wide identifiers (run_id, replid) are made once under pthread_once.
@@ -268,8 +268,15 @@ static void container_dispatch(struct cmd_ctx *ctx, const char *parent)
     s->cmd.proc(ctx);
 }
 
+/* Redis addReplySubcommandSyntaxError: argv[1] as sent, the container upper-cased */
+static void reply_subcommand_syntax_error(struct cmd_ctx *ctx, const char *container)
+{
+    reply_errorf(ctx->out, "ERR unknown subcommand or wrong number of arguments for '%.*s'. Try %s HELP.",
+                 arg_print_len(&ctx->argv[1], 128), ctx->argv[1].ptr, container);
+}
+
 /* ------------------------------------------------------------------------ */
-/* PING ECHO QUIT SELECT AUTH HELLO                                         */
+/* PING ECHO QUIT SELECT AUTH HELLO RESET                                   */
 
 static void cmd_ping(struct cmd_ctx *ctx)
 {
@@ -422,6 +429,12 @@ static void cmd_hello(struct cmd_ctx *ctx)
     reply_bulk_cstr(ctx->out, "master");
     reply_bulk_cstr(ctx->out, "modules");
     reply_array(ctx->out, 0);
+}
+
+/* RESET: the connection as it was at connect (conn_reset), answered +RESET */
+static void cmd_reset(struct cmd_ctx *ctx)
+{
+    reply_simple(conn_reset(ctx->conn), "RESET");
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1056,6 +1069,17 @@ static void cmd_clients_part(struct cmd_ctx *ctx)
             reply_int(ctx->out, conn_kill_local(&f));
         return;
     }
+    if (arg_is(&ctx->argv[1], "pause")) { /* `__clients pause <caller> <type> <end> <stamp>` */
+        long long type = 0, end = 0, stamp = 0;
+        if (ctx->argc == 6) {
+            arg_to_ll(&ctx->argv[3], &type);
+            arg_to_ll(&ctx->argv[4], &end);
+            arg_to_ll(&ctx->argv[5], &stamp); /* below 2^63 (conn_pause_stamp) */
+        }
+        conn_pause_local((int)type, end, (uint64_t)stamp);
+        reply_ok(ctx->out);
+        return;
+    }
     if (arg_is(&ctx->argv[1], "unblock")) { /* `__clients unblock <caller> <id> [TIMEOUT|ERROR]` */
         long long id = 0;
         arg_to_ll(&ctx->argv[3], &id);
@@ -1147,7 +1171,7 @@ static void cmd_client_unblock(struct cmd_ctx *ctx)
 {
     long long id;
     if (ctx->argc > 4) {
-        reply_error(ctx->out, "ERR unknown subcommand or wrong number of arguments for 'UNBLOCK'. Try CLIENT HELP.");
+        reply_subcommand_syntax_error(ctx, "CLIENT");
         return;
     }
     if (ctx->argc == 4 && !arg_is(&ctx->argv[3], "timeout") && !arg_is(&ctx->argv[3], "error")) {
@@ -1210,9 +1234,77 @@ static void cmd_client_getredir(struct cmd_ctx *ctx)
     reply_int(ctx->out, -1); /* tracking is never on */
 }
 
+/* CLIENT REPLY ON|OFF|SKIP: OFF and SKIP answer nothing (conn_set_reply_mode) */
+static void cmd_client_reply(struct cmd_ctx *ctx)
+{
+    const struct resp_arg *mode = &ctx->argv[2];
+    if (arg_is(mode, "on"))
+        reply_ok(conn_set_reply_mode(ctx->conn, CONN_REPLIES_ON));
+    else if (arg_is(mode, "off"))
+        conn_set_reply_mode(ctx->conn, CONN_REPLIES_OFF);
+    else if (arg_is(mode, "skip"))
+        conn_set_reply_mode(ctx->conn, CONN_REPLIES_SKIP);
+    else
+        reply_syntax_error(ctx->out);
+}
+
+/*
+ * CLIENT PAUSE and UNPAUSE reach every shard before they answer: the home
+ * fans `__clients pause <caller> <type> <end ms> <stamp>` out (type 0:
+ * unpause), each shard applies it to its own connections (conn_pause_local),
+ * and the merge answers +OK.
+ */
+static void client_ok_merge(struct reply *out, int argc, const struct resp_arg *argv, int nparts,
+                            const char *const *parts, const size_t *lens)
+{
+    (void)argc, (void)argv, (void)nparts, (void)parts, (void)lens;
+    reply_ok(out);
+}
+
+static void client_pause_fanout(struct cmd_ctx *ctx, int type, long long end)
+{
+    char id[24], t[8], e[24], st[24];
+    struct resp_arg argv[6] = {
+        {"__clients", 9},
+        {"pause", 5},
+        {id, (size_t)snprintf(id, sizeof id, "%llu", (unsigned long long)conn_id(ctx->conn))},
+        {t, (size_t)snprintf(t, sizeof t, "%d", type)},
+        {e, (size_t)snprintf(e, sizeof e, "%lld", end)},
+        {st, (size_t)snprintf(st, sizeof st, "%llu", (unsigned long long)conn_pause_stamp(ctx->conn))},
+    };
+    conn_fanout(ctx->conn, &client_part_command, 6, argv, client_ok_merge);
+}
+
+/* CLIENT PAUSE timeout [WRITE|ALL]: Redis checks the mode before the timeout */
+static void cmd_client_pause(struct cmd_ctx *ctx)
+{
+    int type = CONN_PAUSE_ALL;
+    long long ms;
+    if (ctx->argc > 4) {
+        reply_subcommand_syntax_error(ctx, "CLIENT");
+        return;
+    }
+    if (ctx->argc == 4 && arg_is(&ctx->argv[3], "write")) {
+        type = CONN_PAUSE_WRITE;
+    } else if (ctx->argc == 4 && !arg_is(&ctx->argv[3], "all")) {
+        reply_error(ctx->out, "ERR CLIENT PAUSE mode must be WRITE or ALL");
+        return;
+    }
+    if (!arg_to_ll(&ctx->argv[2], &ms)) {
+        reply_error(ctx->out, "ERR timeout is not an integer or out of range");
+        return;
+    }
+    if (ms < 0) {
+        reply_error(ctx->out, "ERR timeout is negative");
+        return;
+    }
+    /* Redis 7.0 adds the time unchecked: an end past LLONG_MAX wraps into the past, and 0 is no pause */
+    client_pause_fanout(ctx, type, ms > 0 ? (long long)((unsigned long long)ctx->now + (unsigned long long)ms) : 0);
+}
+
 static void cmd_client_unpause(struct cmd_ctx *ctx)
 {
-    reply_ok(ctx->out); /* clients are never paused */
+    client_pause_fanout(ctx, 0, 0);
 }
 
 static void cmd_client_help(struct cmd_ctx *ctx)
@@ -1246,8 +1338,14 @@ static void cmd_client_help(struct cmd_ctx *ctx)
         "      Return clients of specified type.",
         "UNPAUSE",
         "    Stop the current client pause, resuming traffic.",
+        "PAUSE <timeout> [WRITE|ALL]",
+        "    Suspend all, or just write, clients for <timeout> milliseconds.",
+        "REPLY (ON|OFF|SKIP)",
+        "    Control the replies sent to the current connection.",
         "SETNAME <name>",
         "    Assign the name <name> to the current connection.",
+        "UNBLOCK <clientid> [TIMEOUT|ERROR]",
+        "    Unblock the specified blocked client.",
         "SETINFO <option> <value>",
         "    Set client meta attr. Options are:",
         "    * LIB-NAME: the client lib name.",
@@ -2135,13 +2233,15 @@ static const struct subcommand subcommands[] = {
     SUB("client", "info", cmd_client_info, 2, NLS, "@slow @connection"),
     SUB("client", "list", cmd_client_list, -2, ANLS, "@admin @slow @dangerous @connection"),
     SUB("client", "kill", cmd_client_kill, -3, ANLS, "@admin @slow @dangerous @connection"),
+    SUB("client", "unpause", cmd_client_unpause, 2, ANLS, "@admin @slow @dangerous @connection"),
+    SUB("client", "pause", cmd_client_pause, -3, ANLS, "@admin @slow @dangerous @connection"),
+    SUB("client", "reply", cmd_client_reply, 3, NLS, "@slow @connection"),
+    SUB("client", "unblock", cmd_client_unblock, -3, ANLS, "@admin @slow @dangerous @connection"),
 
     SUB("slowlog", "get", cmd_slowlog_get, -2, ANLS, "@admin @slow @dangerous"),
     SUB("slowlog", "len", cmd_slowlog_len, 2, ANLS, "@admin @slow @dangerous"),
     SUB("slowlog", "reset", cmd_slowlog_reset, 2, ANLS, "@admin @slow @dangerous"),
     SUB("slowlog", "help", cmd_slowlog_help, 2, LS, "@slow"),
-    SUB("client", "unpause", cmd_client_unpause, 2, ANLS, "@admin @slow @dangerous @connection"),
-    SUB("client", "unblock", cmd_client_unblock, -3, ANLS, "@admin @slow @dangerous @connection"),
 
     SUB("latency", "doctor", cmd_latency_doctor, 2, ANLS, "@admin @slow @dangerous"),
     SUB("latency", "graph", cmd_latency_graph, 3, ANLS, "@admin @slow @dangerous"),
@@ -2212,6 +2312,7 @@ const struct command command_family_server[] = {
     CMD("select", cmd_select, 2, LS | CMD_FAST, "@fast @connection"),
     CMD("auth", cmd_auth, -2, NLS | CMD_FAST | CMD_NO_AUTH, "@fast @connection"),
     CMD("hello", cmd_hello, -1, NLS | CMD_FAST | CMD_NO_AUTH, "@fast @connection"),
+    CMD("reset", cmd_reset, 1, NLS | CMD_FAST | CMD_NO_AUTH | CMD_NO_QUEUE, "@fast @connection"),
     CMD("client", cmd_client, -2, 0, "@slow"),
     CMD("command", cmd_command, -1, LS, "@slow @connection"),
     CMD("config", cmd_config, -2, 0, "@slow"),

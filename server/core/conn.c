@@ -24,6 +24,25 @@
  * closes) and the home closes the client when the batch comes back.
  * Without a hard limit a client that does not read stops being read past
  * CONN_OUT_PAUSE of unsent output instead (backpressure, never closed).
+ *
+ * CLIENT REPLY (Redis 7.0's CLIENT_REPLY_OFF / _SKIP / _SKIP_NEXT in c->reply):
+ * the dispatcher steps the state before each client command as Redis's
+ * resetClient does after one (a SKIP lasts one command; EXEC's queued commands
+ * run under EXEC's), and a command under OFF or SKIP writes its replies to the
+ * shard's discard buffer and marks its slots silent (dispatch.c).  Pushes
+ * still go out (pubsub.c).
+ *
+ * CLIENT PAUSE: every shard keeps its own copy of the pause in force (its
+ * type and end), set by a fan-out part (conn_pause_local) before CLIENT PAUSE
+ * answers, and read by the shard's own thread only (one test of a field per
+ * command).  A connection whose next command the pause holds waits on its
+ * shard's list, in arrival order, that command left unparsed; it is still
+ * read (its disconnection is seen, as Redis reads a postponed client), and
+ * each read parses the held command again, which waits again.  The shard's
+ * pause timer ends the pause and resumes the waiters from the loop, never
+ * from inside another command.  Pauses and unpauses from clients on
+ * different shards carry a stamp (the home's clock and index), so every
+ * shard ends up with the same, latest one.
  */
 #include "percore/conn.h"
 
@@ -35,6 +54,7 @@
 #include "percore/log.h"
 #include "percore/mem.h"
 #include "percore/pubsub.h"
+#include "percore/util.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -201,6 +221,24 @@ static void conn_destroy(struct conn *c)
     mem_release(c);
 }
 
+/* c's command is not held any more: off its shard's list of pause waiters */
+static void conn_unwait_pause(struct conn *c)
+{
+    struct shard *self = c->home;
+    struct conn *prev = NULL;
+    for (struct conn *w = self->pause_head; w != c; w = w->pause_next)
+        prev = w;
+    if (prev)
+        prev->pause_next = c->pause_next;
+    else
+        self->pause_head = c->pause_next;
+    if (self->pause_tail == c)
+        self->pause_tail = prev;
+    c->pause_next = NULL;
+    c->pause_wait = false;
+    STATS_ADD(&self->stats, blocked_clients, (uint64_t)-1);
+}
+
 void conn_close(struct conn *c)
 {
     if (c->closed)
@@ -221,6 +259,8 @@ void conn_close(struct conn *c)
         self->conns = c->next;
     if (c->next)
         c->next->prev = c->prev;
+    if (c->pause_wait)
+        conn_unwait_pause(c);
     c->prev = NULL; /* on the list of closed connections until freed */
     c->next = self->closing;
     if (c->next)
@@ -289,7 +329,7 @@ static size_t conn_pending_output(const struct conn *c)
 {
     size_t n = c->out.len - c->out_sent;
     for (const struct slot *s = c->slot_head; s; s = s->next)
-        n += s->reply.len + s->after.len;
+        n += (s->silent ? 0 : s->reply.len) + s->after.len;
     return n;
 }
 
@@ -372,6 +412,8 @@ static void conn_process_input(struct conn *c)
         if (st == RESP_AGAIN)
             break;
         if (st == RESP_ERROR) {
+            if (c->reply) /* the error is dropped under CLIENT REPLY OFF|SKIP too */
+                conn_reply_step(c);
             reply_errorf(dispatch_reply_target(c), "ERR %s", c->parser.error);
             c->close_after_reply = true;
             c->rpos = c->rlen;
@@ -600,7 +642,7 @@ void conn_reap_idle(struct shard *self, int timeout_s)
     struct conn *c = self->conns;
     while (c) {
         struct conn *next = c->next;
-        if (!c->slot_head && self->now - c->last_interaction > (int64_t)timeout_s * 1000)
+        if (!c->slot_head && !c->pause_wait && self->now - c->last_interaction > (int64_t)timeout_s * 1000)
             conn_close(c);
         c = next;
     }
@@ -668,7 +710,7 @@ size_t conn_describe(const struct conn *c, int64_t now, char *buf, size_t cap)
     int nf = 0;
     if (pubsub_subscribed(c))
         flags[nf++] = 'P';
-    if (c->blocked)
+    if (c->blocked || c->pause_wait)
         flags[nf++] = 'b';
     if (c->in_multi)
         flags[nf++] = 'x';
@@ -750,4 +792,126 @@ long long conn_kill_local(const struct conn_filter *f)
         c = next;
     }
     return killed;
+}
+
+/* ---------------------------------------------------------------- CLIENT REPLY, RESET */
+
+void conn_reply_step(struct conn *c)
+{
+    uint8_t r = c->reply;
+    if (r & CONN_REPLY_STEP) /* a command ran since the last step: its SKIP is over, a SKIP_NEXT begins */
+        r = (uint8_t)((r & CONN_REPLY_OFF) | ((r & CONN_REPLY_SKIP_NEXT) ? CONN_REPLY_SKIP : 0));
+    c->reply = r ? (uint8_t)(r | CONN_REPLY_STEP) : 0; /* 0: the dispatcher looks no more */
+}
+
+struct reply *conn_set_reply_mode(struct conn *c, enum conn_reply_mode mode)
+{
+    if (mode == CONN_REPLIES_ON)
+        c->reply &= (uint8_t)~CONN_REPLY_SILENT;
+    else if (mode == CONN_REPLIES_OFF)
+        c->reply |= CONN_REPLY_OFF;
+    else if (!(c->reply & CONN_REPLY_OFF))
+        c->reply |= CONN_REPLY_SKIP_NEXT;
+    if (c->reply)
+        c->reply |= CONN_REPLY_STEP;
+    return dispatch_reply_target(c);
+}
+
+/* Redis 7.0's clearClientConnectionState (no MONITOR, tracking or ACL users here) */
+struct reply *conn_reset(struct conn *c)
+{
+    const struct config *cfg = config_current();
+    txn_reset(c);
+    pubsub_conn_closed(c);
+    c->db = 0;
+    c->resp = 2;
+    c->authenticated = !(cfg->requirepass && cfg->requirepass[0]);
+    conn_set_name(c, NULL, 0);
+    c->reply &= (uint8_t)~(CONN_REPLY_OFF | CONN_REPLY_SKIP_NEXT); /* a SKIP of RESET itself still holds */
+    return dispatch_reply_target(c);
+}
+
+/* ---------------------------------------------------------------- CLIENT PAUSE */
+
+/* the longest the pause timer waits at a time (it waits again for the rest) */
+#define CONN_PAUSE_TIMER_MAX_MS 3600000
+
+static void conn_arm_pause_timer(struct shard *self, int64_t ms)
+{
+    if (ms < 0)
+        ms = 0;
+    if (ms > CONN_PAUSE_TIMER_MAX_MS)
+        ms = CONN_PAUSE_TIMER_MAX_MS;
+    struct timeval tv = {(time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000};
+    evtimer_add(self->pause_ev, &tv);
+}
+
+/* the pause ended or changed: the waiters try their command again, in order (those it still holds wait again) */
+static void conn_on_pause_timer(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    struct shard *self = arg;
+    shard_wake_up(self);
+    self->now = util_ms_time();
+    if (self->pause && self->now >= self->pause_end)
+        self->pause = 0;
+    struct conn *c = self->pause_head;
+    self->pause_head = self->pause_tail = NULL;
+    while (c) {
+        struct conn *next = c->pause_next;
+        c->pause_next = NULL;
+        c->pause_wait = false;
+        STATS_ADD(&self->stats, blocked_clients, (uint64_t)-1);
+        conn_resume(c);
+        c = next;
+    }
+    if (self->pause)
+        conn_arm_pause_timer(self, self->pause_end - self->now);
+}
+
+bool conn_wait_if_paused(struct conn *c, const struct command *cmd)
+{
+    struct shard *self = c->home;
+    if (self->now >= self->pause_end && !self->pause_head) { /* over; its timer has not run yet */
+        self->pause = 0;
+        return false;
+    }
+    if (c->pause_wait) /* parsed again (more input came): it still waits, where it was */
+        return true;
+    /* Redis 7.0's processCommand: WRITE holds writes, PUBLISH, and an EXEC that would run one */
+    if (self->pause == CONN_PAUSE_WRITE && !(cmd->flags & (CMD_WRITE | CMD_MAY_REPLICATE)) &&
+        !(strcmp(cmd->name, "exec") == 0 && txn_queued_writes(c)))
+        return false;
+    c->pause_wait = true;
+    if (self->pause_tail)
+        self->pause_tail->pause_next = c;
+    else
+        self->pause_head = c;
+    self->pause_tail = c;
+    STATS_ADD(&self->stats, blocked_clients, 1); /* Redis counts a paused client as blocked */
+    return true;
+}
+
+uint64_t conn_pause_stamp(const struct conn *c)
+{
+    return (uint64_t)(util_mono_ns() / 1000) * CONFIG_MAX_THREADS + (uint64_t)c->home->index;
+}
+
+void conn_pause_local(int type, long long end, uint64_t stamp)
+{
+    struct shard *self = shard_self;
+    if (stamp < self->pause_stamp) /* a later pause or unpause came first */
+        return;
+    self->pause_stamp = stamp;
+    self->pause = type && end > self->now ? type : 0;
+    self->pause_end = end;
+    if (!self->pause_ev)
+        self->pause_ev = evtimer_new(self->base, conn_on_pause_timer, self);
+    if (self->pause_head) /* lifted or changed: the waiters look again, from the loop */
+        conn_arm_pause_timer(self, 0);
+    else if (self->pause)
+        conn_arm_pause_timer(self, end - self->now);
+    else
+        evtimer_del(self->pause_ev);
 }

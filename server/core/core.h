@@ -61,6 +61,7 @@ struct slot {
     struct slot *block_target; /* a cancel's: the blocked slot it is for */
     struct block_multi *bmulti; /* a blocking command whose keys live on several shards (block.c) */
     bool barrier;            /* the connection parses nothing more until this completes */
+    bool silent;             /* its command ran under CLIENT REPLY OFF|SKIP: its reply is dropped */
     slot_part_fn *on_part;
     slot_done_fn *on_done;
     slot_wait_fn *on_wait;   /* blocking commands only */
@@ -122,8 +123,11 @@ struct conn {
     bool processing;         /* inside conn_process_input: no re-entry */
     bool lock_wait;          /* the next command names a key a multi-shard transaction holds */
     bool monitor;            /* MONITOR: gets every command's line (monitor.c) */
+    bool pause_wait;         /* the next command waits for CLIENT PAUSE to end (on the shard's pause list) */
+    uint8_t reply;           /* CLIENT REPLY state, CONN_REPLY_* (0: replies on, nothing to step) */
     uint64_t txid;           /* while a transaction's command is dispatched: its id, else 0 */
     struct conn *lock_wait_next;
+    struct conn *pause_next;
     struct conn *dirty_next;
     struct conn *stalled_next;
     struct conn *dead_next;     /* closed, done, waiting to leave the shard's lists */
@@ -184,6 +188,13 @@ struct shard {
     int building_count;
     uint64_t *wake_targets;   /* bitmap: shards to ring at the end of the turn */
     struct keylocks *locks;   /* keys held by multi-shard transactions (keylock.h) */
+    int pause;                /* CLIENT PAUSE in force here: 0 none, CONN_PAUSE_WRITE or CONN_PAUSE_ALL */
+    int64_t pause_end;        /* when it ends, unix ms */
+    uint64_t pause_stamp;     /* the stamp of the last pause or unpause applied (conn_pause_local) */
+    struct event *pause_ev;   /* ends it, resumes the waiters (NULL until the first pause) */
+    struct conn *pause_head;  /* connections whose next command waits for it, in the order they came */
+    struct conn *pause_tail;
+    struct reply discard;     /* where the replies of a command under CLIENT REPLY OFF|SKIP go; emptied every turn */
     struct watches *watches;  /* keys clients WATCH (watch.h) */
     struct blockers *blockers; /* clients waiting here in blocking commands (block.c) */
     struct txn *txn_waiting;  /* our transactions waiting for a shard to grant their keys */
@@ -275,6 +286,20 @@ static inline void shard_note_write(struct shard *self, const struct command *cm
 }
 
 /* conn.c */
+/* c->reply, Redis's client flags: CLIENT REPLY OFF, this command's SKIP, the next one's, and a step due
+ * before the next client command (Redis's resetClient; conn_reply_step) */
+enum {
+    CONN_REPLY_OFF = 1u << 0,
+    CONN_REPLY_SKIP = 1u << 1,
+    CONN_REPLY_SKIP_NEXT = 1u << 2,
+    CONN_REPLY_STEP = 1u << 3,
+};
+#define CONN_REPLY_SILENT (CONN_REPLY_OFF | CONN_REPLY_SKIP)
+/* before each client command (not EXEC's queued ones) while c->reply is not 0: a SKIP lasts one command */
+void conn_reply_step(struct conn *c);
+/* CLIENT PAUSE is in force on c's shard: true when c's next command, cmd, must wait for it to end (c is
+ * listed and parses nothing more until then) */
+bool conn_wait_if_paused(struct conn *c, const struct command *cmd);
 /* cluster_port: fd came from self's cluster port (cluster.h), not the main port */
 void conn_accept(struct shard *self, int fd, bool cluster_port);
 /* a connection of this shard: a socket (fd, sink NULL) or an in-process client (fd -1, sink) */
@@ -326,8 +351,11 @@ void dispatch_argv_copy(int argc, const struct resp_arg *argv, struct resp_arg *
 struct store *dispatch_scratch_store(struct shard *self);
 /* the shard owning key */
 int dispatch_key_shard(const struct config *cfg, const struct resp_arg *key);
-/* where a local reply goes: the connection's output, or after the last pending slot */
+/* where a local reply goes: the connection's output, or after the last pending slot; nowhere (the shard's
+ * discard) for a command under CLIENT REPLY OFF|SKIP */
 struct reply *dispatch_reply_target(struct conn *c);
+/* the same for a push, which CLIENT REPLY does not stop (pub/sub messages and confirmations) */
+struct reply *dispatch_push_target(struct conn *c);
 /*
  * Every shard calls this right before it runs a command (inline, remote,
  * split part, gathered): it keeps the store's LFU tracking in step with
@@ -384,6 +412,10 @@ size_t txn_queued_mem(const struct conn *c);
 void txn_queue_failed(struct conn *c);
 /* EXEC with arguments inside MULTI: Redis discards the transaction saying why */
 void multi_exec_refused(struct conn *c, struct reply *out, const char *why);
+/* would EXEC run a write (Redis's mstate.cmd_flags: CMD_WRITE or CMD_MAY_REPLICATE)?  false outside MULTI */
+bool txn_queued_writes(const struct conn *c);
+/* RESET: the MULTI in progress is discarded and every watch dropped (Redis's discardTransaction) */
+void txn_reset(struct conn *c);
 /* EXEC's last queued command has been dispatched */
 void txn_exec_dispatched(struct conn *c);
 /* c closed: its watches go; c freed: its transaction state too */

@@ -1,7 +1,8 @@
 /*
  * dispatch: where a parsed command runs, and how its reply finds its place.
  *
- *   lookup -> arity -> auth -> RESP2 subscriber mode (pubsub.h) -> MULTI queue (txn.c)
+ *   lookup -> arity -> auth -> RESP2 subscriber mode (pubsub.h) -> CLIENT PAUSE: the
+ *   connection waits (conn.c) -> MULTI queue (txn.c)
  *   -> a key held by a multi-shard transaction: wait -> keys' slots -> shard(s)
  *     blocking command              -> its keys' owner, through a slot (block.c)
  *     all keys on this shard        -> the handler runs now (no message, no atomic)
@@ -16,7 +17,10 @@
  *
  * Local replies go straight to the connection's output while nothing is
  * pending, else behind the last pending slot, so replies always leave in
- * request order (ARCHITECTURE.md rule 6).  A multi-step command is a barrier:
+ * request order (ARCHITECTURE.md rule 6); those of a command run under CLIENT
+ * REPLY OFF|SKIP go to the shard's discard buffer, and its slots drop their
+ * reply but keep their place (the replies behind them still wait for them).
+ * A multi-step command is a barrier:
  * the connection parses nothing more until it completes, so that a later
  * command of the same pipeline cannot overtake one of its steps.
  */
@@ -42,11 +46,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct reply *dispatch_reply_target(struct conn *c)
+struct reply *dispatch_push_target(struct conn *c)
 {
     struct reply *r = c->slot_tail ? &c->slot_tail->after : &c->out;
     r->resp = c->resp;
     return r;
+}
+
+struct reply *dispatch_reply_target(struct conn *c)
+{
+    if (__builtin_expect(c->reply & CONN_REPLY_SILENT, 0)) { /* CLIENT REPLY OFF|SKIP: dropped */
+        c->home->discard.resp = c->resp;
+        return &c->home->discard;
+    }
+    return dispatch_push_target(c);
 }
 
 /* Redis 7.0's shared.oomerr */
@@ -133,6 +146,7 @@ struct slot *dispatch_slot_create(struct conn *c, const struct command *cmd)
     }
     s->cmd = cmd;
     s->txid = c->txid;
+    s->silent = (c->reply & CONN_REPLY_SILENT) != 0;
     s->db = c->db;
     s->resp = c->resp;
     s->reply.resp = c->resp;
@@ -202,7 +216,8 @@ void dispatch_slot_complete(struct conn *c, struct slot *s)
     bool was_barrier = s->barrier;
     while (c->slot_head && c->slot_head->complete) {
         struct slot *h = c->slot_head;
-        reply_raw(&c->out, h->reply.buf, h->reply.len);
+        if (!h->silent)
+            reply_raw(&c->out, h->reply.buf, h->reply.len);
         reply_raw(&c->out, h->after.buf, h->after.len);
         c->slot_head = h->next;
         if (!c->slot_head)
@@ -1140,6 +1155,9 @@ bool dispatch_command(struct conn *c, int argc, const struct resp_arg *argv)
 {
     struct shard *self = c->home;
     const struct config *cfg = config_current();
+    uint8_t reply_was = c->reply;
+    if (__builtin_expect(reply_was != 0, 0) && !c->exec_input) /* CLIENT REPLY OFF|SKIP (EXEC's own for its queue) */
+        conn_reply_step(c);
     STATS_ADD(&self->stats, total_commands_processed, 1);
     const struct command *cmd = command_lookup(argv[0].ptr, argv[0].len);
     c->last_cmd = cmd;
@@ -1171,6 +1189,11 @@ bool dispatch_command(struct conn *c, int argc, const struct resp_arg *argv)
         stats_cmd_rejected(&self->stats, cmd, "-ERR", 4);
         return true;
     }
+    if (__builtin_expect(self->pause != 0, 0) && !c->exec_input && conn_wait_if_paused(c, cmd)) { /* CLIENT PAUSE */
+        STATS_ADD(&self->stats, total_commands_processed, (uint64_t)-1); /* counted when it runs */
+        c->reply = reply_was; /* parsed again then: its step is still to come */
+        return false;
+    }
     if (txn_in_multi(c) && !(cmd->flags & CMD_NO_QUEUE)) { /* it runs at EXEC, and is counted then */
         if (!command_subcommand_ok_or_reply(cmd, argc, argv, dispatch_reply_target(c))) {
             txn_queue_failed(c); /* Redis refuses an unknown subcommand when it is queued */
@@ -1184,6 +1207,7 @@ bool dispatch_command(struct conn *c, int argc, const struct resp_arg *argv)
     }
     if (keylock_count(self->locks) && txn_keys_locked(self, cmd, argc, argv, c->db, c->txid)) { /* a multi-shard command holds one of its keys */
         STATS_ADD(&self->stats, total_commands_processed, (uint64_t)-1); /* counted when it runs */
+        c->reply = reply_was;
         conn_wait_for_lock(c);
         return false;
     }

@@ -18,8 +18,10 @@
  * Delivery (pubsub_publish_local) runs on the subscribers' own thread: for a
  * local publisher inside its PUBLISH, for a remote one when its batch is
  * executed (cmd/pubsub.c).  A message is appended to the subscriber's output
- * where its next reply would go (dispatch_reply_target), so it never
+ * where its next reply would go (dispatch_push_target), so it never
  * overtakes a reply, and the shard flushes it at the end of the turn.
+ * Messages and (un)subscribe confirmations are pushes: CLIENT REPLY OFF|SKIP
+ * does not drop them (Redis 7.0's CLIENT_PUSHING).
  * Nothing here waits: a subscriber that does not read piles up output until
  * its client-output-buffer-limit (the pubsub class, conn.c) closes it, and
  * once it is past the hard limit it is sent nothing more (Redis stops writing
@@ -143,7 +145,7 @@ static void deliver(struct conn *c, const char *pattern, size_t plen, const stru
 {
     if (conn_output_full(c))
         return;
-    struct reply *r = dispatch_reply_target(c);
+    struct reply *r = dispatch_push_target(c);
     push_header(r, pattern ? 4 : 3);
     reply_bulk_cstr(r, pattern ? "pmessage" : "message");
     if (pattern)
@@ -249,9 +251,16 @@ bool pubsub_subscriber_mode(const struct conn *c)
     return c->pubsub != NULL && c->resp == 2;
 }
 
+/* where a confirmation goes: out, or (a command under CLIENT REPLY OFF|SKIP) the output all the same */
+static struct reply *confirm_target(struct conn *c, struct reply *out)
+{
+    return out && (c->reply & CONN_REPLY_SILENT) ? dispatch_push_target(c) : out;
+}
+
 void pubsub_subscribe(struct conn *c, bool pattern, const struct resp_arg *name, struct reply *out)
 {
     struct pubsub_client *pc = client_of(c);
+    out = confirm_target(c, out);
     if (pattern) {
         if (pattern_index(pc, name->ptr, name->len) < 0) {
             if (pc->npatterns == pc->patterns_cap) {
@@ -275,6 +284,7 @@ void pubsub_subscribe(struct conn *c, bool pattern, const struct resp_arg *name,
 void pubsub_unsubscribe(struct conn *c, bool pattern, const struct resp_arg *name, struct reply *out)
 {
     struct pubsub_client *pc = c->pubsub;
+    out = confirm_target(c, out);
     if (!name) {
         drop_all(c, pattern, out);
     } else if (pattern) {

@@ -12,7 +12,8 @@
  * other's inbox.
  *
  * The loop turn:  events (reads, dispatch) -> drain inbox and done rings ->
- * flush every dirty connection once -> ring the doorbells of shards we fed
+ * flush every dirty connection once -> empty the discard buffer (replies
+ * CLIENT REPLY dropped) -> ring the doorbells of shards we fed
  * -> announce a quiescent state -> set `asleep`, fence, re-check the rings,
  * (a busy shard: poll for up to idle-poll-us first, shard_poll_for_work) ->
  * go RCU-offline and block in the event loop.  The first callback of the
@@ -67,6 +68,8 @@ struct listener {
 
 /* elements of deleted big collections freed per loop turn (the timer frees more) */
 #define SHARD_LAZYFREE_STEP 1024
+/* the discard buffer's memory kept from one turn to the next */
+#define SHARD_DISCARD_KEEP (64u << 10)
 
 static struct shard **shards;
 static int nshards;
@@ -334,6 +337,17 @@ static void shard_key_gone(void *arg, enum store_gone why, int db, const char *k
         notify_publish(shard_self, NOTIFY_EVICTED, "evicted", db, key, len);
 }
 
+/* the replies CLIENT REPLY OFF|SKIP dropped this turn: nothing holds a place in them between turns */
+static void shard_empty_discard(struct shard *self)
+{
+    if (self->discard.cap > SHARD_DISCARD_KEEP) {
+        reply_deinit(&self->discard);
+        reply_init(&self->discard);
+    } else {
+        reply_clear(&self->discard);
+    }
+}
+
 /* one write per dirty connection per loop turn */
 static void shard_flush_dirty(struct shard *self)
 {
@@ -421,6 +435,7 @@ static void shard_loop(struct shard *self)
             monitor_flush(self);
         shard_flush_dirty(self);
         conn_reap_dead(self);
+        shard_empty_discard(self);
         shard_publish_keyspace(self, false);
         handoff_ring(self);
         config_note_quiescent();
@@ -476,6 +491,7 @@ static void *shard_main(void *arg)
     self->now = util_ms_time();
     self->last_sleep_ns = INT64_MAX; /* idle until the first sleep says otherwise */
     reply_init(&self->scratch);
+    reply_init(&self->discard);
     handoff_setup_shard(self, nshards, cfg->inbox_size, cfg->handoff_credits);
     self->doorbell_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     self->doorbell_ev = event_new(self->base, self->doorbell_fd, EV_READ | EV_PERSIST, shard_on_doorbell, self);
@@ -521,6 +537,8 @@ static void *shard_main(void *arg)
     event_free(self->retry_ev);
     event_free(self->timer_ev);
     event_free(self->accept_pause_ev);
+    if (self->pause_ev)
+        event_free(self->pause_ev);
     event_base_free(self->base);
     if (!SHARD_STORE_SHARED) {
         store_destroy(&self->store);
@@ -531,6 +549,7 @@ static void *shard_main(void *arg)
     mem_release(self->granted_local);
     store_destroy(&self->scratch_store);
     reply_deinit(&self->scratch);
+    reply_deinit(&self->discard);
     slowlog_thread_teardown();
     config_note_quiescent();
     rcu_unregister_thread();

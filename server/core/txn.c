@@ -629,6 +629,7 @@ struct multi {
     bool failed;             /* a command was refused while queued: EXEC answers EXECABORT */
     int count;               /* commands queued */
     size_t argv_mem;         /* their arguments' bytes and a pointer each (Redis's multi-mem) */
+    uint32_t flags;          /* their command flags, or'ed (CLIENT PAUSE WRITE holds an EXEC that writes) */
     int db;                  /* the database the next queued command will run in (SELECT is queued too) */
     struct reply queue;      /* the queued commands, as RESP */
     struct keyset keys;      /* every key they name */
@@ -652,6 +653,7 @@ static void multi_clear_queue(struct conn *c)
     m->failed = false;
     m->count = 0;
     m->argv_mem = 0;
+    m->flags = 0;
     reply_clear(&m->queue);
     keyset_clear(&m->keys);
 }
@@ -763,6 +765,7 @@ bool txn_queue(struct conn *c, const struct command *cmd, int argc, const struct
         m->argv_mem += argv[i].len + sizeof(void *);
     }
     m->count++;
+    m->flags |= cmd->flags;
     keyset_add_command(&m->keys, config_current(), cmd, argc, argv, m->db);
     long long db;
     if (strcmp(cmd->name, "select") == 0 && argc == 2 && util_str_to_ll(argv[1].ptr, argv[1].len, &db) && db >= 0 &&
@@ -903,6 +906,18 @@ void multi_unwatch(struct conn *c, struct reply *out)
 {
     unwatch_all(c);
     reply_ok(out);
+}
+
+bool txn_queued_writes(const struct conn *c)
+{
+    return c->in_multi && (c->multi->flags & (CMD_WRITE | CMD_MAY_REPLICATE));
+}
+
+void txn_reset(struct conn *c)
+{
+    if (c->multi)
+        multi_clear_queue(c);
+    unwatch_all(c);
 }
 
 void txn_conn_closed(struct conn *c)

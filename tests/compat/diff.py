@@ -33,6 +33,8 @@ after FLUSHALL.  A line may start with a marker saying how to compare:
                        keeps using CPU (up to 15 minutes), not just 10 s: a
                        512 MB string zeroed or freed under TSan on a busy
                        machine; so may the FLUSHALL that starts each script
+    !noreply CMD...    neither may answer (CLIENT REPLY OFF / SKIP): nothing
+                       within 100 ms; a late reply shows on the next line
     !sleep MS          pause both
     !inline TEXT       send TEXT + CRLF as an inline command, compare exactly
     !rawclose ESCAPED  send the bytes (escapes as in quotes), compare the
@@ -546,6 +548,9 @@ def scan_all(conn, args):
     return None, b"(SCAN did not finish)"
 
 
+NOREPLY_WAIT = 0.1  # s: how long !noreply listens for a reply that must not come
+
+
 def run_line(pair, res, where, marker, args, raw=None, expect_close=False):
     if marker == "scanall":
         rk, rerr = scan_all(pair.ref, args)
@@ -561,6 +566,18 @@ def run_line(pair, res, where, marker, args, raw=None, expect_close=False):
                      repr(gk).encode() if gk is not None else gerr, "SCAN iteration key sets differ")
         return
     data = raw if raw is not None else encode(args)
+    if marker == "noreply":
+        pair.ref.send(data)
+        pair.cand.send(data)
+        r = pair.ref.read(NOREPLY_WAIT)
+        g = pair.cand.read(0.01)  # it had the same time to answer
+        if r is not None:
+            raise RuntimeError("%s: the reference redis-server answered %s to %s" % (where, show(r), show_cmd(args)))
+        if g is None:
+            res.passed += 1
+        else:
+            res.fail(where, args, b"(no reply)", g, "a reply where Redis sends none")
+        return
     r, g = pair.both(data, slow=marker == "slow")
     if r is None or r == b"":
         raise RuntimeError("%s: the reference redis-server gave no reply to %s" % (
