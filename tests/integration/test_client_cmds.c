@@ -28,6 +28,7 @@
  *    shard (PUBSUB NUMSUB, PUBLISH's count), the watches too (another
  *    client's writes to the 16 keys no longer abort EXEC); with requirepass
  *    the connection must AUTH again.
+ * 4. COMMAND LIST names each of them once.
  *
  * Every part passes against a real redis-server 7.0 too (test_client_cmds.redis).
  * Threading: one thread; raw connections (exact bytes).
@@ -702,6 +703,26 @@ static void reset_everything(void)
     pc_conn_close(&b);
 }
 
+/* COMMAND LIST names each CLIENT subcommand once (the table kept them apart once: some came twice, some not) */
+static void command_list_once(void)
+{
+    static const char *const names[] = {"client|pause", "client|reply", "client|unpause", "client|unblock",
+                                        "client|kill", "slowlog|get", "reset"};
+    struct pc_conn *c = open_conn();
+    char *r = pc_conn_cmdl(c, NULL, "COMMAND", "LIST", NULL);
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char pat[64];
+        int n = 0;
+        snprintf(pat, sizeof pat, "\r\n%s\r\n", names[i]);
+        for (const char *p = r ? strstr(r, pat) : NULL; p; p = strstr(p + 1, pat))
+            n++;
+        if (n != 1)
+            pc_fail("COMMAND LIST names %s %d times", names[i], n);
+    }
+    free(r);
+    pc_conn_close(&c);
+}
+
 int main(int argc, char **argv)
 {
     struct pc_server srv;
@@ -718,6 +739,7 @@ int main(int argc, char **argv)
     pause_timeout();
     pause_all();
     reset_everything();
+    command_list_once();
     pc_test_teardown(&srv);
     return pc_test_done("test_client_cmds");
 }
