@@ -2062,6 +2062,15 @@ static const struct command_meta command_meta_table[] = {
         "flags\r\n~1\r\n+multiple\r\n",
         288,
     },
+    {"monitor",
+        "*10\r\n$7\r\nmonitor\r\n:1\r\n~4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n"
+        ":0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n",
+        121,
+        "%3\r\n$7\r\nsummary\r\n$59\r\n"
+        "Listen for all requests received by the server in real time\r\n$5\r\nsince\r\n$5\r\n"
+        "1.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n",
+        128,
+    },
     {"move",
         "*10\r\n$4\r\nmove\r\n:3\r\n~2\r\n+write\r\n+fast\r\n:1\r\n:1\r\n:1\r\n~3\r\n+@keyspace\r\n"
         "+@write\r\n+@fast\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~3\r\n+RW\r\n+access\r\n+update\r\n"

@@ -653,8 +653,10 @@ size_t conn_describe(const struct conn *c, int64_t now, char *buf, size_t cap)
     if (c->write_armed)
         events[ne++] = 'w';
     events[ne] = '\0';
-    char flags[5];
+    char flags[6];
     int nf = 0;
+    if (c->monitor)
+        flags[nf++] = 'O';
     if (pubsub_subscribed(c))
         flags[nf++] = 'P';
     if (c->blocked)

@@ -381,8 +381,9 @@ bool txn_queue(struct conn *c, const struct command *cmd, int argc, const struct
 int txn_queued(const struct conn *c);
 /* a command was refused between MULTI and EXEC: EXEC answers EXECABORT */
 void txn_queue_failed(struct conn *c);
-/* EXEC with arguments inside MULTI: Redis discards the transaction saying why */
-void multi_exec_refused(struct conn *c, struct reply *out, const char *why);
+/* EXEC refused before it ran (argc, argv as sent): Redis discards the transaction saying why, and
+ * MONITOR still shows it (execCommandAbort) */
+void multi_exec_refused(struct conn *c, int argc, const struct resp_arg *argv, struct reply *out, const char *why);
 /* EXEC's last queued command has been dispatched */
 void txn_exec_dispatched(struct conn *c);
 /* c closed: its watches go; c freed: its transaction state too */
