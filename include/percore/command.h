@@ -167,8 +167,10 @@ enum {
      */
     CMD_NUMKEYS = 1u << 13,
     CMD_NO_QUEUE = 1u << 14, /* runs at once between MULTI and EXEC (EXEC DISCARD MULTI WATCH QUIT RESET) */
-    CMD_NO_MULTI = 1u << 15, /* refused between MULTI and EXEC (SHUTDOWN MONITOR) */
-    CMD_MAY_REPLICATE = 1u << 16, /* not a write, but CLIENT PAUSE WRITE holds it as one (PUBLISH) */
+    CMD_NO_MULTI = 1u << 15, /* refused between MULTI and EXEC (SHUTDOWN) */
+    CMD_FEEDS_MONITOR = 1u << 16, /* shows itself to MONITOR once its work is done (EXEC: after its commands) */
+    CMD_MAY_REPLICATE = 1u << 17, /* neither reads nor writes keys but is propagated (PUBLISH), as Redis's flag;
+                                   * CLIENT PAUSE WRITE holds it as a write */
 };
 
 /* where a command runs (see dispatch.c) */

@@ -7,8 +7,11 @@
  * "(redacted)") and delivers it at once to its own monitors, and to every
  * other shard's in one message per shard and loop turn.  Admin commands are
  * not shown, as in Redis.  A monitor is a client of the replica output class
- * (Redis's monitors are replicas inside): one that does not read is cut off
- * at that class's limits on its own shard, and no shard ever waits for it.
+ * (Redis's monitors are replicas inside, though Redis 7.0 limits their output
+ * as the normal class's, unlimited by default): one that does not read is cut
+ * off at that class's limits on its own shard, and no shard ever waits for it.
+ * Like a Redis replica it may not touch the keyspace (dispatch.c refuses it).
+ * EXEC feeds its own line, after the commands it ran (CMD_FEEDS_MONITOR).
  *
  * With no monitor open anywhere the feed costs one relaxed load of a line no
  * command writes.  Threading: every function on the calling shard's thread.
@@ -23,6 +26,7 @@ struct conn;
 struct shard;
 struct command;
 struct resp_arg;
+struct reply;
 
 /* monitors open on every shard: written when one starts or goes, read before every command */
 struct monitor_census {
@@ -36,8 +40,9 @@ static inline bool monitor_any(void)
     return atomic_load_explicit(&monitor_census.open, memory_order_relaxed) != 0;
 }
 
-/* c becomes a monitor (MONITOR): it gets every command's line from now on */
-void monitor_start(struct conn *c);
+/* MONITOR on c: it gets every command's line from now on, +OK in out (Redis's answers when it is one
+ * already, or inside EXEC) */
+void monitor_start(struct conn *c, struct reply *out);
 /* c is closing: if it was a monitor, it is one no more */
 void monitor_conn_closed(struct conn *c);
 /* c (of this shard) ran cmd: its line goes to every monitor (callers test monitor_any() first) */

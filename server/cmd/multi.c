@@ -10,7 +10,7 @@
 #include "percore/multi.h"
 
 static void cmd_multi(struct cmd_ctx *ctx) { multi_begin(ctx->conn, ctx->out); }
-static void cmd_exec(struct cmd_ctx *ctx) { multi_exec(ctx->conn, ctx->out); }
+static void cmd_exec(struct cmd_ctx *ctx) { multi_exec(ctx->conn, ctx->argv, ctx->out); }
 static void cmd_discard(struct cmd_ctx *ctx) { multi_discard(ctx->conn, ctx->out); }
 static void cmd_unwatch(struct cmd_ctx *ctx) { multi_unwatch(ctx->conn, ctx->out); }
 
@@ -23,7 +23,7 @@ static void cmd_watch(struct cmd_ctx *ctx)
 
 const struct command command_family_multi[] = {
     {"multi", cmd_multi, 1, TX | CMD_FAST | CMD_NO_QUEUE, 0, 0, 0, ROUTE_HOME, "@fast @transaction"},
-    {"exec", cmd_exec, 1, TX | CMD_NO_QUEUE, 0, 0, 0, ROUTE_HOME, "@slow @transaction"},
+    {"exec", cmd_exec, 1, TX | CMD_NO_QUEUE | CMD_FEEDS_MONITOR, 0, 0, 0, ROUTE_HOME, "@slow @transaction"},
     {"discard", cmd_discard, 1, TX | CMD_FAST | CMD_NO_QUEUE, 0, 0, 0, ROUTE_HOME, "@fast @transaction"},
     {"watch", cmd_watch, -2, TX | CMD_FAST | CMD_NO_QUEUE, 1, -1, 1, ROUTE_HOME, "@fast @transaction"},
     {"unwatch", cmd_unwatch, 1, TX | CMD_FAST, 0, 0, 0, ROUTE_HOME, "@fast @transaction"},

@@ -293,8 +293,8 @@ const struct command command_family_pubsub[] = {
     {"unsubscribe", cmd_unsubscribe, -1, PS_FLAGS, 0, 0, 0, ROUTE_HOME, "@pubsub @slow"},
     {"psubscribe", cmd_psubscribe, -2, PS_FLAGS, 0, 0, 0, ROUTE_HOME, "@pubsub @slow"},
     {"punsubscribe", cmd_punsubscribe, -1, PS_FLAGS, 0, 0, 0, ROUTE_HOME, "@pubsub @slow"},
-    {"publish", cmd_publish, 3, CMD_PUBSUB | CMD_LOADING | CMD_STALE | CMD_FAST | CMD_MAY_REPLICATE, 0, 0, 0, ROUTE_HOME,
-     "@pubsub @fast"},
+    {"publish", cmd_publish, 3, CMD_PUBSUB | CMD_LOADING | CMD_STALE | CMD_FAST | CMD_MAY_REPLICATE, 0, 0, 0,
+     ROUTE_HOME, "@pubsub @fast"},
 };
 
 const size_t command_family_pubsub_count = sizeof(command_family_pubsub) / sizeof(command_family_pubsub[0]);

@@ -311,8 +311,7 @@ static void cmd_quit(struct cmd_ctx *ctx)
 /* MONITOR: every command any client runs from now on, as Redis's lines (core/monitor.h) */
 static void cmd_monitor(struct cmd_ctx *ctx)
 {
-    monitor_start(ctx->conn);
-    reply_ok(ctx->out);
+    monitor_start(ctx->conn, ctx->out);
 }
 
 static void cmd_select(struct cmd_ctx *ctx)
@@ -2324,7 +2323,7 @@ const struct command command_family_server[] = {
     CMD("time", cmd_time, 1, LS | CMD_FAST, "@fast"),
     CMD("lastsave", cmd_lastsave, 1, LS | CMD_FAST, "@admin @fast @dangerous"),
     CMD("shutdown", cmd_shutdown, -1, ANLS | CMD_NO_MULTI, "@admin @slow @dangerous"),
-    CMD("monitor", cmd_monitor, 1, ANLS | CMD_NO_MULTI, "@admin @slow @dangerous"),
+    CMD("monitor", cmd_monitor, 1, ANLS, "@admin @slow @dangerous"),
     CMD("wait", cmd_wait, 3, CMD_NOSCRIPT, "@slow @connection"),
 };
 

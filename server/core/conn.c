@@ -706,8 +706,10 @@ size_t conn_describe(const struct conn *c, int64_t now, char *buf, size_t cap)
     if (c->write_armed)
         events[ne++] = 'w';
     events[ne] = '\0';
-    char flags[5];
+    char flags[6];
     int nf = 0;
+    if (c->monitor)
+        flags[nf++] = 'O';
     if (pubsub_subscribed(c))
         flags[nf++] = 'P';
     if (c->blocked || c->pause_wait)
@@ -823,6 +825,7 @@ struct reply *conn_reset(struct conn *c)
     const struct config *cfg = config_current();
     txn_reset(c);
     pubsub_conn_closed(c);
+    monitor_conn_closed(c); /* a monitor is one no more (Redis's clearClientConnectionState) */
     c->db = 0;
     c->resp = 2;
     c->authenticated = !(cfg->requirepass && cfg->requirepass[0]);

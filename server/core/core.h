@@ -410,8 +410,9 @@ int txn_queued(const struct conn *c);
 size_t txn_queued_mem(const struct conn *c);
 /* a command was refused between MULTI and EXEC: EXEC answers EXECABORT */
 void txn_queue_failed(struct conn *c);
-/* EXEC with arguments inside MULTI: Redis discards the transaction saying why */
-void multi_exec_refused(struct conn *c, struct reply *out, const char *why);
+/* EXEC refused before it ran (argc, argv as sent): Redis discards the transaction saying why, and
+ * MONITOR still shows it (execCommandAbort) */
+void multi_exec_refused(struct conn *c, int argc, const struct resp_arg *argv, struct reply *out, const char *why);
 /* would EXEC run a write (Redis's mstate.cmd_flags: CMD_WRITE or CMD_MAY_REPLICATE)?  false outside MULTI */
 bool txn_queued_writes(const struct conn *c);
 /* RESET: the MULTI in progress is discarded and every watch dropped (Redis's discardTransaction) */

@@ -1140,11 +1140,12 @@ static void run_special(struct conn *c, const struct command *cmd, int argc, con
  * a refused EXEC itself answers EXECABORT with the reason and discards the
  * transaction and the watches, with or without a MULTI.
  */
-static void dispatch_reject(struct conn *c, const struct command *cmd, const char *err)
+static void dispatch_reject(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv,
+                            const char *err)
 {
     struct reply *out = dispatch_reply_target(c);
     if (strcmp(cmd->name, "exec") == 0) {
-        multi_exec_refused(c, out, strncmp(err, "ERR ", 4) == 0 ? err + 4 : err);
+        multi_exec_refused(c, argc, argv, out, strncmp(err, "ERR ", 4) == 0 ? err + 4 : err);
     } else {
         reply_error(out, err);
         txn_queue_failed(c);
@@ -1170,12 +1171,12 @@ bool dispatch_command(struct conn *c, int argc, const struct resp_arg *argv)
     char err[256];
     if ((cmd->arity > 0 && cmd->arity != argc) || argc < -cmd->arity) {
         snprintf(err, sizeof err, "ERR wrong number of arguments for '%s' command", cmd->name);
-        dispatch_reject(c, cmd, err);
+        dispatch_reject(c, cmd, argc, argv, err);
         stats_cmd_rejected(&self->stats, cmd, "-ERR", 4);
         return true;
     }
     if (cfg->requirepass && cfg->requirepass[0] && !c->authenticated && !(cmd->flags & CMD_NO_AUTH)) {
-        dispatch_reject(c, cmd, "NOAUTH Authentication required.");
+        dispatch_reject(c, cmd, argc, argv, "NOAUTH Authentication required.");
         stats_cmd_rejected(&self->stats, cmd, "-NOAUTH", 7);
         return true;
     }
@@ -1185,7 +1186,13 @@ bool dispatch_command(struct conn *c, int argc, const struct resp_arg *argv)
                  "ERR Can't execute '%s': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are "
                  "allowed in this context",
                  refused);
-        dispatch_reject(c, cmd, err);
+        dispatch_reject(c, cmd, argc, argv, err);
+        stats_cmd_rejected(&self->stats, cmd, "-ERR", 4);
+        return true;
+    }
+    if (__builtin_expect(c->monitor, 0) && (cmd->flags & (CMD_WRITE | CMD_READONLY | CMD_MAY_REPLICATE))) {
+        /* Redis's monitors are replicas, which may not touch the keyspace */
+        dispatch_reject(c, cmd, argc, argv, "ERR Replica can't interact with the keyspace");
         stats_cmd_rejected(&self->stats, cmd, "-ERR", 4);
         return true;
     }
@@ -1211,8 +1218,10 @@ bool dispatch_command(struct conn *c, int argc, const struct resp_arg *argv)
         conn_wait_for_lock(c);
         return false;
     }
-    /* MONITOR sees it now; a connection command (SELECT) once it ran, with the database it left */
-    bool feed = __builtin_expect(monitor_any(), 0) && command_monitored(cmd, argc, argv);
+    /* MONITOR sees it now; a connection command (SELECT) once it ran, with the database it left; EXEC
+     * once its commands ran (txn.c) */
+    bool feed = __builtin_expect(monitor_any(), 0) && !(cmd->flags & CMD_FEEDS_MONITOR) &&
+                command_monitored(cmd, argc, argv);
     if (feed && cmd->route != ROUTE_HOME)
         monitor_feed(c, cmd, argc, argv);
     feed = feed && cmd->route == ROUTE_HOME;

@@ -23,10 +23,14 @@
 
 struct monitor_census monitor_census;
 
-void monitor_start(struct conn *c)
+void monitor_start(struct conn *c, struct reply *out)
 {
     struct shard *self = c->home;
-    if (c->monitor)
+    if (c->exec_input) { /* queued in MULTI: Redis's EXEC runs its commands as a DENY_BLOCKING client */
+        reply_error(out, "ERR MONITOR isn't allowed for DENY BLOCKING client");
+        return;
+    }
+    if (c->monitor) /* Redis ignores it, without a reply */
         return;
     if (self->monitor_count == self->monitor_cap) {
         self->monitor_cap = self->monitor_cap ? self->monitor_cap * 2 : 4;
@@ -35,6 +39,7 @@ void monitor_start(struct conn *c)
     self->monitors[self->monitor_count++] = c;
     c->monitor = true;
     atomic_fetch_add_explicit(&monitor_census.open, 1, memory_order_relaxed);
+    reply_ok(out);
 }
 
 void monitor_conn_closed(struct conn *c)
@@ -81,12 +86,13 @@ static void append_repr(struct reply *r, const char *p, size_t len)
     reply_raw(r, "\"", 1);
 }
 
-/* one line to each of this shard's monitors (a full one is closed by its next flush) */
+/* one line to each of this shard's monitors (a full one is closed by its next flush; one that sent QUIT
+ * gets nothing after its +OK, as Redis adds nothing to a CLOSE_AFTER_REPLY client) */
 static void deliver_local(struct shard *self, const char *line, size_t len)
 {
     for (int i = 0; i < self->monitor_count; i++) {
         struct conn *m = self->monitors[i];
-        if (m->closed || conn_output_full(m))
+        if (m->closed || m->close_after_reply || conn_output_full(m))
             continue;
         reply_raw(dispatch_reply_target(m), line, len);
         shard_mark_dirty(m);

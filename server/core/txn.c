@@ -37,12 +37,15 @@
  * the locks once every reply is in.  WATCH registers the keys with their
  * owners before it answers; owners mark watches touched when a command
  * reports that it changed a key (call.h), as Redis's signalModifiedKey does.
+ * MONITOR sees EXEC once its last queued command is dispatched, after
+ * theirs, as in Redis (or at once, when it answers at once).
  */
 #include "core.h"
 
 #include "percore/config.h"
 #include "percore/keylock.h"
 #include "percore/mem.h"
+#include "percore/monitor.h"
 #include "percore/multi.h"
 #include "percore/reply.h"
 #include "percore/stats.h"
@@ -635,6 +638,7 @@ struct multi {
     struct keyset keys;      /* every key they name */
     struct keyset watched;   /* WATCHed keys (with their owners) */
     struct txn *exec;        /* EXEC's transaction while its commands run */
+    char exec_name[4];       /* EXEC as the client spelled it (its only argument), for MONITOR */
 };
 
 static struct multi *multi_of(struct conn *c)
@@ -656,6 +660,24 @@ static void multi_clear_queue(struct conn *c)
     m->flags = 0;
     reply_clear(&m->queue);
     keyset_clear(&m->keys);
+}
+
+/*
+ * EXEC's line to MONITOR (CMD_FEEDS_MONITOR): Redis's call() feeds it once
+ * execCommand returned, so after the commands it ran; execCommandAbort feeds a
+ * refused one too.
+ */
+static void exec_feed_monitors(struct conn *c, int argc, const struct resp_arg *argv)
+{
+    if (__builtin_expect(monitor_any(), 0))
+        monitor_feed(c, command_lookup("exec", 4), argc, argv);
+}
+
+/* the same for the EXEC whose transaction ran (or found a watched key touched) */
+static void exec_feed_monitors_ran(struct conn *c)
+{
+    struct resp_arg name = {c->multi->exec_name, sizeof c->multi->exec_name};
+    exec_feed_monitors(c, 1, &name);
 }
 
 /* an internal slot with no reply of its own, done once each part is */
@@ -750,7 +772,7 @@ void txn_queue_failed(struct conn *c)
 bool txn_queue(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv, struct reply *out)
 {
     struct multi *m = c->multi;
-    if (cmd->flags & CMD_NO_MULTI) { /* Redis refuses SAVE, SHUTDOWN, MONITOR, SYNC and PSYNC here */
+    if (cmd->flags & CMD_NO_MULTI) { /* Redis refuses SAVE, SHUTDOWN, SYNC and PSYNC here */
         reply_error(out, "ERR Command not allowed inside a transaction");
         m->failed = true;
         return false;
@@ -786,6 +808,7 @@ static void exec_check_part(struct conn *c, struct slot *s, int part, const char
 /* EXEC's commands are all dispatched: the locks go once every one of their replies is in */
 void txn_exec_dispatched(struct conn *c)
 {
+    exec_feed_monitors_ran(c);
     struct txn *t = c->multi->exec;
     c->multi->exec = NULL;
     c->txid = 0;
@@ -811,6 +834,7 @@ static void exec_checked(struct conn *c, struct slot *s)
     unwatch_all(c);
     if (s->sum) { /* a watched key changed: nothing runs */
         reply_null_array(&s->reply);
+        exec_feed_monitors_ran(c);
         txn_finish(c->home, t);
         multi_clear_queue(c);
         dispatch_slot_complete(c, s);
@@ -851,19 +875,22 @@ static void exec_locked(struct conn *c, struct slot *s)
     keyset_clear(&check);
 }
 
-void multi_exec(struct conn *c, struct reply *out)
+void multi_exec(struct conn *c, const struct resp_arg *argv, struct reply *out)
 {
     struct multi *m = c->multi;
     if (!txn_in_multi(c)) {
         reply_error(out, "ERR EXEC without MULTI");
+        exec_feed_monitors(c, 1, argv);
         return;
     }
     if (m->failed) {
         reply_error(out, "EXECABORT Transaction discarded because of previous errors.");
+        exec_feed_monitors(c, 1, argv);
         multi_clear_queue(c);
         unwatch_all(c);
         return;
     }
+    memcpy(m->exec_name, argv[0].ptr, sizeof m->exec_name); /* "exec" in any case: the lookup matched it */
     c->in_multi = false;
     struct txn *t = txn_create(c->home);
     keyset_add_all(&t->ks, &m->keys);
@@ -871,9 +898,10 @@ void multi_exec(struct conn *c, struct reply *out)
     txn_begin(c, t, exec_locked);
 }
 
-void multi_exec_refused(struct conn *c, struct reply *out, const char *why)
+void multi_exec_refused(struct conn *c, int argc, const struct resp_arg *argv, struct reply *out, const char *why)
 {
     reply_errorf(out, "EXECABORT Transaction discarded because of: %s", why);
+    exec_feed_monitors(c, argc, argv);
     if (c->multi)
         multi_clear_queue(c);
     unwatch_all(c);

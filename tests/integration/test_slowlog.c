@@ -8,7 +8,8 @@
  *     unique ids, newest first by timestamp), LEN agrees, RESET empties.
  *  2. An entry as Redis 7.0 writes it (argv as sent): at most 32 arguments ("... (N more
  *     arguments)"), arguments cut at 128 bytes ("... (N more bytes)"),
- *     AUTH's argument "(redacted)", the client's addr and name for a
+ *     AUTH's argument "(redacted)" (but not in AUTH a b c or HELLO 9 AUTH u p, which
+ *     Redis refuses before it redacts), the client's addr and name for a
  *     command run on its connection's shard.
  *  3. slowlog-max-len caps GET and LEN over all shards; -1 turns it off;
  *     GET 0 and GET n; the error texts and HELP of Redis 7.0.
@@ -164,6 +165,12 @@ static void phase_entry_format(struct pc_conn *c)
     pc_expect(c, "+PONG\r\n", "PING", NULL);
     r = pc_conn_cmdl(c, NULL, "AUTH", "secret", NULL);
     free(r);
+    r = pc_conn_cmdl(c, NULL, "AUTH", "a", "b", "c", NULL); /* a syntax error: nothing redacted */
+    free(r);
+    r = pc_conn_cmdl(c, NULL, "HELLO", "9", "AUTH", "u", "p", NULL); /* NOPROTO: nothing either */
+    free(r);
+    r = pc_conn_cmdl(c, NULL, "HELLO", "2", "SETNAME", "n", "AUTH", "u", "p", NULL); /* WRONGPASS */
+    free(r);
     char *info = pc_conn_cmdl(c, NULL, "CLIENT", "INFO", NULL);
     char addr[64] = "";
     const char *a = info ? strstr(info, " addr=") : NULL;
@@ -184,9 +191,19 @@ static void phase_entry_format(struct pc_conn *c)
     e = find_entry(&log, "PING", NULL);
     if (!e || !bulk_is(&e->elem[4], addr) || !bulk_is(&e->elem[5], "slowpoke"))
         pc_fail("PING entry: not the client's addr %s and name slowpoke", addr);
-    e = find_entry(&log, "AUTH", NULL);
-    if (!e || e->elem[3].n != 2 || !bulk_is(&e->elem[3].elem[1], "(redacted)"))
+    e = find_entry(&log, "AUTH", "(redacted)");
+    if (!e || e->elem[3].n != 2)
         pc_fail("AUTH entry: its argument is not (redacted)");
+    e = find_entry(&log, "AUTH", "a");
+    if (!e || e->elem[3].n != 4 || !bulk_is(&e->elem[3].elem[3], "c"))
+        pc_fail("AUTH a b c entry: its arguments are not as sent (Redis redacts nothing before the syntax error)");
+    e = find_entry(&log, "HELLO", "9");
+    if (!e || e->elem[3].n != 5 || !bulk_is(&e->elem[3].elem[4], "p"))
+        pc_fail("HELLO 9 AUTH u p entry: not as sent (Redis redacts nothing for a bad protocol version)");
+    e = find_entry(&log, "HELLO", "2");
+    if (!e || e->elem[3].n != 7 || !bulk_is(&e->elem[3].elem[3], "n") ||
+        !bulk_is(&e->elem[3].elem[5], "(redacted)") || !bulk_is(&e->elem[3].elem[6], "(redacted)"))
+        pc_fail("HELLO 2 SETNAME n AUTH u p entry: not the name as sent and the secrets (redacted)");
     release(&log);
 }
 
