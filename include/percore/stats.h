@@ -175,7 +175,8 @@ static inline uint64_t stats_clock_ns(void)
 /*
  * A container command (CONFIG, CLIENT, COMMAND) names the subcommand that
  * runs, so that the stats go to "config|get" as in Redis: set by the
- * container's handler on the shard thread, taken by stats_cmd_done.
+ * container's handler on the shard thread, taken by the stats_cmd_done of
+ * the container's whole call (calls 1; containers run whole, on their home).
  */
 struct stats_sub {
     const struct command *cmd;   /* the subcommand; NULL: unknown, counted for no command */
@@ -230,7 +231,8 @@ static inline __attribute__((always_inline)) uint64_t stats_cmd_done(struct stat
                                                                      size_t len, bool track)
 {
     uint64_t now = stats_clock_ns();
-    if (__builtin_expect(stats_sub.active, 0))
+    /* the subcommand is the container's whole call, not a part it ran here meanwhile (conn_fanout's) */
+    if (__builtin_expect(stats_sub.active, 0) && calls)
         stats_cmd_done_sub(st, now - start, reply, len, track);
     else
         stats_cmd_account(st, cmd, calls, now - start, reply, len, track);

@@ -923,7 +923,8 @@ void multi_watch(struct conn *c, const struct command *cmd, int argc, const stru
     struct keyset add = {0};
     keyset_add_command(&add, config_current(), cmd, argc, argv, c->db);
     keyset_add_all(&m->watched, &add);
-    struct slot *s = dispatch_slot_create(c, cmd); /* +OK once every owner has them */
+    /* +OK once every owner has them; an internal slot: the WATCH was counted when its handler ran */
+    struct slot *s = dispatch_slot_create(c, command_internal("__watch"));
     s->on_part = ignore_part;
     s->on_done = watch_done;
     send_to_owners(c, s, &add, "__watch");

@@ -11,7 +11,10 @@
  * key missing its value, WRONGTYPE in a gathered SINTERSTORE, FLUSHALL's
  * syntax error fanned out, RENAME of a missing key across shards), and
  * refusals before running (arity, NOAUTH, and OOM at maxmemory for a
- * split MSET, a gathered SUNIONSTORE, MSETNX across shards and a SET).
+ * split MSET, a gathered SUNIONSTORE, MSETNX across shards and a SET), and
+ * commands whose handler sends parts of its own: WATCH on keys of several
+ * shards, and containers fanned out to every shard (SLOWLOG RESET, PUBSUB
+ * NUMSUB), counted as their subcommand only -- no line for the container.
  * With 4 shards most of these cross shards, where the call is counted
  * once, on the home shard, by its whole reply.  percore's figures come from
  * the aggregator's snapshot: its INFO is polled (3 s at most) until they
@@ -30,8 +33,11 @@
 static const char *const compared[] = {
     "set", "get", "scan", "incr", "mset", "msetnx", "sunionstore", "sinterstore", "sadd",
     "flushall", "rename", "auth", "mget", "dbsize", "config|set", "del", "exists",
+    "watch", "unwatch", "slowlog|reset", "pubsub|numsub",
 };
 #define NCOMPARED (sizeof compared / sizeof compared[0])
+/* the containers of those subcommands: Redis counts no call of theirs */
+static const char *const uncounted[] = {"slowlog", "pubsub"};
 /* and the errorstat_<name> lines: each error reply counted once, refused or not (NOAUTH last:
  * Redis 7.0 has no line for it) */
 static const char *const compared_errors[] = {"ERR", "OOM", "WRONGTYPE", "NOAUTH"};
@@ -134,6 +140,10 @@ static void sequence(struct pair *p, struct pc_conn *ref2, struct pc_conn *cand2
     both(p, "SADD", k[5], "a", NULL);
     both(p, "SINTERSTORE", k[6], k[5], k[1], NULL);
     both(p, "SINTERSTORE", k[7], k[5], k[8], NULL);
+    both(p, "WATCH", k[0], k[5], k[9], NULL);
+    both(p, "UNWATCH", NULL);
+    both(p, "SLOWLOG", "RESET", NULL);
+    both(p, "PUBSUB", "NUMSUB", "cs:channel", NULL);
     both(p, "FLUSHALL", "foo", NULL);
     both(p, "RENAME", k[9], k[10], NULL);
     both(p, "RENAME", k[0], k[10], NULL);
@@ -208,6 +218,13 @@ int main(int argc, char **argv)
             pc_fail("the reference shows no %s: the sequence no longer exercises it", compared_name(i));
         else if (strcmp(w, g) != 0)
             pc_fail("%s: %s, Redis 7.0 says %s", compared_name(i), g[0] ? g : "(no line)", w);
+    }
+    for (size_t i = 0; i < sizeof uncounted / sizeof uncounted[0]; i++) {
+        char w[128], g[128];
+        counts_of(want, uncounted[i], w, sizeof w);
+        counts_of(got, uncounted[i], g, sizeof g);
+        if (w[0] || g[0])
+            pc_fail("cmdstat_%s: %s, Redis 7.0 says %s", uncounted[i], g[0] ? g : "(no line)", w[0] ? w : "(no line)");
     }
     free(want);
     free(got);
