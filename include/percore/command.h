@@ -171,6 +171,7 @@ enum {
     CMD_FEEDS_MONITOR = 1u << 16, /* shows itself to MONITOR once its work is done (EXEC: after its commands) */
     CMD_MAY_REPLICATE = 1u << 17, /* neither reads nor writes keys but is propagated (PUBLISH), as Redis's flag;
                                    * CLIENT PAUSE WRITE holds it as a write */
+    CMD_SKIP_SLOWLOG = 1u << 18, /* never in the slowlog (EXEC: the commands it runs are) */
 };
 
 /* where a command runs (see dispatch.c) */

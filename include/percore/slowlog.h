@@ -17,7 +17,8 @@
  * A command that ran on another shard than its connection's records an
  * empty addr and name: the connection lives on another thread.  A split
  * command records each shard's part; internal cross-shard helpers are not
- * recorded.
+ * recorded, nor is EXEC (CMD_SKIP_SLOWLOG, Redis's skip_slowlog): the
+ * commands it runs are.
  *
  * The dispatcher times each handler call once, for the command stats and
  * for this (slowlog_note): the slowlog reads no clock of its own.

@@ -23,7 +23,7 @@ static void cmd_watch(struct cmd_ctx *ctx)
 
 const struct command command_family_multi[] = {
     {"multi", cmd_multi, 1, TX | CMD_FAST | CMD_NO_QUEUE, 0, 0, 0, ROUTE_HOME, "@fast @transaction"},
-    {"exec", cmd_exec, 1, TX | CMD_NO_QUEUE | CMD_FEEDS_MONITOR, 0, 0, 0, ROUTE_HOME, "@slow @transaction"},
+    {"exec", cmd_exec, 1, TX | CMD_NO_QUEUE | CMD_FEEDS_MONITOR | CMD_SKIP_SLOWLOG, 0, 0, 0, ROUTE_HOME, "@slow @transaction"},
     {"discard", cmd_discard, 1, TX | CMD_FAST | CMD_NO_QUEUE, 0, 0, 0, ROUTE_HOME, "@fast @transaction"},
     {"watch", cmd_watch, -2, TX | CMD_FAST | CMD_NO_QUEUE, 1, -1, 1, ROUTE_HOME, "@fast @transaction"},
     {"unwatch", cmd_unwatch, 1, TX | CMD_FAST, 0, 0, 0, ROUTE_HOME, "@fast @transaction"},

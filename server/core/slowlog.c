@@ -102,7 +102,7 @@ static void slowlog_trim(long long max)
 void slowlog_record(const struct cmd_ctx *ctx, const struct command *cmd, long long duration_us,
                     const struct conn *c)
 {
-    if (cmd->flags & CMD_INTERNAL)
+    if (cmd->flags & (CMD_INTERNAL | CMD_SKIP_SLOWLOG))
         return;
     int argc = ctx->argc;
     int slargc = argc > SLOWLOG_ENTRY_MAX_ARGC ? SLOWLOG_ENTRY_MAX_ARGC : argc;
