@@ -18,7 +18,8 @@
  *   after    CALL_EFFECTS: watches of the keys it modified, clients waiting on
  *            them, its keyspace events, the database's key count published
  *            before the reply leaves; CALL_STATS: time, latency histogram, the
- *            call (CALL_WHOLE), slowlog
+ *            call (CALL_WHOLE), slowlog (a part on each shard is a latency
+ *            sample and a slowlog entry; an internal step only adds time)
  *
  * The hot path is a budget: with no watcher, no waiter and no keyspace event
  * asked for, a command pays one load and test for each (ctx->effects stays
@@ -132,8 +133,11 @@ static inline __attribute__((always_inline)) enum call_result call(struct shard 
     shard_store_unlock();
     if (c->flags & CALL_STATS) {
         const struct command *stat_cmd = c->stat_cmd ? c->stat_cmd : cmd;
+        /* an internal step of a client's command (a gather's __dump, RENAME's __take) adds its time, but is
+         * no latency sample, as it is no slowlog entry: a sample is a run of the command's own handler */
+        bool sample = ctx.config->latency_tracking && !(cmd->flags & CMD_INTERNAL);
         uint64_t t1 = stats_cmd_done(&self->stats, stat_cmd, (c->flags & CALL_WHOLE) ? 1 : 0, t0,
-                                     call_reply_since(out, before), out->len - before, ctx.config->latency_tracking);
+                                     call_reply_since(out, before), out->len - before, sample);
         slowlog_note(&ctx, cmd, t1 - t0, c->conn);
     }
     if (effects)
