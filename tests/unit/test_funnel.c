@@ -27,9 +27,11 @@
  *   - SLOWLOG (slowlog-log-slower-than 0): one entry per part (slowlog.h),
  *     EXEC none (Redis's skip_slowlog) -- compared as multisets of argv;
  *   - keyspace events (CONFIG SET notify-keyspace-events KEA, PSUBSCRIBE
- *     __key*__:*): a key on every shard set with PX 1 gives exactly one
- *     `expired` on __keyspace@0__ and on __keyevent@0__; a second round on
- *     every shard closes the count.  Events of other kinds are left out.
+ *     __key*__:*): every event the commands cause, on __keyspace@0__ and on
+ *     __keyevent@0__, exactly once (`set` per key of a split MSET, `srem`
+ *     and `sadd` of a gathered SMOVE, `rename_from`/`rename_to`, the served
+ *     BLPOP's `lpop` and `del`, `expired` for keys set with PX 1) -- a
+ *     multiset, once a closing SET on every shard has come.
  * In the global-lock build every command runs whole, in one place: one
  * slowlog entry and latency sample each.  Every wait has a generous deadline
  * (a busy 2-core machine, ASan); nothing is asserted on time.
@@ -445,6 +447,7 @@ static int ncounts;
 static struct strs monitor_want;   /* lines without their time: `[0 engine:0] "SET" "k" "v"` */
 static struct strs monitor_order;  /* W's, in the order they must arrive */
 static struct strs slowlog_want;   /* argv joined by spaces */
+static struct strs events_want;    /* keyspace events: "channel message" */
 static struct tclient *W;          /* the writer, on shard 0 */
 
 static struct counted *counted_of(const char *name)
@@ -482,6 +485,16 @@ static int key_shard(const char *key)
                 return s;
     fatal("a key the test did not pick");
     return -1;
+}
+
+/* a command that ran caused keyspace event `ev` on key (on __keyspace@0__ and __keyevent@0__) */
+static void event(const char *ev, const char *key)
+{
+    char line[128];
+    snprintf(line, sizeof line, "__keyspace@0__:%s %s", key, ev);
+    strs_add(&events_want, line);
+    snprintf(line, sizeof line, "__keyevent@0__:%s %s", ev, key);
+    strs_add(&events_want, line);
 }
 
 /* the next unused key owned by shard s */
@@ -675,10 +688,13 @@ static void plain_commands(void)
     RUN_SPLIT(W, ":0\r\n", STEP_FANOUT, "DBSIZE");
     const char *a = key_of(0), *b = key_of(last), *c = key_of(1);
     RUN(W, "+OK\r\n", "SET", a, "v-a");
+    event("set", a);
     RUN(W, "$3\r\nv-a\r\n", "GET", a);
     RUN(W, "+OK\r\n", "SET", b, "v-b");
+    event("set", b);
     RUN(W, "$3\r\nv-b\r\n", "GET", b);
     RUN(W, ":1\r\n", "INCR", c);
+    event("incrby", c);
     RUN(W, "$5\r\nhello\r\n", "ECHO", "hello");
 
     const char *m[MAX_SHARDS];
@@ -695,14 +711,26 @@ static void plain_commands(void)
         RUN_SPLIT(W, ":3\r\n", 1, "EXISTS", m[3], m[0], m[1]);
         RUN_SPLIT(W, ":4\r\n", 1, "DEL", m[0], m[1], m[2], m[3]);
     }
+    for (int s = 0; s < nshards; s++) {
+        event("set", m[s]);
+        event("del", m[s]);
+    }
 
     const char *s0 = key_of(0), *s1 = key_of(1), *dst = key_of(last);
     RUN(W, ":2\r\n", "SADD", s0, "x", "y");
+    event("sadd", s0);
     RUN(W, ":1\r\n", "SADD", s1, "z");
+    event("sadd", s1);
     RUN(W, ":1\r\n", "SMOVE", s0, s1, "x");
+    event("srem", s0);
+    event("sadd", s1);
     RUN(W, ":3\r\n", "SUNIONSTORE", dst, s0, s1);
+    event("sunionstore", dst);
     RUN(W, ":1\r\n", "SCARD", s0);
-    run_cmd(W, "+OK\r\n", F_STEPS, NULL, 0, 3, ARGV("RENAME", b, key_of(0)));
+    const char *to = key_of(0);
+    run_cmd(W, "+OK\r\n", F_STEPS, NULL, 0, 3, ARGV("RENAME", b, to));
+    event("rename_from", b);
+    event("rename_to", to);
 }
 
 /* a transaction of local, remote and split commands */
@@ -715,6 +743,10 @@ static void transaction(void)
     QUEUE_SPLIT(2, "MSET", c, "t-c", d, "t-d");
     QUEUE("GET", d);
     exec_cmd("*4\r\n+OK\r\n:1\r\n+OK\r\n$3\r\nt-d\r\n", true);
+    event("set", a);
+    event("incrby", b);
+    event("set", c);
+    event("set", d);
 }
 
 /* W blocks on a key of shard `on`; O's RPUSH serves it */
@@ -729,6 +761,9 @@ static void blocked_pop(int on)
         fprintf(stderr, "test_funnel (%d shards): BLPOP answered before the push\n", nshards);
     }
     RUN(O, ":1\r\n", "RPUSH", list, "e");
+    event("rpush", list);
+    event("lpop", list); /* the push served W: popped, and the list emptied */
+    event("del", list);
     char want[64];
     snprintf(want, sizeof want, "*2\r\n$%zu\r\n%s\r\n$1\r\ne\r\n", strlen(list), list);
     expect_reply(W, want, "BLPOP");
@@ -743,6 +778,7 @@ static void watches(void)
     /* a watched key of another shard, written by O */
     RUN(W, "+OK\r\n", "WATCH", own, remote);
     RUN(O, "+OK\r\n", "SET", remote, "o");
+    event("set", remote);
     RUN(W, "+OK\r\n", "MULTI");
     QUEUE("SET", own, "never");
     exec_cmd("*-1\r\n", false);
@@ -750,16 +786,20 @@ static void watches(void)
     /* a watched key of W's own shard, written by O from its shard */
     RUN(W, "+OK\r\n", "WATCH", own);
     RUN(O, ":1\r\n", "INCR", own);
+    event("incrby", own);
     RUN(W, "+OK\r\n", "MULTI");
     QUEUE("SET", neighbour, "never");
     exec_cmd("*-1\r\n", false);
     /* nothing watched is touched (O writes a key next to them) */
     RUN(W, "+OK\r\n", "WATCH", untouched, neighbour);
-    RUN(O, "+OK\r\n", "SET", key_of(1), "o");
+    const char *next_door = key_of(1);
+    RUN(O, "+OK\r\n", "SET", next_door, "o");
+    event("set", next_door);
     RUN(W, "+OK\r\n", "MULTI");
     QUEUE("SET", untouched, "yes");
     QUEUE("GET", neighbour);
     exec_cmd("*2\r\n+OK\r\n$-1\r\n", true);
+    event("set", untouched);
     RUN(W, "$3\r\nyes\r\n", "GET", untouched);
 }
 
@@ -943,6 +983,8 @@ static void refused_commands(void)
         RUN_SPLIT(W, "+OK\r\n", 2, "MSET", k[0], "b", k[1], "b");
     else
         RUN_SPLIT(W, "+OK\r\n", 2, "MSET", k[0], "b", k[1], "b", k[2], "b", k[3], "b");
+    for (int s = 0; s < nshards; s++)
+        event("set", k[s]);
     ADMIN(W, "+OK\r\n", "config|set", "CONFIG", "SET", "maxmemory", "1");
     REFUSE(W, "SET", key_of(0), "x");
     REFUSE(W, "SET", key_of(nshards - 1), "x");
@@ -1000,16 +1042,14 @@ static char *next_event(void)
     return ev;
 }
 
-/* W sets a key of shard s with PX 1 and reads it until it is gone; its two events go to *want */
-static void expire_one(int s, struct strs *want)
+/* W sets a key of shard s with PX 1 and reads it until it is gone (it expired) */
+static void expire_one(int s)
 {
     const char *k = key_of(s);
-    char line[64];
     RUN(W, "+OK\r\n", "SET", k, "gone", "PX", "1");
-    snprintf(line, sizeof line, "__keyspace@0__:%s expired", k);
-    strs_add(want, line);
-    snprintf(line, sizeof line, "__keyevent@0__:expired %s", k);
-    strs_add(want, line);
+    event("set", k);
+    event("expire", k);
+    event("expired", k);
     for (int tries = 0;; tries++) { /* the read that finds it expired deletes it, unless the cycle did */
         send_argv(W, 2, ARGV("EXISTS", k));
         size_t len;
@@ -1025,47 +1065,41 @@ static void expire_one(int s, struct strs *want)
     }
 }
 
-/* the index of ev in s, -1 if it is not there */
-static int strs_find(const struct strs *s, const char *ev)
-{
-    for (int i = 0; i < s->n; i++)
-        if (strcmp(s->v[i], ev) == 0)
-            return i;
-    return -1;
-}
-
 /*
- * A key on every shard set with PX 1 (round 1), then another (round 2),
- * each gone before the next is set: each gives one `expired` event on
- * __keyspace@0__ and one on __keyevent@0__.  Events of other kinds (the
- * handlers' own, as they come to report them) are left out.  Round 1's are
- * counted once every event of both rounds has come: a shard's events reach
- * S in order, so no copy of a round 1 event can still be on its way.
+ * Keyspace events: a key of every shard expires (`expired`, from the
+ * store), then a client on every shard sets a key of its shard, the last
+ * events that shard publishes.  Once S has those, every event published
+ * before them has come (a shard's events reach S in order, and before the
+ * replies of the command that caused them): S's must be the events the
+ * commands caused, each once.
  */
-static void check_expired(void)
+static void check_events(void)
 {
-    struct strs first = {0}, second = {0}, got = {0};
     for (int s = 0; s < nshards; s++)
-        expire_one(s, &first);
-    for (int s = 0; s < nshards; s++)
-        expire_one(s, &second);
-    bool seen[2 * MAX_SHARDS * 2] = {false};
-    int pending = first.n + second.n;
-    while (pending) {
+        expire_one(s);
+    struct strs closing = {0}, got = {0};
+    for (int s = 0; s < nshards; s++) {
+        struct tclient *last = client_open(s);
+        const char *k = key_of(s);
+        RUN(last, "+OK\r\n", "SET", k, "last");
+        event("set", k);
+        char line[64];
+        snprintf(line, sizeof line, "__keyevent@0__:set %s", k);
+        strs_add(&closing, line);
+        client_close(last);
+    }
+    for (int pending = closing.n; pending;) {
         char *ev = next_event();
-        int i = strs_find(&first, ev), j = strs_find(&second, ev);
-        if (i >= 0)
-            strs_add(&got, ev);
-        int at = i >= 0 ? i : j >= 0 ? first.n + j : -1;
-        if (at >= 0 && !seen[at]) {
-            seen[at] = true;
-            pending--;
-        }
+        for (int i = 0; i < closing.n; i++)
+            if (closing.v[i][0] && strcmp(closing.v[i], ev) == 0) {
+                closing.v[i][0] = '\0'; /* come */
+                pending--;
+            }
+        strs_add(&got, ev);
         free(ev);
     }
-    check_same_multiset(&first, &got, "expired event");
-    strs_clear(&first);
-    strs_clear(&second);
+    check_same_multiset(&events_want, &got, "keyspace event");
+    strs_clear(&closing);
     strs_clear(&got);
 }
 
@@ -1099,7 +1133,7 @@ static int run(int shards)
     check_key_counts();
     check_commandstats();
     check_slowlog();
-    check_expired();
+    check_events();
     check_count++;
     if (client_unread(W) || client_unread(O)) {
         check_failures++;
@@ -1122,6 +1156,7 @@ static int run(int shards)
     strs_clear(&monitor_want);
     strs_clear(&monitor_order);
     strs_clear(&slowlog_want);
+    strs_clear(&events_want);
     char name[48];
     snprintf(name, sizeof name, "test_funnel (%d shards)", shards);
     return check_done(name);
