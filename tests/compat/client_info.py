@@ -66,7 +66,11 @@ def scenarios(port):
     a.read()
     out["PING then CLIENT INFO"] = fields(bulk_text(a.read()))
     a.send(resp(b"CLIENT", b"LIST", b"ID", client_id(a).encode()))
-    out["CLIENT LIST ID self"] = line_of(bulk_text(a.read()), client_id(a))
+    self_line = line_of(bulk_text(a.read()), client_id(a))
+    for f in ("qbuf", "argv-mem"):  # the id's own digits are in both: ids differ between the servers
+        if self_line and f in self_line:
+            self_line[f] = str(int(self_line[f]) - len(client_id(a)))
+    out["CLIENT LIST ID self"] = self_line
 
     # b between MULTI and EXEC, seen by a
     b.send(resp(b"MULTI"))
