@@ -3,8 +3,8 @@
 against Redis 7.0.  Starts a real redis-server and SERVER (with THREADS shard
 threads), sets notify-keyspace-events on both, and runs the command lines of
 tests/compat/notify/*.txt (or the files given) on a writer connection while
-a subscriber (PSUBSCRIBE *) listens.  After each command's reply another
-connection publishes a sentinel; every message the subscriber got before it is that
+a subscriber (PSUBSCRIBE *) listens.  After each command the writer
+publishes a sentinel (after EXEC for the commands it queued); every message the subscriber got before it is that
 command's events.  They must be Redis's: the same channels and messages,
 and for each key the same events in the same order (events of different keys
 may arrive in another order when the keys live on different shards).
@@ -38,11 +38,11 @@ class Side:
     def __init__(self, port):
         self.w = redis.Redis(port=port, socket_timeout=30)
         self.w.response_callbacks = {}  # raw replies (a queued EXISTS answers QUEUED, not an integer)
-        self.mark = redis.Redis(port=port, socket_timeout=30)  # publishes the sentinels (the writer may be in MULTI)
         self.sub = redis.Redis(port=port, socket_timeout=30).pubsub()
         self.sub.psubscribe("*")
         self.wait_for(lambda m: m["type"] == "psubscribe")
         self.seq = 0
+        self.in_multi = False
 
     def wait_for(self, pred, timeout=30.0):
         got = []
@@ -62,9 +62,17 @@ class Side:
             reply = self.w.execute_command(*args)
         except redis.ResponseError as e:
             reply = "ERR:" + str(e)
+        name = args[0].upper()
+        if name == "MULTI" or (self.in_multi and name not in ("EXEC", "DISCARD")):
+            # queued: nothing runs, and the sentinel cannot be published from here until EXEC
+            self.in_multi = True
+            return reply, []
+        self.in_multi = False
         self.seq += 1
         tag = str(self.seq).encode()
-        self.mark.publish(SENTINEL, tag)
+        # from the writer itself: its sentinel reaches each shard behind the events its commands
+        # caused there (a second connection's could overtake them)
+        self.w.publish(SENTINEL, tag)
         got = self.wait_for(lambda m: m["type"] == "pmessage" and m["channel"] == SENTINEL.encode()
                             and m["data"] == tag)
         events = [(m["channel"], m["data"]) for m in got if m["type"] == "pmessage"]
