@@ -107,12 +107,6 @@ bool dispatch_memory_ok(struct shard *self, const struct config *cfg, const stru
     return false;
 }
 
-/* the bytes written to out from `before` on (out->buf is NULL until something is written) */
-static const char *reply_from(const struct reply *out, size_t before)
-{
-    return out->buf ? out->buf + before : "";
-}
-
 /* the client's whole command, here and now */
 static void run_handler(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv,
                         struct reply *out, bool with_conn)
@@ -1230,7 +1224,7 @@ bool dispatch_command(struct conn *c, int argc, const struct resp_arg *argv)
             struct reply *out = dispatch_reply_target(c);
             size_t before = out->len;
             if (cluster_refuse(c, cfg, cmd, argc, argv, out)) {
-                stats_cmd_rejected(&self->stats, cmd, reply_from(out, before), out->len - before);
+                stats_cmd_rejected(&self->stats, cmd, call_reply_since(out, before), out->len - before);
                 return true;
             }
         }
@@ -1241,7 +1235,7 @@ bool dispatch_command(struct conn *c, int argc, const struct resp_arg *argv)
         struct reply *out = dispatch_reply_target(c);
         size_t before = out->len;
         if (cluster_refuse(c, cfg, cmd, argc, argv, out))
-            stats_cmd_rejected(&self->stats, cmd, reply_from(out, before), out->len - before);
+            stats_cmd_rejected(&self->stats, cmd, call_reply_since(out, before), out->len - before);
         else
             run_handler(c, cmd, argc, argv, out, cmd->route == ROUTE_HOME);
         if (feed)
