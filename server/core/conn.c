@@ -576,7 +576,7 @@ static void conn_close_query_limit(struct conn *c)
 /* read() gave 0: the client sent its end (see the top of the file) */
 static void conn_read_eof(struct conn *c)
 {
-    if (c->blocked) {
+    if (c->blocked || c->pause_wait) { /* as Redis frees a blocked or postponed client at its end */
         conn_close(c);
         return;
     }
