@@ -4,10 +4,35 @@
  * Read: one read() per readable event into the connection's buffer, then
  * every complete command in it is parsed (zero-copy) and dispatched; the
  * batches this built for other shards are pushed once, at the end.  A
- * connection whose batches wait for credits or inbox space, or that has a
- * multi-step command in progress, stops parsing and reading until that
- * clears (backpressure).  Write: replies accumulate in `out` and the shard
- * flushes every dirty connection once per loop turn with one write().
+ * connection whose batches wait for credits or inbox space, or has more than
+ * CONN_INFLIGHT_PAUSE per shard out (their replies are output to come), or
+ * that has a multi-step command in progress, stops parsing and reading
+ * until that clears (backpressure: it clears whatever the client does, and
+ * the flush after the batches come back goes on).  Write: replies
+ * accumulate in `out` and the shard flushes every dirty connection once per
+ * loop turn with one write().
+ *
+ * A client that reads nothing until it has sent all of a big pipeline (as
+ * redis-py's pipeline does) must not deadlock with us: past CONN_OUT_PAUSE
+ * of pending output its commands stop being run (output_held) but its input
+ * is still read, up to client-query-buffer-limit (past it the client is
+ * closed, as Redis does), so it finishes sending, starts reading, and once
+ * its output has gone out the rest runs.  A pipeline's input is a small
+ * fraction of its replies; a client that never reads is held at
+ * CONN_OUT_PAUSE of output plus the query buffer limit of input.  The input
+ * buffer drops its consumed front only when that copies no more than it
+ * frees, and grows by half, so input that piles up is copied O(1) times per
+ * byte; an emptied buffer past CONN_IN_SHRINK is given back.
+ *
+ * End of input (read() gives 0: the client shut its sending side, as nc -N
+ * does, or closed): Redis frees the client there, but it ran everything it
+ * read before and wrote the replies in between, so a client that sends,
+ * shuts down and then reads gets its replies.  Here reading stops
+ * (read_eof), what was read still runs, and the connection closes once
+ * every reply, those of other shards included, has been written
+ * (close_after_reply); a client that closed both ways fails the first write
+ * and goes sooner.  A client waiting in a blocking command is dropped at
+ * once, as in Redis.
  *
  * A closed connection with batches in flight keeps its memory until the
  * last one comes back (conn_unref).
@@ -22,8 +47,9 @@
  * cross-shard batch for the client stops once the batch's replies pass it
  * (handoff.c; the rest is not run, as Redis runs nothing more of a client it
  * closes) and the home closes the client when the batch comes back.
- * Without a hard limit a client that does not read stops being read past
- * CONN_OUT_PAUSE of unsent output instead (backpressure, never closed).
+ * Without a hard limit a client that does not read stops being run past
+ * CONN_OUT_PAUSE of unsent output instead (see above; closed only by the
+ * query buffer limit).
  *
  * CLIENT REPLY (Redis 7.0's CLIENT_REPLY_OFF / _SKIP / _SKIP_NEXT in c->reply):
  * the dispatcher steps the state before each client command as Redis's
@@ -57,6 +83,7 @@
 #include "percore/util.h"
 
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <event2/event.h>
 #include <netinet/in.h>
@@ -69,8 +96,13 @@
 #define CONN_READ_CHUNK (16 * 1024)
 #define CONN_BIG_ARG (32 * 1024)
 #define CONN_OUT_SHRINK (1u << 20)
-/* a client that does not read its replies stops being read past this much pending output */
+/* a client that does not read its replies stops being run (it is still read) past this much pending output */
 #define CONN_OUT_PAUSE (64u << 20)
+/* a client with more than this many batches out per shard stops being read and run until some come back:
+ * their replies are output still to come */
+#define CONN_INFLIGHT_PAUSE 4
+/* an input buffer bigger than this is given back once empty (a big pipeline or argument is over) */
+#define CONN_IN_SHRINK (1u << 20)
 
 static uint64_t conn_next_id[CONFIG_MAX_THREADS];
 
@@ -303,14 +335,26 @@ static size_t conn_out_pause(const struct conn *c)
     return hard > 0 && (unsigned long long)hard < CONN_OUT_PAUSE ? (size_t)hard : CONN_OUT_PAUSE;
 }
 
-/* stop parsing: batches wait for room, a multi-step command is under way, or output piles up
- * (unsent, or behind the last pending slot, where local replies go) */
-static bool conn_blocked(const struct conn *c)
+/* stop parsing and reading until the shards answer, whatever the client does: batches wait for room or
+ * too many are out, or a multi-step command is under way */
+static bool conn_stalled(const struct conn *c)
 {
-    if (c->stalled_head != NULL || c->lock_wait || c->parked || (c->slot_tail && c->slot_tail->barrier && !c->slot_tail->complete))
-        return true;
+    return c->stalled_head != NULL || c->lock_wait || c->parked ||
+           (c->slot_tail && c->slot_tail->barrier && !c->slot_tail->complete) ||
+           (c->inflight > CONN_INFLIGHT_PAUSE && c->inflight > CONN_INFLIGHT_PAUSE * shard_count() && !c->exec_input);
+}
+
+/* stop parsing but read on (only the client can clear this): output piles up past `pause`, unsent or
+ * behind the last pending slot, where local replies go */
+static bool conn_output_over(const struct conn *c, size_t pause)
+{
     /* EXEC's commands are not held up by output: its locks (the global lock, in that build) are held */
-    return !c->exec_input && c->out.len - c->out_sent + (c->slot_tail ? c->slot_tail->after.len : 0) > conn_out_pause(c);
+    return !c->exec_input && c->out.len - c->out_sent + (c->slot_tail ? c->slot_tail->after.len : 0) > pause;
+}
+
+static bool conn_output_piled(const struct conn *c)
+{
+    return conn_output_over(c, conn_out_pause(c));
 }
 
 void conn_close_output_limit(struct conn *c)
@@ -365,7 +409,7 @@ static void conn_pause_reading(struct conn *c)
     /* a client waiting in a blocking command is still read (up to the query buffer limit), as Redis
      * does, so that its disconnection is seen and its waiter dropped */
     if (!c->read_paused && !c->closed && !c->blocked) {
-        if (c->read_ev)
+        if (c->read_ev && !c->read_eof)
             event_del(c->read_ev);
         c->read_paused = true;
     }
@@ -399,7 +443,11 @@ static void conn_process_input(struct conn *c)
         return;
     c->processing = true;
     bool needs_auth = cfg->requirepass && cfg->requirepass[0];
-    while ((c->rpos < c->rlen || c->exec_input) && !c->closed && !c->close_after_reply && !conn_blocked(c)) {
+    bool partial = false; /* what is left is the start of a command */
+    size_t pause = conn_out_pause(c); /* read once: a SUBSCRIBE in this input takes effect at the flush */
+    /* once output has piled up (output_held), nothing runs until the flush that writes it all */
+    while ((c->rpos < c->rlen || c->exec_input) && !c->closed && !c->close_after_reply && !conn_stalled(c) &&
+           !c->output_held && !conn_output_over(c, pause)) {
         if (c->exec_input) { /* EXEC's queued commands come before the client's next input */
             if (!conn_exec_next(c, cfg))
                 break;
@@ -409,8 +457,10 @@ static void conn_process_input(struct conn *c)
         c->parser.unauthenticated = needs_auth && !c->authenticated;
         enum resp_status st = resp_parse(&c->parser, c->rbuf + c->rpos, c->rlen - c->rpos,
                                          cfg->proto_max_bulk_len, &consumed);
-        if (st == RESP_AGAIN)
+        if (st == RESP_AGAIN) {
+            partial = true;
             break;
+        }
         if (st == RESP_ERROR) {
             if (c->reply) /* the error is dropped under CLIENT REPLY OFF|SKIP too */
                 conn_reply_step(c);
@@ -427,15 +477,20 @@ static void conn_process_input(struct conn *c)
     }
     c->processing = false;
     handoff_flush(self);
+    bool drained = !c->exec_input && (partial || c->rpos == c->rlen); /* nothing more to run until more comes */
     if (c->rpos == c->rlen) {
         c->rpos = c->rlen = 0;
-    } else if (c->rpos > 0) {
-        memmove(c->rbuf, c->rbuf + c->rpos, c->rlen - c->rpos);
-        c->rlen -= c->rpos;
-        c->rpos = 0;
+        if (c->rcap > CONN_IN_SHRINK) {
+            mem_release(c->rbuf);
+            c->rbuf = NULL;
+            c->rcap = 0;
+        }
     }
-    if (conn_blocked(c))
+    if (c->read_eof && drained) /* nothing more will come: close once answered */
+        c->close_after_reply = true;
+    if (conn_stalled(c))
         conn_pause_reading(c);
+    c->output_held = !drained && (c->output_held || conn_output_piled(c));
     shard_mark_dirty(c);
 }
 
@@ -443,32 +498,92 @@ void conn_unpause_reading(struct conn *c)
 {
     if (c->read_paused && !c->closed) {
         c->read_paused = false;
-        if (c->read_ev)
+        if (c->read_ev && !c->read_eof)
             event_add(c->read_ev, NULL);
     }
+    /* a client that sent its end and is now blocked: reading it again sees the end and drops it */
+    if (c->read_eof && c->blocked && c->read_ev)
+        event_add(c->read_ev, NULL);
 }
 
 void conn_resume(struct conn *c)
 {
-    if (c->closed || conn_blocked(c))
+    if (c->closed || conn_stalled(c)) /* piled-up output: read on, the flush that empties it resumes */
         return;
     conn_unpause_reading(c);
     conn_process_input(c);
+}
+
+/* room in rbuf for want more bytes: the consumed front is dropped when that copies no more than it
+ * frees, else the buffer grows, by half at least (each byte of input is copied O(1) times) */
+static inline void conn_reserve_input(struct conn *c, size_t want)
+{
+    if (c->rcap - c->rlen >= want)
+        return;
+    size_t pending = c->rlen - c->rpos;
+    if (c->rpos > 0 && c->rpos >= pending) {
+        memmove(c->rbuf, c->rbuf + c->rpos, pending);
+        c->rlen = pending;
+        c->rpos = 0;
+        if (c->rcap - c->rlen >= want)
+            return;
+    }
+    size_t cap = c->rlen + want;
+    if (cap < c->rcap + c->rcap / 2)
+        cap = c->rcap + c->rcap / 2;
+    c->rbuf = mem_realloc(c->rbuf, cap);
+    c->rcap = cap;
 }
 
 void conn_take_input(struct conn *c, const char *bytes, size_t len)
 {
     if (c->closed || len == 0) /* nothing to add, and rbuf may still be NULL */
         return;
-    if (c->rcap - c->rlen < len) {
-        c->rcap = c->rlen + len + CONN_READ_CHUNK;
-        c->rbuf = mem_realloc(c->rbuf, c->rcap);
-    }
+    conn_reserve_input(c, len);
     memcpy(c->rbuf + c->rlen, bytes, len);
     c->rlen += len;
     c->last_interaction = c->home->now;
     if (!c->read_paused)
         conn_process_input(c);
+}
+
+/* Redis's words when a client's unparsed input passes client-query-buffer-limit: its CLIENT LIST line
+ * and its first 64 bytes quoted as sdscatrepr quotes them */
+static void conn_close_query_limit(struct conn *c)
+{
+    char info[512], bytes[64 * 4 + 3];
+    conn_describe(c, c->home->now, info, sizeof(info));
+    size_t n = 0, len = c->rlen - c->rpos < 64 ? c->rlen - c->rpos : 64;
+    bytes[n++] = '"';
+    for (const unsigned char *p = (const unsigned char *)c->rbuf + c->rpos; len--; p++) {
+        const char *esc = *p == '\\' ? "\\\\" : *p == '"' ? "\\\"" : *p == '\n' ? "\\n" : *p == '\r' ? "\\r"
+                        : *p == '\t' ? "\\t" : *p == '\a' ? "\\a" : *p == '\b' ? "\\b" : NULL;
+        if (esc) {
+            memcpy(bytes + n, esc, 2);
+            n += 2;
+        } else if (isprint(*p)) {
+            bytes[n++] = (char)*p;
+        } else {
+            n += (size_t)snprintf(bytes + n, sizeof(bytes) - n, "\\x%02x", *p);
+        }
+    }
+    bytes[n++] = '"';
+    bytes[n] = '\0';
+    log_warn("Closing client that reached max query buffer length: %s (qbuf initial bytes: %s)", info, bytes);
+    conn_close(c);
+}
+
+/* read() gave 0: the client sent its end (see the top of the file) */
+static void conn_read_eof(struct conn *c)
+{
+    if (c->blocked || c->pause_wait) { /* as Redis frees a blocked or postponed client at its end */
+        conn_close(c);
+        return;
+    }
+    c->read_eof = true;
+    if (!c->read_paused)
+        event_del(c->read_ev);
+    conn_process_input(c);
 }
 
 static void conn_on_read(evutil_socket_t fd, short what, void *arg)
@@ -483,19 +598,13 @@ static void conn_on_read(evutil_socket_t fd, short what, void *arg)
     /* a big argument in progress: make room for all of it at once */
     if (c->parser.need > pending && c->parser.need - pending > want && c->parser.need >= CONN_BIG_ARG)
         want = c->parser.need - pending;
-    if (c->rcap - c->rlen < want) {
-        if (c->rpos > 0) {
-            memmove(c->rbuf, c->rbuf + c->rpos, c->rlen - c->rpos);
-            c->rlen -= c->rpos;
-            c->rpos = 0;
-        }
-        if (c->rcap - c->rlen < want) {
-            c->rcap = c->rlen + want;
-            c->rbuf = mem_realloc(c->rbuf, c->rcap);
-        }
-    }
+    conn_reserve_input(c, want);
     ssize_t n = read(fd, c->rbuf + c->rlen, want);
-    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+    if (n == 0) {
+        conn_read_eof(c);
+        return;
+    }
+    if (n < 0 && errno != EAGAIN && errno != EINTR) {
         conn_close(c);
         return;
     }
@@ -505,9 +614,7 @@ static void conn_on_read(evutil_socket_t fd, short what, void *arg)
     c->last_interaction = self->now;
     STATS_ADD(&self->stats, total_net_input_bytes, (uint64_t)n);
     if ((long long)(c->rlen - c->rpos) > cfg->client_query_buffer_limit) {
-        log_warn("Closing client that reached max query buffer length: id=%llu addr=%s qbuf=%zu",
-                 (unsigned long long)c->id, c->peer, c->rlen - c->rpos);
-        conn_close(c);
+        conn_close_query_limit(c);
         return;
     }
     conn_process_input(c);
@@ -533,15 +640,17 @@ void conn_flush(struct conn *c)
             STATS_ADD(&self->stats, total_net_output_bytes, (uint64_t)n);
             continue;
         }
-        if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
-            if (errno == EAGAIN) {
-                if (!c->write_armed) {
-                    event_add(c->write_ev, NULL);
-                    c->write_armed = true;
-                }
-                return;
-            }
+        if (n < 0 && errno == EINTR)
             continue;
+        if (n < 0 && errno == EAGAIN) {
+            if (!c->write_armed) {
+                event_add(c->write_ev, NULL);
+                c->write_armed = true;
+            }
+            /* a stall the shards cleared (batches back) lets it go on, whether the client reads or not */
+            if (c->read_paused && !conn_stalled(c))
+                conn_resume(c);
+            return;
         }
         conn_close(c);
         return;
@@ -557,10 +666,12 @@ void conn_flush(struct conn *c)
         event_del(c->write_ev);
         c->write_armed = false;
     }
-    if (c->close_after_reply && !c->slot_head)
+    if (c->close_after_reply && !c->slot_head) {
         conn_close(c);
-    else if (c->read_paused)
+    } else if ((c->read_paused || c->output_held) && !conn_stalled(c) && !conn_output_piled(c)) {
+        c->output_held = false;
         conn_resume(c);
+    }
 }
 
 static void conn_on_write(evutil_socket_t fd, short what, void *arg)
@@ -701,7 +812,7 @@ size_t conn_describe(const struct conn *c, int64_t now, char *buf, size_t cap)
 {
     char events[3];
     int ne = 0;
-    if (!c->read_paused && !c->closed)
+    if (!c->read_paused && !c->read_eof && !c->closed)
         events[ne++] = 'r';
     if (c->write_armed)
         events[ne++] = 'w';

@@ -114,7 +114,9 @@ struct conn {
     /* lifecycle */
     bool closed;             /* fd closed; freed when inflight reaches 0 */
     bool close_after_reply;
-    bool read_paused;
+    bool read_paused;        /* input waits for a stall to clear, read_ev off meanwhile */
+    bool read_eof;           /* the client shut its sending side (read_ev off): what it sent is answered, then it closes */
+    bool output_held;        /* input waits for piled-up output to go out (read on meanwhile) */
     bool write_armed;        /* write_ev is added: the socket was full */
     bool in_dirty;
     bool in_stalled;
