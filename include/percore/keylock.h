@@ -22,7 +22,12 @@
 #include <stdint.h>
 
 struct keylocks;
-struct resp_arg;
+
+/* a key to lock: its bytes (not copied unless the request queues) */
+struct keylock_key {
+    const char *ptr;
+    size_t len;
+};
 
 struct keylocks *keylock_create(void);
 void keylock_destroy(struct keylocks **kl);
@@ -41,17 +46,17 @@ uint64_t keylock_generation(const struct keylocks *kl);
 
 /* lock keys[0..n) of db for txid, all or none; a key txid already holds counts as taken.  Fails
  * while older requests are queued or new ones are held (keylock_hold_new): queue it then */
-bool keylock_try(struct keylocks *kl, uint64_t txid, int db, int n, const struct resp_arg *keys);
+bool keylock_try(struct keylocks *kl, uint64_t txid, int db, int n, const struct keylock_key *keys);
 /* commands wait on this shard for locked keys: while held, new requests queue, so they go first */
 void keylock_hold_new(struct keylocks *kl, bool hold);
 /* release the keys txid holds among keys[0..n) of db, and drop a request of txid still queued */
-void keylock_release(struct keylocks *kl, uint64_t txid, int db, int n, const struct resp_arg *keys);
+void keylock_release(struct keylocks *kl, uint64_t txid, int db, int n, const struct keylock_key *keys);
 /*
  * Keys another transaction holds: queue the request instead (FIFO); it is
  * granted by keylock_grant_waiting once its keys are free.  home: the shard
  * to tell (handed back to the grant callback).
  */
-void keylock_enqueue(struct keylocks *kl, uint64_t txid, int home, int db, int n, const struct resp_arg *keys);
+void keylock_enqueue(struct keylocks *kl, uint64_t txid, int home, int db, int n, const struct keylock_key *keys);
 /* queued requests waiting */
 size_t keylock_waiting(const struct keylocks *kl);
 /* lock queued requests in order while the oldest one's keys are free, calling granted(arg, txid, home) for each */

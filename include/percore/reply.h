@@ -67,7 +67,4 @@ size_t reply_value_len(const char *p, size_t n);
  * the line's CRLF, or NULL when there is no such line */
 const char *reply_read_ll(const char *p, size_t n, long long *v);
 
-/* ll2string-style helpers */
-int reply_ll_to_str(char *dst, long long v);  /* returns length, dst >= 21 bytes */
-
 #endif

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* glob match as Redis stringmatchlen (*, ?, [a-z], [^x], \x); nocase for CONFIG GET */
 bool util_glob_match(const char *pattern, size_t plen, const char *str, size_t slen, bool nocase);
@@ -21,6 +22,33 @@ int util_ld_to_str(char *buf, size_t cap, long double v);
 bool util_str_to_double(const char *s, size_t len, double *out);
 /* case-insensitive compare of a counted string with a C string */
 bool util_eq_nocase(const char *s, size_t len, const char *cstr);
+/* "00".."99": the two digits of each value below 100, side by side */
+extern const char util_digits2[201];
+/* Redis ll2string: v in decimal at dst (room for 20 bytes), no NUL; returns the length.  Inline: every
+ * reply's integer and header is written with it, two digits at a time */
+static inline int util_ll_to_str(char *dst, long long v)
+{
+    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+    char tmp[20];
+    char *p = tmp + sizeof(tmp);
+    while (u >= 100) {
+        unsigned i = (unsigned)(u % 100) * 2;
+        u /= 100;
+        p -= 2;
+        memcpy(p, util_digits2 + i, 2);
+    }
+    if (u >= 10) {
+        p -= 2;
+        memcpy(p, util_digits2 + u * 2, 2);
+    } else {
+        *--p = (char)('0' + u);
+    }
+    if (v < 0)
+        *--p = '-';
+    int n = (int)(tmp + sizeof(tmp) - p);
+    memcpy(dst, p, (size_t)n);
+    return n;
+}
 /* unix time in ms / us */
 long long util_ms_time(void);
 long long util_us_time(void);

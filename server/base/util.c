@@ -26,6 +26,12 @@
 #include <sys/time.h>
 #include <time.h>
 
+const char util_digits2[201] = "0001020304050607080910111213141516171819"
+                                "2021222324252627282930313233343536373839"
+                                "4041424344454647484950515253545556575859"
+                                "6061626364656667686970717273747576777879"
+                                "8081828384858687888990919293949596979899";
+
 /* Redis MAX_LONG_DOUBLE_CHARS: the longest input string2ld accepts, minus one */
 #define UTIL_LD_MAX_CHARS (5 * 1024)
 

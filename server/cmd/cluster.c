@@ -310,8 +310,8 @@ static void slot_keys(struct cmd_ctx *ctx, long long slot, long long max)
     char slot_arg[24], max_arg[24];
     struct resp_arg argv[3] = {
         {"__slotkeys", 10},
-        {slot_arg, (size_t)reply_ll_to_str(slot_arg, slot)},
-        {max_arg, (size_t)reply_ll_to_str(max_arg, max)},
+        {slot_arg, (size_t)util_ll_to_str(slot_arg, slot)},
+        {max_arg, (size_t)util_ll_to_str(max_arg, max)},
     };
     conn_fanout(ctx->conn, &slotkeys_part_command, 3, argv, slotkeys_merge);
 }

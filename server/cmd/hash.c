@@ -349,7 +349,7 @@ static void cmd_hincrby(struct cmd_ctx *ctx)
         return; /* value != 0: the hash existed */
     }
     value += incr;
-    int n = reply_ll_to_str(buf, value);
+    int n = util_ll_to_str(buf, value);
     hash_set(o, &lim, field->ptr, field->len, buf, (size_t)n);
     hash_store_created(ctx, key, o, created);
     reply_int(ctx->out, value);

@@ -56,6 +56,7 @@
 
 #include "percore/command.h"
 #include "percore/keylock.h"
+#include "percore/mem.h"
 #include "percore/watch.h"
 #include "percore/object.h"
 #include "percore/reply.h"
@@ -190,6 +191,17 @@ static bool txid_arg(struct cmd_ctx *ctx, uint64_t *txid)
     return true;
 }
 
+/* argv[from..argc) as keylock takes them: in small (room for 16) when they fit, else allocated (the
+ * caller frees a result that is not small) */
+static struct keylock_key *lock_keys(const struct cmd_ctx *ctx, int from, struct keylock_key *small)
+{
+    int n = ctx->argc - from;
+    struct keylock_key *keys = n <= 16 ? small : mem_alloc((size_t)n * sizeof(*keys));
+    for (int i = 0; i < n; i++)
+        keys[i] = (struct keylock_key){ctx->argv[from + i].ptr, ctx->argv[from + i].len};
+    return keys;
+}
+
 static void cmd_lock(struct cmd_ctx *ctx)
 {
     uint64_t txid;
@@ -200,12 +212,15 @@ static void cmd_lock(struct cmd_ctx *ctx)
         reply_not_integer(ctx->out);
         return;
     }
-    if (keylock_try(ctx->locks, txid, ctx->db, ctx->argc - 3, ctx->argv + 3)) {
+    struct keylock_key small[16], *keys = lock_keys(ctx, 3, small);
+    if (keylock_try(ctx->locks, txid, ctx->db, ctx->argc - 3, keys)) {
         reply_ok(ctx->out);
     } else {
-        keylock_enqueue(ctx->locks, txid, (int)home, ctx->db, ctx->argc - 3, ctx->argv + 3);
+        keylock_enqueue(ctx->locks, txid, (int)home, ctx->db, ctx->argc - 3, keys);
         reply_simple(ctx->out, "QUEUED");
     }
+    if (keys != small)
+        mem_release(keys);
 }
 
 static void cmd_unlock(struct cmd_ctx *ctx)
@@ -213,7 +228,10 @@ static void cmd_unlock(struct cmd_ctx *ctx)
     uint64_t txid;
     if (!txid_arg(ctx, &txid))
         return;
-    keylock_release(ctx->locks, txid, ctx->db, ctx->argc - 2, ctx->argv + 2);
+    struct keylock_key small[16], *keys = lock_keys(ctx, 2, small);
+    keylock_release(ctx->locks, txid, ctx->db, ctx->argc - 2, keys);
+    if (keys != small)
+        mem_release(keys);
     reply_ok(ctx->out);
 }
 

@@ -208,20 +208,31 @@ static int unit_args(const struct keyset *ks, uint64_t id, int from, int end, co
     return n;
 }
 
+/* the keys of the unit [from, end) as keylock takes them, into keys (room for end - from); their number */
+static int unit_keys(const struct keyset *ks, int from, int end, struct keylock_key *keys)
+{
+    for (int i = from; i < end; i++)
+        keys[i - from] = (struct keylock_key){ks->bytes + ks->keys[i].off, ks->keys[i].len};
+    return end - from;
+}
+
 static void txn_unlock_all(struct shard *self, struct txn *t)
 {
     const struct keyset *ks = &t->ks;
     struct resp_arg *args = mem_alloc((size_t)(ks->n + 3) * sizeof(*args));
+    struct keylock_key *keys = mem_alloc((size_t)(ks->n + 1) * sizeof(*keys));
     char idbuf[64];
     for (int from = 0; from < ks->n;) {
         int end = unit_end(ks, from);
-        int n = unit_args(ks, t->id, from, end, "__unlock", -1, idbuf, sizeof idbuf, args);
-        if (ks->keys[from].shard == self->index)
-            keylock_release(self->locks, t->id, ks->keys[from].db, n - 2, args + 2);
-        else if (shard_running(self))
+        if (ks->keys[from].shard == self->index) {
+            keylock_release(self->locks, t->id, ks->keys[from].db, unit_keys(ks, from, end, keys), keys);
+        } else if (shard_running(self)) {
+            int n = unit_args(ks, t->id, from, end, "__unlock", -1, idbuf, sizeof idbuf, args);
             handoff_send_system(self, ks->keys[from].shard, command_internal("__unlock"), ks->keys[from].db, n, args);
+        }
         from = end;
     }
+    mem_release(keys);
     mem_release(args);
 }
 
@@ -312,26 +323,31 @@ static void txn_lock_next(struct conn *c, struct slot *s)
     }
     const struct keyset *ks = &t->ks;
     struct resp_arg *args = mem_alloc((size_t)(ks->n + 3) * sizeof(*args));
+    struct keylock_key *keys = mem_alloc((size_t)(ks->n + 1) * sizeof(*keys));
     char idbuf[64];
     while (t->next < ks->n) {
         int from = t->next, end = unit_end(ks, from);
         int sh = ks->keys[from].shard, db = ks->keys[from].db;
-        int argc = unit_args(ks, t->id, from, end, "__lock", self->index, idbuf, sizeof idbuf, args);
         t->next = end; /* held once it answers +OK, or once granted */
         if (sh == self->index) {
-            if (keylock_try(self->locks, t->id, db, argc - 3, args + 3))
+            int n = unit_keys(ks, from, end, keys);
+            if (keylock_try(self->locks, t->id, db, n, keys))
                 continue;
-            keylock_enqueue(self->locks, t->id, self->index, db, argc - 3, args + 3);
+            keylock_enqueue(self->locks, t->id, self->index, db, n, keys);
+            mem_release(keys);
             mem_release(args);
             txn_wait(self, c, s);
             return;
         }
+        int argc = unit_args(ks, t->id, from, end, "__lock", self->index, idbuf, sizeof idbuf, args);
         s->parts_left = 1;
         s->db = db;
         handoff_send(c, sh, command_internal("__lock"), db, argc, args, s, sh);
+        mem_release(keys);
         mem_release(args);
         return; /* txn_lock_done goes on */
     }
+    mem_release(keys);
     mem_release(args);
     s->on_part = NULL;
     s->on_done = NULL;
@@ -483,13 +499,13 @@ static int part_shard_cmp(const void *a, const void *b)
 }
 
 /* the keys of a part of cmd, side by side (keys: room for argc) */
-static int part_keys(const struct command *cmd, int argc, const struct resp_arg *argv, struct resp_arg *keys)
+static int part_keys(const struct command *cmd, int argc, const struct resp_arg *argv, struct keylock_key *keys)
 {
     int pos_small[16];
     int *pos = argc <= 16 ? pos_small : mem_alloc((size_t)argc * sizeof(int));
     int n = command_key_positions(cmd, argc, argv, pos);
     for (int i = 0; i < n; i++)
-        keys[i] = argv[pos[i]];
+        keys[i] = (struct keylock_key){argv[pos[i]].ptr, argv[pos[i]].len};
     if (pos != pos_small)
         mem_release(pos);
     return n < 0 ? 0 : n;
@@ -498,8 +514,8 @@ static int part_keys(const struct command *cmd, int argc, const struct resp_arg 
 bool txn_lock_split_part(struct shard *self, uint64_t txid, int home, const struct command *cmd, int argc,
                          const struct resp_arg *argv, int db)
 {
-    struct resp_arg keys_small[16];
-    struct resp_arg *keys = argc <= 16 ? keys_small : mem_alloc((size_t)argc * sizeof(*keys));
+    struct keylock_key keys_small[16];
+    struct keylock_key *keys = argc <= 16 ? keys_small : mem_alloc((size_t)argc * sizeof(*keys));
     int n = part_keys(cmd, argc, argv, keys);
     bool held = keylock_try(self->locks, txid, db, n, keys);
     if (!held) {

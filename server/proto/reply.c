@@ -30,13 +30,6 @@
 #define REPLY_MIN_CAP 256
 #define HDR_MAX 24 /* prefix, 20 digits, CRLF */
 
-static const char digits2[] =
-    "0001020304050607080910111213141516171819"
-    "2021222324252627282930313233343536373839"
-    "4041424344454647484950515253545556575859"
-    "6061626364656667686970717273747576777879"
-    "8081828384858687888990919293949596979899";
-
 void reply_init(struct reply *r)
 {
     r->buf = NULL;
@@ -68,52 +61,13 @@ char *reply_reserve(struct reply *r, size_t n)
     return r->buf + r->len;
 }
 
-/* unsigned to decimal, no NUL; dst has room for 20 bytes */
-static int u64_to_str(char *dst, unsigned long long v)
-{
-    char tmp[20];
-    char *p = tmp + sizeof(tmp);
-
-    while (v >= 100) {
-        unsigned i = (unsigned)(v % 100) * 2;
-        v /= 100;
-        p -= 2;
-        memcpy(p, digits2 + i, 2);
-    }
-    if (v >= 10) {
-        p -= 2;
-        memcpy(p, digits2 + v * 2, 2);
-    } else {
-        *--p = (char)('0' + v);
-    }
-    int n = (int)(tmp + sizeof(tmp) - p);
-    memcpy(dst, p, (size_t)n);
-    return n;
-}
-
-/* long long to decimal, no NUL; dst has room for 20 bytes */
-static int ll_to_str(char *dst, long long v)
-{
-    if (v >= 0)
-        return u64_to_str(dst, (unsigned long long)v);
-    *dst = '-';
-    return 1 + u64_to_str(dst + 1, 0ULL - (unsigned long long)v);
-}
-
-int reply_ll_to_str(char *dst, long long v)
-{
-    int n = ll_to_str(dst, v);
-    dst[n] = '\0';
-    return n;
-}
-
 /* "<prefix><v>\r\n" at dst (HDR_MAX bytes of room); returns its length */
 static size_t put_hdr(char *dst, char prefix, long long v)
 {
     size_t n;
 
     dst[0] = prefix;
-    n = 1 + (size_t)ll_to_str(dst + 1, v);
+    n = 1 + (size_t)util_ll_to_str(dst + 1, v);
     dst[n] = '\r';
     dst[n + 1] = '\n';
     return n + 2;
@@ -224,7 +178,7 @@ void reply_bulk_cstr(struct reply *r, const char *s)
 void reply_bulk_ll(struct reply *r, long long v)
 {
     char digits[20];
-    int n = ll_to_str(digits, v);
+    int n = util_ll_to_str(digits, v);
 
     reply_bulk(r, digits, (size_t)n);
 }

@@ -12,7 +12,6 @@
 
 #include "percore/dict.h"
 #include "percore/mem.h"
-#include "percore/resp.h"
 
 #include <string.h>
 
@@ -23,7 +22,7 @@ struct lock_wait {
     int home;
     int db;
     int n;
-    struct resp_arg *keys;    /* copies, in bytes */
+    struct keylock_key *keys; /* copies, in bytes */
     char *bytes;
 };
 
@@ -91,7 +90,7 @@ bool keylock_holds_other(struct keylocks *kl, uint64_t txid, int db, const char 
 }
 
 /* take keys[0..n) for txid if none is held by another */
-static bool take(struct keylocks *kl, uint64_t txid, int db, int n, const struct resp_arg *keys)
+static bool take(struct keylocks *kl, uint64_t txid, int db, int n, const struct keylock_key *keys)
 {
     for (int i = 0; i < n; i++)
         if (keylock_holds_other(kl, txid, db, keys[i].ptr, keys[i].len))
@@ -108,14 +107,14 @@ static bool take(struct keylocks *kl, uint64_t txid, int db, int n, const struct
     return true;
 }
 
-bool keylock_try(struct keylocks *kl, uint64_t txid, int db, int n, const struct resp_arg *keys)
+bool keylock_try(struct keylocks *kl, uint64_t txid, int db, int n, const struct keylock_key *keys)
 {
     return !kl->hold_new && kl->waiting == 0 && take(kl, txid, db, n, keys);
 }
 
 void keylock_hold_new(struct keylocks *kl, bool hold) { kl->hold_new = hold; }
 
-void keylock_release(struct keylocks *kl, uint64_t txid, int db, int n, const struct resp_arg *keys)
+void keylock_release(struct keylocks *kl, uint64_t txid, int db, int n, const struct keylock_key *keys)
 {
     for (int i = 0; i < n; i++) {
         struct dict_dbkey k;
@@ -142,7 +141,7 @@ void keylock_release(struct keylocks *kl, uint64_t txid, int db, int n, const st
     }
 }
 
-void keylock_enqueue(struct keylocks *kl, uint64_t txid, int home, int db, int n, const struct resp_arg *keys)
+void keylock_enqueue(struct keylocks *kl, uint64_t txid, int home, int db, int n, const struct keylock_key *keys)
 {
     struct lock_wait *w = mem_calloc(1, sizeof *w);
     w->txid = txid;

@@ -23,7 +23,6 @@
 
 #include "percore/intset.h"
 #include "percore/mem.h"
-#include "percore/reply.h"
 #include "percore/siphash.h"
 #include "percore/util.h"
 
@@ -93,7 +92,7 @@ void set_convert_to_hashtable(struct object *o)
     struct dict *d = dict_create();
     for (size_t i = 0; i < intset_len(is); i++) {
         char buf[24];
-        int len = reply_ll_to_str(buf, intset_get(is, i));
+        int len = util_ll_to_str(buf, intset_get(is, i));
         dict_add(d, buf, (size_t)len, NULL);
     }
     object_collection_set(o, SET_ENC_HASHTABLE, d);
@@ -158,7 +157,7 @@ static void member_from_int(struct set_member *m, int64_t v)
 {
     m->is_int = true;
     m->v = v;
-    m->n = (size_t)reply_ll_to_str(m->buf, v);
+    m->n = (size_t)util_ll_to_str(m->buf, v);
     m->p = m->buf;
 }
 

@@ -173,30 +173,6 @@ static void test_double(void)
     reply_deinit(&r);
 }
 
-static void test_ll_to_str(void)
-{
-    char buf[21];
-
-    CHECK_EQ_LL(reply_ll_to_str(buf, 0), 1);
-    CHECK(strcmp(buf, "0") == 0);
-    CHECK_EQ_LL(reply_ll_to_str(buf, -9), 2);
-    CHECK(strcmp(buf, "-9") == 0);
-    CHECK_EQ_LL(reply_ll_to_str(buf, 99), 2);
-    CHECK(strcmp(buf, "99") == 0);
-    CHECK_EQ_LL(reply_ll_to_str(buf, 1000000007), 10);
-    CHECK(strcmp(buf, "1000000007") == 0);
-    CHECK_EQ_LL(reply_ll_to_str(buf, LLONG_MIN), 20);
-    CHECK(strcmp(buf, "-9223372036854775808") == 0);
-    for (long long v = -100000; v <= 100000; v += 7) {
-        char want[32];
-        snprintf(want, sizeof(want), "%lld", v);
-        if (reply_ll_to_str(buf, v) != (int)strlen(want) || strcmp(buf, want) != 0) {
-            CHECK(strcmp(buf, want) == 0);
-            break;
-        }
-    }
-}
-
 /* the whole of `s` is one value; every proper prefix is incomplete */
 static void check_value(const char *s, size_t n, int line)
 {
@@ -286,7 +262,6 @@ int main(void)
     test_scalars();
     test_resp2_resp3();
     test_double();
-    test_ll_to_str();
     test_value_len();
     return check_done("test_reply");
 }

@@ -1,6 +1,6 @@
 /*
  * test_util: util.c against the behaviour of Redis 7.0's util.c
- * (stringmatchlen, string2ll, string2ld, ld2string human mode, string2d).
+ * (stringmatchlen, string2ll, string2ld, ld2string human mode, string2d, ll2string).
  */
 #include "percore/util.h"
 
@@ -8,6 +8,7 @@
 
 #include <limits.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -103,6 +104,27 @@ static void test_ll(void)
     CHECK(util_str_to_ll("123", 2, &v) && v == 12);
 }
 
+/* util_ll_to_str writes v in decimal, exactly printf's %lld, and nothing past it */
+static void test_ll_to_str(void)
+{
+    static const long long edges[] = {0, -9, 9, 10, -10, 99, 100, -100, 1000000007, LLONG_MAX, LLONG_MIN, LLONG_MIN + 1};
+    char buf[24], want[32];
+    for (size_t i = 0; i < sizeof edges / sizeof edges[0]; i++) {
+        memset(buf, 'x', sizeof buf);
+        int n = snprintf(want, sizeof want, "%lld", edges[i]);
+        CHECK_EQ_LL(util_ll_to_str(buf, edges[i]), n);
+        CHECK(memcmp(buf, want, (size_t)n) == 0);
+        CHECK(buf[n] == 'x');
+    }
+    for (long long v = -100000; v <= 100000; v += 7) {
+        int n = snprintf(want, sizeof want, "%lld", v);
+        if (util_ll_to_str(buf, v) != n || memcmp(buf, want, (size_t)n) != 0) {
+            CHECK(memcmp(buf, want, (size_t)n) == 0);
+            break;
+        }
+    }
+}
+
 static void test_ld(void)
 {
     long double v;
@@ -185,6 +207,7 @@ int main(void)
     test_glob();
     test_ll();
     test_ld();
+    test_ll_to_str();
     test_double();
     test_misc();
     return check_done("test_util");
