@@ -3,6 +3,11 @@
  * value (a byte string for hashes, a double for sorted sets, none for sets):
  * the large encoding of sets and hashes and the member index of sorted sets.
  *
+ * Also the store's keyspace: a dict made with dict_create_meta carries the
+ * owner's fixed-size record in front of each entry (the store's access time
+ * and LFU counter), its value a pointer (the object) and the entry's spare
+ * word the owner's (the key's TTL slot).
+ *
  * Keyed with SipHash under the process seed (store_set_seed), so crafted
  * members cannot pile into one bucket; incremental rehash (each operation
  * moves a bucket, no pause proportional to the size); O(1) memory figure.
@@ -16,12 +21,30 @@
 #include <stdint.h>
 
 struct dict;
-struct dict_entry;
+
+/* an entry: public so that the hot paths read it inline; only dict.c links or frees one */
+struct dict_entry {
+    struct dict_entry *next; /* next entry in the bucket chain */
+    union {
+        char *s;             /* string value, NULL when none (hashes) */
+        double d;            /* double value (sorted sets) */
+        void *p;             /* the owner's pointer (the store: the key's object) */
+    } v;
+    uint32_t klen;           /* key length */
+    uint32_t aux;            /* string value length; the owner's word where values are not strings */
+    char key[];              /* key bytes, binary, not terminated */
+};
 
 struct dict *dict_create(void);
+/* a dict whose entries each carry `meta` bytes (a multiple of 8, at most 248) of the owner's just
+ * before the entry (dict_entry_meta); dict_add leaves them for the owner to fill */
+struct dict *dict_create_meta(size_t meta);
 void dict_destroy(struct dict **d);
 /* lazy free: release up to `budget` entries; true (and *d freed) once all are */
 bool dict_destroy_step(struct dict **d, size_t budget);
+/* dict_destroy_step telling fn of each entry just before it is freed (the owner frees its values) */
+typedef void dict_entry_fn(void *arg, struct dict_entry *e);
+bool dict_drain_step(struct dict **d, size_t budget, dict_entry_fn *fn, void *arg);
 
 size_t dict_size(const struct dict *d);
 size_t dict_memory(const struct dict *d); /* bytes: table, entries, keys, values */
@@ -36,7 +59,19 @@ struct dict_entry *dict_add(struct dict *d, const void *key, size_t len, struct 
 /* true if key was there and is now gone */
 bool dict_delete(struct dict *d, const void *key, size_t len);
 
-const char *dict_entry_key(const struct dict_entry *e, size_t *len);
+static inline const char *dict_entry_key(const struct dict_entry *e, size_t *len)
+{
+    if (len)
+        *len = e->klen;
+    return e->key;
+}
+/* the owner's record of a dict_create_meta dict's entry: the `meta` bytes in front of it */
+static inline void *dict_entry_meta(struct dict_entry *e, size_t meta)
+{
+    return (char *)e - meta;
+}
+/* bytes the entry's allocation holds (its record, key; not a string value) */
+size_t dict_entry_memory(const struct dict *d, const struct dict_entry *e);
 /* string values (hashes): a copy of p[0..n) */
 void dict_entry_set_value(struct dict *d, struct dict_entry *e, const void *p, size_t n);
 const char *dict_entry_value(const struct dict_entry *e, size_t *len);
@@ -62,6 +97,8 @@ void dict_dbkey_done(struct dict_dbkey *k);
 /* such a key's database, and its key bytes */
 int dict_dbkey_split(const char *k, size_t klen, const char **key, size_t *len);
 
+/* move up to n buckets of a rehash in progress (idle-time work); true while one is left to do */
+bool dict_rehash(struct dict *d, size_t n);
 /*
  * after deletes: a rehash step, and start shrinking if the table is under
  * 10% full (find/add/random also do both); not during an iteration of d
@@ -75,6 +112,16 @@ void dict_compact(struct dict *d);
  * is sparse
  */
 struct dict_entry *dict_random(struct dict *d);
+/*
+ * about n entries for sampling (eviction): every entry of a window of
+ * consecutive live buckets at a random place (wrapping around), n * buckets /
+ * entries wide, so each entry is in it with the same probability (unlike the
+ * first n after a random bucket: an entry after a run of empty buckets would
+ * come up more often); fn is called for each.  Moves the rehash on first (n
+ * buckets), as Redis's dictGetSomeKeys.  rng: the caller's util_rand state.
+ */
+typedef void dict_scan_fn(void *arg, const struct dict_entry *e);
+void dict_sample(struct dict *d, size_t n, uint64_t *rng, dict_scan_fn *fn, void *arg);
 
 /*
  * full iteration; the dict must not change meanwhile (except deleting the
@@ -96,7 +143,6 @@ struct dict_entry *dict_iter_next(struct dict_iter *it);
  * entries of a bucket or more and returns the next cursor, 0 when done;
  * every entry present for the whole scan is returned at least once.
  */
-typedef void dict_scan_fn(void *arg, const struct dict_entry *e);
 uint64_t dict_scan(struct dict *d, uint64_t cursor, dict_scan_fn *fn, void *arg);
 
 #endif

@@ -2,8 +2,8 @@
  * dict: a hash table of binary-safe string keys with optional values
  * (see include/percore/dict.h).
  *
- * Design.  Redis's dict.c, cut down to what the collection types need:
- * chained buckets in a power-of-two table, SipHash-1-3 under the process
+ * Design.  Redis's dict.c, cut down to what the collection types and the
+ * keyspace (store.c) need: chained buckets in a power-of-two table, SipHash-1-3 under the process
  * seed (base/siphash.c), and incremental rehash with two tables while a
  * resize is in progress.  The table grows when it holds as many entries as
  * buckets and shrinks when under 10% full, to the smallest power of two that
@@ -35,7 +35,15 @@
  * the key bytes inline (24 bytes + key).  The value is a double (sorted
  * sets) or a pointer to a separate copy of the value bytes (hashes); which of
  * the two the dict's entries hold is remembered per dict (string values are
- * freed with the entry).  Both start as all-zero bits: NULL / 0.0.
+ * freed with the entry).  Both start as all-zero bits: NULL / 0.0.  A
+ * dict_create_meta dict puts its owner's record in the same allocation, in
+ * front of the entry (the store's keys: 8 bytes of access time and LFU
+ * counter, so a key's entry is 32 bytes + key, as one of its own would be).
+ *
+ * The dict itself is 80 bytes (a small hash or set pays it per key): the
+ * chain bounds are 32 bits (a chain is never 4G entries long) and sit with
+ * the byte-sized fields, and a lazy free's walk position reuses the rehash
+ * index (a dict being freed never rehashes).
  *
  * Memory: d->mem is kept with mem_usable() of every allocation (the dict,
  * the tables, entries, values), so dict_memory() is O(1).
@@ -61,32 +69,23 @@
 #define RANDOM_TRIES 64       /* draw tries before moving a rehash on */
 #define RANDOM_REHASH 100     /* buckets such a draw moves (1000 empty visits at most) */
 
-struct dict_entry {
-    struct dict_entry *next; /* next entry in the bucket chain */
-    union {
-        char *s;             /* string value, NULL when none (hashes) */
-        double d;            /* double value (sorted sets) */
-    } v;
-    uint32_t klen;           /* key length */
-    uint32_t vlen;           /* string value length */
-    char key[];              /* key bytes, binary, not terminated */
-};
-
 struct dict_table {
     struct dict_entry **bucket; /* 2^k chain heads, NULL when unused */
     size_t mask;                /* buckets - 1 (0 when unused) */
     size_t used;                /* entries in this table */
-    size_t chain_max;           /* no chain is longer (an upper bound: deletes keep it) */
 };
 
 struct dict {
     struct dict_table ht[2]; /* ht[1] is used only while rehashing */
-    long rehash;             /* next ht[0] bucket to move, -1 when not rehashing */
+    long rehash;             /* next ht[0] bucket to move, -1 when not rehashing; dict_drain_step: next to free */
     size_t mem;              /* bytes held: dict, tables, entries, values */
+    uint32_t chain_max[2];   /* no chain of ht[i] is longer (an upper bound: deletes keep it) */
     bool string_values;      /* entries' v.s are owned strings */
-    int free_table;          /* dict_destroy_step: table being freed */
-    size_t free_pos;         /* dict_destroy_step: next bucket to free */
+    uint8_t meta;            /* the owner's bytes in front of each entry */
+    uint8_t free_table;      /* dict_drain_step: 0 not begun, else 1 + the table being freed */
 };
+
+_Static_assert(sizeof(struct dict) == 80, "a small hash or set pays for the dict per key");
 
 static _Thread_local uint64_t dict_rng_state;
 
@@ -107,12 +106,24 @@ static size_t table_size(const struct dict_table *t)
 
 /* ---- lifecycle */
 
-struct dict *dict_create(void)
+struct dict *dict_create_meta(size_t meta)
 {
+    assert(meta % 8 == 0 && meta <= 248);
     struct dict *d = mem_calloc(1, sizeof *d);
     d->rehash = -1;
+    d->meta = (uint8_t)meta;
     d->mem = mem_usable(d);
     return d;
+}
+
+struct dict *dict_create(void)
+{
+    return dict_create_meta(0);
+}
+
+size_t dict_entry_memory(const struct dict *d, const struct dict_entry *e)
+{
+    return mem_usable((const char *)e - d->meta);
 }
 
 static void entry_release(struct dict *d, struct dict_entry *e)
@@ -121,17 +132,20 @@ static void entry_release(struct dict *d, struct dict_entry *e)
         d->mem -= mem_usable(e->v.s);
         mem_release(e->v.s);
     }
-    d->mem -= mem_usable(e);
-    mem_release(e);
+    char *block = (char *)e - d->meta;
+    d->mem -= mem_usable(block);
+    mem_release(block);
 }
 
-static void table_release(struct dict *d, struct dict_table *t)
+static void table_release(struct dict *d, int i)
 {
+    struct dict_table *t = &d->ht[i];
     if (t->bucket) {
         d->mem -= mem_usable(t->bucket);
         mem_release(t->bucket);
     }
-    *t = (struct dict_table){NULL, 0, 0, 0};
+    *t = (struct dict_table){NULL, 0, 0};
+    d->chain_max[i] = 0;
 }
 
 void dict_destroy(struct dict **dp)
@@ -144,29 +158,40 @@ void dict_destroy(struct dict **dp)
 
 bool dict_destroy_step(struct dict **dp, size_t budget)
 {
+    return dict_drain_step(dp, budget, NULL, NULL);
+}
+
+bool dict_drain_step(struct dict **dp, size_t budget, dict_entry_fn *fn, void *arg)
+{
     struct dict *d = *dp;
     if (d == NULL)
         return true;
+    if (d->free_table == 0) {
+        d->free_table = 1;
+        d->rehash = 0;
+    }
     size_t freed = 0;
-    while (d->free_table <= 1) {
-        struct dict_table *t = &d->ht[d->free_table];
-        while (d->free_pos < table_size(t)) {
+    while (d->free_table <= 2) {
+        struct dict_table *t = &d->ht[d->free_table - 1];
+        while ((size_t)d->rehash < table_size(t)) {
             if (freed >= budget)
                 return false;
-            struct dict_entry *e = t->bucket[d->free_pos];
+            struct dict_entry *e = t->bucket[d->rehash];
             /* free the chain's head only, so a budget is honoured within a chain */
             if (e == NULL) {
-                d->free_pos++;
+                d->rehash++;
                 continue;
             }
-            t->bucket[d->free_pos] = e->next;
+            t->bucket[d->rehash] = e->next;
             t->used--;
+            if (fn)
+                fn(arg, e);
             entry_release(d, e);
             freed++;
         }
-        table_release(d, t);
+        table_release(d, d->free_table - 1);
         d->free_table++;
-        d->free_pos = 0;
+        d->rehash = 0;
     }
     mem_release(d);
     *dp = NULL;
@@ -185,14 +210,14 @@ size_t dict_memory(const struct dict *d)
 
 /* ---- resizing */
 
-/* head's chain is in t: keep t's bound on chain lengths */
-static void chain_note(struct dict_table *t, const struct dict_entry *head)
+/* head's chain is in ht[i]: keep its bound on chain lengths */
+static void chain_note(struct dict *d, int i, const struct dict_entry *head)
 {
-    size_t n = 0;
+    uint32_t n = 0;
     for (; head; head = head->next)
         n++;
-    if (n > t->chain_max)
-        t->chain_max = n;
+    if (n > d->chain_max[i])
+        d->chain_max[i] = n;
 }
 
 /* move up to n buckets from ht[0] to ht[1]; false once rehashing is done */
@@ -214,7 +239,7 @@ static bool rehash(struct dict *d, size_t n)
             size_t h = hash_key(e->key, e->klen) & d->ht[1].mask;
             e->next = d->ht[1].bucket[h];
             d->ht[1].bucket[h] = e;
-            chain_note(&d->ht[1], e);
+            chain_note(d, 1, e);
             d->ht[0].used--;
             d->ht[1].used++;
             e = next;
@@ -223,11 +248,18 @@ static bool rehash(struct dict *d, size_t n)
     }
     if (d->ht[0].used != 0)
         return true;
-    table_release(d, &d->ht[0]);
+    table_release(d, 0);
     d->ht[0] = d->ht[1];
-    d->ht[1] = (struct dict_table){NULL, 0, 0, 0};
+    d->chain_max[0] = d->chain_max[1];
+    d->ht[1] = (struct dict_table){NULL, 0, 0};
+    d->chain_max[1] = 0;
     d->rehash = -1;
     return false;
+}
+
+bool dict_rehash(struct dict *d, size_t n)
+{
+    return rehash(d, n);
 }
 
 /* start resizing to the smallest power of two >= n (or create the table) */
@@ -238,7 +270,7 @@ static void resize(struct dict *d, size_t n)
         size *= 2;
     if (rehashing(d) || size == table_size(&d->ht[0]))
         return;
-    struct dict_table t = {mem_calloc(size, sizeof(struct dict_entry *)), size - 1, 0, 0};
+    struct dict_table t = {mem_calloc(size, sizeof(struct dict_entry *)), size - 1, 0};
     d->mem += mem_usable(t.bucket);
     if (d->ht[0].bucket == NULL) {
         d->ht[0] = t;
@@ -251,7 +283,7 @@ static void resize(struct dict *d, size_t n)
 static void maybe_shrink(struct dict *d)
 {
     size_t size = table_size(&d->ht[0]);
-    if (!rehashing(d) && size > DICT_MIN && d->ht[0].used * 100 / size < DICT_SHRINK_PCT)
+    if (!rehashing(d) && size > DICT_MIN && d->ht[0].used * 100 < size * DICT_SHRINK_PCT)
         resize(d, d->ht[0].used);
 }
 
@@ -272,7 +304,8 @@ void dict_compact(struct dict *d)
 
 /* ---- lookups and changes */
 
-static struct dict_entry *find(const struct dict *d, const void *key, size_t len, uint64_t h)
+/* inline: the keyspace's every GET and SET comes here */
+static inline struct dict_entry *find(const struct dict *d, const void *key, size_t len, uint64_t h)
 {
     for (int t = 0; t <= 1; t++) {
         if (d->ht[t].bucket == NULL)
@@ -316,17 +349,19 @@ struct dict_entry *dict_add(struct dict *d, const void *key, size_t len, struct 
         resize(d, DICT_MIN);
     else if (!rehashing(d) && d->ht[0].used >= table_size(&d->ht[0]))
         resize(d, d->ht[0].used + 1);
-    e = mem_alloc(sizeof *e + len);
+    char *block = mem_alloc(d->meta + sizeof *e + len);
+    e = (struct dict_entry *)(void *)(block + d->meta);
     memset(&e->v, 0, sizeof e->v);
     e->klen = (uint32_t)len;
-    e->vlen = 0;
+    e->aux = 0;
     memcpy(e->key, key, len);
-    d->mem += mem_usable(e);
-    struct dict_table *t = &d->ht[rehashing(d) ? 1 : 0];
+    d->mem += mem_usable(block);
+    int i = rehashing(d) ? 1 : 0;
+    struct dict_table *t = &d->ht[i];
     size_t b = h & t->mask;
     e->next = t->bucket[b];
     t->bucket[b] = e;
-    chain_note(t, e);
+    chain_note(d, i, e);
     t->used++;
     if (existing)
         *existing = NULL;
@@ -357,21 +392,14 @@ bool dict_delete(struct dict *d, const void *key, size_t len)
 
 /* ---- entries */
 
-const char *dict_entry_key(const struct dict_entry *e, size_t *len)
-{
-    if (len)
-        *len = e->klen;
-    return e->key;
-}
-
 void dict_entry_set_value(struct dict *d, struct dict_entry *e, const void *p, size_t n)
 {
     assert(n <= UINT32_MAX);
     d->string_values = true;
-    if (e->v.s && e->vlen >= n && mem_usable(e->v.s) <= 2 * (n + 16)) {
+    if (e->v.s && e->aux >= n && mem_usable(e->v.s) <= 2 * (n + 16)) {
         /* reuse the block when it fits without wasting much */
         memcpy(e->v.s, p, n);
-        e->vlen = (uint32_t)n;
+        e->aux = (uint32_t)n;
         return;
     }
     if (e->v.s) {
@@ -380,14 +408,14 @@ void dict_entry_set_value(struct dict *d, struct dict_entry *e, const void *p, s
     }
     e->v.s = mem_alloc(n ? n : 1);
     memcpy(e->v.s, p, n);
-    e->vlen = (uint32_t)n;
+    e->aux = (uint32_t)n;
     d->mem += mem_usable(e->v.s);
 }
 
 const char *dict_entry_value(const struct dict_entry *e, size_t *len)
 {
     if (len)
-        *len = e->v.s ? e->vlen : 0;
+        *len = e->v.s ? e->aux : 0;
     return e->v.s;
 }
 
@@ -416,7 +444,7 @@ struct dict_entry *dict_random(struct dict *d)
         /* the live buckets: ht[0]'s from the rehash index (those below are empty), then ht[1]'s */
         size_t s0 = table_size(&d->ht[0]), s1 = table_size(&d->ht[1]);
         size_t lo = rehashing(d) ? (size_t)d->rehash : 0, span = s0 + s1 - lo;
-        size_t slots = d->ht[0].chain_max > d->ht[1].chain_max ? d->ht[0].chain_max : d->ht[1].chain_max;
+        size_t slots = d->chain_max[0] > d->chain_max[1] ? d->chain_max[0] : d->chain_max[1];
         for (int tries = 0; e == NULL && tries < RANDOM_TRIES; tries++) {
             size_t i = lo + util_rand_below(&rng, span);
             e = i < s0 ? d->ht[0].bucket[i] : d->ht[1].bucket[i - s0];
@@ -431,6 +459,23 @@ struct dict_entry *dict_random(struct dict *d)
     }
     dict_rng_state = rng;
     return e;
+}
+
+void dict_sample(struct dict *d, size_t n, uint64_t *rng, dict_scan_fn *fn, void *arg)
+{
+    rehash(d, n);
+    size_t entries = dict_size(d);
+    if (entries == 0)
+        return;
+    size_t s0 = table_size(&d->ht[0]), s1 = table_size(&d->ht[1]);
+    size_t lo = rehashing(d) ? (size_t)d->rehash : 0, span = s0 + s1 - lo;
+    size_t width = entries <= n ? span : (n * span + entries - 1) / entries;
+    size_t i = lo + util_rand_below(rng, span);
+    for (; width; width--) {
+        for (struct dict_entry *e = i < s0 ? d->ht[0].bucket[i] : d->ht[1].bucket[i - s0]; e; e = e->next)
+            fn(arg, e);
+        i = i + 1 < s0 + s1 ? i + 1 : lo;
+    }
 }
 
 /* ---- iteration */

@@ -1,17 +1,18 @@
 /*
  * store: one shard's keyspace (see include/percore/store.h).
  *
- * Design.  Each database is a chained hash table of power-of-two size,
- * hashed with SipHash-1-3 under the 16-byte per-process seed (base/siphash.c),
- * and resized by incremental rehash as in Redis's dict.c: while a resize is in progress
- * there are two tables, every lookup/insert/delete moves one bucket from the
- * old to the new (visiting at most 10 empty buckets), and store_rehash_step()
- * moves more while the shard is idle.  Tables grow when they hold as many
- * keys as buckets and shrink when under 10% full (checked on every delete),
- * so no operation costs time proportional to the table.
+ * Design.  Each database is a dict (dict.c: the project's one hash table,
+ * chained, power-of-two, SipHash-1-3 under the 16-byte per-process seed,
+ * incremental rehash as in Redis's dict.c: while a resize is in progress
+ * every lookup/insert/delete moves one bucket, and store_rehash_step() moves
+ * more while the shard is idle; it grows when it holds as many keys as
+ * buckets and shrinks when under 10% full), so no operation costs time
+ * proportional to the table.
  *
- * An entry is a single allocation: chain link, value pointer, key length,
- * TTL index and the key bytes inline (24 bytes + key).  The expire time is
+ * A key is one dict entry, a single allocation: the store's record in front
+ * (struct key_meta: access time and LFU counter, dict_create_meta), then the
+ * chain link, the value pointer (v.p), key length, TTL index (aux) and the
+ * key bytes inline (32 bytes + key).  The expire time is
  * not in the entry: keys with a TTL also sit in the db's TTL array, slots of
  * {entry, when} kept in fixed chunks (so growing it never copies more than
  * the small chunk directory), and the entry holds its slot index.  A key
@@ -20,7 +21,8 @@
  * one slot per sample (O(1)), so every TTL key is eventually examined.
  *
  * Memory accounting (store_memory) is kept incrementally with mem_usable()
- * of every allocation: buckets, entries, TTL chunks, objects.  Objects grow
+ * of every allocation: TTL chunks and objects here, the dicts' tables and
+ * entries in each dict (dict_memory).  Objects grow
  * in place (APPEND, SETRANGE) without telling the store, so the last few
  * objects handed out by store_lookup() are remembered with the size they
  * were accounted at and re-measured when they fall out of that small ring,
@@ -30,19 +32,7 @@
  * two values it just looked up).
  *
  * Random keys are fair (RANDOMKEY, allkeys-random eviction): every key is
- * drawn with the same probability.  A random bucket's random entry (Redis's
- * dictGetRandomKey) is not: a key alone in its bucket comes up three times
- * as often as one of a chain of three.  Each table keeps an upper bound on
- * its chains' length (chain_max: raised when an insert or a rehash move
- * makes a chain longer, never lowered by deletes, reset with the table), and
- * a draw is rejection sampling over slots (bucket, position < chain_max) of
- * both tables' live buckets: a slot holding an entry is taken, an empty one
- * drawn again.  Each key owns exactly one slot, so each is equally likely.
- * A try costs a bucket read and a short chain walk, about chain_max / load
- * of them per draw (a few to a few tens); a sparse table mid-shrink (mass
- * deletes) would need far more, so after RANDOM_DRAW_TRIES misses the draw
- * moves the rehash on (RANDOM_REHASH buckets), which removes the emptied old
- * table from the draw.  dict.c draws the same way.
+ * drawn with the same probability (dict_random, see dict.c).
  *
  * Eviction (store_evict) follows Redis's evict.c: a pool of the 16 best
  * candidates (EVPOOL_SIZE), sorted by score (higher = evict first: idle
@@ -53,18 +43,15 @@
  * deleted between two calls) and is looked up again before eviction.
  * Allkeys sampling takes every key of a window of consecutive buckets at a
  * random place, as wide as `samples` keys need on average, so that every
- * key is sampled with the same probability (Redis's dictGetSomeKeys takes
- * the first keys after a random bucket: a key after a run of empty buckets
- * is sampled more often); volatile sampling picks random slots of the TTL
+ * key is sampled with the same probability (dict_sample); volatile sampling picks random slots of the TTL
  * array.  With the random tie-break, among keys alike (the same idle time or
- * counter) none is favoured.  The LFU counter and its last-decrement minute
- * live in the entry's tail padding (struct entry stays 32 bytes).
+ * counter) none is favoured.
  *
- * FLUSHDB of a large db detaches its tables and frees them in time-boxed
- * steps from store_rehash_step() (their memory stays counted until freed);
+ * FLUSHDB of a large db detaches its dict and frees it in time-boxed
+ * steps from store_rehash_step() (its memory stays counted until freed);
  * small dbs are freed at once, and store_destroy() frees everything.
  *
- * SCAN is Redis's reverse-binary cursor (dictScan), visiting both tables
+ * SCAN is Redis's reverse-binary cursor (dict_scan), visiting both tables
  * while rehashing.  Expired keys it meets are skipped and deleted after the
  * step's callbacks, never while walking a chain.
  *
@@ -73,6 +60,7 @@
  */
 #include "percore/store.h"
 
+#include "percore/dict.h"
 #include "percore/mem.h"
 #include "percore/siphash.h"
 #include "percore/util.h"
@@ -80,15 +68,12 @@
 #include <assert.h>
 #include <string.h>
 
-#define TABLE_MIN 4             /* Redis DICT_HT_INITIAL_SIZE */
 #define TTL_NONE UINT32_MAX     /* entry has no TTL slot */
 #define TTL_CHUNK 512           /* TTL slots per chunk (8 KiB) */
 #define EXPIRE_SAMPLE 20        /* Redis ACTIVE_EXPIRE_CYCLE_KEYS_PER_LOOP */
 #define EXPIRE_STALE_PCT 10     /* repeat while more than this % expired */
 #define SCAN_REAP_MAX 64        /* expired keys a scan call deletes at most */
 #define RANDOM_TRIES 100        /* expired keys RANDOMKEY deletes before giving up */
-#define RANDOM_DRAW_TRIES 64    /* draw tries before moving a rehash on */
-#define RANDOM_REHASH 100       /* buckets such a draw moves (1000 empty visits at most) */
 #define FLUSH_SYNC_MAX 4096     /* a flushed db this small is freed at once */
 #define IDLE_BUDGET_NS 1000000  /* store_rehash_step: 1 ms of work at most */
 #define STORE_DIRTY_MAX 4       /* looked-up objects re-measured later */
@@ -99,34 +84,32 @@
 #define LFU_LOG_FACTOR 10       /* Redis lfu-log-factor default */
 #define LFU_DECAY_MIN 1         /* Redis lfu-decay-time default: minutes per decrement */
 
-struct entry {
-    struct entry *next;   /* next entry in the bucket chain */
-    struct object *val;   /* the value, owned */
-    uint32_t klen;        /* key length */
-    uint32_t ttl;         /* index in the db's TTL array, TTL_NONE without */
+/* what the store keeps of a key besides its value and TTL slot: the record in front of its entry */
+struct key_meta {
     uint32_t atime;       /* last access, unix seconds (OBJECT IDLETIME, LRU) */
     uint16_t ldt;         /* LFU: unix minutes (mod 2^16) of the last decrement */
     uint8_t lfu;          /* LFU: logarithmic access counter */
-    char key[];           /* key bytes, binary, not terminated */
 };
 
-_Static_assert(sizeof(struct entry) == 32, "the LFU fields must fit the entry's padding");
+_Static_assert(sizeof(struct key_meta) == 8, "a key's entry stays 32 bytes + key");
 
-struct table {
-    struct entry **bucket; /* 2^k chain heads, NULL when the table is unused */
-    size_t mask;           /* buckets - 1 (0 when unused) */
-    size_t used;           /* entries in this table */
-    size_t chain_max;      /* no chain is longer (an upper bound: deletes keep it) */
-};
+static struct key_meta *meta_of(struct dict_entry *e)
+{
+    return dict_entry_meta(e, sizeof(struct key_meta));
+}
+
+static const struct key_meta *meta_peek(const struct dict_entry *e)
+{
+    return (const struct key_meta *)(const void *)((const char *)e - sizeof(struct key_meta));
+}
 
 struct ttl_slot {
-    struct entry *e; /* the key */
+    struct dict_entry *e; /* the key */
     int64_t when;    /* absolute expire, unix ms */
 };
 
 struct db {
-    struct table ht[2];       /* ht[1] is used only while rehashing */
-    long rehash;              /* next ht[0] bucket to move, -1 when not rehashing */
+    struct dict *keys;        /* key -> object (v.p), TTL slot (aux), key_meta in front */
     struct ttl_slot **ttl;    /* chunk directory of the TTL array */
     size_t ttl_len;           /* slots in use */
     size_t ttl_chunks;        /* chunks allocated */
@@ -134,11 +117,9 @@ struct db {
     size_t ttl_cursor;        /* active expiry's position in the TTL array */
 };
 
-struct dead_table {
-    struct entry **bucket;   /* detached bucket array being freed */
-    size_t size;             /* its buckets */
-    size_t pos;              /* next bucket to free */
-    struct dead_table *next; /* next pending table */
+struct dead_dict {
+    struct dict *keys;       /* a flushed db's keys being freed */
+    struct dead_dict *next;  /* next pending one */
 };
 
 struct dirty {
@@ -162,7 +143,7 @@ struct store {
     size_t mem;                  /* bytes accounted (see the design note) */
     uint64_t expired;            /* keys removed because expired */
     uint64_t rng;                /* xorshift state for sampling */
-    struct dead_table *dead;     /* flushed tables still to free */
+    struct dead_dict *dead;      /* flushed dbs' keys still to free */
     struct dirty dirty[STORE_DIRTY_MAX]; /* ring of recently looked-up objects */
     unsigned dirty_next;         /* ring slot to use next */
     uint32_t clock;              /* unix seconds of the latest `now` seen */
@@ -186,11 +167,6 @@ void store_set_seed(const uint8_t seed[16])
     siphash_set_seed(seed);
 }
 
-static uint64_t key_hash(const char *key, size_t klen)
-{
-    return siphash_seeded(key, klen);
-}
-
 /* ---- helpers */
 
 static struct db *store_db(const struct store *s, int db)
@@ -199,24 +175,14 @@ static struct db *store_db(const struct store *s, int db)
     return &s->db[db];
 }
 
-static bool rehashing(const struct db *d)
-{
-    return d->rehash >= 0;
-}
-
-static size_t table_size(const struct table *t)
-{
-    return t->bucket ? t->mask + 1 : 0;
-}
-
 static struct ttl_slot *ttl_at(const struct db *d, size_t i)
 {
     return &d->ttl[i / TTL_CHUNK][i % TTL_CHUNK];
 }
 
-static bool entry_expired(const struct db *d, const struct entry *e, int64_t now)
+static bool entry_expired(const struct db *d, const struct dict_entry *e, int64_t now)
 {
-    return e->ttl != TTL_NONE && now > ttl_at(d, e->ttl)->when;
+    return e->aux != TTL_NONE && now > ttl_at(d, e->aux)->when;
 }
 
 /* ---- memory accounting of objects that may have grown in place */
@@ -258,7 +224,7 @@ static void dirty_sync_all(struct store *s)
 
 /* ---- the TTL array */
 
-static void ttl_add(struct store *s, struct db *d, struct entry *e, int64_t when)
+static void ttl_add(struct store *s, struct db *d, struct dict_entry *e, int64_t when)
 {
     if (d->ttl_len == d->ttl_chunks * TTL_CHUNK) {
         if (d->ttl_chunks == d->ttl_dir_cap) {
@@ -273,7 +239,7 @@ static void ttl_add(struct store *s, struct db *d, struct entry *e, int64_t when
         d->ttl[d->ttl_chunks++] = c;
     }
     assert(d->ttl_len < TTL_NONE);
-    e->ttl = (uint32_t)d->ttl_len;
+    e->aux = (uint32_t)d->ttl_len;
     *ttl_at(d, d->ttl_len++) = (struct ttl_slot){e, when};
 }
 
@@ -289,14 +255,14 @@ static void ttl_release(struct store *s, struct db *d)
     d->ttl_len = d->ttl_chunks = d->ttl_dir_cap = d->ttl_cursor = 0;
 }
 
-static void ttl_remove(struct store *s, struct db *d, struct entry *e)
+static void ttl_remove(struct store *s, struct db *d, struct dict_entry *e)
 {
-    size_t i = e->ttl, last = --d->ttl_len;
+    size_t i = e->aux, last = --d->ttl_len;
     if (i != last) {
         *ttl_at(d, i) = *ttl_at(d, last);
-        ttl_at(d, i)->e->ttl = (uint32_t)i;
+        ttl_at(d, i)->e->aux = (uint32_t)i;
     }
-    e->ttl = TTL_NONE;
+    e->aux = TTL_NONE;
     if (d->ttl_len == 0) {
         ttl_release(s, d);
     } else if (d->ttl_len + 2 * TTL_CHUNK <= d->ttl_chunks * TTL_CHUNK) {
@@ -307,164 +273,18 @@ static void ttl_remove(struct store *s, struct db *d, struct entry *e)
     }
 }
 
-/* ---- hash table */
+/* ---- keys' entries */
 
-static struct entry **table_alloc(struct store *s, size_t size)
+/* a new entry of d (from dict_add) takes val */
+static void entry_init(struct store *s, struct dict_entry *e, struct object *val)
 {
-    struct entry **b = mem_calloc(size, sizeof *b);
-    s->mem += mem_usable(b);
-    return b;
-}
-
-static void table_release(struct store *s, struct table *t)
-{
-    s->mem -= mem_usable(t->bucket);
-    mem_release(t->bucket);
-    *t = (struct table){NULL, 0, 0, 0};
-}
-
-/* head's chain is in t: keep t's bound on chain lengths (fair random draws) */
-static void chain_note(struct table *t, const struct entry *head)
-{
-    size_t n = 0;
-    for (; head; head = head->next)
-        n++;
-    if (n > t->chain_max)
-        t->chain_max = n;
-}
-
-/* move up to n buckets from ht[0] to ht[1]; false once rehashing is done */
-static bool rehash(struct store *s, struct db *d, size_t n)
-{
-    size_t empty_visits = n * 10;
-    if (!rehashing(d))
-        return false;
-    while (n-- && d->ht[0].used != 0) {
-        assert((size_t)d->rehash <= d->ht[0].mask);
-        while (d->ht[0].bucket[d->rehash] == NULL) {
-            d->rehash++;
-            if (--empty_visits == 0)
-                return true;
-        }
-        struct entry *e = d->ht[0].bucket[d->rehash];
-        while (e) {
-            struct entry *next = e->next;
-            size_t h = key_hash(e->key, e->klen) & d->ht[1].mask;
-            e->next = d->ht[1].bucket[h];
-            d->ht[1].bucket[h] = e;
-            chain_note(&d->ht[1], e);
-            d->ht[0].used--;
-            d->ht[1].used++;
-            e = next;
-        }
-        d->ht[0].bucket[d->rehash++] = NULL;
-    }
-    if (d->ht[0].used != 0)
-        return true;
-    table_release(s, &d->ht[0]);
-    d->ht[0] = d->ht[1];
-    d->ht[1] = (struct table){NULL, 0, 0, 0};
-    d->rehash = -1;
-    return false;
-}
-
-static size_t next_pow2(size_t n)
-{
-    size_t size = TABLE_MIN;
-    while (size < n)
-        size *= 2;
-    return size;
-}
-
-/* start resizing to the smallest power of two >= n (or create the table) */
-static void table_resize(struct store *s, struct db *d, size_t n)
-{
-    size_t size = next_pow2(n);
-    if (rehashing(d) || size == table_size(&d->ht[0]))
-        return;
-    struct table t = {table_alloc(s, size), size - 1, 0, 0};
-    if (d->ht[0].bucket == NULL) {
-        d->ht[0] = t;
-        return;
-    }
-    d->ht[1] = t;
-    d->rehash = 0;
-}
-
-static void maybe_shrink(struct store *s, struct db *d)
-{
-    size_t size = table_size(&d->ht[0]);
-    if (!rehashing(d) && size > TABLE_MIN && d->ht[0].used * 100 / size < 10)
-        table_resize(s, d, d->ht[0].used);
-}
-
-static struct entry *find(struct store *s, struct db *d, const char *key, size_t klen)
-{
-    if (d->ht[0].used + d->ht[1].used == 0)
-        return NULL;
-    rehash(s, d, 1);
-    uint64_t h = key_hash(key, klen);
-    for (int t = 0; t <= 1; t++) {
-        if (d->ht[t].bucket == NULL)
-            break;
-        for (struct entry *e = d->ht[t].bucket[h & d->ht[t].mask]; e; e = e->next)
-            if (e->klen == klen && memcmp(e->key, key, klen) == 0)
-                return e;
-        if (!rehashing(d))
-            break;
-    }
-    return NULL;
-}
-
-static void insert(struct store *s, struct db *d, struct entry *e)
-{
-    rehash(s, d, 1);
-    if (d->ht[0].bucket == NULL)
-        table_resize(s, d, TABLE_MIN);
-    else if (!rehashing(d) && d->ht[0].used >= table_size(&d->ht[0]))
-        table_resize(s, d, d->ht[0].used + 1);
-    struct table *t = &d->ht[rehashing(d) ? 1 : 0];
-    size_t h = key_hash(e->key, e->klen) & t->mask;
-    e->next = t->bucket[h];
-    t->bucket[h] = e;
-    chain_note(t, e);
-    t->used++;
-}
-
-/* take e out of its chain (and the TTL array); e itself stays allocated */
-static void unlink_entry(struct store *s, struct db *d, struct entry *e)
-{
-    uint64_t h = key_hash(e->key, e->klen);
-    for (int t = 0; t <= 1 && d->ht[t].bucket; t++) {
-        struct entry **ref = &d->ht[t].bucket[h & d->ht[t].mask];
-        for (; *ref; ref = &(*ref)->next) {
-            if (*ref == e) {
-                *ref = e->next;
-                d->ht[t].used--;
-                if (e->ttl != TTL_NONE)
-                    ttl_remove(s, d, e);
-                maybe_shrink(s, d);
-                return;
-            }
-        }
-    }
-    assert(!"entry not in its table");
-}
-
-static struct entry *entry_create(struct store *s, const char *key, size_t klen, struct object *val)
-{
-    assert(klen <= UINT32_MAX);
-    struct entry *e = mem_alloc(sizeof *e + klen);
-    e->next = NULL;
-    e->val = val;
-    e->klen = (uint32_t)klen;
-    e->ttl = TTL_NONE;
-    e->atime = s->clock;
-    e->ldt = (uint16_t)(s->clock / 60);
-    e->lfu = LFU_INIT_VAL;
-    memcpy(e->key, key, klen);
-    s->mem += mem_usable(e) + object_memory(val);
-    return e;
+    struct key_meta *m = meta_of(e);
+    e->v.p = val;
+    e->aux = TTL_NONE;
+    m->atime = s->clock;
+    m->ldt = (uint16_t)(s->clock / 60);
+    m->lfu = LFU_INIT_VAL;
+    s->mem += object_memory(val);
 }
 
 /* a value nobody refers to any more: big collections go to the lazy list */
@@ -497,22 +317,22 @@ bool store_lazyfree_pending(const struct store *s)
     return s->lazy_len != 0;
 }
 
-/* free an unlinked entry; its object too unless `keep` */
-static struct object *entry_destroy(struct store *s, struct entry *e, bool keep)
+/* remove e from d (and the TTL array) and hand back its object; e is freed */
+static struct object *unlink_entry(struct store *s, struct db *d, struct dict_entry *e)
 {
-    struct object *val = e->val;
+    struct object *val = e->v.p;
+    if (e->aux != TTL_NONE)
+        ttl_remove(s, d, e);
     dirty_forget(s, val);
-    s->mem -= mem_usable(e) + object_memory(val);
-    mem_release(e);
-    if (!keep)
-        release_object(s, val);
+    s->mem -= object_memory(val);
+    dict_delete(d->keys, e->key, e->klen);
+    dict_compact(d->keys);
     return val;
 }
 
-static void delete_entry(struct store *s, struct db *d, struct entry *e)
+static void delete_entry(struct store *s, struct db *d, struct dict_entry *e)
 {
-    unlink_entry(s, d, e);
-    entry_destroy(s, e, false);
+    release_object(s, unlink_entry(s, d, e));
 }
 
 void store_set_gone_listener(struct store *s, store_gone_fn *fn, void *arg)
@@ -521,24 +341,24 @@ void store_set_gone_listener(struct store *s, store_gone_fn *fn, void *arg)
     s->gone_arg = arg;
 }
 
-static void delete_gone(struct store *s, struct db *d, struct entry *e, enum store_gone why)
+static void delete_gone(struct store *s, struct db *d, struct dict_entry *e, enum store_gone why)
 {
     if (s->gone)
         s->gone(s->gone_arg, why, (int)(d - s->db), e->key, e->klen);
     delete_entry(s, d, e);
 }
 
-static void delete_expired(struct store *s, struct db *d, struct entry *e)
+static void delete_expired(struct store *s, struct db *d, struct dict_entry *e)
 {
     delete_gone(s, d, e, STORE_GONE_EXPIRED);
     s->expired++;
 }
 
 /* a live entry for key, reaping it if expired */
-static struct entry *find_live(struct store *s, struct db *d, const char *key, size_t klen,
-                               int64_t now)
+static struct dict_entry *find_live(struct store *s, struct db *d, const char *key, size_t klen,
+                                    int64_t now)
 {
-    struct entry *e = find(s, d, key, klen);
+    struct dict_entry *e = dict_find(d->keys, key, klen);
     if (e && entry_expired(d, e, now)) {
         delete_expired(s, d, e);
         return NULL;
@@ -555,65 +375,49 @@ struct store *store_create(int databases)
     s->databases = databases;
     s->db = mem_calloc((size_t)databases, sizeof *s->db);
     for (int i = 0; i < databases; i++)
-        s->db[i].rehash = -1;
+        s->db[i].keys = dict_create_meta(sizeof(struct key_meta));
     s->rng = (siphash_seed_k0() ^ (uint64_t)(uintptr_t)s) | 1;
     s->mem = mem_usable(s) + mem_usable(s->db);
     return s;
 }
 
-static void chain_release(struct store *s, struct entry *e)
+/* an entry of a db being freed (dict_drain_step): its object goes (its TTL array is gone already) */
+static void drop_entry(void *arg, struct dict_entry *e)
 {
-    while (e) {
-        struct entry *next = e->next;
-        entry_destroy(s, e, false);
-        e = next;
-    }
+    struct store *s = arg;
+    dirty_forget(s, e->v.p);
+    s->mem -= object_memory(e->v.p);
+    release_object(s, e->v.p);
 }
 
-static void table_release_all(struct store *s, struct table *t)
-{
-    for (size_t i = 0; i < table_size(t); i++)
-        chain_release(s, t->bucket[i]);
-    table_release(s, t);
-}
-
-/* free up to the deadline (0: everything); true if all dead tables are gone */
+/* free up to the deadline (0: everything); true if all dead dicts are gone */
 static bool dead_release(struct store *s, int64_t deadline)
 {
     while (s->dead) {
-        struct dead_table *dt = s->dead;
-        while (dt->pos < dt->size) {
-            chain_release(s, dt->bucket[dt->pos++]);
-            if (deadline && (dt->pos & 127) == 0 && util_mono_ns() > deadline)
+        struct dead_dict *dd = s->dead;
+        while (!dict_drain_step(&dd->keys, deadline ? 128 : SIZE_MAX, drop_entry, s))
+            if (util_mono_ns() > deadline)
                 return false;
-        }
-        s->mem -= mem_usable(dt->bucket) + mem_usable(dt);
-        mem_release(dt->bucket);
-        s->dead = dt->next;
-        mem_release(dt);
+        s->dead = dd->next;
+        s->mem -= mem_usable(dd);
+        mem_release(dd);
     }
     return true;
 }
 
 static void db_flush(struct store *s, struct db *d)
 {
-    bool lazy = d->ht[0].used + d->ht[1].used > FLUSH_SYNC_MAX;
-    for (int t = 0; t <= 1; t++) {
-        if (d->ht[t].bucket == NULL)
-            continue;
-        if (!lazy) {
-            table_release_all(s, &d->ht[t]);
-            continue;
-        }
-        struct dead_table *dt = mem_alloc(sizeof *dt);
-        *dt = (struct dead_table){d->ht[t].bucket, table_size(&d->ht[t]), 0, s->dead};
-        s->mem += mem_usable(dt);
-        s->dead = dt;
-        d->ht[t] = (struct table){NULL, 0, 0, 0};
-    }
     if (d->ttl)
         ttl_release(s, d);
-    d->rehash = -1;
+    if (dict_size(d->keys) > FLUSH_SYNC_MAX) {
+        struct dead_dict *dd = mem_alloc(sizeof *dd);
+        *dd = (struct dead_dict){d->keys, s->dead};
+        s->mem += mem_usable(dd);
+        s->dead = dd;
+    } else {
+        dict_drain_step(&d->keys, SIZE_MAX, drop_entry, s);
+    }
+    d->keys = dict_create_meta(sizeof(struct key_meta));
 }
 
 void store_destroy(struct store **sp)
@@ -623,11 +427,9 @@ void store_destroy(struct store **sp)
     struct store *s = *sp;
     for (int i = 0; i < s->databases; i++) {
         struct db *d = &s->db[i];
-        for (int t = 0; t <= 1; t++)
-            if (d->ht[t].bucket)
-                table_release_all(s, &d->ht[t]);
         if (d->ttl)
             ttl_release(s, d);
+        dict_drain_step(&d->keys, SIZE_MAX, drop_entry, s);
     }
     dead_release(s, 0);
     for (size_t i = 0; i < s->lazy_len; i++)
@@ -654,26 +456,26 @@ int store_databases(const struct store *s)
 /* ---- LFU (Redis's evict.c, the counter's 8 bits and 16 bits of minutes kept apart) */
 
 /* the counter after its decay: one per LFU_DECAY_MIN minutes since ldt */
-static unsigned lfu_decayed(const struct entry *e, uint32_t now_s)
+static unsigned lfu_decayed(const struct key_meta *m, uint32_t now_s)
 {
     uint16_t now_min = (uint16_t)(now_s / 60);
-    unsigned elapsed = now_min >= e->ldt ? (unsigned)(now_min - e->ldt) : 65535u - e->ldt + now_min;
+    unsigned elapsed = now_min >= m->ldt ? (unsigned)(now_min - m->ldt) : 65535u - m->ldt + now_min;
     unsigned periods = elapsed / LFU_DECAY_MIN;
-    return periods > e->lfu ? 0 : e->lfu - periods;
+    return periods > m->lfu ? 0 : m->lfu - periods;
 }
 
 /* an access: decay, then increment with probability 1 / ((counter - 5) * 10 + 1) */
-static void lfu_touch(struct store *s, struct entry *e)
+static void lfu_touch(struct store *s, struct key_meta *m)
 {
-    unsigned counter = lfu_decayed(e, s->clock);
+    unsigned counter = lfu_decayed(m, s->clock);
     if (counter < 255) {
         unsigned base = counter > LFU_INIT_VAL ? counter - LFU_INIT_VAL : 0;
         uint64_t r = util_rand(&s->rng) >> 32; /* uniform in [0, 2^32) */
         if (r * (base * LFU_LOG_FACTOR + 1) < (1ull << 32))
             counter++;
     }
-    e->lfu = (uint8_t)counter;
-    e->ldt = (uint16_t)(s->clock / 60);
+    m->lfu = (uint8_t)counter;
+    m->ldt = (uint16_t)(s->clock / 60);
 }
 
 void store_track_lfu(struct store *s, bool on)
@@ -686,60 +488,64 @@ void store_track_lfu(struct store *s, bool on)
 struct object *store_lookup(struct store *s, int db, const char *key, size_t klen, int64_t now)
 {
     s->clock = (uint32_t)(now / 1000);
-    struct entry *e = find_live(s, store_db(s, db), key, klen, now);
+    struct dict_entry *e = find_live(s, store_db(s, db), key, klen, now);
     if (e == NULL)
         return NULL;
-    e->atime = s->clock;
+    struct key_meta *m = meta_of(e);
+    m->atime = s->clock;
     if (s->track_lfu)
-        lfu_touch(s, e);
-    dirty_add(s, e->val);
-    return e->val;
+        lfu_touch(s, m);
+    dirty_add(s, e->v.p);
+    return e->v.p;
 }
 
 struct object *store_peek(struct store *s, int db, const char *key, size_t klen, int64_t now,
                           long long *idle_s)
 {
-    struct entry *e = find_live(s, store_db(s, db), key, klen, now);
+    struct dict_entry *e = find_live(s, store_db(s, db), key, klen, now);
     if (e == NULL)
         return NULL;
     if (idle_s) {
-        long long idle = now / 1000 - (long long)e->atime;
+        long long idle = now / 1000 - (long long)meta_peek(e)->atime;
         *idle_s = idle > 0 ? idle : 0;
     }
-    return e->val;
+    return e->v.p;
 }
 
 int store_lfu_freq(struct store *s, int db, const char *key, size_t klen, int64_t now)
 {
-    struct entry *e = find_live(s, store_db(s, db), key, klen, now);
-    return e ? (int)lfu_decayed(e, (uint32_t)(now / 1000)) : -1;
+    struct dict_entry *e = find_live(s, store_db(s, db), key, klen, now);
+    return e ? (int)lfu_decayed(meta_peek(e), (uint32_t)(now / 1000)) : -1;
 }
 
 long long store_key_memory(struct store *s, int db, const char *key, size_t klen, int64_t now)
 {
-    struct entry *e = find_live(s, store_db(s, db), key, klen, now);
-    return e ? (long long)(mem_usable(e) + object_memory(e->val)) : -1;
+    struct db *d = store_db(s, db);
+    struct dict_entry *e = find_live(s, d, key, klen, now);
+    return e ? (long long)(dict_entry_memory(d->keys, e) + object_memory(e->v.p)) : -1;
 }
 
 int store_set(struct store *s, int db, const char *key, size_t klen, struct object *val, int flags)
 {
     struct db *d = store_db(s, db);
-    struct entry *e = find(s, d, key, klen);
-    if (e == NULL) {
-        insert(s, d, entry_create(s, key, klen, val));
+    struct dict_entry *e;
+    struct dict_entry *added = dict_add(d->keys, key, klen, &e);
+    if (added) {
+        entry_init(s, added, val);
         return 1;
     }
-    dirty_forget(s, e->val);
-    e->atime = s->clock; /* a new value is new to LRU (Redis's new object); its LFU counter stays (dbOverwrite) */
+    dirty_forget(s, e->v.p);
+    struct key_meta *m = meta_of(e);
+    m->atime = s->clock; /* a new value is new to LRU (Redis's new object); its LFU counter stays (dbOverwrite) */
     if ((flags & STORE_ACCESS) && s->track_lfu)
-        lfu_touch(s, e);
-    if (e->val != val) {
-        s->mem -= object_memory(e->val);
-        release_object(s, e->val);
-        e->val = val;
+        lfu_touch(s, m);
+    if (e->v.p != val) {
+        s->mem -= object_memory(e->v.p);
+        release_object(s, e->v.p);
+        e->v.p = val;
         s->mem += object_memory(val);
     }
-    if (!(flags & STORE_KEEPTTL) && e->ttl != TTL_NONE)
+    if (!(flags & STORE_KEEPTTL) && e->aux != TTL_NONE)
         ttl_remove(s, d, e);
     return 0;
 }
@@ -747,7 +553,7 @@ int store_set(struct store *s, int db, const char *key, size_t klen, struct obje
 int store_delete(struct store *s, int db, const char *key, size_t klen, int64_t now)
 {
     struct db *d = store_db(s, db);
-    struct entry *e = find_live(s, d, key, klen, now);
+    struct dict_entry *e = find_live(s, d, key, klen, now);
     if (e == NULL)
         return 0;
     delete_entry(s, d, e);
@@ -758,35 +564,34 @@ struct object *store_take(struct store *s, int db, const char *key, size_t klen,
                           int64_t *expire)
 {
     struct db *d = store_db(s, db);
-    struct entry *e = find_live(s, d, key, klen, now);
+    struct dict_entry *e = find_live(s, d, key, klen, now);
     if (e == NULL) {
         if (expire)
             *expire = -1;
         return NULL;
     }
     if (expire)
-        *expire = e->ttl != TTL_NONE ? ttl_at(d, e->ttl)->when : -1;
-    unlink_entry(s, d, e);
-    return entry_destroy(s, e, true);
+        *expire = e->aux != TTL_NONE ? ttl_at(d, e->aux)->when : -1;
+    return unlink_entry(s, d, e);
 }
 
 int64_t store_get_expire(struct store *s, int db, const char *key, size_t klen, int64_t now)
 {
     struct db *d = store_db(s, db);
-    struct entry *e = find_live(s, d, key, klen, now);
+    struct dict_entry *e = find_live(s, d, key, klen, now);
     if (e == NULL)
         return -2;
-    return e->ttl != TTL_NONE ? ttl_at(d, e->ttl)->when : -1;
+    return e->aux != TTL_NONE ? ttl_at(d, e->aux)->when : -1;
 }
 
 int store_set_expire(struct store *s, int db, const char *key, size_t klen, int64_t when, int64_t now)
 {
     struct db *d = store_db(s, db);
-    struct entry *e = find_live(s, d, key, klen, now);
+    struct dict_entry *e = find_live(s, d, key, klen, now);
     if (e == NULL)
         return -1;
-    if (e->ttl != TTL_NONE)
-        ttl_at(d, e->ttl)->when = when;
+    if (e->aux != TTL_NONE)
+        ttl_at(d, e->aux)->when = when;
     else
         ttl_add(s, d, e, when);
     return 0;
@@ -795,8 +600,8 @@ int store_set_expire(struct store *s, int db, const char *key, size_t klen, int6
 int store_persist(struct store *s, int db, const char *key, size_t klen, int64_t now)
 {
     struct db *d = store_db(s, db);
-    struct entry *e = find_live(s, d, key, klen, now);
-    if (e == NULL || e->ttl == TTL_NONE)
+    struct dict_entry *e = find_live(s, d, key, klen, now);
+    if (e == NULL || e->aux == TTL_NONE)
         return 0;
     ttl_remove(s, d, e);
     return 1;
@@ -804,8 +609,7 @@ int store_persist(struct store *s, int db, const char *key, size_t klen, int64_t
 
 size_t store_size(const struct store *s, int db)
 {
-    const struct db *d = store_db(s, db);
-    return d->ht[0].used + d->ht[1].used;
+    return dict_size(store_db(s, db)->keys);
 }
 
 size_t store_expires_size(const struct store *s, int db)
@@ -839,130 +643,69 @@ int store_move(struct store *s, int src_db, int dst_db, const char *key, size_t 
     struct db *src = store_db(s, src_db), *dst = store_db(s, dst_db);
     if (src == dst)
         return 0;
-    struct entry *e = find_live(s, src, key, klen, now);
+    struct dict_entry *e = find_live(s, src, key, klen, now);
     if (e == NULL || find_live(s, dst, key, klen, now) != NULL)
         return 0;
-    int64_t when = e->ttl != TTL_NONE ? ttl_at(src, e->ttl)->when : -1;
-    unlink_entry(s, src, e);
-    insert(s, dst, e);
+    int64_t when = e->aux != TTL_NONE ? ttl_at(src, e->aux)->when : -1;
+    struct key_meta m = *meta_of(e);
+    struct object *val = unlink_entry(s, src, e);
+    struct dict_entry *moved = dict_add(dst->keys, key, klen, NULL);
+    entry_init(s, moved, val);
+    *meta_of(moved) = m; /* the key keeps its access time and LFU counter */
     if (when != -1)
-        ttl_add(s, dst, e, when);
+        ttl_add(s, dst, moved, when);
     return 1;
 }
 
 /* ---- SCAN */
 
-/* Redis rev(): reverse the bits of v */
-static uint64_t rev64(uint64_t v)
-{
-    unsigned sh = 64;
-    uint64_t mask = ~0ULL;
-    while ((sh >>= 1) > 0) {
-        mask ^= (mask << sh);
-        v = ((v >> sh) & mask) | ((v << sh) & ~mask);
-    }
-    return v;
-}
-
 struct scan_state {
     store_scan_fn *fn;                   /* the caller's callback */
     void *arg;                           /* its argument */
+    const struct db *d;                  /* the db scanned */
     int64_t now;                         /* for expiry */
     long emitted;                        /* keys passed to fn */
     size_t nreap;                        /* expired entries collected */
-    struct entry *reap[SCAN_REAP_MAX];   /* deleted after the step */
+    const struct dict_entry *reap[SCAN_REAP_MAX]; /* deleted after the step */
 };
 
-static void scan_bucket(const struct db *d, struct entry *e, struct scan_state *st)
+static void scan_entry(void *arg, const struct dict_entry *e)
 {
-    for (; e; e = e->next) {
-        if (entry_expired(d, e, st->now)) {
-            if (st->nreap < SCAN_REAP_MAX)
-                st->reap[st->nreap++] = e;
-            continue;
-        }
-        st->fn(st->arg, e->key, e->klen, e->val);
-        st->emitted++;
+    struct scan_state *st = arg;
+    if (entry_expired(st->d, e, st->now)) {
+        if (st->nreap < SCAN_REAP_MAX)
+            st->reap[st->nreap++] = e;
+        return;
     }
-}
-
-/* Redis dictScan: one cursor step over one or (rehashing) both tables */
-static uint64_t scan_step(const struct db *d, uint64_t v, struct scan_state *st)
-{
-    if (!rehashing(d)) {
-        uint64_t m0 = d->ht[0].mask;
-        scan_bucket(d, d->ht[0].bucket[v & m0], st);
-        v |= ~m0;
-        return rev64(rev64(v) + 1);
-    }
-    const struct table *t0 = &d->ht[0], *t1 = &d->ht[1];
-    if (t0->mask > t1->mask) {
-        const struct table *tmp = t0;
-        t0 = t1;
-        t1 = tmp;
-    }
-    uint64_t m0 = t0->mask, m1 = t1->mask;
-    scan_bucket(d, t0->bucket[v & m0], st);
-    do {
-        scan_bucket(d, t1->bucket[v & m1], st);
-        v |= ~m1;
-        v = rev64(rev64(v) + 1);
-    } while (v & (m0 ^ m1));
-    return v;
+    st->fn(st->arg, e->key, e->klen, e->v.p);
+    st->emitted++;
 }
 
 uint64_t store_scan(struct store *s, int db, uint64_t cursor, long count, int64_t now,
                     store_scan_fn *fn, void *arg)
 {
     struct db *d = store_db(s, db);
-    if (d->ht[0].used + d->ht[1].used == 0)
+    if (dict_size(d->keys) == 0)
         return 0;
-    struct scan_state st = {.fn = fn, .arg = arg, .now = now};
+    struct scan_state st = {.fn = fn, .arg = arg, .d = d, .now = now};
     long maxiter = count > 0 ? count * 10 : 10;
     do {
-        cursor = scan_step(d, cursor, &st);
+        cursor = dict_scan(d->keys, cursor, scan_entry, &st);
     } while (cursor && maxiter-- > 0 && st.emitted < count && st.nreap < SCAN_REAP_MAX);
     for (size_t i = 0; i < st.nreap; i++)
-        delete_expired(s, d, st.reap[i]);
+        delete_expired(s, d, dict_peek(d->keys, st.reap[i]->key, st.reap[i]->klen));
     return cursor;
 }
 
 /* ---- RANDOMKEY */
 
-/* a random entry of d (which holds keys), each equally likely (see the design note) */
-static struct entry *random_entry(struct store *s, struct db *d)
-{
-    uint64_t rng = s->rng; /* a copy the tries keep in a register */
-    struct entry *e = NULL;
-    while (e == NULL) {
-        /* the live buckets: ht[0]'s from the rehash index (those below are empty), then ht[1]'s */
-        size_t s0 = table_size(&d->ht[0]), s1 = table_size(&d->ht[1]);
-        size_t lo = rehashing(d) ? (size_t)d->rehash : 0, span = s0 + s1 - lo;
-        size_t slots = d->ht[0].chain_max > d->ht[1].chain_max ? d->ht[0].chain_max : d->ht[1].chain_max;
-        for (int tries = 0; e == NULL && tries < RANDOM_DRAW_TRIES; tries++) {
-            size_t i = lo + util_rand_below(&rng, span);
-            e = i < s0 ? d->ht[0].bucket[i] : d->ht[1].bucket[i - s0];
-            for (size_t k = util_rand_below(&rng, slots); e && k; k--)
-                e = e->next;
-        }
-        if (e == NULL) {
-            /* a sparse table (mass deletes): move its shrink on, or start it */
-            rehash(s, d, RANDOM_REHASH);
-            maybe_shrink(s, d);
-        }
-    }
-    s->rng = rng;
-    return e;
-}
-
 bool store_random_key(struct store *s, int db, int64_t now, const char **key, size_t *klen)
 {
     struct db *d = store_db(s, db);
     for (int tries = 0; tries < RANDOM_TRIES; tries++) {
-        if (d->ht[0].used + d->ht[1].used == 0)
+        if (dict_size(d->keys) == 0)
             return false;
-        rehash(s, d, 1);
-        struct entry *e = random_entry(s, d);
+        struct dict_entry *e = dict_random(d->keys);
         /* like a Redis replica, give up reaping after enough tries */
         if (!entry_expired(d, e, now) || tries == RANDOM_TRIES - 1) {
             *key = e->key;
@@ -997,7 +740,7 @@ static void pool_create(struct store *s)
 }
 
 /* Redis evictionPoolPopulate's insertion: keep the pool sorted, best last */
-static void pool_insert(struct store *s, int db, const struct entry *e, uint64_t score)
+static void pool_insert(struct store *s, int db, const struct dict_entry *e, uint64_t score)
 {
     struct evict_cand **p = s->pool;
     int k = 0;
@@ -1029,37 +772,28 @@ static void pool_insert(struct store *s, int db, const struct entry *e, uint64_t
 
 /* a candidate's score; LRU and LFU ties are broken at random (the low 32 bits), so
  * that among keys alike the pool keeps no favourite (the first one sampled) */
-static uint64_t evict_score(struct store *s, const struct db *d, const struct entry *e, int kind, uint32_t now_s)
+static uint64_t evict_score(struct store *s, const struct db *d, const struct dict_entry *e, int kind, uint32_t now_s)
 {
     uint64_t tie = util_rand(&s->rng) >> 32;
+    const struct key_meta *m = meta_peek(e);
     switch (kind) {
-    case STORE_EVICT_LRU: return (uint64_t)(now_s > e->atime ? now_s - e->atime : 0) << 32 | tie;
-    case STORE_EVICT_LFU: return (uint64_t)(255 - lfu_decayed(e, now_s)) << 32 | tie;
-    default: return e->ttl != TTL_NONE ? UINT64_MAX - (uint64_t)ttl_at(d, e->ttl)->when : 0;
+    case STORE_EVICT_LRU: return (uint64_t)(now_s > m->atime ? now_s - m->atime : 0) << 32 | tie;
+    case STORE_EVICT_LFU: return (uint64_t)(255 - lfu_decayed(m, now_s)) << 32 | tie;
+    default: return e->aux != TTL_NONE ? UINT64_MAX - (uint64_t)ttl_at(d, e->aux)->when : 0;
     }
 }
 
-/*
- * About n keys of db into the pool: every key of a window of consecutive
- * live buckets at a random place (wrapping around), n * buckets / keys wide,
- * so each key is in it with probability width / buckets (see the design
- * note).  The rehash is moved on first, as Redis does: a sparse table
- * mid-shrink needs a wide window.
- */
-static void sample_keys(struct store *s, int db, size_t n, int kind, uint32_t now_s)
+struct sample_state {
+    struct store *s;
+    int db;
+    int kind;
+    uint32_t now_s;
+};
+
+static void sample_entry(void *arg, const struct dict_entry *e)
 {
-    struct db *d = &s->db[db];
-    rehash(s, d, n);
-    size_t s0 = table_size(&d->ht[0]), s1 = table_size(&d->ht[1]);
-    size_t lo = rehashing(d) ? (size_t)d->rehash : 0, span = s0 + s1 - lo;
-    size_t keys = d->ht[0].used + d->ht[1].used;
-    size_t width = keys <= n ? span : (n * span + keys - 1) / keys;
-    size_t i = lo + util_rand_below(&s->rng, span);
-    for (; width; width--) {
-        for (struct entry *e = i < s0 ? d->ht[0].bucket[i] : d->ht[1].bucket[i - s0]; e; e = e->next)
-            pool_insert(s, db, e, evict_score(s, d, e, kind, now_s));
-        i = i + 1 < s0 + s1 ? i + 1 : lo;
-    }
+    struct sample_state *st = arg;
+    pool_insert(st->s, st->db, e, evict_score(st->s, &st->s->db[st->db], e, st->kind, st->now_s));
 }
 
 /* one round of sampling into the pool; false when there is no key to sample
@@ -1073,12 +807,13 @@ static bool pool_populate(struct store *s, int kind, bool volatile_only, int sam
         struct db *d = &s->db[i];
         if (volatile_only) {
             for (size_t j = 0; j < want && d->ttl_len; j++) {
-                struct entry *e = ttl_at(d, util_rand_below(&s->rng, d->ttl_len))->e;
+                struct dict_entry *e = ttl_at(d, util_rand_below(&s->rng, d->ttl_len))->e;
                 pool_insert(s, i, e, evict_score(s, d, e, kind, now_s));
             }
             any |= d->ttl_len > 0;
-        } else if (d->ht[0].used + d->ht[1].used) {
-            sample_keys(s, i, want, kind, now_s);
+        } else if (dict_size(d->keys)) {
+            struct sample_state st = {s, i, kind, now_s};
+            dict_sample(d->keys, want, &s->rng, sample_entry, &st);
             any = true;
         }
     }
@@ -1086,24 +821,24 @@ static bool pool_populate(struct store *s, int kind, bool volatile_only, int sam
 }
 
 /* the best pool candidate still present (and still with a TTL when volatile) */
-static struct entry *pool_pop(struct store *s, bool volatile_only, int *db)
+static struct dict_entry *pool_pop(struct store *s, bool volatile_only, int *db)
 {
     for (int k = EVPOOL_SIZE - 1; k >= 0; k--) {
         struct evict_cand *c = s->pool[k];
         if (c->db < 0)
             continue;
         struct db *d = &s->db[c->db];
-        struct entry *e = find(s, d, c->key, c->klen);
+        struct dict_entry *e = dict_find(d->keys, c->key, c->klen);
         *db = c->db;
         cand_clear(c);
-        if (e && (!volatile_only || e->ttl != TTL_NONE))
+        if (e && (!volatile_only || e->aux != TTL_NONE))
             return e;
     }
     return NULL;
 }
 
 /* the entry to evict next, NULL when there is none */
-static struct entry *evict_pick(struct store *s, int kind, bool volatile_only, int samples, uint32_t now_s,
+static struct dict_entry *evict_pick(struct store *s, int kind, bool volatile_only, int samples, uint32_t now_s,
                                 int *db)
 {
     if (kind == STORE_EVICT_RANDOM) {
@@ -1113,15 +848,15 @@ static struct entry *evict_pick(struct store *s, int kind, bool volatile_only, i
             *db = j;
             if (volatile_only && d->ttl_len)
                 return ttl_at(d, util_rand_below(&s->rng, d->ttl_len))->e;
-            if (!volatile_only && d->ht[0].used + d->ht[1].used)
-                return random_entry(s, d);
+            if (!volatile_only && dict_size(d->keys))
+                return dict_random(d->keys);
         }
         return NULL;
     }
     for (;;) {
         if (!pool_populate(s, kind, volatile_only, samples, now_s))
             return NULL;
-        struct entry *e = pool_pop(s, volatile_only, db);
+        struct dict_entry *e = pool_pop(s, volatile_only, db);
         if (e)
             return e;
     }
@@ -1138,7 +873,7 @@ size_t store_evict(struct store *s, int how, int samples, size_t bytes, int64_t 
     size_t start = store_memory(s), freed = 0;
     for (unsigned n = 1; freed < bytes; n++) {
         int db;
-        struct entry *e = evict_pick(s, kind, volatile_only, samples, now_s, &db);
+        struct dict_entry *e = evict_pick(s, kind, volatile_only, samples, now_s, &db);
         if (e == NULL)
             break;
         struct db *d = &s->db[db];
@@ -1204,11 +939,11 @@ void store_rehash_step(struct store *s)
 {
     int64_t deadline = util_mono_ns() + IDLE_BUDGET_NS;
     for (int i = 0; i < s->databases; i++) {
-        struct db *d = &s->db[i];
-        while (rehash(s, d, 100))
+        struct dict *keys = s->db[i].keys;
+        while (dict_rehash(keys, 100))
             if (util_mono_ns() > deadline)
                 return;
-        maybe_shrink(s, d);
+        dict_compact(keys);
     }
     dead_release(s, deadline);
     store_lazyfree_step(s, LAZYFREE_STEP_IDLE);
@@ -1227,6 +962,10 @@ uint64_t store_evicted_keys(const struct store *s)
 size_t store_memory(const struct store *s)
 {
     size_t m = s->mem;
+    for (int i = 0; i < s->databases; i++)
+        m += dict_memory(s->db[i].keys);
+    for (const struct dead_dict *dd = s->dead; dd; dd = dd->next)
+        m += dict_memory(dd->keys);
     for (int i = 0; i < STORE_DIRTY_MAX; i++)
         if (s->dirty[i].o)
             m += object_memory(s->dirty[i].o) - s->dirty[i].mem;

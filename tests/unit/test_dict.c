@@ -2,7 +2,10 @@
  * test_dict: the hash table of sets, hashes and sorted sets.  Keys are
  * binary (they hold NUL bytes); growth, shrink, rehash mid-way, scan
  * coverage across resizes, values, random draws (fair by chi-square:
- * dense, sparse and mid-rehash tables), lazy free and memory accounting.
+ * dense, sparse and mid-rehash tables), lazy free and memory accounting;
+ * the keyspace's uses: owner records in front of entries (dict_create_meta),
+ * a drain that hands each entry to its owner, and window sampling (each
+ * entry as likely to be in a sample: chi-square over subsets).
  */
 #include "percore/dict.h"
 #include "percore/siphash.h"
@@ -321,6 +324,91 @@ static void test_destroy_step(void)
     CHECK(dict_destroy_step(&d, 10));
 }
 
+static void drain_cb(void *arg, struct dict_entry *e)
+{
+    long *seen = *(long **)arg;
+    long i = index_of(e->key, e->klen);
+    if (i >= 0 && i < 5000)
+        seen[i]++;
+}
+
+/* the owner's record rides in front of each entry; a drain shows every entry to the owner once */
+static void test_meta_drain(void)
+{
+    struct dict *d = dict_create_meta(8);
+    struct dict *plain = dict_create();
+    for (long i = 0; i < 5000; i++) {
+        char k[32];
+        size_t n = key_of(k, i);
+        struct dict_entry *e = dict_add(d, k, n, NULL);
+        uint64_t rec = (uint64_t)i * 3 + 1;
+        memcpy(dict_entry_meta(e, 8), &rec, 8);
+        e->v.p = d;
+        e->aux = (uint32_t)i;
+        CHECK(dict_entry_memory(d, e) >= 8 + sizeof *e + n);
+        dict_add(plain, k, n, NULL);
+    }
+    /* the records survive the growth's rehashes, and cost their 8 bytes an entry */
+    long bad = 0;
+    for (long i = 0; i < 5000; i++) {
+        char k[32];
+        size_t n = key_of(k, i);
+        struct dict_entry *e = dict_find(d, k, n);
+        uint64_t rec;
+        memcpy(&rec, dict_entry_meta(e, 8), 8);
+        bad += rec != (uint64_t)i * 3 + 1 || e->aux != (uint32_t)i || e->v.p != d;
+    }
+    CHECK_EQ_LL(bad, 0);
+    CHECK(dict_memory(d) > dict_memory(plain));
+    dict_destroy(&plain);
+    long seen[5000] = {0};
+    struct drain_seen {
+        long *seen;
+    } ds = {seen};
+    int steps = 0;
+    while (!dict_drain_step(&d, 700, drain_cb, &ds))
+        steps++;
+    CHECK(d == NULL);
+    CHECK(steps >= 7 && steps <= 8);
+    for (long i = 0; i < 5000; i++)
+        bad += seen[i] != 1;
+    CHECK_EQ_LL(bad, 0);
+}
+
+static void sample_cb(void *arg, const struct dict_entry *e)
+{
+    long *hits = arg;
+    long i = index_of(e->key, e->klen);
+    hits[i]++;
+    hits[1000]++; /* the sample's size */
+}
+
+/* dict_sample takes about n entries, each as likely to be among them (dense, sparse, mid-rehash) */
+static void test_sample(void)
+{
+    struct dict *d = dict_create();
+    for (long i = 0; i < 1000; i++)
+        add(d, i);
+    uint64_t rng = 12345;
+    enum { ROUNDS = 20000 };
+    long hits[1001] = {0};
+    for (int r = 0; r < ROUNDS; r++)
+        dict_sample(d, 10, &rng, sample_cb, hits);
+    /* 10 entries a sample on average (a window of buckets: the number varies) */
+    CHECK(hits[1000] > ROUNDS * 8 && hits[1000] < ROUNDS * 12);
+    CHECK(chisq_fair("sample, 1000 entries", chisq_draws(hits, 1000), 1000));
+    /* sparse: deletes down to 100 leave a big table with runs of empty buckets */
+    for (long i = 100; i < 1000; i++)
+        del(d, i);
+    memset(hits, 0, sizeof hits);
+    for (int r = 0; r < ROUNDS; r++)
+        dict_sample(d, 5, &rng, sample_cb, hits);
+    for (long i = 100; i < 1000; i++)
+        CHECK(hits[i] == 0);
+    CHECK(chisq_fair("sample, 100 left of 1000", chisq_draws(hits, 100), 100));
+    dict_destroy(&d);
+}
+
 /* memory returns to the empty figure after churn */
 static void test_memory(void)
 {
@@ -353,6 +441,8 @@ int main(void)
     test_values();
     test_random();
     test_destroy_step();
+    test_meta_drain();
+    test_sample();
     test_memory();
     return check_done("test_dict");
 }
