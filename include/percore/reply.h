@@ -59,12 +59,8 @@ void reply_not_integer(struct reply *r);  /* ERR value is not an integer or out 
 
 /*
  * Length of the one complete RESP value (any type, nested) at p[0..n), or 0
- * when it is not complete.  Used to split and merge replies gathered from
- * several shards.
+ * when it is not complete or malformed (rread_skip: rread.h reads replies).
  */
 size_t reply_value_len(const char *p, size_t n);
-/* the integer of the RESP line at p[0..n) after its type byte (":12", "*3", "$5") into *v: the byte after
- * the line's CRLF, or NULL when there is no such line */
-const char *reply_read_ll(const char *p, size_t n, long long *v);
 
 #endif

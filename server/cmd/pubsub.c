@@ -40,6 +40,7 @@
 #include "percore/mem.h"
 #include "percore/pubsub.h"
 #include "percore/reply.h"
+#include "percore/rread.h"
 #include "percore/shard.h"
 #include "percore/util.h"
 
@@ -77,24 +78,18 @@ static const struct command pubsub_part_command = {
 
 /* ---------------------------------------------------------------- merging the parts */
 
-/* the number on a ":n" or "*n" line at p (type t); the byte after its CRLF, NULL when not one */
-static const char *part_number(const char *p, const char *end, char t, long long *v)
+/* an array's header at the cursor: its count, false when it is not one */
+static bool part_array(struct rread *r, long long *count)
 {
-    const char *cr = p < end ? memchr(p, '\r', (size_t)(end - p)) : NULL;
-    if (!cr || p[0] != t || cr + 2 > end || !util_str_to_ll(p + 1, (size_t)(cr - p - 1), v))
-        return NULL;
-    return cr + 2;
+    char t;
+    return rread_agg(r, &t, count) && t == '*';
 }
 
 static void merge_sum(struct reply *out, int argc, const struct resp_arg *argv, int nparts,
                       const char *const *parts, const size_t *lens)
 {
     (void)argc, (void)argv;
-    long long sum = 0, v;
-    for (int i = 0; i < nparts; i++)
-        if (part_number(parts[i], parts[i] + lens[i], ':', &v))
-            sum += v;
-    reply_int(out, sum);
+    reply_int(out, rread_int_sum(nparts, parts, lens));
 }
 
 /* NUMSUB: the channels asked, each with its subscribers on every shard */
@@ -104,14 +99,13 @@ static void merge_numsub(struct reply *out, int argc, const struct resp_arg *arg
     int n = argc - 2;
     long long *sums = mem_calloc((size_t)n + 1, sizeof(*sums));
     for (int i = 0; i < nparts; i++) {
-        const char *p = parts[i], *end = parts[i] + lens[i];
+        struct rread r;
         long long count, v;
-        p = part_number(p, end, '*', &count);
-        for (int j = 0; p && j < n && j < count; j++) {
-            p = part_number(p, end, ':', &v);
-            if (p)
-                sums[j] += v;
-        }
+        rread_init(&r, parts[i], lens[i]);
+        if (!part_array(&r, &count))
+            continue;
+        for (int j = 0; j < n && j < count && rread_int(&r, &v); j++)
+            sums[j] += v;
     }
     reply_array(out, (long long)n * 2);
     for (int j = 0; j < n; j++) {
@@ -135,19 +129,19 @@ static struct resp_arg *distinct_names(int nparts, const char *const *parts, con
     size_t total = 0, cap = 16;
     struct resp_arg *names = mem_alloc(cap * sizeof(*names));
     for (int i = 0; i < nparts; i++) {
-        const char *p = parts[i], *end = parts[i] + lens[i];
-        long long count, len;
-        p = part_number(p, end, '*', &count);
-        for (long long j = 0; p && j < count; j++) {
-            p = part_number(p, end, '$', &len);
-            if (!p || len < 0 || end - p < len + 2)
-                break;
+        struct rread r;
+        long long count;
+        const char *p;
+        size_t len;
+        rread_init(&r, parts[i], lens[i]);
+        if (!part_array(&r, &count))
+            continue;
+        for (long long j = 0; j < count && rread_bulk(&r, &p, &len) && p; j++) {
             if (total == cap) {
                 cap *= 2;
                 names = mem_realloc(names, cap * sizeof(*names));
             }
-            names[total++] = (struct resp_arg){p, (size_t)len};
-            p += len + 2;
+            names[total++] = (struct resp_arg){p, len};
         }
     }
     if (total)

@@ -45,6 +45,7 @@
 #include "percore/mem.h"
 #include "percore/pubsub.h"
 #include "percore/reply.h"
+#include "percore/rread.h"
 #include "percore/shard.h"
 #include "percore/slowlog.h"
 #include "percore/stats.h"
@@ -478,19 +479,21 @@ static void reply_meta(struct reply *out, const char *p, size_t n)
         reply_raw(out, p, n);
         return;
     }
-    const char *end = p + n;
-    while (p < end) {
-        const char *eol = memchr(p, '\n', (size_t)(end - p));
-        size_t line = (size_t)(eol - p) + 1;
-        if (*p == '%' || *p == '~') {
-            long long k = strtoll(p + 1, NULL, 10);
-            reply_array(out, *p == '%' ? 2 * k : k);
-        } else {
-            if (*p == '$')
-                line += (size_t)strtoull(p + 1, NULL, 10) + 2; /* the payload and its CRLF */
-            reply_raw(out, p, line);
+    struct rread r;
+    rread_init(&r, p, n);
+    while (rread_left(&r)) {
+        const char *v = r.p;
+        char t;
+        long long k;
+        if (rread_agg(&r, &t, &k)) {
+            if (t == '%' || t == '~') {
+                reply_array(out, t == '%' ? 2 * k : k);
+                continue;
+            }
+        } else if (!rread_skip(&r)) { /* a string or a number: as it is */
+            break;
         }
-        p += line;
+        reply_raw(out, v, (size_t)(r.p - v));
     }
 }
 
@@ -971,18 +974,9 @@ static int client_line_cmp(const void *a, const void *b)
 /* the bulk (or verbatim) string of one shard's part */
 static bool client_part_text(const char *p, size_t len, const char **text, size_t *tlen)
 {
-    const char *cr = memchr(p, '\r', len);
-    long long n;
-    if (!cr || (p[0] != '$' && p[0] != '=') || !util_str_to_ll(p + 1, (size_t)(cr - p - 1), &n) || n < 0 ||
-        (size_t)(cr + 2 - p) + (size_t)n > len)
-        return false;
-    *text = cr + 2;
-    *tlen = (size_t)n;
-    if (p[0] == '=' && *tlen >= 4) { /* "txt:" */
-        *text += 4;
-        *tlen -= 4;
-    }
-    return true;
+    struct rread r;
+    rread_init(&r, p, len);
+    return (rread_type(&r) == '$' || rread_type(&r) == '=') && rread_bulk(&r, text, tlen) && *text;
 }
 
 /* every shard's lines, by id (the order of connection); for LIST ID, in the order of the ids asked */
@@ -1029,24 +1023,11 @@ static void client_list_merge(struct reply *out, int argc, const struct resp_arg
 }
 
 /* the old form answers +OK or "No such client", the new one the count */
-/* the shards' integer answers, summed */
-static long long parts_sum(int nparts, const char *const *parts, const size_t *lens)
-{
-    long long sum = 0;
-    for (int i = 0; i < nparts; i++) {
-        long long v;
-        const char *cr = memchr(parts[i], '\r', lens[i]);
-        if (lens[i] && parts[i][0] == ':' && cr && util_str_to_ll(parts[i] + 1, (size_t)(cr - parts[i] - 1), &v))
-            sum += v;
-    }
-    return sum;
-}
-
 static void client_kill_merge(struct reply *out, int argc, const struct resp_arg *argv, int nparts,
                               const char *const *parts, const size_t *lens)
 {
     (void)argv;
-    long long killed = parts_sum(nparts, parts, lens);
+    long long killed = rread_int_sum(nparts, parts, lens);
     if (argc == 4) {
         if (killed == 0)
             reply_error(out, "ERR No such client");
@@ -1162,7 +1143,7 @@ static void client_unblock_merge(struct reply *out, int argc, const struct resp_
 {
     (void)argc;
     (void)argv;
-    reply_int(out, parts_sum(nparts, parts, lens));
+    reply_int(out, rread_int_sum(nparts, parts, lens));
 }
 
 /* CLIENT UNBLOCK id [TIMEOUT|ERROR] */
@@ -1397,13 +1378,7 @@ static void slowlog_len_merge(struct reply *out, int argc, const struct resp_arg
                               const char *const *parts, const size_t *lens)
 {
     (void)argc, (void)argv;
-    long long sum = 0;
-    for (int i = 0; i < nparts; i++) {
-        long long v;
-        const char *cr = memchr(parts[i], '\r', lens[i]);
-        if (lens[i] && parts[i][0] == ':' && cr && util_str_to_ll(parts[i] + 1, (size_t)(cr - parts[i] - 1), &v))
-            sum += v;
-    }
+    long long sum = rread_int_sum(nparts, parts, lens);
     long long max = config_current()->slowlog_max_len;
     reply_int(out, sum < max ? sum : max);
 }

@@ -40,6 +40,7 @@
 #include "percore/mem.h"
 #include "percore/object.h"
 #include "percore/reply.h"
+#include "percore/rread.h"
 #include "percore/store.h"
 #include "percore/util.h"
 #include "percore/watch.h"
@@ -445,32 +446,61 @@ void block_owner_run(struct shard *self, const struct command *cmd, int argc, co
 
 static bool reply_is_error(const char *reply, size_t len)
 {
-    return len && reply[0] == '-';
+    struct rread r;
+    rread_init(&r, reply, len);
+    return rread_is_error(&r);
 }
 
 static long long reply_integer(const char *reply, size_t len)
 {
-    long long v = 0;
-    return len && reply[0] == ':' && reply_read_ll(reply, len, &v) ? v : 0;
+    struct rread r;
+    long long v;
+    rread_init(&r, reply, len);
+    return rread_int(&r, &v) ? v : 0;
 }
 
-/* the strings of a reply, depth first, aggregate headers left out: [key, elem], [key, member, score] ... */
-static int reply_strings(const char *r, size_t len, struct resp_arg *out, int max)
+/* a null array or RESP3 null: what a blocking command answers when nothing came */
+static bool reply_is_null(const char *reply, size_t len)
 {
+    struct rread r;
+    char t;
+    long long n;
+    rread_init(&r, reply, len);
+    return rread_type(&r) == '_' || (rread_agg(&r, &t, &n) && n < 0);
+}
+
+/* a bulk string, not a null: an element popped */
+static bool reply_is_string(const char *reply, size_t len)
+{
+    struct rread r;
+    const char *p;
+    size_t n;
+    rread_init(&r, reply, len);
+    return rread_type(&r) == '$' && rread_bulk(&r, &p, &n) && p;
+}
+
+/* the strings of a reply, depth first, aggregate headers, nils and errors left out: [key, elem],
+ * [key, member, score] ... */
+static int reply_strings(const char *reply, size_t len, struct resp_arg *out, int max)
+{
+    struct rread r;
     int n = 0;
-    const char *p = r, *end = r + len;
-    while (p < end && n < max) {
-        const char *eol = memchr(p, '\r', (size_t)(end - p));
-        if (!eol || eol + 2 > end)
-            break;
-        long long blen;
-        if (*p == '$' && util_str_to_ll(p + 1, (size_t)(eol - p - 1), &blen) && blen >= 0 && eol + 2 + blen <= end) {
-            out[n++] = (struct resp_arg){eol + 2, (size_t)blen};
-            p = eol + 2 + blen + 2;
+    rread_init(&r, reply, len);
+    while (rread_left(&r) && n < max) {
+        char t = rread_type(&r);
+        const char *p;
+        size_t plen;
+        long long k;
+        if (rread_agg(&r, &t, &k))
+            continue;
+        if (rread_bulk(&r, &p, &plen)) {
+            if (p)
+                out[n++] = (struct resp_arg){p, plen};
+        } else if (rread_line(&r, &p, &plen)) {
+            if (t == '+' || t == ',' || t == ':')
+                out[n++] = (struct resp_arg){p, plen};
         } else {
-            if (*p == '+' || *p == ',' || *p == ':')
-                out[n++] = (struct resp_arg){p + 1, (size_t)(eol - p - 1)};
-            p = eol + 2; /* * % ~ headers, nils */
+            break;
         }
     }
     return n;
@@ -885,11 +915,6 @@ static void bm_move_push(struct conn *c, struct slot *s)
     handoff_flush(self);
 }
 
-static bool bm_is_element(const char *reply, size_t len)
-{
-    return len > 4 && reply[0] == '$' && reply[1] != '-' && memchr(reply, '\n', len);
-}
-
 static void bm_elem_part(struct conn *c, struct slot *s, int part, const char *reply, size_t len)
 {
     (void)c;
@@ -900,7 +925,7 @@ static void bm_elem_part(struct conn *c, struct slot *s, int part, const char *r
 static void bm_move_popped(struct conn *c, struct slot *s)
 {
     struct block_multi *bm = s->bmulti;
-    if (bm_is_element(bm->elem.buf, bm->elem.len)) {
+    if (reply_is_string(bm->elem.buf, bm->elem.len)) {
         bm_move_push(c, s);
     } else if (reply_is_error(bm->elem.buf, bm->elem.len)) {
         reply_raw(&s->reply, bm->elem.buf, bm->elem.len);
@@ -1077,10 +1102,10 @@ static void bm_served(struct conn *c, struct slot *s, int owner, const char *rep
     struct block_multi *bm = s->bmulti;
     bm->owner[owner] = BM_NONE; /* its reference comes back with the slot */
     bm->unrefs++;
-    bool data = !reply_is_error(reply, len) && !(len >= 3 && (memcmp(reply, "*-1", 3) == 0 || reply[0] == '_'));
+    bool data = !reply_is_error(reply, len) && !reply_is_null(reply, len);
     if (bm->phase == BM_WAIT && !c->closed) { /* the first: the answer */
         bm->taken = true;
-        if (bm->move && bm_is_element(reply, len)) { /* to the destination first */
+        if (bm->move && reply_is_string(reply, len)) { /* to the destination first */
             reply_clear(&bm->elem);
             reply_raw(&bm->elem, reply, len);
             bm->phase = BM_PUSH;

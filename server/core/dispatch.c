@@ -36,6 +36,7 @@
 #include "percore/mem.h"
 #include "percore/object.h"
 #include "percore/pubsub.h"
+#include "percore/rread.h"
 #include "percore/slot.h"
 #include "percore/slowlog.h"
 #include "percore/store.h"
@@ -297,8 +298,10 @@ static void part_sum(struct conn *c, struct slot *s, int part, const char *reply
 {
     (void)c;
     (void)part;
+    struct rread r;
     long long v;
-    if (len && reply[0] == ':' && reply_read_ll(reply, len, &v))
+    rread_init(&r, reply, len);
+    if (rread_int(&r, &v))
         s->sum += v;
     else
         slot_fail(s, reply, len);
@@ -308,7 +311,9 @@ static void part_ok(struct conn *c, struct slot *s, int part, const char *reply,
 {
     (void)c;
     (void)part;
-    if (!len || reply[0] != '+')
+    struct rread r;
+    rread_init(&r, reply, len);
+    if (rread_type(&r) != '+')
         slot_fail(s, reply, len);
 }
 
@@ -316,35 +321,38 @@ static void part_concat(struct conn *c, struct slot *s, int part, const char *re
 {
     (void)c;
     (void)part;
+    struct rread r;
+    char t;
     long long n;
-    const char *rest;
-    if (!len || (reply[0] != '*' && reply[0] != '~') || !(rest = reply_read_ll(reply, len, &n)) || n < 0) {
+    rread_init(&r, reply, len);
+    if (!rread_agg(&r, &t, &n) || (t != '*' && t != '~') || n < 0) {
         slot_fail(s, reply, len);
         return;
     }
     s->count += n;
-    reply_raw(&s->gather, rest, len - (size_t)(rest - reply));
+    reply_raw(&s->gather, r.p, rread_left(&r));
 }
 
 static void part_mget(struct conn *c, struct slot *s, int part, const char *reply, size_t len)
 {
     (void)c;
+    struct rread r;
+    char t;
     long long n;
-    const char *p;
-    if (!len || reply[0] != '*' || !(p = reply_read_ll(reply, len, &n))) {
+    rread_init(&r, reply, len);
+    if (!rread_agg(&r, &t, &n) || t != '*') {
         slot_fail(s, reply, len);
         return;
     }
-    const char *end = reply + len;
-    for (uint32_t i = 0; i < s->nkeys && p < end; i++) {
+    for (uint32_t i = 0; i < s->nkeys && rread_left(&r); i++) {
         if (s->key_shard[i] != part)
             continue;
-        size_t elen = reply_value_len(p, (size_t)(end - p));
-        if (!elen)
+        const char *elem = r.p;
+        if (!rread_skip(&r))
             break;
+        size_t elen = (size_t)(r.p - elem);
         s->elem[i] = ((uint64_t)s->gather.len << 32) | elen;
-        reply_raw(&s->gather, p, elen);
-        p += elen;
+        reply_raw(&s->gather, elem, elen);
     }
 }
 
@@ -499,14 +507,16 @@ static void rename_part(struct conn *c, struct slot *s, int part, const char *re
     if (s->failed)
         return;
     const struct config *cfg = config_current();
+    struct rread r;
     long long v;
-    if (len && reply[0] == '-') {
+    rread_init(&r, reply, len);
+    if (rread_is_error(&r)) {
         slot_fail(s, reply, len);
         return;
     }
     switch (s->step) {
     case 0: /* EXISTS replies: count = src exists, sum = dst exists */
-        if (reply_read_ll(reply, len, &v)) {
+        if (rread_int(&r, &v)) {
             if (part == dispatch_key_shard(cfg, &s->argv[1]))
                 s->count = v;
             else
@@ -514,17 +524,17 @@ static void rename_part(struct conn *c, struct slot *s, int part, const char *re
         }
         break;
     case 1: { /* __take: nil, or [blob, expire] */
-        const char *p;
-        long long n, blen;
-        if (reply[0] != '*' || !(p = reply_read_ll(reply, len, &n)) || n != 2) {
-            s->count = 0; /* no such key */
-            break;
+        char t;
+        long long n;
+        const char *blob;
+        size_t blen;
+        s->count = 0; /* no such key */
+        if (rread_agg(&r, &t, &n) && t == '*' && n == 2 && rread_bulk(&r, &blob, &blen) && blob &&
+            rread_int(&r, &s->sum)) {
+            reply_clear(&s->gather);
+            reply_raw(&s->gather, blob, blen);
+            s->count = 1;
         }
-        const char *blob = reply_read_ll(p, len - (size_t)(p - reply), &blen);
-        reply_clear(&s->gather);
-        reply_raw(&s->gather, blob, (size_t)blen);
-        reply_read_ll(blob + blen + 2, len - (size_t)(blob + blen + 2 - reply), &s->sum);
-        s->count = 1;
         break;
     }
     default: /* __put */
@@ -652,17 +662,20 @@ static void scan_part(struct conn *c, struct slot *s, int part, const char *repl
 {
     (void)c;
     (void)part;
-    long long n, clen, nkeys;
-    const char *p, *cur, *keys;
-    if (!len || reply[0] != '*' || !(p = reply_read_ll(reply, len, &n)) || n != 2 ||
-        !(cur = reply_read_ll(p, len - (size_t)(p - reply), &clen)) ||
-        !(keys = reply_read_ll(cur + clen + 2, len - (size_t)(cur + clen + 2 - reply), &nkeys))) {
+    struct rread r;
+    char t, kt;
+    long long n, nkeys;
+    const char *cur;
+    size_t clen;
+    rread_init(&r, reply, len);
+    if (!rread_agg(&r, &t, &n) || t != '*' || n != 2 || !rread_bulk(&r, &cur, &clen) || !cur ||
+        !rread_agg(&r, &kt, &nkeys) || kt != '*' || nkeys < 0) {
         slot_fail(s, reply, len);
         return;
     }
-    s->cursor = strtoull(cur, NULL, 10);
+    s->cursor = strtoull(cur, NULL, 10); /* the digits end at the bulk's CR */
     s->count += nkeys;
-    reply_raw(&s->gather, keys, len - (size_t)(keys - reply));
+    reply_raw(&s->gather, r.p, rread_left(&r));
 }
 
 /* ask shard s->step for the keys from `local` on (s may be gone when this returns) */
@@ -737,17 +750,19 @@ static void scan_start(struct conn *c, const struct command *cmd, int argc, cons
 static void randomkey_part(struct conn *c, struct slot *s, int part, const char *reply, size_t len)
 {
     static _Thread_local uint64_t rng;
-    const char *p;
+    struct rread r;
+    char t;
     long long n, keys;
     (void)c;
     (void)part;
-    if (len && reply[0] == '-') {
+    rread_init(&r, reply, len);
+    if (rread_is_error(&r)) {
         slot_fail(s, reply, len);
         return;
     }
-    if (len < 2 || reply[0] != '*' || !(p = reply_read_ll(reply, len, &n)) || n != 2 ||
-        !(p = reply_read_ll(p, len - (size_t)(p - reply), &keys)) || keys <= 0)
+    if (!rread_agg(&r, &t, &n) || t != '*' || n != 2 || !rread_int(&r, &keys) || keys <= 0)
         return;
+    const char *p = r.p;
     if (rng == 0)
         rng = ((uint64_t)util_mono_ns() ^ (uint64_t)(uintptr_t)&rng) | 1;
     s->count++;
@@ -790,18 +805,17 @@ struct key_state {
 /* a __dump reply: nil, or *2 [$blob, :expire] */
 static bool parse_dump(const char *r, size_t len, struct key_state *k)
 {
-    long long n, blen;
-    const char *p;
+    struct rread rr;
+    char t;
+    long long n;
+    rread_init(&rr, r, len);
     k->exists = false;
-    if (len && (r[0] == '$' || r[0] == '_'))
-        return true;
-    if (!len || r[0] != '*' || !(p = reply_read_ll(r, len, &n)) || n != 2 ||
-        !(p = reply_read_ll(p, len - (size_t)(p - r), &blen)) || blen < 0)
+    if (rread_type(&rr) == '$' || rread_type(&rr) == '_')
+        return true; /* nil */
+    if (!rread_agg(&rr, &t, &n) || t != '*' || n != 2 || !rread_bulk(&rr, &k->blob, &k->blob_len) || !k->blob)
         return false;
     k->exists = true;
-    k->blob = p;
-    k->blob_len = (size_t)blen;
-    return reply_read_ll(p + blen + 2, len - (size_t)(p + blen + 2 - r), &k->expire) != NULL;
+    return rread_int(&rr, &k->expire);
 }
 
 static void gather_part(struct conn *c, struct slot *s, int part, const char *reply, size_t len)

@@ -17,6 +17,7 @@
 #include "percore/conn.h"
 #include "percore/mem.h"
 #include "percore/reply.h"
+#include "percore/rread.h"
 #include "percore/shard.h"
 #include "percore/util.h"
 
@@ -194,19 +195,6 @@ struct slowlog_item {
     size_t rest_len;
 };
 
-/* ":<n>\r\n" at p: the value, p moved past it */
-static bool parse_int_line(const char **p, const char *end, char type, long long *v)
-{
-    const char *q = *p;
-    if (q >= end || *q != type)
-        return false;
-    const char *cr = memchr(q, '\r', (size_t)(end - q));
-    if (!cr || cr + 1 >= end || !util_str_to_ll(q + 1, (size_t)(cr - q - 1), v))
-        return false;
-    *p = cr + 2;
-    return true;
-}
-
 static int slowlog_item_cmp(const void *a, const void *b)
 {
     const struct slowlog_item *x = a, *y = b;
@@ -221,34 +209,33 @@ void slowlog_merge_get(struct reply *out, long long count, int nparts, const cha
     size_t cap = 16, n = 0;
     struct slowlog_item *items = mem_alloc(cap * sizeof(*items));
     for (int i = 0; i < nparts; i++) {
-        const char *p = parts[i], *end = parts[i] + lens[i];
+        struct rread r;
+        char t;
         long long k;
-        if (lens[i] && p[0] == '-') { /* a shard's error: pass the first one on */
+        rread_init(&r, parts[i], lens[i]);
+        if (rread_is_error(&r)) { /* a shard's error: pass the first one on */
             reply_raw(out, parts[i], lens[i]);
             mem_release(items);
             return;
         }
-        if (!parse_int_line(&p, end, '*', &k))
+        if (!rread_agg(&r, &t, &k) || t != '*')
             continue;
         for (long long j = 0; j < k; j++) {
+            struct rread e = r; /* the entry: *7, its time, then Redis's six fields from its id */
             long long fields;
-            const char *entry = p;
-            size_t elen = reply_value_len(entry, (size_t)(end - entry));
             struct slowlog_item it;
-            if (!elen || !parse_int_line(&p, end, '*', &fields) || fields != 7 ||
-                !parse_int_line(&p, end, ':', &it.time_us))
+            if (!rread_skip(&r) || !rread_agg(&e, &t, &fields) || t != '*' || fields != 7 ||
+                !rread_int(&e, &it.time_us))
                 break;
-            it.rest = p;
-            it.rest_len = elen - (size_t)(p - entry);
-            const char *q = p;
-            if (!parse_int_line(&q, end, ':', &it.id))
+            it.rest = e.p;
+            it.rest_len = (size_t)(r.p - e.p);
+            if (!rread_int(&e, &it.id))
                 break;
             if (n == cap) {
                 cap *= 2;
                 items = mem_realloc(items, cap * sizeof(*items));
             }
             items[n++] = it;
-            p = entry + elen;
         }
     }
     qsort(items, n, sizeof(*items), slowlog_item_cmp);

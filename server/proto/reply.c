@@ -19,6 +19,7 @@
 #include "percore/reply.h"
 
 #include "percore/mem.h"
+#include "percore/rread.h"
 #include "percore/util.h"
 
 #include <math.h>
@@ -280,87 +281,9 @@ void reply_not_integer(struct reply *r)
     reply_raw(r, "-ERR value is not an integer or out of range\r\n", 46);
 }
 
-/*
- * reply_value_len: walk the values with a count of those still expected
- * instead of recursing, so deep nesting costs no stack.  Every value takes
- * at least 3 bytes ("_\r\n"), which bounds the count by the bytes left.
- */
-
-/* the decimal in s[0..n) ("-1" allowed); false when malformed */
-static bool len_field(const char *s, size_t n, long long *out)
-{
-    bool neg = n > 0 && s[0] == '-';
-    long long v = 0;
-    size_t i = neg;
-
-    if (i == n || n - i > 18)
-        return false;
-    for (; i < n; i++) {
-        if (s[i] < '0' || s[i] > '9')
-            return false;
-        v = v * 10 + (s[i] - '0');
-    }
-    *out = neg ? -v : v;
-    return true;
-}
-
-const char *reply_read_ll(const char *p, size_t n, long long *v)
-{
-    const char *end = memchr(p, '\r', n);
-    if (!end || !util_str_to_ll(p + 1, (size_t)(end - p - 1), v))
-        return NULL;
-    return end + 2;
-}
-
 size_t reply_value_len(const char *p, size_t n)
 {
-    unsigned long long pending = 1;
-    size_t off = 0;
-
-    while (pending > 0) {
-        const char *cr;
-        size_t next;
-        long long v;
-
-        if (off >= n)
-            return 0;
-        cr = memchr(p + off, '\r', n - off);
-        if (cr == NULL || (size_t)(cr - p) + 2 > n)
-            return 0;
-        next = (size_t)(cr - p) + 2;
-        pending--;
-        switch (p[off]) {
-        case '$': /* bulk string */
-        case '!': /* blob error */
-        case '=': /* verbatim string */
-            if (!len_field(p + off + 1, (size_t)(cr - p) - off - 1, &v) || v < -1)
-                return 0;
-            if (v >= 0) {
-                if (n - next < (size_t)v + 2)
-                    return 0;
-                next += (size_t)v + 2;
-            }
-            break;
-        case '*': /* array */
-        case '~': /* set */
-        case '>': /* push */
-        case '%': /* map */
-        case '|': /* attribute: a map, then the value it describes */
-            if (!len_field(p + off + 1, (size_t)(cr - p) - off - 1, &v) || v < -1)
-                return 0;
-            if (v > 0)
-                pending += (unsigned long long)v * (p[off] == '%' || p[off] == '|' ? 2 : 1);
-            if (p[off] == '|')
-                pending++;
-            break;
-        case '+': case '-': case ':': case '_': case '#': case ',': case '(':
-            break;
-        default:
-            return 0;
-        }
-        off = next;
-        if (pending > (n - off) / 3)
-            return 0;
-    }
-    return off;
+    struct rread r;
+    rread_init(&r, p, n);
+    return rread_skip(&r) ? (size_t)(r.p - p) : 0;
 }
