@@ -113,7 +113,8 @@ static void run_handler(struct conn *c, const struct command *cmd, int argc, con
 {
     struct call run = {
         .cmd = cmd, .argv = argv, .argc = argc, .db = c->db, .resp = c->resp, .client = c->id, .conn = c,
-        .out = out, .flags = CALL_WHOLE | CALL_STATS | CALL_CHECK_MEMORY | CALL_EFFECTS | (with_conn ? CALL_CONN : 0),
+        .out = out,
+        .flags = CALL_WHOLE | CALL_STATS | CALL_CHECK_MEMORY | CALL_EFFECTS | (with_conn ? CALL_CONN : 0) | c->track.call,
     };
     call(c->home, &run);
 }
@@ -268,7 +269,7 @@ void dispatch_send_part(struct conn *c, struct slot *s, int target, int part, co
     struct call run = {
         .cmd = cmd, .stat_cmd = s->cmd, .argv = argv, .argc = argc, .db = s->db, .resp = s->resp,
         .client = c->id, .conn = c, .out = scratch,
-        .flags = CALL_STATS | CALL_CHECK_MEMORY | CALL_EFFECTS |
+        .flags = CALL_STATS | CALL_CHECK_MEMORY | CALL_EFFECTS | c->track.call |
                  ((cmd->flags & CMD_BLOCKING) && !s->txid ? CALL_MAY_BLOCK : 0),
     };
     if (call(self, &run) == CALL_BLOCKED) {
@@ -1155,6 +1156,8 @@ bool dispatch_command(struct conn *c, int argc, const struct resp_arg *argv)
         conn_reply_step(c);
     STATS_ADD(&self->stats, total_commands_processed, 1);
     const struct command *cmd = command_lookup(argv[0].ptr, argv[0].len);
+    if (__builtin_expect(c->track.flags != 0, 0)) /* CLIENT TRACKING: CACHING's step, and does cmd track? */
+        tracking_step(c, cmd);
     c->last_cmd = cmd;
     if (!cmd) {
         reply_unknown_command(dispatch_reply_target(c), argc, argv);
