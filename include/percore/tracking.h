@@ -6,7 +6,7 @@
  * only by its home thread.  What a client read lives where the key lives:
  * each shard has its own table, key -> ids of the clients that read it,
  * filled by the read-only commands that run there for a tracking client
- * (CALL_TRACK, call.h) and emptied, key by key, by the writes that modify
+ * (struct call's `track`, call.h) and emptied, key by key, by the writes that modify
  * them (call.h's after-work), by expiry and eviction, and whole by FLUSHALL
  * and FLUSHDB.  Every shard also knows every BCAST prefix and who asked for
  * it, and gathers the keys modified under each during a loop turn.
@@ -57,7 +57,7 @@ enum {
 /* in struct conn: the connection's tracking state (home thread) */
 struct conn_tracking {
     uint8_t flags;                     /* TRACKING_*; 0: never tracked, or off with nothing to step */
-    uint32_t call;                     /* CALL_TRACK while the command dispatched now remembers its keys, else 0 */
+    bool reads;                        /* the command dispatched now remembers the keys it reads (call.h) */
     uint64_t redirect;                 /* REDIRECT's client id, 0 none */
     struct tracking_prefixes *prefixes; /* its BCAST prefixes, NULL none */
     struct reply *held;                /* invalidations that came while EXEC ran its commands, NULL none */
@@ -95,7 +95,7 @@ void tracking_flush_databases(struct shard *self);
 /* end of a batch or loop turn (self->tracking.dirty): BCAST keys and invalidations leave */
 void tracking_flush(struct shard *self);
 /* before each command of a connection with flags set (cmd NULL: unknown): CACHING lasts one client
- * command, or a transaction (Redis's resetClient); track.call says whether cmd remembers its keys */
+ * command, or a transaction (Redis's resetClient); track.reads says whether cmd remembers its keys */
 void tracking_step(struct conn *c, const struct command *cmd);
 /* EXEC has dispatched its last command: the invalidations held meanwhile follow its reply (Redis sends a
  * running command's own after it) */

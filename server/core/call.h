@@ -15,7 +15,7 @@
  *   handler  cmd->proc, timed once for the stats and the slowlog; it reports
  *            what it did into ctx->effects (command.h): the keys it modified,
  *            the keyspace events it caused, databases it is about to empty
- *   after    CALL_TRACK: a tracking client's read remembers its keys;
+ *   after    track: a tracking client's read remembers its keys;
  *            CALL_EFFECTS: watches of the keys it modified, clients waiting on
  *            them, their tracking clients told, its keyspace events, the database's key count published
  *            before the reply leaves; CALL_STATS: time, latency histogram, the
@@ -56,8 +56,6 @@ enum {
     CALL_CONN = 1u << 5,         /* the handler sees the connection (ROUTE_HOME on its home) */
     CALL_EVENTS = 1u << 6,       /* on copies whose results go back to their owners: its keyspace events
                                   * are published from here (the owners' write-back notes the keys) */
-    CALL_TRACK = 1u << 7,        /* the client tracks the keys it reads (tracking.h): a read-only command
-                                  * remembers them here */
 };
 
 struct call {
@@ -71,7 +69,9 @@ struct call {
     struct conn *conn;              /* that connection when it lives on this shard, else NULL */
     struct store *store;            /* where it runs: NULL for the shard's own */
     struct reply *out;              /* the reply is appended here */
-    uint32_t flags;                 /* CALL_* */
+    uint32_t flags;                 /* CALL_* (constants where call() is inlined: its tests fold away) */
+    bool track;                     /* the client tracks what it reads (tracking.h): a read-only command
+                                     * remembers its keys here */
 };
 
 enum call_result {
@@ -134,7 +134,7 @@ static inline __attribute__((always_inline)) enum call_result call(struct shard 
         ctx.effects = call_effects_begin(self, notify, keys);
     uint64_t t0 = stats_clock_ns();
     cmd->proc(&ctx);
-    if (__builtin_expect(c->flags & CALL_TRACK, 0))
+    if (__builtin_expect(c->track, 0))
         tracking_remember(self, cmd, c->argc, c->argv, c->client);
     if (__builtin_expect(ctx.effects != NULL, 0))
         call_effects_apply(self, ctx.effects, keys, c->client);

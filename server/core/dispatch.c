@@ -113,8 +113,8 @@ static void run_handler(struct conn *c, const struct command *cmd, int argc, con
 {
     struct call run = {
         .cmd = cmd, .argv = argv, .argc = argc, .db = c->db, .resp = c->resp, .client = c->id, .conn = c,
-        .out = out,
-        .flags = CALL_WHOLE | CALL_STATS | CALL_CHECK_MEMORY | CALL_EFFECTS | (with_conn ? CALL_CONN : 0) | c->track.call,
+        .out = out, .flags = CALL_WHOLE | CALL_STATS | CALL_CHECK_MEMORY | CALL_EFFECTS | (with_conn ? CALL_CONN : 0),
+        .track = c->track.reads,
     };
     call(c->home, &run);
 }
@@ -269,8 +269,9 @@ void dispatch_send_part(struct conn *c, struct slot *s, int target, int part, co
     struct call run = {
         .cmd = cmd, .stat_cmd = s->cmd, .argv = argv, .argc = argc, .db = s->db, .resp = s->resp,
         .client = c->id, .conn = c, .out = scratch,
-        .flags = CALL_STATS | CALL_CHECK_MEMORY | CALL_EFFECTS | c->track.call |
+        .flags = CALL_STATS | CALL_CHECK_MEMORY | CALL_EFFECTS |
                  ((cmd->flags & CMD_BLOCKING) && !s->txid ? CALL_MAY_BLOCK : 0),
+        .track = c->track.reads,
     };
     if (call(self, &run) == CALL_BLOCKED) {
         block_register(self, cmd, argc, argv, s->db, s->resp, c->id, self->index, c, s, part);

@@ -688,7 +688,7 @@ void tracking_step(struct conn *c, const struct command *cmd)
 {
     if ((c->track.flags & TRACKING_CACHING) && !c->exec_input && !c->in_multi && !is_client_command(c->last_cmd))
         c->track.flags &= (uint8_t)~TRACKING_CACHING;
-    c->track.call = cmd && tracking_reads(&c->track, cmd) ? CALL_TRACK : 0;
+    c->track.reads = cmd && tracking_reads(&c->track, cmd);
 }
 
 static void clients_add(struct conn *c)
@@ -777,7 +777,8 @@ static void prefixes_drop_everywhere(struct shard *self, uint64_t client, int n,
     argv[0] = (struct resp_arg){"__tracking", 10};
     argv[1] = (struct resp_arg){"drop", 4};
     argv[2] = (struct resp_arg){id, (size_t)snprintf(id, sizeof id, "%llu", (unsigned long long)client)};
-    memcpy(&argv[3], prefixes, (size_t)n * sizeof(*argv));
+    if (n)
+        memcpy(&argv[3], prefixes, (size_t)n * sizeof(*argv));
     shard_store_lock();
     prefix_drop(self, client, n, n ? prefixes : NULL);
     shard_store_unlock();
@@ -799,7 +800,7 @@ void tracking_conn_closed(struct conn *c)
     clients_remove(c);
     conn_prefixes_free(c);
     c->track.flags = 0;
-    c->track.call = 0;
+    c->track.reads = false;
 }
 
 int tracking_describe_flags(const struct conn *c, char *flags)
@@ -972,7 +973,7 @@ static void tracking_disable(struct conn *c)
     clients_remove(c);
     conn_prefixes_free(c);
     c->track.flags = 0;
-    c->track.call = 0;
+    c->track.reads = false;
     c->track.redirect = 0;
 }
 

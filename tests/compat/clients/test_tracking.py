@@ -381,7 +381,10 @@ def main():
                 failed += 1
                 print("FAIL %s: %r" % (name, e))
     finally:
-        srv.stop()
+        status = srv.stop()
+    if status not in (0, None):
+        failed += 1
+        print("FAIL the server exited with %s:\n%s" % (status, srv.tail()))
     print("%s" % ("all passed" if not failed else "%d failed" % failed))
     return 1 if failed else 0
 
