@@ -1154,7 +1154,7 @@ void tracking_cmd_caching(struct cmd_ctx *ctx)
 
 void tracking_cmd_getredir(struct cmd_ctx *ctx)
 {
-    reply_int(ctx->out, tracking_redirect_shown(ctx->conn));
+    reply_int(ctx->out, ctx->conn ? tracking_redirect_shown(ctx->conn) : -1); /* no connection: a unit test's */
 }
 
 void tracking_cmd_trackinginfo(struct cmd_ctx *ctx)
