@@ -100,8 +100,8 @@ void tracking_step(struct conn *c, const struct command *cmd);
 /* EXEC has dispatched its last command: the invalidations held meanwhile follow its reply (Redis sends a
  * running command's own after it) */
 void tracking_exec_done(struct conn *c);
-/* c is closing: it tracks nothing any more (its BCAST prefixes go on every shard) */
-void tracking_conn_closed(struct conn *c);
+/* c is closing, or RESET: it tracks nothing any more (its BCAST prefixes go on every shard) */
+void tracking_conn_off(struct conn *c);
 /* CLIENT LIST flags (t R B) into flags, how many; and redir= */
 int tracking_describe_flags(const struct conn *c, char *flags);
 long long tracking_redirect_shown(const struct conn *c);

@@ -304,7 +304,7 @@ void conn_close(struct conn *c)
      * batches still go out, unless the shard is shutting down (conn_close_all) */
     pubsub_conn_closed(c);
     monitor_conn_closed(c);
-    tracking_conn_closed(c);
+    tracking_conn_off(c);
     c->inflight++; /* held while its transaction and blocking state let go (that may answer replies) */
     txn_conn_closed(c);
     block_conn_closed(c);
@@ -942,6 +942,7 @@ struct reply *conn_reset(struct conn *c)
     txn_reset(c);
     pubsub_conn_closed(c);
     monitor_conn_closed(c); /* a monitor is one no more (Redis's clearClientConnectionState) */
+    tracking_conn_off(c);
     c->db = 0;
     c->resp = 2;
     c->authenticated = !(cfg->requirepass && cfg->requirepass[0]);

@@ -788,7 +788,7 @@ static void prefixes_drop_everywhere(struct shard *self, uint64_t client, int n,
     mem_release(argv);
 }
 
-void tracking_conn_closed(struct conn *c)
+void tracking_conn_off(struct conn *c)
 {
     held_free(c);
     if (!(c->track.flags & TRACKING_ON)) {
