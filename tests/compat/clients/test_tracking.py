@@ -8,8 +8,8 @@ kernel gave it), writers on other connections, and what each reader must
 get: RESP3 invalidation pushes, RESP2 `__redis__:invalidate` messages to a
 REDIRECT client, BCAST prefixes, OPTIN/OPTOUT with CLIENT CACHING, NOLOOP,
 FLUSHALL's null, expired keys, MULTI, a REDIRECT client that went away
-(tracking-redir-broken), a tracked client that disconnects, and
-tracking-table-max-keys.  Pushes are waited for (they may come from another
+(tracking-redir-broken), a tracked client that disconnects, keys of
+multi-shard commands, and tracking-table-max-keys.  Pushes are waited for (they may come from another
 shard), and "nothing" is checked with a PING after a pause."""
 import os
 import sys
@@ -324,6 +324,32 @@ def test_flush_expire_multi(port):
     w.cmd("EXEC")
     assert sorted(keys_of(f.take_pushes(6))) == sorted(KEYS[4:10])
     f.close()
+    w.close()
+
+
+def test_multi_shard_commands(port):
+    """keys written back by gathered commands (SUNIONSTORE, RENAME across shards) and read by one
+    (SINTER over sets of several shards) are tracked and invalidated like any"""
+    r, w = Client(port), Client(port)
+    r.cmd("CLIENT", "TRACKING", "ON")
+    dst = ["dst%d" % i for i in range(8)]
+    for k in dst:
+        r.cmd("GET", k)
+    w.cmd("SADD", "src1", "a")
+    for k in dst[:4]:
+        w.cmd("SUNIONSTORE", k, "src1")
+    for k in dst[4:]:
+        w.cmd("SET", "src2", "v")
+        w.cmd("RENAME", "src2", k)
+    assert sorted(keys_of(r.take_pushes(len(dst)))) == dst
+    sets = ["set%d" % i for i in range(6)]
+    for k in sets:
+        w.cmd("SADD", k, "m")
+    r.cmd("SINTER", *sets)
+    for k in sets:
+        w.cmd("SADD", k, "n")
+    assert sorted(keys_of(r.take_pushes(len(sets)))) == sets
+    r.close()
     w.close()
 
 
