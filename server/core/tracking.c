@@ -827,13 +827,12 @@ long long tracking_redirect_shown(const struct conn *c)
 struct track_args {
     const char *early;       /* an error found before any REDIRECT was looked up: the answer */
     const char *late;        /* an error found after it: the answer once the REDIRECT client exists */
-    char late_buf[160];
+    char late_buf[512];
     bool redirect_given;     /* a REDIRECT was parsed: its client must exist */
     long long redirect;
     uint8_t options;         /* TRACKING_BCAST OPTIN OPTOUT NOLOOP */
     int nprefix;
     const struct resp_arg *argv;
-    int argc;
     int *prefix_pos;         /* argv positions of the prefixes */
     bool on, off;
 };
@@ -842,7 +841,6 @@ static void args_parse(int argc, const struct resp_arg *argv, struct track_args 
 {
     memset(a, 0, sizeof(*a));
     a->argv = argv;
-    a->argc = argc;
     a->prefix_pos = mem_alloc((size_t)argc * sizeof(int));
     const char **err = &a->early;
     for (int j = 3; j < argc; j++) {
@@ -919,7 +917,7 @@ static const char *args_check_on(const struct conn *c, struct track_args *a)
                 snprintf(a->late_buf, sizeof a->late_buf,
                          "Prefix '%.*s' overlaps with an existing prefix '%.*s'. Prefixes for a single client "
                          "must not overlap.",
-                         (int)(p->len > 40 ? 40 : p->len), p->ptr, (int)(tp->v[k].len > 40 ? 40 : tp->v[k].len),
+                         (int)(p->len > 200 ? 200 : p->len), p->ptr, (int)(tp->v[k].len > 200 ? 200 : tp->v[k].len),
                          tp->v[k].ptr);
                 return a->late_buf;
             }
@@ -930,7 +928,7 @@ static const char *args_check_on(const struct conn *c, struct track_args *a)
                 snprintf(a->late_buf, sizeof a->late_buf,
                          "Prefix '%.*s' overlaps with another provided prefix '%.*s'. Prefixes for a single "
                          "client must not overlap.",
-                         (int)(p->len > 40 ? 40 : p->len), p->ptr, (int)(q->len > 40 ? 40 : q->len), q->ptr);
+                         (int)(p->len > 200 ? 200 : p->len), p->ptr, (int)(q->len > 200 ? 200 : q->len), q->ptr);
                 if (i == 0)
                     return a->late_buf;
                 a->late = a->late_buf; /* shown, then the command goes on (the bug kept) */
