@@ -37,8 +37,6 @@
 
 #include "core.h"
 
-#include "percore/tracking.h"
-
 #include "percore/command.h"
 #include "percore/config.h"
 #include "percore/slowlog.h"
@@ -82,7 +80,8 @@ enum call_result {
 
 /* the shard's effects record, emptied, for a handler about to run (call.c) */
 struct cmd_effects *call_effects_begin(struct shard *self, unsigned notify, bool keys);
-/* the after-work for what it reported: keyspace events; with keys, watched keys and waiting clients */
+/* the after-work for what it reported: keyspace events; with keys, watched keys, waiting clients and the
+ * clients tracking the keys (client: the writer, for NOLOOP) */
 void call_effects_apply(struct shard *self, const struct cmd_effects *fx, bool keys, uint64_t client);
 
 /* the bytes written to out from `before` on (out->buf is NULL until something is written) */
