@@ -83,6 +83,7 @@ struct config {
     int stats_interval;         /* ms between two merges of the shards' stats */
     bool latency_tracking;
     unsigned notify_keyspace_events; /* NOTIFY_* classes (command.h) published as keyspace events, 0 none */
+    long long tracking_table_max_keys; /* keys CLIENT TRACKING remembers (all shards), 0 no limit */
     double latency_percentiles[CONFIG_MAX_PERCENTILES];
     int latency_percentiles_count;
     int metrics_port;           /* Prometheus text endpoint, 0 off */

@@ -58,7 +58,7 @@ enum conn_reply_mode { CONN_REPLIES_ON, CONN_REPLIES_OFF, CONN_REPLIES_SKIP };
 struct reply *conn_set_reply_mode(struct conn *c, enum conn_reply_mode mode);
 /*
  * RESET (Redis 7.0's clearClientConnectionState): the MULTI in progress is
- * discarded, every WATCH dropped, every subscription too (unconfirmed),
+ * discarded, every WATCH dropped, every subscription too (unconfirmed), tracking off,
  * database 0, RESP2, authenticated only when no password is set, no name,
  * CLIENT REPLY OFF and a pending SKIP ended.  Returns where +RESET goes.
  */

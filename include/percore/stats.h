@@ -57,7 +57,11 @@ struct command;
     ACTION(connected_clients, "connections open now")                            \
     ACTION(blocked_clients, "connections waiting in a blocking command")         \
     ACTION(clients_in_timeout_table, "of those, the ones with a timeout")         \
-    ACTION(used_memory, "bytes held by this shard's store")
+    ACTION(used_memory, "bytes held by this shard's store")                      \
+    ACTION(tracking_clients, "connections with CLIENT TRACKING on")              \
+    ACTION(tracking_total_keys, "keys tracked for client-side caching")          \
+    ACTION(tracking_total_items, "(key, client) pairs tracked")                  \
+    ACTION(tracking_total_prefixes, "BCAST prefixes (counted on shard 0)")
 
 /* ---- latency histogram: bucket i of a value v in ns -------------------- */
 #define STATS_HIST_SUB_BITS 4

@@ -409,6 +409,19 @@ static const struct command_meta command_meta_table[] = {
         "O(N) Where N is the number of paused clients\r\n",
         8361,
     },
+    {"client|caching",
+        "*10\r\n$14\r\nclient|caching\r\n:3\r\n~3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n"
+        ":0\r\n:0\r\n~2\r\n+@slow\r\n+@connection\r\n~0\r\n~0\r\n~0\r\n",
+        113,
+        "%5\r\n$7\r\nsummary\r\n$66\r\n"
+        "Instruct the server about tracking or not keys in the next request\r\n$5\r\nsince\r\n"
+        "$5\r\n6.0.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n"
+        "$9\r\narguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$4\r\nmode\r\n$4\r\ntype\r\n$5\r\noneof\r\n"
+        "$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$3\r\nyes\r\n$4\r\ntype\r\n$10\r\n"
+        "pure-token\r\n$5\r\ntoken\r\n$3\r\nYES\r\n%3\r\n$4\r\nname\r\n$2\r\nno\r\n$4\r\ntype\r\n"
+        "$10\r\npure-token\r\n$5\r\ntoken\r\n$2\r\nNO\r\n",
+        388,
+    },
     {"client|getname",
         "*10\r\n$14\r\nclient|getname\r\n:2\r\n~3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n"
         ":0\r\n:0\r\n~2\r\n+@slow\r\n+@connection\r\n~0\r\n~0\r\n~0\r\n",
@@ -568,6 +581,39 @@ static const struct command_meta command_meta_table[] = {
         "arguments\r\n*1\r\n%2\r\n$4\r\nname\r\n$15\r\nconnection-name\r\n$4\r\ntype\r\n$6\r\n"
         "string\r\n",
         209,
+    },
+    {"client|tracking",
+        "*10\r\n$15\r\nclient|tracking\r\n:-3\r\n~3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n"
+        ":0\r\n:0\r\n~2\r\n+@slow\r\n+@connection\r\n~0\r\n~0\r\n~0\r\n",
+        115,
+        "%5\r\n$7\r\nsummary\r\n$61\r\n"
+        "Enable or disable server assisted client side caching support\r\n$5\r\nsince\r\n$5\r\n"
+        "6.0.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$55\r\n"
+        "O(1). Some options may introduce additional complexity.\r\n$9\r\narguments\r\n*7\r\n%3\r\n"
+        "$4\r\nname\r\n$6\r\nstatus\r\n$4\r\ntype\r\n$5\r\noneof\r\n$9\r\narguments\r\n*2\r\n%3\r\n"
+        "$4\r\nname\r\n$2\r\non\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$2\r\nON\r\n"
+        "%3\r\n$4\r\nname\r\n$3\r\noff\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$3\r\n"
+        "OFF\r\n%4\r\n$4\r\nname\r\n$9\r\nclient-id\r\n$4\r\ntype\r\n$7\r\ninteger\r\n$5\r\n"
+        "token\r\n$8\r\nREDIRECT\r\n$5\r\nflags\r\n~1\r\n+optional\r\n%4\r\n$4\r\nname\r\n$6\r\n"
+        "prefix\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\ntoken\r\n$6\r\nPREFIX\r\n$5\r\nflags\r\n"
+        "~3\r\n+optional\r\n+multiple\r\n+multiple_token\r\n%4\r\n$4\r\nname\r\n$5\r\nbcast\r\n"
+        "$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$5\r\nBCAST\r\n$5\r\nflags\r\n~1\r\n"
+        "+optional\r\n%4\r\n$4\r\nname\r\n$5\r\noptin\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\n"
+        "token\r\n$5\r\nOPTIN\r\n$5\r\nflags\r\n~1\r\n+optional\r\n%4\r\n$4\r\nname\r\n$6\r\n"
+        "optout\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$6\r\nOPTOUT\r\n$5\r\n"
+        "flags\r\n~1\r\n+optional\r\n%4\r\n$4\r\nname\r\n$6\r\nnoloop\r\n$4\r\ntype\r\n$10\r\n"
+        "pure-token\r\n$5\r\ntoken\r\n$6\r\nNOLOOP\r\n$5\r\nflags\r\n~1\r\n+optional\r\n",
+        1069,
+    },
+    {"client|trackinginfo",
+        "*10\r\n$19\r\nclient|trackinginfo\r\n:2\r\n~3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n"
+        ":0\r\n:0\r\n~2\r\n+@slow\r\n+@connection\r\n~0\r\n~0\r\n~0\r\n",
+        118,
+        "%4\r\n$7\r\nsummary\r\n$87\r\n"
+        "Return information about server assisted client side caching for the current connection\r\n"
+        "$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n"
+        "$4\r\nO(1)\r\n",
+        188,
     },
     {"client|unblock",
         "*10\r\n$14\r\nclient|unblock\r\n:-3\r\n~4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n"

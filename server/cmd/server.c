@@ -50,6 +50,7 @@
 #include "percore/slowlog.h"
 #include "percore/stats.h"
 #include "percore/store.h"
+#include "percore/tracking.h"
 #include "percore/util.h"
 
 #include <pthread.h>
@@ -1209,11 +1210,6 @@ static void cmd_client_no_evict(struct cmd_ctx *ctx)
         reply_syntax_error(ctx->out);
 }
 
-static void cmd_client_getredir(struct cmd_ctx *ctx)
-{
-    reply_int(ctx->out, -1); /* tracking is never on */
-}
-
 /* CLIENT REPLY ON|OFF|SKIP: OFF and SKIP answer nothing (conn_set_reply_mode) */
 static void cmd_client_reply(struct cmd_ctx *ctx)
 {
@@ -1745,9 +1741,10 @@ static void info_clients(struct cmd_ctx *ctx, struct reply *t, const struct info
                 "client_recent_max_input_buffer:0\r\n"
                 "client_recent_max_output_buffer:0\r\n"
                 "blocked_clients:%llu\r\n"
-                "tracking_clients:0\r\n"
+                "tracking_clients:%llu\r\n"
                 "clients_in_timeout_table:%llu\r\n",
-                s->connected_clients, ctx->config->maxclients, s->blocked_clients, s->clients_in_timeout_table);
+                s->connected_clients, ctx->config->maxclients, s->blocked_clients, s->tracking_clients,
+                s->clients_in_timeout_table);
 }
 
 static unsigned long long process_rss(void)
@@ -1863,12 +1860,13 @@ static void info_stats(struct reply *t, const struct info_totals *s, const struc
                 "total_forks:0\r\n"
                 "migrate_cached_sockets:0\r\n"
                 "slave_expires_tracked_keys:0\r\n"
-                "tracking_total_keys:0\r\n"
-                "tracking_total_items:0\r\n"
-                "tracking_total_prefixes:0\r\n"
+                "tracking_total_keys:%llu\r\n"
+                "tracking_total_items:%llu\r\n"
+                "tracking_total_prefixes:%llu\r\n"
                 "unexpected_error_replies:0\r\n"
                 "total_error_replies:%llu\r\n",
-                s->evicted_keys, s->keyspace_hits, s->keyspace_misses, s->total_error_replies);
+                s->evicted_keys, s->keyspace_hits, s->keyspace_misses, s->tracking_total_keys,
+                s->tracking_total_items, s->tracking_total_prefixes, s->total_error_replies);
 }
 
 static void info_replication(struct reply *t)
@@ -2197,7 +2195,10 @@ static const struct subcommand subcommands[] = {
     SUB("config", "get", cmd_config_get, -3, ANLS, "@admin @slow @dangerous"),
     SUB("config", "set", cmd_config_set, -4, ANLS, "@admin @slow @dangerous"),
 
-    SUB("client", "getredir", cmd_client_getredir, 2, NLS, "@slow @connection"),
+    SUB("client", "getredir", tracking_cmd_getredir, 2, NLS, "@slow @connection"),
+    SUB("client", "tracking", tracking_cmd_tracking, -3, NLS, "@slow @connection"),
+    SUB("client", "caching", tracking_cmd_caching, 3, NLS, "@slow @connection"),
+    SUB("client", "trackinginfo", tracking_cmd_trackinginfo, 2, NLS, "@slow @connection"),
     SUB("client", "help", cmd_client_help, 2, LS, "@slow @connection"),
     SUB("client", "getname", cmd_client_getname, 2, NLS, "@slow @connection"),
     SUB("client", "setname", cmd_client_setname, 3, NLS, "@slow @connection"),

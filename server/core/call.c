@@ -14,6 +14,8 @@ static void call_replacing(void *arg, int db, int db2)
         txn_note_replacing(self, db, db2);
     if (db2 >= 0 && block_waiting(self->blockers)) /* a swapped-in database may hold their keys */
         block_note_databases(self, db, db2);
+    if (db2 < 0 && tracking_busy(self->tracking.table)) /* a flush (Redis 7.0 sends nothing for SWAPDB): */
+        self->tracking.flushed = true;                  /* told once the handler has replied */
 }
 
 struct cmd_effects *call_effects_begin(struct shard *self, unsigned notify, bool keys)
@@ -27,7 +29,7 @@ struct cmd_effects *call_effects_begin(struct shard *self, unsigned notify, bool
     return fx;
 }
 
-void call_effects_apply(struct shard *self, const struct cmd_effects *fx, bool keys)
+void call_effects_apply(struct shard *self, const struct cmd_effects *fx, bool keys, uint64_t client)
 {
     for (int i = 0; i < fx->n; i++) {
         const struct cmd_effect *e = &fx->v[i];
@@ -39,8 +41,12 @@ void call_effects_apply(struct shard *self, const struct cmd_effects *fx, bool k
                 watch_touch(self->watches, e->db, key, e->key_len);
             if (block_waiting(self->blockers))
                 block_note_key(self, e->db, key, e->key_len);
+            if (tracking_busy(self->tracking.table))
+                tracking_invalidate(self, key, e->key_len, client);
         }
     }
     if (keys && block_waiting(self->blockers))
         block_serve_ready(self);
+    if (self->tracking.flushed)
+        tracking_flush_databases(self);
 }

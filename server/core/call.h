@@ -15,8 +15,9 @@
  *   handler  cmd->proc, timed once for the stats and the slowlog; it reports
  *            what it did into ctx->effects (command.h): the keys it modified,
  *            the keyspace events it caused, databases it is about to empty
- *   after    CALL_EFFECTS: watches of the keys it modified, clients waiting on
- *            them, its keyspace events, the database's key count published
+ *   after    track: a tracking client's read remembers its keys;
+ *            CALL_EFFECTS: watches of the keys it modified, clients waiting on
+ *            them, their tracking clients told, its keyspace events, the database's key count published
  *            before the reply leaves; CALL_STATS: time, latency histogram, the
  *            call (CALL_WHOLE), slowlog (a part on each shard is a latency
  *            sample and a slowlog entry; an internal step only adds time)
@@ -66,7 +67,9 @@ struct call {
     struct conn *conn;              /* that connection when it lives on this shard, else NULL */
     struct store *store;            /* where it runs: NULL for the shard's own */
     struct reply *out;              /* the reply is appended here */
-    uint32_t flags;                 /* CALL_* */
+    uint32_t flags;                 /* CALL_* (constants where call() is inlined: its tests fold away) */
+    bool track;                     /* the client tracks what it reads (tracking.h): a read-only command
+                                     * remembers its keys here */
 };
 
 enum call_result {
@@ -77,8 +80,9 @@ enum call_result {
 
 /* the shard's effects record, emptied, for a handler about to run (call.c) */
 struct cmd_effects *call_effects_begin(struct shard *self, unsigned notify, bool keys);
-/* the after-work for what it reported: keyspace events; with keys, watched keys and waiting clients */
-void call_effects_apply(struct shard *self, const struct cmd_effects *fx, bool keys);
+/* the after-work for what it reported: keyspace events; with keys, watched keys, waiting clients and the
+ * clients tracking the keys (client: the writer, for NOLOOP) */
+void call_effects_apply(struct shard *self, const struct cmd_effects *fx, bool keys, uint64_t client);
 
 /* the bytes written to out from `before` on (out->buf is NULL until something is written) */
 static inline const char *call_reply_since(const struct reply *out, size_t before)
@@ -120,7 +124,8 @@ static inline __attribute__((always_inline)) enum call_result call(struct shard 
     /* what the handler does is recorded when something here wants it: watched keys, waiting clients
      * (real writes only), keyspace events (also from copies, CALL_EVENTS) */
     bool effects = (c->flags & CALL_EFFECTS) != 0;
-    bool keys = effects && (watch_count(self->watches) != 0 || block_waiting(self->blockers) != 0);
+    bool keys = effects && (watch_count(self->watches) != 0 || block_waiting(self->blockers) != 0 ||
+                            tracking_busy(self->tracking.table) != 0);
     unsigned notify = ctx.config->notify_keyspace_events;
     if (!(notify & (NOTIFY_KEYSPACE | NOTIFY_KEYEVENT)) || !(c->flags & (CALL_EFFECTS | CALL_EVENTS)))
         notify = 0;
@@ -128,8 +133,10 @@ static inline __attribute__((always_inline)) enum call_result call(struct shard 
         ctx.effects = call_effects_begin(self, notify, keys);
     uint64_t t0 = stats_clock_ns();
     cmd->proc(&ctx);
+    if (__builtin_expect(c->track, 0))
+        tracking_remember(self, cmd, c->argc, c->argv, c->client);
     if (__builtin_expect(ctx.effects != NULL, 0))
-        call_effects_apply(self, ctx.effects, keys);
+        call_effects_apply(self, ctx.effects, keys, c->client);
     shard_store_unlock();
     if (c->flags & CALL_STATS) {
         const struct command *stat_cmd = c->stat_cmd ? c->stat_cmd : cmd;

@@ -75,6 +75,8 @@ static const struct config_key config_keys[] = {
     {"hz", CT_INT, OFF(hz), "10", 0, INT_MAX, true, "shard timer frequency (kept within 1..500)"},
     {"requirepass", CT_STRING, OFF(requirepass), "", 0, 0, true, "password for AUTH"},
     {"maxmemory", CT_MEMORY, OFF(maxmemory), "0", 0, LLONG_MAX, true, "memory limit, 0 none"},
+    {"tracking-table-max-keys", CT_SIZE, OFF(tracking_table_max_keys), "1000000", 0, LONG_MAX, true,
+     "keys client-side caching remembers, 0 no limit"},
     {"hash-max-listpack-entries", CT_SIZE, OFF(hash_max_listpack_entries), "512", 0, LONG_MAX, true,
      "hashes up to this many fields use a listpack"},
     {"hash-max-ziplist-entries", CT_SIZE, OFF(hash_max_listpack_entries), "512", 0, LONG_MAX, true,

@@ -304,6 +304,7 @@ void conn_close(struct conn *c)
      * batches still go out, unless the shard is shutting down (conn_close_all) */
     pubsub_conn_closed(c);
     monitor_conn_closed(c);
+    tracking_conn_off(c);
     c->inflight++; /* held while its transaction and blocking state let go (that may answer replies) */
     txn_conn_closed(c);
     block_conn_closed(c);
@@ -430,6 +431,8 @@ static bool conn_exec_next(struct conn *c, const struct config *cfg)
         mem_release(c->exec_input);
         c->exec_input = NULL;
         txn_exec_dispatched(c);
+        if (c->track.held) /* invalidations that came meanwhile follow EXEC's reply */
+            tracking_exec_done(c);
     }
     return true;
 }
@@ -817,7 +820,7 @@ size_t conn_describe(const struct conn *c, int64_t now, char *buf, size_t cap)
     if (c->write_armed)
         events[ne++] = 'w';
     events[ne] = '\0';
-    char flags[6];
+    char flags[10];
     int nf = 0;
     if (c->monitor)
         flags[nf++] = 'O';
@@ -827,6 +830,7 @@ size_t conn_describe(const struct conn *c, int64_t now, char *buf, size_t cap)
         flags[nf++] = 'b';
     if (c->in_multi)
         flags[nf++] = 'x';
+    nf += tracking_describe_flags(c, flags + nf);
     if (c->close_after_reply)
         flags[nf++] = 'c';
     if (nf == 0)
@@ -843,12 +847,13 @@ size_t conn_describe(const struct conn *c, int64_t now, char *buf, size_t cap)
     int n = snprintf(buf, cap,
                      "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=%lld psub=%lld "
                      "ssub=0 multi=%d qbuf=%zu qbuf-free=%zu argv-mem=%zu multi-mem=%zu rbs=%zu rbp=%zu obl=%zu "
-                     "oll=%zu omem=%zu tot-mem=%zu events=%s cmd=%s user=default redir=-1 resp=%d "
+                     "oll=%zu omem=%zu tot-mem=%zu events=%s cmd=%s user=default redir=%lld resp=%d "
                      "lib-name=%s lib-ver=%s shard=%d",
                      (unsigned long long)c->id, c->peer, c->local, c->fd, c->name ? c->name : "",
                      conn_age(c, now), conn_idle(c, now), flags, c->db, pubsub_count(c, false), pubsub_count(c, true),
                      txn_queued(c), c->rlen, c->rcap - c->rlen, argv_mem, txn_queued_mem(c), c->rcap, c->rcap, obl,
-                     (omem + CONN_REDIS_REPLY_CHUNK - 1) / CONN_REDIS_REPLY_CHUNK, omem, c->rcap + c->out.cap + sizeof(*c), events, c->last_cmd ? c->last_cmd->name : "NULL", c->resp,
+                     (omem + CONN_REDIS_REPLY_CHUNK - 1) / CONN_REDIS_REPLY_CHUNK, omem, c->rcap + c->out.cap + sizeof(*c), events, c->last_cmd ? c->last_cmd->name : "NULL",
+                     tracking_redirect_shown(c), c->resp,
                      c->lib_name ? c->lib_name : "", c->lib_ver ? c->lib_ver : "", c->home->index);
     return n < 0 ? 0 : ((size_t)n < cap ? (size_t)n : cap - 1);
 }
@@ -937,6 +942,7 @@ struct reply *conn_reset(struct conn *c)
     txn_reset(c);
     pubsub_conn_closed(c);
     monitor_conn_closed(c); /* a monitor is one no more (Redis's clearClientConnectionState) */
+    tracking_conn_off(c);
     c->db = 0;
     c->resp = 2;
     c->authenticated = !(cfg->requirepass && cfg->requirepass[0]);

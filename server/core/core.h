@@ -23,6 +23,7 @@
 #include "percore/resp.h"
 #include "percore/shard.h"
 #include "percore/stats.h"
+#include "percore/tracking.h"
 
 struct event_base;
 struct event;
@@ -146,6 +147,7 @@ struct conn {
     struct pubsub_client *pubsub; /* its channels and patterns (pubsub.c), NULL while it has none */
     struct multi *multi;     /* MULTI queue and WATCHed keys (txn.c), NULL until it uses them */
     bool in_multi;           /* between MULTI and EXEC / DISCARD (txn.c) */
+    struct conn_tracking track; /* CLIENT TRACKING (tracking.h) */
     struct slot *blocked;    /* its blocking command waiting at the owner (block.c), NULL none */
     struct event *block_ev;  /* that command's timeout */
     char *exec_input;        /* EXEC's queued commands, parsed before the rest of the input */
@@ -229,6 +231,7 @@ struct shard {
     struct conn **monitors;   /* this shard's monitoring connections (monitor.c) */
     int monitor_count;
     int monitor_cap;
+    struct shard_tracking tracking; /* client-side caching: keys read, prefixes, invalidations (tracking.h) */
     uint64_t dirty_dbs;       /* databases written since the last publish (bit per db) */
     /* read by other threads: each on its own cache line */
     _Alignas(128) atomic_int asleep;

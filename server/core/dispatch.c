@@ -115,6 +115,7 @@ static void run_handler(struct conn *c, const struct command *cmd, int argc, con
     struct call run = {
         .cmd = cmd, .argv = argv, .argc = argc, .db = c->db, .resp = c->resp, .client = c->id, .conn = c,
         .out = out, .flags = CALL_WHOLE | CALL_STATS | CALL_CHECK_MEMORY | CALL_EFFECTS | (with_conn ? CALL_CONN : 0),
+        .track = c->track.reads,
     };
     call(c->home, &run);
 }
@@ -271,6 +272,7 @@ void dispatch_send_part(struct conn *c, struct slot *s, int target, int part, co
         .client = c->id, .conn = c, .out = scratch,
         .flags = CALL_STATS | CALL_CHECK_MEMORY | CALL_EFFECTS |
                  ((cmd->flags & CMD_BLOCKING) && !s->txid ? CALL_MAY_BLOCK : 0),
+        .track = c->track.reads,
     };
     if (call(self, &run) == CALL_BLOCKED) {
         block_register(self, cmd, argc, argv, s->db, s->resp, c->id, self->index, c, s, part);
@@ -1169,6 +1171,8 @@ bool dispatch_command(struct conn *c, int argc, const struct resp_arg *argv)
         conn_reply_step(c);
     STATS_ADD(&self->stats, total_commands_processed, 1);
     const struct command *cmd = command_lookup(argv[0].ptr, argv[0].len);
+    if (__builtin_expect(c->track.flags != 0, 0)) /* CLIENT TRACKING: CACHING's step, and does cmd track? */
+        tracking_step(c, cmd);
     c->last_cmd = cmd;
     if (!cmd) {
         reply_unknown_command(dispatch_reply_target(c), argc, argv);

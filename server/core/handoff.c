@@ -71,6 +71,7 @@ struct batch_entry {
     bool may_block;     /* a blocking command that may wait at the owner (not inside MULTI) */
     bool lock_first;    /* a split command's part: lock its keys for txid first (txn.c) */
     bool waits;         /* owner side: a blocking command that found nothing waits here (no reply) */
+    bool track;         /* a tracking client's read: the owner remembers its keys (call.h) */
     const struct command *stat_cmd; /* the client's command this entry is (part of), for its stats */
     struct slot *slot;
     int part;
@@ -296,6 +297,7 @@ void handoff_send(struct conn *c, int target, const struct command *cmd, int db,
     e->may_block = (cmd->flags & CMD_BLOCKING) && !s->txid;
     e->lock_first = false;
     e->waits = false;
+    e->track = c->track.reads;
     e->stat_cmd = s->cmd;
     e->slot = s;
     e->part = part;
@@ -399,6 +401,7 @@ static int batch_run(struct shard *self, struct batch *b, int from)
             .resp = e->resp, .client = b->conn_id, .conn = NULL, /* the home's connection: not ours to read */
             .out = &b->replies,
             .flags = CALL_STATS | CALL_CHECK_MEMORY | CALL_EFFECTS | (e->may_block ? CALL_MAY_BLOCK : 0),
+            .track = e->track,
         };
         e->waits = call(self, &run) == CALL_BLOCKED;
         if (e->waits)
@@ -482,6 +485,8 @@ static void handoff_execute(struct shard *self, struct batch *b)
     if (self->notify)
         notify_flush(self); /* its keyspace events leave before its replies: a client that saw the reply and
                          * then publishes finds its subscribers told of them first */
+    if (self->tracking.dirty)
+        tracking_flush(self); /* so do the invalidations: a client that saw +OK finds the readers told */
 }
 
 /* a connection-less batch (unlock, grant, delivery) waits its turn behind earlier ones */

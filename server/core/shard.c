@@ -335,6 +335,8 @@ static void shard_key_gone(void *arg, enum store_gone why, int db, const char *k
         notify_publish(shard_self, NOTIFY_EXPIRED, "expired", db, key, len);
     else
         notify_publish(shard_self, NOTIFY_EVICTED, "evicted", db, key, len);
+    if (tracking_busy(shard_self->tracking.table)) /* Redis's signalModifiedKey for expired and evicted keys */
+        tracking_invalidate(shard_self, key, len, 0);
 }
 
 /* the replies CLIENT REPLY OFF|SKIP dropped this turn: nothing holds a place in them between turns */
@@ -433,6 +435,8 @@ static void shard_loop(struct shard *self)
             notify_flush(self); /* this turn's keyspace events leave before its replies */
         if (self->monitor_out)
             monitor_flush(self);
+        if (self->tracking.dirty)
+            tracking_flush(self);
         shard_flush_dirty(self);
         conn_reap_dead(self);
         shard_empty_discard(self);
@@ -488,6 +492,7 @@ static void *shard_main(void *arg)
     self->blockers = block_create(self->index);
 #endif
     self->locks = keylock_create();
+    tracking_setup_shard(self);
     self->now = util_ms_time();
     self->last_sleep_ns = INT64_MAX; /* idle until the first sleep says otherwise */
     reply_init(&self->scratch);
@@ -530,6 +535,7 @@ static void *shard_main(void *arg)
     dispatch_teardown_shard(self);
     notify_teardown_shard(self);
     monitor_teardown_shard(self);
+    tracking_teardown_shard(self);
     mem_release(self->effects.v);
     mem_release(self->effects.bytes);
     mem_release(self->listeners);

@@ -36,6 +36,9 @@ after FLUSHALL.  A line may start with a marker saying how to compare:
     !noreply CMD...    neither may answer (CLIENT REPLY OFF / SKIP): nothing
                        within 100 ms; a late reply shows on the next line
     !sleep MS          pause both
+    !push              send nothing, read one more value from both and compare
+                       exactly: a RESP3 push (or pub/sub message) that follows
+                       the last reply (CLIENT TRACKING's invalidations)
     !inline TEXT       send TEXT + CRLF as an inline command, compare exactly
     !rawclose ESCAPED  send the bytes (escapes as in quotes), compare the
                        reply, require that both close the connection, reconnect
@@ -564,6 +567,15 @@ def run_line(pair, res, where, marker, args, raw=None, expect_close=False):
         else:
             res.fail(where, args, repr(rk).encode() if rk is not None else rerr,
                      repr(gk).encode() if gk is not None else gerr, "SCAN iteration key sets differ")
+        return
+    if marker == "push":
+        r, g = pair.ref.read(), pair.cand.read()
+        if r is None or r == b"":
+            raise RuntimeError("%s: the reference redis-server sent no push" % where)
+        if r == g:
+            res.passed += 1
+        else:
+            res.fail(where, "(push)", r, g if g is not None else b"(nothing)", "pushes differ")
         return
     data = raw if raw is not None else encode(args)
     if marker == "noreply":

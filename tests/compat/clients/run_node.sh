@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # run_node.sh TEST.js SERVER [THREADS]: runs a Node client test of this folder
-# (test_ioredis.js, test_node_redis4.js) with the clients npm_ci.sh installed
+# (test_ioredis.js, test_node_redis4.js, test_node_redis5_cache.js) with the clients npm_ci.sh installed
 # in tests/compat/node (ctest runs compat.npm_ci first: a fixture).
 # Skips (exit 77) only when node is absent.
 set -u
