@@ -445,6 +445,7 @@ static void conn_process_input(struct conn *c)
     if (c->processing)
         return;
     c->processing = true;
+    c->round_start = c->rpos;
     bool needs_auth = cfg->requirepass && cfg->requirepass[0];
     bool partial = false; /* what is left is the start of a command */
     size_t pause = conn_out_pause(c); /* read once: a SUBSCRIBE in this input takes effect at the flush */
@@ -804,10 +805,12 @@ void conn_set_lib(struct conn *c, bool version, const char *s, size_t len)
 
 /*
  * Redis 7.0's catClientInfoString fields, then 7.2's lib-name lib-ver, then
- * the shard.  The figures as Redis counts them: qbuf is the whole query
- * buffer, the command being run included (Redis, as conn_process_input,
- * drops what it ran only after the read's last command); argv-mem the
- * arguments of the command being run; multi-mem those of the queued ones;
+ * the shard.  The figures as Redis counts them: qbuf is the query buffer,
+ * while it runs the command being run and the ones before it in this round
+ * included (Redis drops what it ran only after the read's last command),
+ * else only what is not run yet (rbuf's consumed front is dropped lazily);
+ * argv-mem the arguments of the command being run; multi-mem those of the
+ * queued ones;
  * the output as Redis would hold it, its reply buffer first (obl bytes), then
  * blocks (oll of them, omem bytes).
  */
@@ -851,7 +854,7 @@ size_t conn_describe(const struct conn *c, int64_t now, char *buf, size_t cap)
                      "lib-name=%s lib-ver=%s shard=%d",
                      (unsigned long long)c->id, c->peer, c->local, c->fd, c->name ? c->name : "",
                      conn_age(c, now), conn_idle(c, now), flags, c->db, pubsub_count(c, false), pubsub_count(c, true),
-                     txn_queued(c), c->rlen, c->rcap - c->rlen, argv_mem, txn_queued_mem(c), c->rcap, c->rcap, obl,
+                     txn_queued(c), c->rlen - (c->processing ? c->round_start : c->rpos), c->rcap - c->rlen, argv_mem, txn_queued_mem(c), c->rcap, c->rcap, obl,
                      (omem + CONN_REDIS_REPLY_CHUNK - 1) / CONN_REDIS_REPLY_CHUNK, omem, c->rcap + c->out.cap + sizeof(*c), events, c->last_cmd ? c->last_cmd->name : "NULL",
                      tracking_redirect_shown(c), c->resp,
                      c->lib_name ? c->lib_name : "", c->lib_ver ? c->lib_ver : "", c->home->index);

@@ -124,6 +124,7 @@ struct conn {
     bool authenticated;
     bool cluster_port;       /* accepted on home's cluster port: talks to it as a cluster node (cluster.h) */
     bool processing;         /* inside conn_process_input: no re-entry */
+    size_t round_start;      /* rpos when that began: the query buffer Redis would hold while it runs */
     bool lock_wait;          /* the next command names a key a multi-shard transaction holds */
     bool monitor;            /* MONITOR: gets every command's line (monitor.c) */
     bool pause_wait;         /* the next command waits for CLIENT PAUSE to end (on the shard's pause list) */
