@@ -172,6 +172,17 @@ enum {
     CMD_MAY_REPLICATE = 1u << 17, /* neither reads nor writes keys but is propagated (PUBLISH), as Redis's flag;
                                    * CLIENT PAUSE WRITE holds it as a write */
     CMD_SKIP_SLOWLOG = 1u << 18, /* never in the slowlog (EXEC: the commands it runs are) */
+    CMD_RUNS_QUEUE = 1u << 19,   /* runs what MULTI queued (EXEC): CLIENT PAUSE WRITE holds it when that writes,
+                                  * and refused it discards the transaction (EXECABORT) */
+    CMD_SELECTS_DB = 1u << 20,   /* makes argv[1] the connection's database (SELECT): MULTI's later keys are in it */
+    CMD_NO_CLUSTER = 1u << 21,   /* refused on a cluster port, Redis Cluster having db 0 only (SWAPDB MOVE; SELECT
+                                  * of another db than 0) */
+    CMD_REDACTS = 1u << 22,      /* some arguments are secrets (AUTH HELLO CONFIG SET): SLOWLOG and MONITOR show
+                                  * them as "(redacted)" (slowlog.h's redactor says which) */
+    /* blocking commands' shapes (CMD_BLOCKING; core/block.c): which keys, where the timeout is, how a pop is undone */
+    CMD_BLOCK_MOVE = 1u << 23,   /* pops argv[1], pushes to argv[2] (BLMOVE BRPOPLPUSH) */
+    CMD_BLOCK_LEFT = 1u << 24,   /* pops from the head (BLPOP); BLMPOP's direction is its argument */
+    CMD_BLOCK_ZSET = 1u << 25,   /* pops from sorted sets: undone by ZADD (BZPOPMIN BZPOPMAX BZMPOP) */
 };
 
 /* where a command runs (see dispatch.c) */
@@ -184,7 +195,12 @@ enum cmd_route {
     ROUTE_FANOUT_SUM,  /* every shard runs it; integers summed (DBSIZE) */
     ROUTE_FANOUT_OK,   /* every shard runs it; +OK or the first error (FLUSHALL FLUSHDB SWAPDB) */
     ROUTE_FANOUT_CONCAT, /* every shard runs it; arrays concatenated (KEYS) */
-    ROUTE_SPECIAL,     /* the dispatcher drives it step by step (SCAN RANDOMKEY RENAME MSETNX) */
+    /* the dispatcher drives these step by step (dispatch.c's run_special) */
+    ROUTE_SCAN,        /* SCAN: shard by shard, the cursor's high bits naming the shard */
+    ROUTE_RANDOMKEY,   /* RANDOMKEY: a random shard's part */
+    ROUTE_RENAME,      /* RENAME, RENAMENX (ROUTE_RENAMENX): the key taken from its owner, put at the other's */
+    ROUTE_RENAMENX,
+    ROUTE_MSETNX,      /* MSETNX: every key checked on its owner, then all set or none */
     /*
      * Keys on one shard: as ROUTE_OWNER.  Keys on several: the dispatcher
      * copies them into a scratch store on the home shard, runs the handler
@@ -193,6 +209,12 @@ enum cmd_route {
      */
     ROUTE_GATHER,
 };
+
+/* does the dispatcher drive it step by step (ROUTE_SCAN .. ROUTE_MSETNX)? */
+static inline bool cmd_route_stepped(enum cmd_route route)
+{
+    return route >= ROUTE_SCAN && route <= ROUTE_MSETNX;
+}
 
 struct command {
     const char *name;   /* lower case */
@@ -306,8 +328,24 @@ bool command_subcommand_ok_or_reply(const struct command *cmd, int argc, const s
                                     struct reply *out);
 /* does MONITOR show this call?  Not for admin commands or subcommands (CONFIG SET, CLIENT LIST ...), as Redis */
 bool command_monitored(const struct command *cmd, int argc, const struct resp_arg *argv);
-/* internal commands by exact name, for the dispatcher */
-const struct command *command_internal(const char *name);
+/* the internal commands (cmd/internal.c), for the core's cross-shard steps: objects, never looked up by name */
+enum command_internal_id {
+    CMD_I_TAKE,
+    CMD_I_PUT,
+    CMD_I_DUMP,
+    CMD_I_LOCK,
+    CMD_I_UNLOCK,
+    CMD_I_WATCH,
+    CMD_I_UNWATCH,
+    CMD_I_WATCHCHECK,
+    CMD_I_RANDOMKEY,
+    CMD_I_COUNT
+};
+extern const struct command command_internal_table[CMD_I_COUNT];
+static inline const struct command *command_internal(enum command_internal_id id)
+{
+    return &command_internal_table[id];
+}
 /* iterate the public table (COMMAND, COMMAND COUNT/INFO/DOCS) */
 size_t command_count(void);
 const struct command *command_at(size_t i);

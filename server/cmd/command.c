@@ -14,6 +14,7 @@
 #include "percore/mem.h"
 #include "percore/object.h"
 #include "percore/reply.h"
+#include "percore/slowlog.h"
 #include "percore/store.h"
 #include "percore/util.h"
 
@@ -69,6 +70,7 @@ void command_setup(void)
     command_add_family(command_family_hash, command_family_hash_count);
     command_add_family(command_family_cluster, command_family_cluster_count);
     command_add_family(command_family_pubsub, command_family_pubsub_count);
+    slowlog_set_redactor(server_redactions);
 }
 
 const struct command *command_lookup(const char *name, size_t len)
@@ -87,14 +89,6 @@ const struct command *command_lookup(const char *name, size_t len)
             return command_hash[h];
         h = (h + 1) & (COMMAND_HASH_SIZE - 1);
     }
-    return NULL;
-}
-
-const struct command *command_internal(const char *name)
-{
-    for (size_t i = 0; i < command_family_internal_count; i++)
-        if (strcmp(command_family_internal[i].name, name) == 0)
-            return &command_family_internal[i];
     return NULL;
 }
 

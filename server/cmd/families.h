@@ -43,11 +43,10 @@ cmd_handler cmd_pubsub_channels, cmd_pubsub_numsub, cmd_pubsub_numpat;
  * not fit (the container's handler then answers Redis's error).
  */
 const struct command *command_resolve_subcommand(const struct command *cmd, int argc, const struct resp_arg *argv);
+/* slowlog.h's redactor for AUTH HELLO CONFIG SET (server.c) */
+void server_redactions(const struct command *cmd, int argc, const struct resp_arg *argv, bool *redact);
 /* MULTI EXEC DISCARD WATCH UNWATCH (multi.c) */
 extern const struct command command_family_multi[];
 extern const size_t command_family_multi_count;
-/* internal helpers for cross-shard steps (RENAME's take/put, INFO keyspace) */
-extern const struct command command_family_internal[];
-extern const size_t command_family_internal_count;
 
 #endif

@@ -2301,6 +2301,41 @@ const struct command *command_resolve_subcommand(const struct command *cmd, int 
     return &s->cmd;
 }
 
+/*
+ * The arguments Redis 7.0 shows as "(redacted)" (slowlog.h's redactor, for
+ * the CMD_REDACTS commands): passwords, where its parser redacts them.
+ * authCommand redacts all but with more than two; helloCommand only a valid
+ * protocol version's, and only the AUTH options before the first syntax
+ * error (it also stops at a failed AUTH or a bad SETNAME, where the later
+ * secrets are still redacted here); CONFIG SET requirepass and masterauth.
+ */
+void server_redactions(const struct command *cmd, int argc, const struct resp_arg *argv, bool *redact)
+{
+    if (cmd->proc == cmd_auth) {
+        for (int j = 1; j < argc && argc <= 3; j++)
+            redact[j] = true;
+    } else if (cmd->proc == cmd_hello) {
+        long long ver;
+        if (argc >= 2 && !(util_str_to_ll(argv[1].ptr, argv[1].len, &ver) && ver >= 2 && ver <= 3))
+            return;
+        for (int j = 2; j < argc; j++) {
+            int more = argc - 1 - j;
+            if (arg_is(&argv[j], "auth") && more >= 2) {
+                redact[j + 1] = redact[j + 2] = true;
+                j += 2;
+            } else if (arg_is(&argv[j], "setname") && more >= 1) {
+                j++;
+            } else {
+                return;
+            }
+        }
+    } else if (cmd->proc == cmd_config && argc > 3 && arg_is(&argv[1], "set")) {
+        for (int j = 2; j + 1 < argc; j += 2)
+            if (arg_is(&argv[j], "requirepass") || arg_is(&argv[j], "masterauth"))
+                redact[j + 1] = true;
+    }
+}
+
 #define CMD(name_, proc_, arity_, flags_, cats_) \
     {name_, proc_, arity_, flags_, 0, 0, 0, ROUTE_HOME, cats_}
 
@@ -2308,13 +2343,13 @@ const struct command command_family_server[] = {
     CMD("ping", cmd_ping, -1, CMD_FAST, "@fast @connection"),
     CMD("echo", cmd_echo, 2, LS | CMD_FAST, "@fast @connection"),
     CMD("quit", cmd_quit, -1, NLS | CMD_FAST | CMD_NO_AUTH | CMD_NO_QUEUE, "@fast @connection"),
-    CMD("select", cmd_select, 2, LS | CMD_FAST, "@fast @connection"),
-    CMD("auth", cmd_auth, -2, NLS | CMD_FAST | CMD_NO_AUTH, "@fast @connection"),
-    CMD("hello", cmd_hello, -1, NLS | CMD_FAST | CMD_NO_AUTH, "@fast @connection"),
+    CMD("select", cmd_select, 2, LS | CMD_FAST | CMD_SELECTS_DB | CMD_NO_CLUSTER, "@fast @connection"),
+    CMD("auth", cmd_auth, -2, NLS | CMD_FAST | CMD_NO_AUTH | CMD_REDACTS, "@fast @connection"),
+    CMD("hello", cmd_hello, -1, NLS | CMD_FAST | CMD_NO_AUTH | CMD_REDACTS, "@fast @connection"),
     CMD("reset", cmd_reset, 1, NLS | CMD_FAST | CMD_NO_AUTH | CMD_NO_QUEUE, "@fast @connection"),
     CMD("client", cmd_client, -2, 0, "@slow"),
     CMD("command", cmd_command, -1, LS, "@slow @connection"),
-    CMD("config", cmd_config, -2, 0, "@slow"),
+    CMD("config", cmd_config, -2, CMD_REDACTS, "@slow"),
     CMD("slowlog", cmd_slowlog, -2, 0, "@slow"),
     CMD("latency", cmd_latency, -2, 0, "@slow"),
     CMD("cluster", cmd_cluster, -2, 0, "@slow"),

@@ -133,7 +133,7 @@ static int waiter_keys(const struct blockers *b, const struct waiter *w, int *po
     if (!w->of_several)
         return n;
     const struct config *cfg = config_current();
-    if (strcmp(w->cmd->name, "blmove") == 0 || strcmp(w->cmd->name, "brpoplpush") == 0)
+    if (w->cmd->flags & CMD_BLOCK_MOVE)
         n = 1;
     int kept = 0;
     for (int i = 0; i < n; i++)
@@ -265,7 +265,7 @@ void block_note_key(struct shard *self, int db, const char *key, size_t len)
 static bool waiter_can_run(struct shard *self, const struct waiter *w, const char *key, size_t len)
 {
     struct object *o = store_peek(self->store, w->db, key, len, self->now, NULL);
-    return o && object_type(o) == (w->cmd->name[1] == 'z' ? OBJ_ZSET : OBJ_LIST);
+    return o && object_type(o) == ((w->cmd->flags & CMD_BLOCK_ZSET) ? OBJ_ZSET : OBJ_LIST);
 }
 
 /*
@@ -287,7 +287,7 @@ static int one_key_form(const struct command **cmd, int argc, const struct resp_
 {
     const struct command *c = *cmd;
     int n = 0;
-    if (strcmp(c->name, "blmove") == 0 || strcmp(c->name, "brpoplpush") == 0) {
+    if (c->flags & CMD_BLOCK_MOVE) {
         if (!part) {
             memcpy(args, argv, (size_t)argc * sizeof(*args));
             return argc;
@@ -638,13 +638,7 @@ void block_conn_freed(struct conn *c)
 /* a blocking command's timeout argument (Redis's getTimeoutFromObjectOrReply, seconds): ms, 0 forever */
 static bool block_timeout(const struct command *cmd, int argc, const struct resp_arg *argv, long long *ms)
 {
-    int i = argc - 1; /* BLPOP BRPOP BZPOPMIN BZPOPMAX */
-    if (strcmp(cmd->name, "blmpop") == 0 || strcmp(cmd->name, "bzmpop") == 0)
-        i = 1;
-    else if (strcmp(cmd->name, "blmove") == 0)
-        i = 5;
-    else if (strcmp(cmd->name, "brpoplpush") == 0)
-        i = 3;
+    int i = (cmd->flags & CMD_NUMKEYS) ? 1 : argc - 1; /* BLMPOP BZMPOP; the rest end with it */
     return i > 0 && i < argc && cmd_parse_block_timeout(&argv[i], ms, NULL);
 }
 
@@ -790,7 +784,7 @@ static int bm_probe_args(struct conn *c, struct slot *s, int owner, struct resp_
     (void)c;
     int n = 0;
     args[n++] = (struct resp_arg){"__bprobe", 8};
-    args[n++] = s->cmd->name[1] == 'z' ? (struct resp_arg){"zset", 4} : (struct resp_arg){"list", 4};
+    args[n++] = (s->cmd->flags & CMD_BLOCK_ZSET) ? (struct resp_arg){"zset", 4} : (struct resp_arg){"list", 4};
     args[n++] = (struct resp_arg){"0", 1};
     int pos_small[16];
     int *pos = s->argc <= 16 ? pos_small : mem_alloc((size_t)s->argc * sizeof(int));
@@ -1035,12 +1029,12 @@ static void bm_undo(struct conn *c, struct slot *s, int owner, const char *reply
     struct resp_arg *got = mem_alloc((size_t)max * sizeof(*got));
     struct resp_arg *args = mem_alloc((size_t)(max + 2) * sizeof(*args));
     int n = reply_strings(reply, len, got, max), argc = 0;
-    const char *name = s->cmd->name;
+    uint32_t flags = s->cmd->flags;
     if (s->bmulti->move && n == 1) { /* the element, from the source */
         args[argc++] = (struct resp_arg){move_side_left(s->argc, s->argv, 3) ? "lpush" : "rpush", 5};
         args[argc++] = s->argv[1];
         args[argc++] = got[0];
-    } else if (name[1] == 'z' && n >= 3 && n % 2 == 1) { /* key, then member score pairs */
+    } else if ((flags & CMD_BLOCK_ZSET) && n >= 3 && n % 2 == 1) { /* key, then member score pairs */
         args[argc++] = (struct resp_arg){"zadd", 4};
         args[argc++] = got[0];
         for (int i = 1; i + 1 < n; i += 2) {
@@ -1048,8 +1042,8 @@ static void bm_undo(struct conn *c, struct slot *s, int owner, const char *reply
             args[argc++] = got[i];
         }
     } else if (n >= 2) { /* key, then the elements in the order popped: pushed back last first */
-        bool left = strcmp(name, "blpop") == 0;
-        if (strcmp(name, "blmpop") == 0) { /* its direction comes right after the keys */
+        bool left = flags & CMD_BLOCK_LEFT;
+        if (flags & CMD_NUMKEYS) { /* BLMPOP: its direction comes right after the keys */
             long long nk = 0;
             util_str_to_ll(s->argv[2].ptr, s->argv[2].len, &nk);
             const struct resp_arg *dir = &s->argv[3 + nk];
@@ -1192,7 +1186,7 @@ void block_run_multi(struct conn *c, const struct command *cmd, int argc, const 
     s->bmulti = bm;
     bm->db = c->db;
     bm->may_block = c->exec_input == NULL; /* EXEC feeds its commands from exec_input */
-    bm->move = strcmp(cmd->name, "blmove") == 0 || strcmp(cmd->name, "brpoplpush") == 0;
+    bm->move = cmd->flags & CMD_BLOCK_MOVE;
     bm->owner = mem_calloc((size_t)shard_count(), 1);
     reply_init(&bm->elem);
     if (bm->move) {

@@ -30,6 +30,7 @@
 #include "percore/slot.h"
 #include "percore/util.h"
 
+#include <ctype.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -68,22 +69,24 @@ void cluster_conn_ip(const struct conn *c, char *ip, size_t cap)
     snprintf(ip, cap, "%.*s", (int)len, c->local);
 }
 
-/* SELECT n (n an int other than 0), SWAPDB, MOVE: Redis Cluster's refusals; NULL for the rest */
-static const char *cluster_db_refusal(const struct command *cmd, int argc, const struct resp_arg *argv)
+/*
+ * CMD_NO_CLUSTER (SWAPDB, MOVE; SELECT n for an int n other than 0): Redis
+ * Cluster's refusal, its name upper-cased into buf; NULL for the rest
+ */
+static const char *cluster_db_refusal(const struct command *cmd, int argc, const struct resp_arg *argv, char *buf,
+                                      size_t cap)
 {
-    if (strcmp(cmd->name, "select") == 0) {
-        long long db;
-        /* a bad index gets SELECT's own error, as Redis parses it first */
-        if (argc == 2 && util_str_to_ll(argv[1].ptr, argv[1].len, &db) && db >= INT_MIN && db <= INT_MAX &&
-            db != 0)
-            return "ERR SELECT is not allowed in cluster mode";
+    if (!(cmd->flags & CMD_NO_CLUSTER))
         return NULL;
-    }
-    if (strcmp(cmd->name, "swapdb") == 0)
-        return "ERR SWAPDB is not allowed in cluster mode";
-    if (strcmp(cmd->name, "move") == 0)
-        return "ERR MOVE is not allowed in cluster mode";
-    return NULL;
+    long long db;
+    /* a bad index gets SELECT's own error, as Redis parses it first */
+    if ((cmd->flags & CMD_SELECTS_DB) &&
+        !(argc == 2 && util_str_to_ll(argv[1].ptr, argv[1].len, &db) && db >= INT_MIN && db <= INT_MAX && db != 0))
+        return NULL;
+    int n = snprintf(buf, cap, "ERR %s is not allowed in cluster mode", cmd->name);
+    for (int i = 4; i < n && i < (int)cap && buf[i] != ' '; i++)
+        buf[i] = (char)toupper((unsigned char)buf[i]);
+    return buf;
 }
 
 bool cluster_refuse(const struct conn *c, const struct config *cfg, const struct command *cmd, int argc,
@@ -113,7 +116,8 @@ bool cluster_refuse(const struct conn *c, const struct config *cfg, const struct
         reply_errorf(out, "MOVED %d %s:%d", slot, ip, cluster_port(cfg, cfg->slot_shard[slot]));
         return true;
     }
-    const char *refusal = cluster_db_refusal(cmd, argc, argv);
+    char buf[80];
+    const char *refusal = cluster_db_refusal(cmd, argc, argv, buf, sizeof buf);
     if (refusal) {
         reply_error(out, refusal);
         return true;

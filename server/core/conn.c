@@ -995,7 +995,7 @@ bool conn_wait_if_paused(struct conn *c, const struct command *cmd)
         return true;
     /* Redis 7.0's processCommand: WRITE holds writes, PUBLISH, and an EXEC that would run one */
     if (self->pause == CONN_PAUSE_WRITE && !(cmd->flags & (CMD_WRITE | CMD_MAY_REPLICATE)) &&
-        !(strcmp(cmd->name, "exec") == 0 && txn_queued_writes(c)))
+        !((cmd->flags & CMD_RUNS_QUEUE) && txn_queued_writes(c)))
         return false;
     c->pause_wait = true;
     if (self->pause_tail)

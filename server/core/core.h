@@ -414,7 +414,8 @@ size_t txn_queued_mem(const struct conn *c);
 void txn_queue_failed(struct conn *c);
 /* EXEC refused before it ran (argc, argv as sent): Redis discards the transaction saying why, and
  * MONITOR still shows it (execCommandAbort) */
-void multi_exec_refused(struct conn *c, int argc, const struct resp_arg *argv, struct reply *out, const char *why);
+void multi_exec_refused(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv,
+                        struct reply *out, const char *why);
 /* would EXEC run a write (Redis's mstate.cmd_flags: CMD_WRITE or CMD_MAY_REPLICATE)?  false outside MULTI */
 bool txn_queued_writes(const struct conn *c);
 /* RESET: the MULTI in progress is discarded and every watch dropped (Redis's discardTransaction) */

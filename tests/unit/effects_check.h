@@ -153,8 +153,10 @@ static bool fx_exec(const struct resp_arg *argv, int argc, int db, int64_t now, 
     size_t n = argv[0].len < sizeof(name) - 1 ? argv[0].len : sizeof(name) - 1;
     memcpy(name, argv[0].ptr, n);
     name[n] = '\0';
-    const struct command *c = n > 2 && name[0] == '_' && name[1] == '_' ? command_internal(name)
-                                                                          : command_lookup(name, n);
+    const struct command *c = command_lookup(name, n);
+    for (int i = 0; i < CMD_I_COUNT && !c; i++)
+        if (strcmp(command_internal_table[i].name, name) == 0)
+            c = command_internal(i);
     if (c == NULL) {
         fprintf(stderr, "no such command %s\n", name);
         exit(2);

@@ -30,9 +30,9 @@ static int cur_db;
 static const struct command *find(const char *name)
 {
     const struct command *tabs[] = {command_family_string, command_family_keys,
-                                    command_family_internal};
+                                    command_internal_table};
     size_t counts[] = {command_family_string_count, command_family_keys_count,
-                       command_family_internal_count};
+                       CMD_I_COUNT};
     for (int t = 0; t < 3; t++)
         for (size_t i = 0; i < counts[t]; i++)
             if (strcmp(tabs[t][i].name, name) == 0)
@@ -98,10 +98,10 @@ static void test_table(void)
     CHECK((c = find("get")) && c->arity == 2 && c->route == ROUTE_OWNER);
     CHECK((c = find("mget")) && c->route == ROUTE_SPLIT_MGET && c->last_key == -1);
     CHECK((c = find("mset")) && c->route == ROUTE_SPLIT_OK && c->key_step == 2);
-    CHECK((c = find("msetnx")) && c->route == ROUTE_SPECIAL);
+    CHECK((c = find("msetnx")) && c->route == ROUTE_MSETNX);
     CHECK((c = find("del")) && c->route == ROUTE_SPLIT_SUM);
     CHECK((c = find("keys")) && c->route == ROUTE_FANOUT_CONCAT && c->first_key == 0);
-    CHECK((c = find("scan")) && c->route == ROUTE_SPECIAL);
+    CHECK((c = find("scan")) && c->route == ROUTE_SCAN);
     CHECK((c = find("dbsize")) && c->route == ROUTE_FANOUT_SUM);
     CHECK((c = find("flushall")) && c->route == ROUTE_FANOUT_OK);
     CHECK((c = find("object")) && c->first_key == 2);
@@ -109,9 +109,9 @@ static void test_table(void)
     CHECK((c = find("__put")) && (c->flags & CMD_INTERNAL) && c->arity == -5);
     /* every entry is complete */
     const struct command *tabs[] = {command_family_string, command_family_keys,
-                                    command_family_internal};
+                                    command_internal_table};
     size_t counts[] = {command_family_string_count, command_family_keys_count,
-                       command_family_internal_count};
+                       CMD_I_COUNT};
     for (int t = 0; t < 3; t++)
         for (size_t i = 0; i < counts[t]; i++) {
             c = &tabs[t][i];
