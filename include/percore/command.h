@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "percore/config.h"
 #include "percore/reply.h"
 #include "percore/resp.h"
 
@@ -35,27 +36,6 @@ struct cmd_stats {
  * the keyspace events it caused (notifyKeyspaceEvent).  ctx->effects is NULL
  * when nothing on the shard wants either: then reporting costs one test.
  */
-/* Redis's keyspace event classes, the same bits (notify-keyspace-events letters) */
-enum {
-    NOTIFY_KEYSPACE = 1 << 0,  /* K */
-    NOTIFY_KEYEVENT = 1 << 1,  /* E */
-    NOTIFY_GENERIC = 1 << 2,   /* g */
-    NOTIFY_STRING = 1 << 3,    /* $ */
-    NOTIFY_LIST = 1 << 4,      /* l */
-    NOTIFY_SET = 1 << 5,       /* s */
-    NOTIFY_HASH = 1 << 6,      /* h */
-    NOTIFY_ZSET = 1 << 7,      /* z */
-    NOTIFY_EXPIRED = 1 << 8,   /* x */
-    NOTIFY_EVICTED = 1 << 9,   /* e */
-    NOTIFY_STREAM = 1 << 10,   /* t */
-    NOTIFY_KEY_MISS = 1 << 11, /* m */
-    NOTIFY_LOADED = 1 << 12,   /* (modules only) */
-    NOTIFY_MODULE = 1 << 13,   /* d */
-    NOTIFY_NEW = 1 << 14,      /* n */
-    NOTIFY_ALL = NOTIFY_GENERIC | NOTIFY_STRING | NOTIFY_LIST | NOTIFY_SET | NOTIFY_HASH | NOTIFY_ZSET |
-                 NOTIFY_EXPIRED | NOTIFY_EVICTED | NOTIFY_STREAM | NOTIFY_MODULE, /* A */
-};
-
 enum cmd_effect_kind {
     CMD_EFFECT_MODIFIED, /* key of db changed */
     CMD_EFFECT_EVENT,    /* keyspace event `event` of class `type` on key of db */
@@ -183,6 +163,7 @@ enum {
     CMD_BLOCK_MOVE = 1u << 23,   /* pops argv[1], pushes to argv[2] (BLMOVE BRPOPLPUSH) */
     CMD_BLOCK_LEFT = 1u << 24,   /* pops from the head (BLPOP); BLMPOP's direction is its argument */
     CMD_BLOCK_ZSET = 1u << 25,   /* pops from sorted sets: undone by ZADD (BZPOPMIN BZPOPMAX BZMPOP) */
+    CMD_SUBSCRIBER_OK = 1u << 26, /* allowed to a RESP2 subscriber ((P)SUBSCRIBE (P)UNSUBSCRIBE PING QUIT RESET) */
 };
 
 /* where a command runs (see dispatch.c) */
@@ -319,13 +300,44 @@ void cmd_scan_reply(struct cmd_ctx *ctx, uint64_t cursor, long long n, const str
  */
 int command_key_positions(const struct command *cmd, int argc, const struct resp_arg *argv, int *pos);
 
+/*
+ * The table is assembled at setup, before the shards run, from each layer's
+ * families: command_setup() registers the data-type families (cmd/), the
+ * admin layer's admin_setup() its own (admin.h).  Read-only afterwards.
+ */
 void command_setup(void);
+/* add a family's commands (n of them; internal ones are skipped) to the lookup */
+void command_register(const struct command *family, size_t n);
 /* case-insensitive; NULL when unknown (internal commands are never found) */
 const struct command *command_lookup(const char *name, size_t len);
+
+/* a container's subcommand (CONFIG GET, CLIENT LIST ...): cmd.name is the full name "parent|sub" */
+struct subcommand {
+    const char *parent;       /* the container's name */
+    const char *sub;          /* the subcommand, lower case */
+    struct command cmd;
+};
+/* the containers' subcommands, each container's contiguous (admin_setup's table) */
+void command_register_subcommands(const struct subcommand *table, size_t n);
+/* parent's subcommand named sub (case-insensitive), NULL none */
+const struct subcommand *command_subcommand_find(const char *parent, const char *sub, size_t len);
+/* how many subcommands parent has, *first the first of them (NULL: none, parent is no container) */
+size_t command_subcommands_of(const char *parent, const struct subcommand **first);
+/* Redis's lookupCommand refusals of a container's argv, written to out: an unknown subcommand, or the wrong
+ * arity for it.  *found: the subcommand (NULL: unknown).  True when argv may run */
+bool command_subcommand_or_reply(const char *parent, int argc, const struct resp_arg *argv, struct reply *out,
+                                 const struct subcommand **found);
 /* a container's argv names a subcommand it has, with its arity: true (and true for any other
- * command); else false with Redis's error written to out, as lookupCommand refuses it (cmd/server.c) */
+ * command); else false with Redis's error written to out, as lookupCommand refuses it */
 bool command_subcommand_ok_or_reply(const struct command *cmd, int argc, const struct resp_arg *argv,
                                     struct reply *out);
+/*
+ * What Redis's lookupCommand finds for argv: cmd itself when it is not a
+ * container; a container's subcommand named by argv[1] when its arity fits
+ * argc; NULL when there is no such subcommand or its arity does not fit (the
+ * container's handler then answers Redis's error).
+ */
+const struct command *command_resolve_subcommand(const struct command *cmd, int argc, const struct resp_arg *argv);
 /* does MONITOR show this call?  Not for admin commands or subcommands (CONFIG SET, CLIENT LIST ...), as Redis */
 bool command_monitored(const struct command *cmd, int argc, const struct resp_arg *argv);
 /* the internal commands (cmd/internal.c), for the core's cross-shard steps: objects, never looked up by name */

@@ -5,7 +5,7 @@
  * shards.  The commands queued between MULTI and EXEC never reach a handler
  * here: the dispatcher queues them (and refuses the ones Redis refuses).
  */
-#include "families.h"
+#include "admin_families.h"
 
 #include "percore/multi.h"
 

@@ -39,11 +39,6 @@
 /* key positions of commands with up to this many arguments stay on the stack */
 #define CLUSTER_STACK_ARGS 16
 
-int cluster_port(const struct config *cfg, int shard)
-{
-    return (cfg->cluster_port_base ? cfg->cluster_port_base : cfg->port + 1) + shard;
-}
-
 void cluster_node_id(int shard, char id[CLUSTER_NODE_ID_LEN + 1])
 {
     static const char hex[] = "0123456789abcdef";
@@ -113,7 +108,7 @@ bool cluster_refuse(const struct conn *c, const struct config *cfg, const struct
     if (slot >= 0 && cfg->slot_shard[slot] != c->home->index) {
         char ip[64];
         cluster_conn_ip(c, ip, sizeof(ip));
-        reply_errorf(out, "MOVED %d %s:%d", slot, ip, cluster_port(cfg, cfg->slot_shard[slot]));
+        reply_errorf(out, "MOVED %d %s:%d", slot, ip, config_cluster_port(cfg, cfg->slot_shard[slot]));
         return true;
     }
     char buf[80];

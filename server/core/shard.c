@@ -745,7 +745,7 @@ static struct shard_listeners *shard_listeners_open_for(const struct config *cfg
         int ok = 0; /* sockets opened for this address */
         for (int i = 0; i < nsh; i++) {
             for (int k = 0; k < per_addr; k++) {
-                int port = k == 0 ? cfg->port : cluster_port(cfg, i);
+                int port = k == 0 ? cfg->port : config_cluster_port(cfg, i);
                 int fd = strlen(addr) < SHARD_ADDR_MAX ? shard_open_listener(addr, port, check && (k == 1 || i == 0))
                                                        : (errno = EINVAL, -1);
                 if (fd < 0) {
@@ -875,8 +875,8 @@ int shard_setup(void)
     if (!start_listeners)
         return -1;
     if (cfg->cluster_ports)
-        log_notice("Cluster ports %d..%d: shard i on %d + i", cluster_port(cfg, 0), cluster_port(cfg, nshards - 1),
-                   cluster_port(cfg, 0));
+        log_notice("Cluster ports %d..%d: shard i on %d + i", config_cluster_port(cfg, 0), config_cluster_port(cfg, nshards - 1),
+                   config_cluster_port(cfg, 0));
     shard_plan_cpus(cfg);
 #ifdef PERCORE_GLOBAL_LOCK
     shared_store = store_create(cfg->databases);

@@ -43,6 +43,7 @@
 #ifndef PERCORE_TEST_EFFECTS_CHECK_H
 #define PERCORE_TEST_EFFECTS_CHECK_H
 
+#include "percore/admin.h"
 #include "percore/command.h"
 #include "percore/config.h"
 #include "percore/mem.h"
@@ -356,7 +357,7 @@ static void fx_setup(void)
         exit(1);
     }
     store_set_seed(seed);
-    command_setup();
+    admin_setup();
     fx_store = store_create(FX_DATABASES);
     reply_init(&fx_out);
     reply_init(&fx_pass_out);
