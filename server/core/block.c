@@ -30,7 +30,14 @@
  * (see "keys on several shards" below).  Inside MULTI it never blocks: it
  * answers as if it had timed out, as Redis does.
  */
-#include "core.h"
+#include "block.h"
+
+#include "shard_internal.h"
+#include "conn_internal.h"
+#include "reply_slot.h"
+#include "dispatch.h"
+#include "txn.h"
+#include "handoff.h"
 
 #include "call.h"
 

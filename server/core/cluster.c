@@ -21,7 +21,8 @@
  */
 #include "percore/cluster.h"
 
-#include "core.h"
+#include "conn_internal.h"
+#include "shard_internal.h"
 #include "percore/command.h"
 #include "percore/config.h"
 #include "percore/mem.h"

@@ -72,7 +72,13 @@
  */
 #include "percore/conn.h"
 
-#include "core.h"
+#include "conn_internal.h"
+#include "shard_internal.h"
+#include "reply_slot.h"
+#include "dispatch.h"
+#include "txn.h"
+#include "block.h"
+#include "handoff.h"
 
 #include "percore/monitor.h"
 #include "percore/config.h"

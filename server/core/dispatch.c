@@ -24,7 +24,14 @@
  * the connection parses nothing more until it completes, so that a later
  * command of the same pipeline cannot overtake one of its steps.
  */
-#include "core.h"
+#include "dispatch.h"
+
+#include "shard_internal.h"
+#include "conn_internal.h"
+#include "reply_slot.h"
+#include "txn.h"
+#include "block.h"
+#include "handoff.h"
 
 #include "call.h"
 

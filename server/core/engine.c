@@ -6,7 +6,9 @@
  */
 #include "percore/engine.h"
 
-#include "core.h"
+#include "shard_internal.h"
+#include "conn_internal.h"
+#include "reply_slot.h"
 
 #include "percore/command.h"
 #include "percore/config.h"

@@ -32,7 +32,9 @@
  */
 #include "percore/pubsub.h"
 
-#include "core.h"
+#include "shard_internal.h"
+#include "conn_internal.h"
+#include "dispatch.h"
 #include "percore/dict.h"
 #include "percore/mem.h"
 #include "percore/reply.h"

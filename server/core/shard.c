@@ -21,7 +21,12 @@
  */
 #include "percore/shard.h"
 
-#include "core.h"
+#include "shard_internal.h"
+#include "conn_internal.h"
+#include "dispatch.h"
+#include "txn.h"
+#include "block.h"
+#include "handoff.h"
 
 #include "percore/monitor.h"
 #include "notify.h"

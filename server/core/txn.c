@@ -40,7 +40,14 @@
  * MONITOR sees EXEC once its last queued command is dispatched, after
  * theirs, as in Redis (or at once, when it answers at once).
  */
-#include "core.h"
+#include "txn.h"
+
+#include "shard_internal.h"
+#include "conn_internal.h"
+#include "reply_slot.h"
+#include "dispatch.h"
+#include "block.h"
+#include "handoff.h"
 
 #include "percore/config.h"
 #include "percore/keylock.h"
