@@ -12,7 +12,11 @@ folder's files include first, but none as its own .c, is that folder's too.
 It fails on
   - a header that two folders implement (one header per module),
   - an edge from a folder to one above it in LAYERS (an upward call),
-  - any cycle in the graph (reported even where no order is settled).
+  - any cycle in the graph (reported even where no order is settled),
+  - a command's name compared or looked up in server/core/ (strcmp(cmd->name,
+    "exec"), command_lookup("watch", 5), command_internal("__lock")): the core knows commands by the
+    flags and routes of the table, and the commands it sends as steps by
+    command.h's objects.
 
 Usage: layers.py [repo root]   (default: this file's ../)
 """
@@ -25,6 +29,10 @@ LAYERS = ["base", "proto", "store", "config", "cmd", "core", "admin", "main"]
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 COMMENT = re.compile(r"/\*.*?\*/", re.S)
+# a command table's entry: {"get", cmd_get, ...}, [ID] = {"exec", ...}, CMD("ping", ...), SUB("config", "get", ...)
+TABLE_ENTRY = re.compile(r'(?:^\s*(?:\[\w+\] = )?\{|\b(?:CMD|SUB)\()"([a-z_|-]+)",', re.M)
+# a string literal compared with, or looked up as, a name
+NAME_TEST = re.compile(r'\b(strn?(?:case)?cmp|util_eq_nocase|command_lookup|command_internal)\s*\([^;]*?"([a-z_|-]+)"')
 # what a header declares: a function's or an extern object's name, before its ( or [ or ;
 DECLARATION = re.compile(r"^(?!\s|#|static|_Static_assert|typedef|struct \w+ \{|enum|union|\})[^;{}(\n]*?\b(\w+)\s*(?:\(|\[[^]\n]*\]\s*;|;)", re.M)
 # what a .c defines: at the start of a line, not static, the name before ( or [ or =
@@ -116,6 +124,21 @@ def main():
         walk(start, [start])
     for cyc in sorted(cycles):
         errors.append("cycle: %s" % " -> ".join(cyc + (cyc[0],)))
+
+    names = set()  # every command of the tables in cmd/ and admin/
+    for rel in files:
+        if rel.endswith(".c") and files[rel][0] in ("cmd", "admin"):
+            with open(os.path.join(server, rel), encoding="utf-8") as f:
+                names |= set(TABLE_ENTRY.findall(f.read()))
+    for rel in sorted(files):
+        if files[rel][0] != "core" or not rel.endswith(".c"):
+            continue
+        with open(os.path.join(server, rel), encoding="utf-8") as f:
+            text = COMMENT.sub(lambda m: "\n" * m.group(0).count("\n"), f.read())
+        for m in NAME_TEST.finditer(text):
+            if m.group(2) in names:
+                line = text.count("\n", 0, m.start()) + 1
+                errors.append('%s:%d decides by the command name "%s" (%s)' % (rel, line, m.group(2), m.group(1)))
 
     for a in LAYERS:
         if a in graph:

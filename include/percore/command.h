@@ -358,6 +358,21 @@ static inline const struct command *command_internal(enum command_internal_id id
 {
     return &command_internal_table[id];
 }
+/* the data commands the core runs as steps of others (RENAME's and MSETNX's TOUCH, MSETNX's MSET, a
+ * blocking command's pop on one shard and the push that undoes it): objects, resolved by command_setup */
+enum command_step_id {
+    CMD_S_TOUCH,
+    CMD_S_MSET,
+    CMD_S_LPOP,
+    CMD_S_RPOP,
+    CMD_S_LPUSH,
+    CMD_S_RPUSH,
+    CMD_S_ZADD,
+    CMD_S_COUNT
+};
+const struct command *command_step(enum command_step_id id);
+/* a command's name as an argv[0], for a step the core builds */
+struct resp_arg command_name_arg(const struct command *cmd);
 /* iterate the public table (COMMAND, COMMAND COUNT/INFO/DOCS) */
 size_t command_count(void);
 const struct command *command_at(size_t i);

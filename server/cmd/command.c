@@ -44,6 +44,7 @@ static unsigned command_hash_name(const char *lower, size_t len)
     return h & (COMMAND_HASH_SIZE - 1);
 }
 
+static const struct command *command_steps[CMD_S_COUNT];
 static const struct subcommand *subcommand_table;
 static size_t subcommand_table_len;
 
@@ -73,6 +74,22 @@ void command_setup(void)
     command_register(command_family_set, command_family_set_count);
     command_register(command_family_zset, command_family_zset_count);
     command_register(command_family_hash, command_family_hash_count);
+    static const char *const names[CMD_S_COUNT] = {
+        [CMD_S_TOUCH] = "touch", [CMD_S_MSET] = "mset", [CMD_S_LPOP] = "lpop", [CMD_S_RPOP] = "rpop",
+        [CMD_S_LPUSH] = "lpush", [CMD_S_RPUSH] = "rpush", [CMD_S_ZADD] = "zadd",
+    };
+    for (int i = 0; i < CMD_S_COUNT; i++)
+        command_steps[i] = command_lookup(names[i], strlen(names[i]));
+}
+
+const struct command *command_step(enum command_step_id id)
+{
+    return command_steps[id];
+}
+
+struct resp_arg command_name_arg(const struct command *cmd)
+{
+    return (struct resp_arg){cmd->name, strlen(cmd->name)};
 }
 
 void command_register_subcommands(const struct subcommand *table, size_t n)

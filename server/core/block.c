@@ -299,10 +299,9 @@ static int one_key_form(const struct command **cmd, int argc, const struct resp_
             memcpy(args, argv, (size_t)argc * sizeof(*args));
             return argc;
         }
-        bool left = move_side_left(argc, argv, 3);
-        args[n++] = (struct resp_arg){left ? "lpop" : "rpop", 4};
+        *cmd = command_step(move_side_left(argc, argv, 3) ? CMD_S_LPOP : CMD_S_RPOP);
+        args[n++] = command_name_arg(*cmd);
         args[n++] = argv[1];
-        *cmd = command_lookup(args[0].ptr, 4);
         return n;
     }
     args[n++] = argv[0];
@@ -862,12 +861,12 @@ static void bm_move_pushed(struct conn *c, struct slot *s)
     /* the destination refused it (out of memory): it goes back where it was */
     struct shard *self = c->home;
     reply_raw(&s->reply, s->gather.buf, s->gather.len);
-    struct resp_arg undo[3] = {{move_side_left(s->argc, s->argv, 3) ? "lpush" : "rpush", 5}, s->argv[1],
-                               bm_element(bm)};
+    const struct command *push = command_step(move_side_left(s->argc, s->argv, 3) ? CMD_S_LPUSH : CMD_S_RPUSH);
+    struct resp_arg undo[3] = {command_name_arg(push), s->argv[1], bm_element(bm)};
     s->on_part = bm_ignore_part;
     s->on_done = bm_answered;
     s->parts_left = 1;
-    dispatch_send_part(c, s, bm->src_owner, 0, command_lookup(undo[0].ptr, 5), 3, undo);
+    dispatch_send_part(c, s, bm->src_owner, 0, push, 3, undo);
     handoff_flush(self);
 }
 
@@ -876,13 +875,13 @@ static void bm_move_push(struct conn *c, struct slot *s)
 {
     struct shard *self = c->home;
     struct block_multi *bm = s->bmulti;
-    struct resp_arg push[3] = {{move_side_left(s->argc, s->argv, 4) ? "lpush" : "rpush", 5}, s->argv[2],
-                               bm_element(bm)};
+    const struct command *cmd = command_step(move_side_left(s->argc, s->argv, 4) ? CMD_S_LPUSH : CMD_S_RPUSH);
+    struct resp_arg push[3] = {command_name_arg(cmd), s->argv[2], bm_element(bm)};
     reply_clear(&s->gather);
     s->on_part = bm_gather_part;
     s->on_done = bm_move_pushed;
     s->parts_left = 1;
-    dispatch_send_part(c, s, bm->dst_owner, 0, command_lookup(push[0].ptr, 5), 3, push);
+    dispatch_send_part(c, s, bm->dst_owner, 0, cmd, 3, push);
     handoff_flush(self);
 }
 
@@ -1037,12 +1036,15 @@ static void bm_undo(struct conn *c, struct slot *s, int owner, const char *reply
     struct resp_arg *args = mem_alloc((size_t)(max + 2) * sizeof(*args));
     int n = reply_strings(reply, len, got, max), argc = 0;
     uint32_t flags = s->cmd->flags;
+    const struct command *undo = NULL;
     if (s->bmulti->move && n == 1) { /* the element, from the source */
-        args[argc++] = (struct resp_arg){move_side_left(s->argc, s->argv, 3) ? "lpush" : "rpush", 5};
+        undo = command_step(move_side_left(s->argc, s->argv, 3) ? CMD_S_LPUSH : CMD_S_RPUSH);
+        args[argc++] = command_name_arg(undo);
         args[argc++] = s->argv[1];
         args[argc++] = got[0];
     } else if ((flags & CMD_BLOCK_ZSET) && n >= 3 && n % 2 == 1) { /* key, then member score pairs */
-        args[argc++] = (struct resp_arg){"zadd", 4};
+        undo = command_step(CMD_S_ZADD);
+        args[argc++] = command_name_arg(undo);
         args[argc++] = got[0];
         for (int i = 1; i + 1 < n; i += 2) {
             args[argc++] = got[i + 1];
@@ -1056,15 +1058,15 @@ static void bm_undo(struct conn *c, struct slot *s, int owner, const char *reply
             const struct resp_arg *dir = &s->argv[3 + nk];
             left = dir->len == 4 && strncasecmp(dir->ptr, "left", 4) == 0;
         }
-        args[argc++] = (struct resp_arg){left ? "lpush" : "rpush", 5};
+        undo = command_step(left ? CMD_S_LPUSH : CMD_S_RPUSH);
+        args[argc++] = command_name_arg(undo);
         args[argc++] = got[0];
         for (int i = n - 1; i >= 1; i--)
             args[argc++] = got[i];
     }
     if (argc) {
         s->parts_left++;
-        dispatch_send_part(c, s, owner, bm_undo_part_id(owner), command_lookup(args[0].ptr, args[0].len), argc,
-                           args);
+        dispatch_send_part(c, s, owner, bm_undo_part_id(owner), undo, argc, args);
     }
     mem_release(got);
     mem_release(args);

@@ -492,10 +492,6 @@ static void slot_keep_argv(struct slot *s, int argc, const struct resp_arg *argv
 
 /* ---------------------------------------------------------------- multi-step commands */
 
-static const struct command *cmd_named(const char *name)
-{
-    return command_lookup(name, strlen(name));
-}
 
 /* RENAME / RENAMENX across shards: [exists src, dst] -> take src -> put dst */
 static void rename_step(struct conn *c, struct slot *s);
@@ -582,20 +578,21 @@ static void rename_step(struct conn *c, struct slot *s)
     int dst = dispatch_key_shard(cfg, &s->argv[2]);
     if (s->step == 0) {
         /* TOUCH: Redis looks both keys up, an access even when RENAMENX then refuses */
-        struct resp_arg a[2] = {{"touch", 5}, s->argv[1]};
-        struct resp_arg b[2] = {{"touch", 5}, s->argv[2]};
+        const struct command *touch = command_step(CMD_S_TOUCH);
+        struct resp_arg a[2] = {command_name_arg(touch), s->argv[1]};
+        struct resp_arg b[2] = {command_name_arg(touch), s->argv[2]};
         s->count = -1;
         s->sum = 0;
         s->parts_left = 2;
-        dispatch_send_part(c, s, dst, dst, cmd_named("touch"), 2, b);
-        dispatch_send_part(c, s, src, src, cmd_named("touch"), 2, a);
+        dispatch_send_part(c, s, dst, dst, touch, 2, b);
+        dispatch_send_part(c, s, src, src, touch, 2, a);
     } else if (s->step == 1) {
-        struct resp_arg a[3] = {{"__take", 6}, s->argv[1], {"rename_from", 11}}; /* Redis's events */
+        struct resp_arg a[3] = {command_name_arg(command_internal(CMD_I_TAKE)), s->argv[1], {"rename_from", 11}}; /* Redis's events */
         send_one(c, s, src, command_internal(CMD_I_TAKE), 3, a);
     } else {
         char exp[32];
         int elen = snprintf(exp, sizeof(exp), "%lld", s->sum);
-        struct resp_arg a[6] = {{"__put", 5}, s->argv[2], {s->gather.buf, s->gather.len}, {exp, (size_t)elen},
+        struct resp_arg a[6] = {command_name_arg(command_internal(CMD_I_PUT)), s->argv[2], {s->gather.buf, s->gather.len}, {exp, (size_t)elen},
                                 {"0", 1}, {"rename_to", 9}};
         send_one(c, s, dst, command_internal(CMD_I_PUT), 6, a);
     }
@@ -617,7 +614,7 @@ static void msetnx_done(struct conn *c, struct slot *s)
         }
         s->step = 1;
         s->on_part = part_ok;
-        send_split(c, s, cmd_named("mset"), s->argc, s->argv, 1, 2, NULL);
+        send_split(c, s, command_step(CMD_S_MSET), s->argc, s->argv, 1, 2, NULL);
         handoff_flush(c->home);
         return;
     }
@@ -629,12 +626,12 @@ static void msetnx_start(struct conn *c, struct slot *s)
 {
     int nkeys = (s->argc - 1) / 2;
     struct resp_arg *keys = mem_alloc((size_t)(nkeys + 1) * sizeof(*keys));
-    keys[0] = (struct resp_arg){"touch", 5};
+    keys[0] = command_name_arg(command_step(CMD_S_TOUCH));
     for (int i = 0; i < nkeys; i++)
         keys[1 + i] = s->argv[1 + 2 * i];
     s->on_part = part_sum;
     s->on_done = msetnx_done;
-    send_split(c, s, cmd_named("touch"), nkeys + 1, keys, 1, 1, NULL);
+    send_split(c, s, command_step(CMD_S_TOUCH), nkeys + 1, keys, 1, 1, NULL);
     mem_release(keys);
 }
 
@@ -912,7 +909,7 @@ static void gather_done(struct conn *c, struct slot *s)
             struct object *o = store_lookup(st, s->db, key->ptr, key->len, self->now);
             if (!o) {
                 /* gone: taken from its owner (no event there: the command's own came from the copies) */
-                struct resp_arg take[2] = {{"__take", 6}, *key};
+                struct resp_arg take[2] = {command_name_arg(command_internal(CMD_I_TAKE)), *key};
                 dispatch_send_part(c, s, owner, (int)changed[j], command_internal(CMD_I_TAKE), 2, take);
                 continue;
             }
@@ -921,7 +918,7 @@ static void gather_done(struct conn *c, struct slot *s)
             long long expire = store_get_expire(st, s->db, key->ptr, key->len, self->now);
             char exp[24];
             int elen = snprintf(exp, sizeof(exp), "%lld", expire < 0 ? -1 : expire);
-            struct resp_arg put[5] = {{"__put", 5}, *key, {now_blob.buf, now_blob.len}, {exp, (size_t)elen},
+            struct resp_arg put[5] = {command_name_arg(command_internal(CMD_I_PUT)), *key, {now_blob.buf, now_blob.len}, {exp, (size_t)elen},
                                       {"0", 1}};
             dispatch_send_part(c, s, owner, (int)changed[j], command_internal(CMD_I_PUT), 5, put);
         }
@@ -964,7 +961,7 @@ static void run_gather(struct conn *c, const struct command *cmd, int argc, cons
             int owner = dispatch_key_shard(cfg, key);
             if ((pass == 0) == (owner == home))
                 continue;
-            struct resp_arg dump[2] = {{"__dump", 6}, *key};
+            struct resp_arg dump[2] = {command_name_arg(command_internal(CMD_I_DUMP)), *key};
             dispatch_send_part(c, s, owner, (int)i, command_internal(CMD_I_DUMP), 2, dump);
         }
     }
@@ -1110,7 +1107,7 @@ static void run_special(struct conn *c, const struct command *cmd, int argc, con
         scan_start(c, cmd, argc, argv);
     } else if (cmd->route == ROUTE_RANDOMKEY) {
         struct slot *s = dispatch_slot_create(c, cmd);
-        struct resp_arg part = {"__randomkey", 11};
+        struct resp_arg part = command_name_arg(command_internal(CMD_I_RANDOMKEY));
         s->on_part = randomkey_part;
         s->on_done = randomkey_done;
         send_all(c, s, command_internal(CMD_I_RANDOMKEY), 1, &part);
