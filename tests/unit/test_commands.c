@@ -121,6 +121,36 @@ static void test_table(void)
         }
 }
 
+/* what the core knows of a command comes from the table: the steps it sends resolve, the shapes are sound */
+static void test_core_knowledge(void)
+{
+    command_setup();
+    for (int i = 0; i < CMD_S_COUNT; i++) {
+        const struct command *c = command_step(i);
+        CHECK(c && !(c->flags & CMD_INTERNAL));
+        struct resp_arg name = command_name_arg(c);
+        CHECK(c && command_lookup(name.ptr, name.len) == c);
+    }
+    CHECK(strcmp(command_step(CMD_S_LPUSH)->name, "lpush") == 0);
+    CHECK(strcmp(command_step(CMD_S_ZADD)->name, "zadd") == 0);
+    int blocking = 0;
+    for (size_t i = 0; i < command_count(); i++) {
+        const struct command *c = command_at(i);
+        uint32_t shape = c->flags & (CMD_BLOCK_MOVE | CMD_BLOCK_LEFT | CMD_BLOCK_ZSET);
+        CHECK(!shape || (c->flags & CMD_BLOCKING));
+        if (c->flags & CMD_BLOCK_MOVE)
+            CHECK(c->first_key == 1 && c->last_key == 2 && !(c->flags & (CMD_BLOCK_LEFT | CMD_BLOCK_ZSET)));
+        blocking += (c->flags & CMD_BLOCKING) != 0;
+    }
+    CHECK(blocking == 8); /* BLPOP BRPOP BLMOVE BRPOPLPUSH BLMPOP BZPOPMIN BZPOPMAX BZMPOP */
+    const struct command *c = command_lookup("blmove", 6);
+    CHECK(c && (c->flags & CMD_BLOCK_MOVE));
+    CHECK((c = command_lookup("blpop", 5)) && (c->flags & CMD_BLOCK_LEFT));
+    CHECK((c = command_lookup("brpop", 5)) && !(c->flags & (CMD_BLOCK_LEFT | CMD_BLOCK_ZSET | CMD_BLOCK_MOVE)));
+    CHECK((c = command_lookup("bzmpop", 6)) && (c->flags & CMD_BLOCK_ZSET) && (c->flags & CMD_NUMKEYS));
+    CHECK(command_lookup("exec", 4) == NULL); /* an admin command: registered by admin_setup, not here */
+}
+
 static void test_get_set(void)
 {
     reset();
@@ -647,6 +677,7 @@ int main(void)
     reply_init(&out);
 
     test_table();
+    test_core_knowledge();
     test_get_set();
     test_setnx_setex();
     test_getex();
