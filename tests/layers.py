@@ -5,18 +5,19 @@ layers: the server's folders call downward only (docs/ARCHITECTURE.md, "The laye
 The folder dependency graph is derived from the #include lines of server/:
 a file of folder F that includes header H depends on the folder that
 implements H.  A header lives with its module: server/<folder>/x.h is that
-folder's; include/percore/x.h is implemented by the server/<folder>/*.c that
-includes it first (STYLE.md: "own header first"), and a header only some
-folder's files include first, but none as its own .c, is that folder's too.
+folder's; include/percore/x.h belongs to the folder whose .c files define
+what it declares (its functions and extern objects).  A header that declares
+nothing defined anywhere (types and inline functions only) adds no edge.  A
+public header's own #include lines count as its folder's.
 
 It fails on
   - a header that two folders implement (one header per module),
   - an edge from a folder to one above it in LAYERS (an upward call),
   - any cycle in the graph (reported even where no order is settled),
   - a command's name compared or looked up in server/core/ (strcmp(cmd->name,
-    "exec"), command_lookup("watch", 5), command_internal("__lock")): the core knows commands by the
-    flags and routes of the table, and the commands it sends as steps by
-    command.h's objects.
+    "exec"), command_lookup("watch", 5), command_internal("__lock")): the
+    core knows commands by the flags and routes of the table, and the
+    commands it sends as steps by command.h's objects.
 
 Usage: layers.py [repo root]   (default: this file's ../)
 """
