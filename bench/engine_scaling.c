@@ -18,6 +18,7 @@
  * Error replies are counted and fail the run.  bench/engine-scaling runs it
  * over thread counts and builds and plots the result.
  */
+#include "percore/admin.h"
 #include "percore/config.h"
 #include "percore/engine.h"
 #include "percore/slot.h"
@@ -255,6 +256,7 @@ int main(int argc, char **argv)
         return 2;
     }
     static const char *const quiet[] = {"--loglevel", "warning", "--logfile", "/dev/stderr", NULL};
+    admin_setup();
     if (engine_start("engine_scaling", opt.threads, quiet, start_generator, NULL) < 0)
         return 1;
     for (int i = 0; i < opt.threads; i++)

@@ -6,7 +6,7 @@
  *   ... wait for SIGTERM/SIGINT (or SHUTDOWN) ...
  *   shards stop and free their own memory -> aggregator stops -> rcu_barrier -> config
  */
-#include "percore/command.h"
+#include "percore/admin.h"
 #include "percore/config.h"
 #include "percore/log.h"
 #include "percore/shard.h"
@@ -79,7 +79,7 @@ int main(int argc, char **argv)
         return 1;
     }
     store_set_seed(seed);
-    command_setup();
+    admin_setup();
 
     /* shard threads inherit this mask: only the main thread takes the signals */
     sigset_t set;

@@ -34,9 +34,6 @@ struct resp_arg;
 
 #define CLUSTER_NODE_ID_LEN 40
 
-/* the cluster port of shard `shard` under cfg.  Any thread. */
-int cluster_port(const struct config *cfg, int shard);
-
 /*
  * The node id of shard `shard` (CLUSTER_NODE_ID_LEN hex digits and a NUL
  * into id): random for each process, the same for its whole life.  Any

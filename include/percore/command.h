@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "percore/config.h"
 #include "percore/reply.h"
 #include "percore/resp.h"
 
@@ -35,27 +36,6 @@ struct cmd_stats {
  * the keyspace events it caused (notifyKeyspaceEvent).  ctx->effects is NULL
  * when nothing on the shard wants either: then reporting costs one test.
  */
-/* Redis's keyspace event classes, the same bits (notify-keyspace-events letters) */
-enum {
-    NOTIFY_KEYSPACE = 1 << 0,  /* K */
-    NOTIFY_KEYEVENT = 1 << 1,  /* E */
-    NOTIFY_GENERIC = 1 << 2,   /* g */
-    NOTIFY_STRING = 1 << 3,    /* $ */
-    NOTIFY_LIST = 1 << 4,      /* l */
-    NOTIFY_SET = 1 << 5,       /* s */
-    NOTIFY_HASH = 1 << 6,      /* h */
-    NOTIFY_ZSET = 1 << 7,      /* z */
-    NOTIFY_EXPIRED = 1 << 8,   /* x */
-    NOTIFY_EVICTED = 1 << 9,   /* e */
-    NOTIFY_STREAM = 1 << 10,   /* t */
-    NOTIFY_KEY_MISS = 1 << 11, /* m */
-    NOTIFY_LOADED = 1 << 12,   /* (modules only) */
-    NOTIFY_MODULE = 1 << 13,   /* d */
-    NOTIFY_NEW = 1 << 14,      /* n */
-    NOTIFY_ALL = NOTIFY_GENERIC | NOTIFY_STRING | NOTIFY_LIST | NOTIFY_SET | NOTIFY_HASH | NOTIFY_ZSET |
-                 NOTIFY_EXPIRED | NOTIFY_EVICTED | NOTIFY_STREAM | NOTIFY_MODULE, /* A */
-};
-
 enum cmd_effect_kind {
     CMD_EFFECT_MODIFIED, /* key of db changed */
     CMD_EFFECT_EVENT,    /* keyspace event `event` of class `type` on key of db */
@@ -172,6 +152,20 @@ enum {
     CMD_MAY_REPLICATE = 1u << 17, /* neither reads nor writes keys but is propagated (PUBLISH), as Redis's flag;
                                    * CLIENT PAUSE WRITE holds it as a write */
     CMD_SKIP_SLOWLOG = 1u << 18, /* never in the slowlog (EXEC: the commands it runs are) */
+    CMD_RUNS_QUEUE = 1u << 19,   /* runs what MULTI queued (EXEC): CLIENT PAUSE WRITE holds it when that writes,
+                                  * and refused it discards the transaction (EXECABORT) */
+    CMD_SELECTS_DB = 1u << 20,   /* makes argv[1] the connection's database (SELECT): MULTI's later keys are in it */
+    CMD_NO_CLUSTER = 1u << 21,   /* refused on a cluster port, Redis Cluster having db 0 only (SWAPDB MOVE; SELECT
+                                  * of another db than 0) */
+    CMD_REDACTS = 1u << 22,      /* some arguments are secrets (AUTH HELLO CONFIG SET): SLOWLOG and MONITOR show
+                                  * them as "(redacted)" (slowlog.h's redactor says which) */
+    /* blocking commands' shapes (CMD_BLOCKING; core/block.c): which keys, where the timeout is, how a pop is undone */
+    CMD_BLOCK_MOVE = 1u << 23,   /* pops argv[1], pushes to argv[2] (BLMOVE BRPOPLPUSH) */
+    CMD_BLOCK_LEFT = 1u << 24,   /* pops from the head (BLPOP); BLMPOP's direction is its argument */
+    CMD_BLOCK_ZSET = 1u << 25,   /* pops from sorted sets: undone by ZADD (BZPOPMIN BZPOPMAX BZMPOP) */
+    CMD_SUBSCRIBER_OK = 1u << 26, /* allowed to a RESP2 subscriber ((P)SUBSCRIBE (P)UNSUBSCRIBE PING QUIT RESET) */
+    CMD_KEEPS_CACHING = 1u << 27, /* the command after CLIENT CACHING yes|no that keeps it for the next one
+                                   * (every CLIENT subcommand, as Redis's resetClient) */
 };
 
 /* where a command runs (see dispatch.c) */
@@ -184,7 +178,12 @@ enum cmd_route {
     ROUTE_FANOUT_SUM,  /* every shard runs it; integers summed (DBSIZE) */
     ROUTE_FANOUT_OK,   /* every shard runs it; +OK or the first error (FLUSHALL FLUSHDB SWAPDB) */
     ROUTE_FANOUT_CONCAT, /* every shard runs it; arrays concatenated (KEYS) */
-    ROUTE_SPECIAL,     /* the dispatcher drives it step by step (SCAN RANDOMKEY RENAME MSETNX) */
+    /* the dispatcher drives these step by step (dispatch.c's run_special) */
+    ROUTE_SCAN,        /* SCAN: shard by shard, the cursor's high bits naming the shard */
+    ROUTE_RANDOMKEY,   /* RANDOMKEY: a random shard's part */
+    ROUTE_RENAME,      /* RENAME, RENAMENX (ROUTE_RENAMENX): the key taken from its owner, put at the other's */
+    ROUTE_RENAMENX,
+    ROUTE_MSETNX,      /* MSETNX: every key checked on its owner, then all set or none */
     /*
      * Keys on one shard: as ROUTE_OWNER.  Keys on several: the dispatcher
      * copies them into a scratch store on the home shard, runs the handler
@@ -193,6 +192,12 @@ enum cmd_route {
      */
     ROUTE_GATHER,
 };
+
+/* does the dispatcher drive it step by step (ROUTE_SCAN .. ROUTE_MSETNX)? */
+static inline bool cmd_route_stepped(enum cmd_route route)
+{
+    return route >= ROUTE_SCAN && route <= ROUTE_MSETNX;
+}
 
 struct command {
     const char *name;   /* lower case */
@@ -297,17 +302,79 @@ void cmd_scan_reply(struct cmd_ctx *ctx, uint64_t cursor, long long n, const str
  */
 int command_key_positions(const struct command *cmd, int argc, const struct resp_arg *argv, int *pos);
 
+/*
+ * The table is assembled at setup, before the shards run, from each layer's
+ * families: command_setup() registers the data-type families (cmd/), the
+ * admin layer's admin_setup() its own (admin.h).  Read-only afterwards.
+ */
 void command_setup(void);
+/* add a family's commands (n of them; internal ones are skipped) to the lookup */
+void command_register(const struct command *family, size_t n);
 /* case-insensitive; NULL when unknown (internal commands are never found) */
 const struct command *command_lookup(const char *name, size_t len);
+
+/* a container's subcommand (CONFIG GET, CLIENT LIST ...): cmd.name is the full name "parent|sub" */
+struct subcommand {
+    const char *parent;       /* the container's name */
+    const char *sub;          /* the subcommand, lower case */
+    struct command cmd;
+};
+/* the containers' subcommands, each container's contiguous (admin_setup's table) */
+void command_register_subcommands(const struct subcommand *table, size_t n);
+/* parent's subcommand named sub (case-insensitive), NULL none */
+const struct subcommand *command_subcommand_find(const char *parent, const char *sub, size_t len);
+/* how many subcommands parent has, *first the first of them (NULL: none, parent is no container) */
+size_t command_subcommands_of(const char *parent, const struct subcommand **first);
+/* Redis's lookupCommand refusals of a container's argv, written to out: an unknown subcommand, or the wrong
+ * arity for it.  *found: the subcommand (NULL: unknown).  True when argv may run */
+bool command_subcommand_or_reply(const char *parent, int argc, const struct resp_arg *argv, struct reply *out,
+                                 const struct subcommand **found);
 /* a container's argv names a subcommand it has, with its arity: true (and true for any other
- * command); else false with Redis's error written to out, as lookupCommand refuses it (cmd/server.c) */
+ * command); else false with Redis's error written to out, as lookupCommand refuses it */
 bool command_subcommand_ok_or_reply(const struct command *cmd, int argc, const struct resp_arg *argv,
                                     struct reply *out);
+/*
+ * What Redis's lookupCommand finds for argv: cmd itself when it is not a
+ * container; a container's subcommand named by argv[1] when its arity fits
+ * argc; NULL when there is no such subcommand or its arity does not fit (the
+ * container's handler then answers Redis's error).
+ */
+const struct command *command_resolve_subcommand(const struct command *cmd, int argc, const struct resp_arg *argv);
 /* does MONITOR show this call?  Not for admin commands or subcommands (CONFIG SET, CLIENT LIST ...), as Redis */
 bool command_monitored(const struct command *cmd, int argc, const struct resp_arg *argv);
-/* internal commands by exact name, for the dispatcher */
-const struct command *command_internal(const char *name);
+/* the internal commands (cmd/internal.c), for the core's cross-shard steps: objects, never looked up by name */
+enum command_internal_id {
+    CMD_I_TAKE,
+    CMD_I_PUT,
+    CMD_I_DUMP,
+    CMD_I_LOCK,
+    CMD_I_UNLOCK,
+    CMD_I_WATCH,
+    CMD_I_UNWATCH,
+    CMD_I_WATCHCHECK,
+    CMD_I_RANDOMKEY,
+    CMD_I_COUNT
+};
+extern const struct command command_internal_table[CMD_I_COUNT];
+static inline const struct command *command_internal(enum command_internal_id id)
+{
+    return &command_internal_table[id];
+}
+/* the data commands the core runs as steps of others (RENAME's and MSETNX's TOUCH, MSETNX's MSET, a
+ * blocking command's pop on one shard and the push that undoes it): objects, resolved by command_setup */
+enum command_step_id {
+    CMD_S_TOUCH,
+    CMD_S_MSET,
+    CMD_S_LPOP,
+    CMD_S_RPOP,
+    CMD_S_LPUSH,
+    CMD_S_RPUSH,
+    CMD_S_ZADD,
+    CMD_S_COUNT
+};
+const struct command *command_step(enum command_step_id id);
+/* a command's name as an argv[0], for a step the core builds */
+struct resp_arg command_name_arg(const struct command *cmd);
 /* iterate the public table (COMMAND, COMMAND COUNT/INFO/DOCS) */
 size_t command_count(void);
 const struct command *command_at(size_t i);

@@ -51,6 +51,27 @@ struct obuf_limit {
 
 #define CONFIG_MAX_PERCENTILES 16
 
+/* Redis's keyspace event classes, the same bits (notify-keyspace-events letters) */
+enum {
+    NOTIFY_KEYSPACE = 1 << 0,  /* K */
+    NOTIFY_KEYEVENT = 1 << 1,  /* E */
+    NOTIFY_GENERIC = 1 << 2,   /* g */
+    NOTIFY_STRING = 1 << 3,    /* $ */
+    NOTIFY_LIST = 1 << 4,      /* l */
+    NOTIFY_SET = 1 << 5,       /* s */
+    NOTIFY_HASH = 1 << 6,      /* h */
+    NOTIFY_ZSET = 1 << 7,      /* z */
+    NOTIFY_EXPIRED = 1 << 8,   /* x */
+    NOTIFY_EVICTED = 1 << 9,   /* e */
+    NOTIFY_STREAM = 1 << 10,   /* t */
+    NOTIFY_KEY_MISS = 1 << 11, /* m */
+    NOTIFY_LOADED = 1 << 12,   /* (modules only) */
+    NOTIFY_MODULE = 1 << 13,   /* d */
+    NOTIFY_NEW = 1 << 14,      /* n */
+    NOTIFY_ALL = NOTIFY_GENERIC | NOTIFY_STRING | NOTIFY_LIST | NOTIFY_SET | NOTIFY_HASH | NOTIFY_ZSET |
+                 NOTIFY_EXPIRED | NOTIFY_EVICTED | NOTIFY_STREAM | NOTIFY_MODULE, /* A */
+};
+
 struct config {
     /* network */
     char *bind[CONFIG_MAX_BIND];
@@ -116,6 +137,8 @@ void config_teardown(void);
 
 /* the current config; caller is an online RCU thread (or the main thread at setup) */
 const struct config *config_current(void);
+/* the cluster port (cluster-ports, cluster-port-base) of shard `shard` under cfg.  Any thread. */
+int config_cluster_port(const struct config *cfg, int shard);
 
 /* CONFIG GET pattern [pattern ...]: appends the map reply */
 void config_get_reply(struct reply *out, const struct resp_arg *patterns, int n);

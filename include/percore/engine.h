@@ -33,7 +33,9 @@ typedef void engine_driver_fn(int shard, void *arg);
  * `name --threads N --port <free loopback port> --bind 127.0.0.1 extra...`
  * (extra NULL-terminated, may be NULL), with fn(shard, arg) run on every
  * shard thread as it starts.  SIGTERM and SIGINT are blocked in the caller.
- * 0 ok, -1 (said on stderr or in the log).
+ * The command table is the caller's to set up first (admin_setup(), admin.h:
+ * the core does not name the layer above it).  0 ok, -1 (said on stderr or
+ * in the log).
  */
 int engine_start(const char *name, int threads, const char *const *extra, engine_driver_fn *fn, void *arg);
 /* the same thread, later: stop every shard (their clients are closed) and free it all */

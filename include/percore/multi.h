@@ -18,7 +18,7 @@ struct resp_arg;
 void multi_begin(struct conn *c, struct reply *out);
 void multi_discard(struct conn *c, struct reply *out);
 /* argv: EXEC as sent (its name: MONITOR shows it that way, after the commands it ran) */
-void multi_exec(struct conn *c, const struct resp_arg *argv, struct reply *out);
+void multi_exec(struct conn *c, const struct command *cmd, const struct resp_arg *argv, struct reply *out);
 void multi_watch(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv, struct reply *out);
 void multi_unwatch(struct conn *c, struct reply *out);
 

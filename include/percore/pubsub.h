@@ -67,7 +67,7 @@ long long pubsub_numsub_local(const struct resp_arg *channel);
 /* this thread's patterns with a subscriber, as an array */
 void pubsub_patterns_local(struct reply *out);
 
-/* ---- the dispatcher's check (cmd/pubsub.c) */
+/* ---- the dispatcher's check: the commands flagged CMD_SUBSCRIBER_OK run, the rest are refused */
 
 /*
  * Redis's processCommand rule for a RESP2 client in subscriber mode: the

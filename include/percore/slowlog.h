@@ -35,8 +35,12 @@
 struct conn;
 struct reply;
 
-/* the arguments Redis shows as "(redacted)" (AUTH, HELLO AUTH, CONFIG SET requirepass/masterauth):
- * redact[j] set for each of argv's argc (the slowlog and MONITOR) */
+/* which arguments of a CMD_REDACTS command Redis shows as "(redacted)": redact[j] set for each secret of
+ * argv's argc */
+typedef void slowlog_redact_fn(const struct command *cmd, int argc, const struct resp_arg *argv, bool *redact);
+/* setup, before the shards run: the redactor of the layer whose commands have secrets (AUTH HELLO CONFIG) */
+void slowlog_set_redactor(slowlog_redact_fn *fn);
+/* redact[] for cmd's argv, each of argc already false (the slowlog and MONITOR): the redactor's answer */
 void slowlog_redactions(const struct command *cmd, int argc, const struct resp_arg *argv, bool *redact);
 
 /* shard thread: record this call (ctx as the handler saw it); c is the home connection or NULL */

@@ -1,7 +1,10 @@
 /*
  * command: joins the families' tables into one case-insensitive lookup.
  *
- * command_setup() builds an open-addressed table of pointers keyed by the
+ * Each layer registers its families at setup (command_setup() the data-type
+ * families of this folder, admin_setup() the admin layer's, with the
+ * containers' subcommands), so the table names no layer above it.
+ * command_register() fills an open-addressed table of pointers keyed by the
  * lower-cased name; lookups lower-case at most 32 bytes on the stack, so a
  * lookup costs one hash and one or two compares, with no allocation.
  * Internal commands (CMD_INTERNAL) are kept apart: clients can never call
@@ -41,7 +44,11 @@ static unsigned command_hash_name(const char *lower, size_t len)
     return h & (COMMAND_HASH_SIZE - 1);
 }
 
-static void command_add_family(const struct command *family, size_t n)
+static const struct command *command_steps[CMD_S_COUNT];
+static const struct subcommand *subcommand_table;
+static size_t subcommand_table_len;
+
+void command_register(const struct command *family, size_t n)
 {
     for (size_t i = 0; i < n && command_list_len < COMMAND_MAX; i++) {
         const struct command *c = &family[i];
@@ -57,18 +64,95 @@ static void command_add_family(const struct command *family, size_t n)
 
 void command_setup(void)
 {
-    if (command_list_len)
+    static bool done;
+    if (done)
         return;
-    command_add_family(command_family_server, command_family_server_count);
-    command_add_family(command_family_multi, command_family_multi_count);
-    command_add_family(command_family_string, command_family_string_count);
-    command_add_family(command_family_keys, command_family_keys_count);
-    command_add_family(command_family_list, command_family_list_count);
-    command_add_family(command_family_set, command_family_set_count);
-    command_add_family(command_family_zset, command_family_zset_count);
-    command_add_family(command_family_hash, command_family_hash_count);
-    command_add_family(command_family_cluster, command_family_cluster_count);
-    command_add_family(command_family_pubsub, command_family_pubsub_count);
+    done = true;
+    command_register(command_family_string, command_family_string_count);
+    command_register(command_family_keys, command_family_keys_count);
+    command_register(command_family_list, command_family_list_count);
+    command_register(command_family_set, command_family_set_count);
+    command_register(command_family_zset, command_family_zset_count);
+    command_register(command_family_hash, command_family_hash_count);
+    static const char *const names[CMD_S_COUNT] = {
+        [CMD_S_TOUCH] = "touch", [CMD_S_MSET] = "mset", [CMD_S_LPOP] = "lpop", [CMD_S_RPOP] = "rpop",
+        [CMD_S_LPUSH] = "lpush", [CMD_S_RPUSH] = "rpush", [CMD_S_ZADD] = "zadd",
+    };
+    for (int i = 0; i < CMD_S_COUNT; i++)
+        command_steps[i] = command_lookup(names[i], strlen(names[i]));
+}
+
+const struct command *command_step(enum command_step_id id)
+{
+    return command_steps[id];
+}
+
+struct resp_arg command_name_arg(const struct command *cmd)
+{
+    return (struct resp_arg){cmd->name, strlen(cmd->name)};
+}
+
+void command_register_subcommands(const struct subcommand *table, size_t n)
+{
+    subcommand_table = table;
+    subcommand_table_len = n;
+}
+
+const struct subcommand *command_subcommand_find(const char *parent, const char *sub, size_t len)
+{
+    for (size_t i = 0; i < subcommand_table_len; i++) {
+        const struct subcommand *s = &subcommand_table[i];
+        if (strcmp(s->parent, parent) == 0 && util_eq_nocase(sub, len, s->sub))
+            return s;
+    }
+    return NULL;
+}
+
+size_t command_subcommands_of(const char *parent, const struct subcommand **first)
+{
+    size_t n = 0;
+    *first = NULL;
+    for (size_t i = 0; i < subcommand_table_len; i++)
+        if (strcmp(subcommand_table[i].parent, parent) == 0) {
+            if (!*first)
+                *first = &subcommand_table[i];
+            n++;
+        }
+    return n;
+}
+
+bool command_subcommand_or_reply(const char *parent, int argc, const struct resp_arg *argv, struct reply *out,
+                                 const struct subcommand **found)
+{
+    const struct subcommand *s = *found = command_subcommand_find(parent, argv[1].ptr, argv[1].len);
+    if (!s) {
+        cmd_reply_unknown_subcommand(out, argv);
+        return false;
+    }
+    if ((s->cmd.arity > 0 && argc != s->cmd.arity) || argc < -s->cmd.arity) {
+        reply_errorf(out, "ERR wrong number of arguments for '%s' command", s->cmd.name);
+        return false;
+    }
+    return true;
+}
+
+bool command_subcommand_ok_or_reply(const struct command *cmd, int argc, const struct resp_arg *argv,
+                                    struct reply *out)
+{
+    const struct subcommand *first, *found;
+    return argc < 2 || command_subcommands_of(cmd->name, &first) == 0 ||
+           command_subcommand_or_reply(cmd->name, argc, argv, out, &found);
+}
+
+const struct command *command_resolve_subcommand(const struct command *cmd, int argc, const struct resp_arg *argv)
+{
+    const struct subcommand *first;
+    if (command_subcommands_of(cmd->name, &first) == 0)
+        return cmd;
+    const struct subcommand *s = argc >= 2 ? command_subcommand_find(cmd->name, argv[1].ptr, argv[1].len) : NULL;
+    if (!s || (s->cmd.arity > 0 && argc != s->cmd.arity) || argc < -s->cmd.arity)
+        return NULL;
+    return &s->cmd;
 }
 
 const struct command *command_lookup(const char *name, size_t len)
@@ -87,14 +171,6 @@ const struct command *command_lookup(const char *name, size_t len)
             return command_hash[h];
         h = (h + 1) & (COMMAND_HASH_SIZE - 1);
     }
-    return NULL;
-}
-
-const struct command *command_internal(const char *name)
-{
-    for (size_t i = 0; i < command_family_internal_count; i++)
-        if (strcmp(command_family_internal[i].name, name) == 0)
-            return &command_family_internal[i];
     return NULL;
 }
 

@@ -1,6 +1,8 @@
 /*
- * families: each command family (one file, like Redis's t_string.c) exports
- * its slice of the command table; command.c joins them into one lookup.
+ * families: each data-type family (one file, like Redis's t_string.c) exports
+ * its slice of the command table; command_setup() joins them into one lookup.
+ * The families sit below the core: they see a store and a cmd_ctx, never a
+ * connection or a shard (the admin layer's commands do, admin_families.h).
  */
 #ifndef PERCORE_CMD_FAMILIES_H
 #define PERCORE_CMD_FAMILIES_H
@@ -13,8 +15,6 @@ extern const struct command command_family_string[];
 extern const size_t command_family_string_count;
 extern const struct command command_family_keys[];
 extern const size_t command_family_keys_count;
-extern const struct command command_family_server[];
-extern const size_t command_family_server_count;
 extern const struct command command_family_list[];
 extern const size_t command_family_list_count;
 extern const struct command command_family_set[];
@@ -23,31 +23,5 @@ extern const struct command command_family_zset[];
 extern const size_t command_family_zset_count;
 extern const struct command command_family_hash[];
 extern const size_t command_family_hash_count;
-/* READONLY READWRITE ASKING (cluster.c) */
-extern const struct command command_family_cluster[];
-extern const size_t command_family_cluster_count;
-/* the CLUSTER container's subcommands (cluster.c), listed in server.c's subcommand table */
-cmd_handler cmd_cluster_slots, cmd_cluster_shards, cmd_cluster_nodes, cmd_cluster_info, cmd_cluster_myid,
-    cmd_cluster_keyslot, cmd_cluster_countkeysinslot, cmd_cluster_getkeysinslot;
-/* true with cluster-ports on; else Redis's "cluster support disabled" error sent, false */
-bool cluster_enabled_or_reply(struct cmd_ctx *ctx);
-/* SUBSCRIBE PUBLISH ... (pubsub.c) */
-extern const struct command command_family_pubsub[];
-extern const size_t command_family_pubsub_count;
-/* the PUBSUB container's subcommands (pubsub.c), listed in server.c's subcommand table */
-cmd_handler cmd_pubsub_channels, cmd_pubsub_numsub, cmd_pubsub_numpat;
-/*
- * What Redis's lookupCommand finds for argv (server.c): cmd itself when it
- * is not a container; a container's subcommand named by argv[1] when its
- * arity fits argc; NULL when there is no such subcommand or its arity does
- * not fit (the container's handler then answers Redis's error).
- */
-const struct command *command_resolve_subcommand(const struct command *cmd, int argc, const struct resp_arg *argv);
-/* MULTI EXEC DISCARD WATCH UNWATCH (multi.c) */
-extern const struct command command_family_multi[];
-extern const size_t command_family_multi_count;
-/* internal helpers for cross-shard steps (RENAME's take/put, INFO keyspace) */
-extern const struct command command_family_internal[];
-extern const size_t command_family_internal_count;
 
 #endif

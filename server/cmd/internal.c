@@ -275,17 +275,14 @@ static void cmd_randomkey_part(struct cmd_ctx *ctx)
     reply_bulk(ctx->out, key, klen);
 }
 
-const struct command command_family_internal[] = {
-    {"__take", cmd_take, -2, CMD_INTERNAL | CMD_WRITE, 1, 1, 1, ROUTE_OWNER, ""},
-    {"__put", cmd_put, -5, CMD_INTERNAL | CMD_WRITE, 1, 1, 1, ROUTE_OWNER, ""},
-    {"__dump", cmd_dump, 2, CMD_INTERNAL | CMD_READONLY, 1, 1, 1, ROUTE_OWNER, ""},
-    {"__lock", cmd_lock, -4, CMD_INTERNAL, 3, -1, 1, ROUTE_OWNER, ""},
-    {"__unlock", cmd_unlock, -3, CMD_INTERNAL, 2, -1, 1, ROUTE_OWNER, ""},
-    {"__watch", cmd_watch_keys, -3, CMD_INTERNAL, 2, -1, 1, ROUTE_OWNER, ""},
-    {"__unwatch", cmd_unwatch_keys, -3, CMD_INTERNAL, 2, -1, 1, ROUTE_OWNER, ""},
-    {"__watchcheck", cmd_watch_check, -3, CMD_INTERNAL | CMD_READONLY, 2, -1, 1, ROUTE_OWNER, ""},
-    {"__randomkey", cmd_randomkey_part, 1, CMD_INTERNAL | CMD_READONLY, 0, 0, 0, ROUTE_HOME, ""},
+const struct command command_internal_table[CMD_I_COUNT] = {
+    [CMD_I_TAKE] = {"__take", cmd_take, -2, CMD_INTERNAL | CMD_WRITE, 1, 1, 1, ROUTE_OWNER, ""},
+    [CMD_I_PUT] = {"__put", cmd_put, -5, CMD_INTERNAL | CMD_WRITE, 1, 1, 1, ROUTE_OWNER, ""},
+    [CMD_I_DUMP] = {"__dump", cmd_dump, 2, CMD_INTERNAL | CMD_READONLY, 1, 1, 1, ROUTE_OWNER, ""},
+    [CMD_I_LOCK] = {"__lock", cmd_lock, -4, CMD_INTERNAL, 3, -1, 1, ROUTE_OWNER, ""},
+    [CMD_I_UNLOCK] = {"__unlock", cmd_unlock, -3, CMD_INTERNAL, 2, -1, 1, ROUTE_OWNER, ""},
+    [CMD_I_WATCH] = {"__watch", cmd_watch_keys, -3, CMD_INTERNAL, 2, -1, 1, ROUTE_OWNER, ""},
+    [CMD_I_UNWATCH] = {"__unwatch", cmd_unwatch_keys, -3, CMD_INTERNAL, 2, -1, 1, ROUTE_OWNER, ""},
+    [CMD_I_WATCHCHECK] = {"__watchcheck", cmd_watch_check, -3, CMD_INTERNAL | CMD_READONLY, 2, -1, 1, ROUTE_OWNER, ""},
+    [CMD_I_RANDOMKEY] = {"__randomkey", cmd_randomkey_part, 1, CMD_INTERNAL | CMD_READONLY, 0, 0, 0, ROUTE_HOME, ""},
 };
-
-const size_t command_family_internal_count =
-    sizeof(command_family_internal) / sizeof(command_family_internal[0]);

@@ -638,7 +638,7 @@ const struct command command_family_string[] = {
      "@read @string @fast"},
     {"mset", cmd_mset, -3, CMD_WRITE | CMD_DENYOOM, 1, -1, 2, ROUTE_SPLIT_OK,
      "@write @string @slow"},
-    {"msetnx", cmd_msetnx, -3, CMD_WRITE | CMD_DENYOOM, 1, -1, 2, ROUTE_SPECIAL,
+    {"msetnx", cmd_msetnx, -3, CMD_WRITE | CMD_DENYOOM, 1, -1, 2, ROUTE_MSETNX,
      "@write @string @slow"},
     {"incr", cmd_incr, 2, CMD_WRITE | CMD_DENYOOM | CMD_FAST, 1, 1, 1, ROUTE_OWNER,
      "@write @string @fast"},

@@ -30,7 +30,14 @@
  * (see "keys on several shards" below).  Inside MULTI it never blocks: it
  * answers as if it had timed out, as Redis does.
  */
-#include "core.h"
+#include "block.h"
+
+#include "shard_internal.h"
+#include "conn_internal.h"
+#include "reply_slot.h"
+#include "dispatch.h"
+#include "txn.h"
+#include "handoff.h"
 
 #include "call.h"
 
@@ -134,7 +141,7 @@ static int waiter_keys(const struct blockers *b, const struct waiter *w, int *po
     if (!w->of_several)
         return n;
     const struct config *cfg = config_current();
-    if (strcmp(w->cmd->name, "blmove") == 0 || strcmp(w->cmd->name, "brpoplpush") == 0)
+    if (w->cmd->flags & CMD_BLOCK_MOVE)
         n = 1;
     int kept = 0;
     for (int i = 0; i < n; i++)
@@ -266,7 +273,7 @@ void block_note_key(struct shard *self, int db, const char *key, size_t len)
 static bool waiter_can_run(struct shard *self, const struct waiter *w, const char *key, size_t len)
 {
     struct object *o = store_peek(self->store, w->db, key, len, self->now, NULL);
-    return o && object_type(o) == (w->cmd->name[1] == 'z' ? OBJ_ZSET : OBJ_LIST);
+    return o && object_type(o) == ((w->cmd->flags & CMD_BLOCK_ZSET) ? OBJ_ZSET : OBJ_LIST);
 }
 
 /*
@@ -288,15 +295,14 @@ static int one_key_form(const struct command **cmd, int argc, const struct resp_
 {
     const struct command *c = *cmd;
     int n = 0;
-    if (strcmp(c->name, "blmove") == 0 || strcmp(c->name, "brpoplpush") == 0) {
+    if (c->flags & CMD_BLOCK_MOVE) {
         if (!part) {
             memcpy(args, argv, (size_t)argc * sizeof(*args));
             return argc;
         }
-        bool left = move_side_left(argc, argv, 3);
-        args[n++] = (struct resp_arg){left ? "lpop" : "rpop", 4};
+        *cmd = command_step(move_side_left(argc, argv, 3) ? CMD_S_LPOP : CMD_S_RPOP);
+        args[n++] = command_name_arg(*cmd);
         args[n++] = argv[1];
-        *cmd = command_lookup(args[0].ptr, 4);
         return n;
     }
     args[n++] = argv[0];
@@ -668,13 +674,7 @@ void block_conn_freed(struct conn *c)
 /* a blocking command's timeout argument (Redis's getTimeoutFromObjectOrReply, seconds): ms, 0 forever */
 static bool block_timeout(const struct command *cmd, int argc, const struct resp_arg *argv, long long *ms)
 {
-    int i = argc - 1; /* BLPOP BRPOP BZPOPMIN BZPOPMAX */
-    if (strcmp(cmd->name, "blmpop") == 0 || strcmp(cmd->name, "bzmpop") == 0)
-        i = 1;
-    else if (strcmp(cmd->name, "blmove") == 0)
-        i = 5;
-    else if (strcmp(cmd->name, "brpoplpush") == 0)
-        i = 3;
+    int i = (cmd->flags & CMD_NUMKEYS) ? 1 : argc - 1; /* BLMPOP BZMPOP; the rest end with it */
     return i > 0 && i < argc && cmd_parse_block_timeout(&argv[i], ms, NULL);
 }
 
@@ -820,7 +820,7 @@ static int bm_probe_args(struct conn *c, struct slot *s, int owner, struct resp_
     (void)c;
     int n = 0;
     args[n++] = (struct resp_arg){"__bprobe", 8};
-    args[n++] = s->cmd->name[1] == 'z' ? (struct resp_arg){"zset", 4} : (struct resp_arg){"list", 4};
+    args[n++] = (s->cmd->flags & CMD_BLOCK_ZSET) ? (struct resp_arg){"zset", 4} : (struct resp_arg){"list", 4};
     args[n++] = (struct resp_arg){"0", 1};
     int pos_small[16];
     int *pos = s->argc <= 16 ? pos_small : mem_alloc((size_t)s->argc * sizeof(int));
@@ -891,12 +891,12 @@ static void bm_move_pushed(struct conn *c, struct slot *s)
     /* the destination refused it (out of memory): it goes back where it was */
     struct shard *self = c->home;
     reply_raw(&s->reply, s->gather.buf, s->gather.len);
-    struct resp_arg undo[3] = {{move_side_left(s->argc, s->argv, 3) ? "lpush" : "rpush", 5}, s->argv[1],
-                               bm_element(bm)};
+    const struct command *push = command_step(move_side_left(s->argc, s->argv, 3) ? CMD_S_LPUSH : CMD_S_RPUSH);
+    struct resp_arg undo[3] = {command_name_arg(push), s->argv[1], bm_element(bm)};
     s->on_part = bm_ignore_part;
     s->on_done = bm_answered;
     s->parts_left = 1;
-    dispatch_send_part(c, s, bm->src_owner, 0, command_lookup(undo[0].ptr, 5), 3, undo);
+    dispatch_send_part(c, s, bm->src_owner, 0, push, 3, undo);
     handoff_flush(self);
 }
 
@@ -905,13 +905,13 @@ static void bm_move_push(struct conn *c, struct slot *s)
 {
     struct shard *self = c->home;
     struct block_multi *bm = s->bmulti;
-    struct resp_arg push[3] = {{move_side_left(s->argc, s->argv, 4) ? "lpush" : "rpush", 5}, s->argv[2],
-                               bm_element(bm)};
+    const struct command *cmd = command_step(move_side_left(s->argc, s->argv, 4) ? CMD_S_LPUSH : CMD_S_RPUSH);
+    struct resp_arg push[3] = {command_name_arg(cmd), s->argv[2], bm_element(bm)};
     reply_clear(&s->gather);
     s->on_part = bm_gather_part;
     s->on_done = bm_move_pushed;
     s->parts_left = 1;
-    dispatch_send_part(c, s, bm->dst_owner, 0, command_lookup(push[0].ptr, 5), 3, push);
+    dispatch_send_part(c, s, bm->dst_owner, 0, cmd, 3, push);
     handoff_flush(self);
 }
 
@@ -1060,35 +1060,38 @@ static void bm_undo(struct conn *c, struct slot *s, int owner, const char *reply
     struct resp_arg *got = mem_alloc((size_t)max * sizeof(*got));
     struct resp_arg *args = mem_alloc((size_t)(max + 2) * sizeof(*args));
     int n = reply_strings(reply, len, got, max), argc = 0;
-    const char *name = s->cmd->name;
+    uint32_t flags = s->cmd->flags;
+    const struct command *undo = NULL;
     if (s->bmulti->move && n == 1) { /* the element, from the source */
-        args[argc++] = (struct resp_arg){move_side_left(s->argc, s->argv, 3) ? "lpush" : "rpush", 5};
+        undo = command_step(move_side_left(s->argc, s->argv, 3) ? CMD_S_LPUSH : CMD_S_RPUSH);
+        args[argc++] = command_name_arg(undo);
         args[argc++] = s->argv[1];
         args[argc++] = got[0];
-    } else if (name[1] == 'z' && n >= 3 && n % 2 == 1) { /* key, then member score pairs */
-        args[argc++] = (struct resp_arg){"zadd", 4};
+    } else if ((flags & CMD_BLOCK_ZSET) && n >= 3 && n % 2 == 1) { /* key, then member score pairs */
+        undo = command_step(CMD_S_ZADD);
+        args[argc++] = command_name_arg(undo);
         args[argc++] = got[0];
         for (int i = 1; i + 1 < n; i += 2) {
             args[argc++] = got[i + 1];
             args[argc++] = got[i];
         }
     } else if (n >= 2) { /* key, then the elements in the order popped: pushed back last first */
-        bool left = strcmp(name, "blpop") == 0;
-        if (strcmp(name, "blmpop") == 0) { /* its direction comes right after the keys */
+        bool left = flags & CMD_BLOCK_LEFT;
+        if (flags & CMD_NUMKEYS) { /* BLMPOP: its direction comes right after the keys */
             long long nk = 0;
             util_str_to_ll(s->argv[2].ptr, s->argv[2].len, &nk);
             const struct resp_arg *dir = &s->argv[3 + nk];
             left = dir->len == 4 && strncasecmp(dir->ptr, "left", 4) == 0;
         }
-        args[argc++] = (struct resp_arg){left ? "lpush" : "rpush", 5};
+        undo = command_step(left ? CMD_S_LPUSH : CMD_S_RPUSH);
+        args[argc++] = command_name_arg(undo);
         args[argc++] = got[0];
         for (int i = n - 1; i >= 1; i--)
             args[argc++] = got[i];
     }
     if (argc) {
         s->parts_left++;
-        dispatch_send_part(c, s, owner, bm_undo_part_id(owner), command_lookup(args[0].ptr, args[0].len), argc,
-                           args);
+        dispatch_send_part(c, s, owner, bm_undo_part_id(owner), undo, argc, args);
     }
     mem_release(got);
     mem_release(args);
@@ -1217,7 +1220,7 @@ void block_run_multi(struct conn *c, const struct command *cmd, int argc, const 
     s->bmulti = bm;
     bm->db = c->db;
     bm->may_block = c->exec_input == NULL; /* EXEC feeds its commands from exec_input */
-    bm->move = strcmp(cmd->name, "blmove") == 0 || strcmp(cmd->name, "brpoplpush") == 0;
+    bm->move = cmd->flags & CMD_BLOCK_MOVE;
     bm->owner = mem_calloc((size_t)shard_count(), 1);
     reply_init(&bm->elem);
     if (bm->move) {

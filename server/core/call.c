@@ -5,6 +5,7 @@
 #include "call.h"
 
 #include "notify.h"
+#include "txn.h"
 
 /* FLUSHALL FLUSHDB SWAPDB, before they change the databases: watches of keys that exist now, waiters */
 static void call_replacing(void *arg, int db, int db2)

@@ -35,7 +35,10 @@
 
 #include <stdint.h>
 
-#include "core.h"
+#include "shard_internal.h"
+#include "conn_internal.h"
+#include "dispatch.h"
+#include "block.h"
 
 #include "percore/command.h"
 #include "percore/config.h"

@@ -21,7 +21,8 @@
  */
 #include "percore/cluster.h"
 
-#include "core.h"
+#include "conn_internal.h"
+#include "shard_internal.h"
 #include "percore/command.h"
 #include "percore/config.h"
 #include "percore/mem.h"
@@ -30,6 +31,7 @@
 #include "percore/slot.h"
 #include "percore/util.h"
 
+#include <ctype.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -37,11 +39,6 @@
 
 /* key positions of commands with up to this many arguments stay on the stack */
 #define CLUSTER_STACK_ARGS 16
-
-int cluster_port(const struct config *cfg, int shard)
-{
-    return (cfg->cluster_port_base ? cfg->cluster_port_base : cfg->port + 1) + shard;
-}
 
 void cluster_node_id(int shard, char id[CLUSTER_NODE_ID_LEN + 1])
 {
@@ -68,22 +65,24 @@ void cluster_conn_ip(const struct conn *c, char *ip, size_t cap)
     snprintf(ip, cap, "%.*s", (int)len, c->local);
 }
 
-/* SELECT n (n an int other than 0), SWAPDB, MOVE: Redis Cluster's refusals; NULL for the rest */
-static const char *cluster_db_refusal(const struct command *cmd, int argc, const struct resp_arg *argv)
+/*
+ * CMD_NO_CLUSTER (SWAPDB, MOVE; SELECT n for an int n other than 0): Redis
+ * Cluster's refusal, its name upper-cased into buf; NULL for the rest
+ */
+static const char *cluster_db_refusal(const struct command *cmd, int argc, const struct resp_arg *argv, char *buf,
+                                      size_t cap)
 {
-    if (strcmp(cmd->name, "select") == 0) {
-        long long db;
-        /* a bad index gets SELECT's own error, as Redis parses it first */
-        if (argc == 2 && util_str_to_ll(argv[1].ptr, argv[1].len, &db) && db >= INT_MIN && db <= INT_MAX &&
-            db != 0)
-            return "ERR SELECT is not allowed in cluster mode";
+    if (!(cmd->flags & CMD_NO_CLUSTER))
         return NULL;
-    }
-    if (strcmp(cmd->name, "swapdb") == 0)
-        return "ERR SWAPDB is not allowed in cluster mode";
-    if (strcmp(cmd->name, "move") == 0)
-        return "ERR MOVE is not allowed in cluster mode";
-    return NULL;
+    long long db;
+    /* a bad index gets SELECT's own error, as Redis parses it first */
+    if ((cmd->flags & CMD_SELECTS_DB) &&
+        !(argc == 2 && util_str_to_ll(argv[1].ptr, argv[1].len, &db) && db >= INT_MIN && db <= INT_MAX && db != 0))
+        return NULL;
+    int n = snprintf(buf, cap, "ERR %s is not allowed in cluster mode", cmd->name);
+    for (int i = 4; i < n && i < (int)cap && buf[i] != ' '; i++)
+        buf[i] = (char)toupper((unsigned char)buf[i]);
+    return buf;
 }
 
 bool cluster_refuse(const struct conn *c, const struct config *cfg, const struct command *cmd, int argc,
@@ -110,10 +109,11 @@ bool cluster_refuse(const struct conn *c, const struct config *cfg, const struct
     if (slot >= 0 && cfg->slot_shard[slot] != c->home->index) {
         char ip[64];
         cluster_conn_ip(c, ip, sizeof(ip));
-        reply_errorf(out, "MOVED %d %s:%d", slot, ip, cluster_port(cfg, cfg->slot_shard[slot]));
+        reply_errorf(out, "MOVED %d %s:%d", slot, ip, config_cluster_port(cfg, cfg->slot_shard[slot]));
         return true;
     }
-    const char *refusal = cluster_db_refusal(cmd, argc, argv);
+    char buf[80];
+    const char *refusal = cluster_db_refusal(cmd, argc, argv, buf, sizeof buf);
     if (refusal) {
         reply_error(out, refusal);
         return true;

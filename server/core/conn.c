@@ -72,7 +72,13 @@
  */
 #include "percore/conn.h"
 
-#include "core.h"
+#include "conn_internal.h"
+#include "shard_internal.h"
+#include "reply_slot.h"
+#include "dispatch.h"
+#include "txn.h"
+#include "block.h"
+#include "handoff.h"
 
 #include "percore/monitor.h"
 #include "percore/config.h"
@@ -1004,7 +1010,7 @@ bool conn_wait_if_paused(struct conn *c, const struct command *cmd)
         return true;
     /* Redis 7.0's processCommand: WRITE holds writes, PUBLISH, and an EXEC that would run one */
     if (self->pause == CONN_PAUSE_WRITE && !(cmd->flags & (CMD_WRITE | CMD_MAY_REPLICATE)) &&
-        !(strcmp(cmd->name, "exec") == 0 && txn_queued_writes(c)))
+        !((cmd->flags & CMD_RUNS_QUEUE) && txn_queued_writes(c)))
         return false;
     c->pause_wait = true;
     if (self->pause_tail)

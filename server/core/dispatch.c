@@ -24,7 +24,14 @@
  * the connection parses nothing more until it completes, so that a later
  * command of the same pipeline cannot overtake one of its steps.
  */
-#include "core.h"
+#include "dispatch.h"
+
+#include "shard_internal.h"
+#include "conn_internal.h"
+#include "reply_slot.h"
+#include "txn.h"
+#include "block.h"
+#include "handoff.h"
 
 #include "call.h"
 
@@ -495,10 +502,6 @@ static void slot_keep_argv(struct slot *s, int argc, const struct resp_arg *argv
 
 /* ---------------------------------------------------------------- multi-step commands */
 
-static const struct command *cmd_named(const char *name)
-{
-    return command_lookup(name, strlen(name));
-}
 
 /* RENAME / RENAMENX across shards: [exists src, dst] -> take src -> put dst */
 static void rename_step(struct conn *c, struct slot *s);
@@ -550,7 +553,7 @@ static void rename_done(struct conn *c, struct slot *s)
         dispatch_slot_complete(c, s);
         return;
     }
-    bool nx = s->cmd->name[6] == 'n';
+    bool nx = s->cmd->route == ROUTE_RENAMENX;
     if (s->step == 0) {
         if (s->count == 0) {
             reply_error(&s->reply, "ERR no such key");
@@ -587,22 +590,23 @@ static void rename_step(struct conn *c, struct slot *s)
     int dst = dispatch_key_shard(cfg, &s->argv[2]);
     if (s->step == 0) {
         /* TOUCH: Redis looks both keys up, an access even when RENAMENX then refuses */
-        struct resp_arg a[2] = {{"touch", 5}, s->argv[1]};
-        struct resp_arg b[2] = {{"touch", 5}, s->argv[2]};
+        const struct command *touch = command_step(CMD_S_TOUCH);
+        struct resp_arg a[2] = {command_name_arg(touch), s->argv[1]};
+        struct resp_arg b[2] = {command_name_arg(touch), s->argv[2]};
         s->count = -1;
         s->sum = 0;
         s->parts_left = 2;
-        dispatch_send_part(c, s, dst, dst, cmd_named("touch"), 2, b);
-        dispatch_send_part(c, s, src, src, cmd_named("touch"), 2, a);
+        dispatch_send_part(c, s, dst, dst, touch, 2, b);
+        dispatch_send_part(c, s, src, src, touch, 2, a);
     } else if (s->step == 1) {
-        struct resp_arg a[3] = {{"__take", 6}, s->argv[1], {"rename_from", 11}}; /* Redis's events */
-        send_one(c, s, src, command_internal("__take"), 3, a);
+        struct resp_arg a[3] = {command_name_arg(command_internal(CMD_I_TAKE)), s->argv[1], {"rename_from", 11}}; /* Redis's events */
+        send_one(c, s, src, command_internal(CMD_I_TAKE), 3, a);
     } else {
         char exp[32];
         int elen = snprintf(exp, sizeof(exp), "%lld", s->sum);
-        struct resp_arg a[6] = {{"__put", 5}, s->argv[2], {s->gather.buf, s->gather.len}, {exp, (size_t)elen},
+        struct resp_arg a[6] = {command_name_arg(command_internal(CMD_I_PUT)), s->argv[2], {s->gather.buf, s->gather.len}, {exp, (size_t)elen},
                                 {"0", 1}, {"rename_to", 9}};
-        send_one(c, s, dst, command_internal("__put"), 6, a);
+        send_one(c, s, dst, command_internal(CMD_I_PUT), 6, a);
     }
     handoff_flush(c->home);
 }
@@ -622,7 +626,7 @@ static void msetnx_done(struct conn *c, struct slot *s)
         }
         s->step = 1;
         s->on_part = part_ok;
-        send_split(c, s, cmd_named("mset"), s->argc, s->argv, 1, 2, NULL);
+        send_split(c, s, command_step(CMD_S_MSET), s->argc, s->argv, 1, 2, NULL);
         handoff_flush(c->home);
         return;
     }
@@ -634,12 +638,12 @@ static void msetnx_start(struct conn *c, struct slot *s)
 {
     int nkeys = (s->argc - 1) / 2;
     struct resp_arg *keys = mem_alloc((size_t)(nkeys + 1) * sizeof(*keys));
-    keys[0] = (struct resp_arg){"touch", 5};
+    keys[0] = command_name_arg(command_step(CMD_S_TOUCH));
     for (int i = 0; i < nkeys; i++)
         keys[1 + i] = s->argv[1 + 2 * i];
     s->on_part = part_sum;
     s->on_done = msetnx_done;
-    send_split(c, s, cmd_named("touch"), nkeys + 1, keys, 1, 1, NULL);
+    send_split(c, s, command_step(CMD_S_TOUCH), nkeys + 1, keys, 1, 1, NULL);
     mem_release(keys);
 }
 
@@ -921,8 +925,8 @@ static void gather_done(struct conn *c, struct slot *s)
             struct object *o = store_lookup(st, s->db, key->ptr, key->len, self->now);
             if (!o) {
                 /* gone: taken from its owner (no event there: the command's own came from the copies) */
-                struct resp_arg take[2] = {{"__take", 6}, *key};
-                dispatch_send_part(c, s, owner, (int)changed[j], command_internal("__take"), 2, take);
+                struct resp_arg take[2] = {command_name_arg(command_internal(CMD_I_TAKE)), *key};
+                dispatch_send_part(c, s, owner, (int)changed[j], command_internal(CMD_I_TAKE), 2, take);
                 continue;
             }
             reply_clear(&now_blob);
@@ -930,9 +934,9 @@ static void gather_done(struct conn *c, struct slot *s)
             long long expire = store_get_expire(st, s->db, key->ptr, key->len, self->now);
             char exp[24];
             int elen = snprintf(exp, sizeof(exp), "%lld", expire < 0 ? -1 : expire);
-            struct resp_arg put[5] = {{"__put", 5}, *key, {now_blob.buf, now_blob.len}, {exp, (size_t)elen},
+            struct resp_arg put[5] = {command_name_arg(command_internal(CMD_I_PUT)), *key, {now_blob.buf, now_blob.len}, {exp, (size_t)elen},
                                       {"0", 1}};
-            dispatch_send_part(c, s, owner, (int)changed[j], command_internal("__put"), 5, put);
+            dispatch_send_part(c, s, owner, (int)changed[j], command_internal(CMD_I_PUT), 5, put);
         }
     }
     mem_release(changed);
@@ -973,8 +977,8 @@ static void run_gather(struct conn *c, const struct command *cmd, int argc, cons
             int owner = dispatch_key_shard(cfg, key);
             if ((pass == 0) == (owner == home))
                 continue;
-            struct resp_arg dump[2] = {{"__dump", 6}, *key};
-            dispatch_send_part(c, s, owner, (int)i, command_internal("__dump"), 2, dump);
+            struct resp_arg dump[2] = {command_name_arg(command_internal(CMD_I_DUMP)), *key};
+            dispatch_send_part(c, s, owner, (int)i, command_internal(CMD_I_DUMP), 2, dump);
         }
     }
     handoff_flush(c->home);
@@ -1115,16 +1119,15 @@ void conn_fanout(struct conn *c, const struct command *cmd, int argc, const stru
 static void run_special(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv,
                         int owner)
 {
-    const char *n = cmd->name;
-    if (strcmp(n, "scan") == 0) {
+    if (cmd->route == ROUTE_SCAN) {
         scan_start(c, cmd, argc, argv);
-    } else if (strcmp(n, "randomkey") == 0) {
+    } else if (cmd->route == ROUTE_RANDOMKEY) {
         struct slot *s = dispatch_slot_create(c, cmd);
-        struct resp_arg part = {"__randomkey", 11};
+        struct resp_arg part = command_name_arg(command_internal(CMD_I_RANDOMKEY));
         s->on_part = randomkey_part;
         s->on_done = randomkey_done;
-        send_all(c, s, command_internal("__randomkey"), 1, &part);
-    } else if (owner >= 0 || (strcmp(n, "msetnx") == 0 && (argc - 1) % 2 != 0)) {
+        send_all(c, s, command_internal(CMD_I_RANDOMKEY), 1, &part);
+    } else if (owner >= 0 || (cmd->route == ROUTE_MSETNX && (argc - 1) % 2 != 0)) {
         if (owner == c->home->index || owner < 0)
             run_handler(c, cmd, argc, argv, dispatch_reply_target(c), false);
         else
@@ -1133,12 +1136,12 @@ static void run_special(struct conn *c, const struct command *cmd, int argc, con
         struct slot *s = dispatch_slot_create(c, cmd);
         slot_keep_argv(s, argc, argv);
         s->barrier = true;
-        if (strcmp(n, "msetnx") == 0) {
+        if (cmd->route == ROUTE_MSETNX) {
             msetnx_start(c, s);
         } else {
             s->on_part = rename_part;
             s->on_done = rename_done;
-            s->step = strcmp(n, "renamenx") == 0 ? 0 : 1;
+            s->step = cmd->route == ROUTE_RENAMENX ? 0 : 1;
             rename_step(c, s);
         }
     }
@@ -1154,8 +1157,8 @@ static void dispatch_reject(struct conn *c, const struct command *cmd, int argc,
                             const char *err)
 {
     struct reply *out = dispatch_reply_target(c);
-    if (strcmp(cmd->name, "exec") == 0) {
-        multi_exec_refused(c, argc, argv, out, strncmp(err, "ERR ", 4) == 0 ? err + 4 : err);
+    if (cmd->flags & CMD_RUNS_QUEUE) {
+        multi_exec_refused(c, cmd, argc, argv, out, strncmp(err, "ERR ", 4) == 0 ? err + 4 : err);
     } else {
         reply_error(out, err);
         txn_queue_failed(c);
@@ -1276,19 +1279,18 @@ bool dispatch_command(struct conn *c, int argc, const struct resp_arg *argv)
         break;
     }
     int owner = keys_owner(cfg, cmd, argc, argv);
-    bool multi_step = cmd->route == ROUTE_SPECIAL && owner == -1 &&
-                      (strcmp(cmd->name, "rename") == 0 || strcmp(cmd->name, "renamenx") == 0 ||
-                       (strcmp(cmd->name, "msetnx") == 0 && (argc - 1) % 2 == 0));
+    bool multi_step = owner == -1 && (cmd->route == ROUTE_RENAME || cmd->route == ROUTE_RENAMENX ||
+                                      (cmd->route == ROUTE_MSETNX && (argc - 1) % 2 == 0));
     bool split_ok = cmd->route == ROUTE_OWNER || cmd->route == ROUTE_GATHER ||
                     (cmd->key_step > 0 && (argc - cmd->first_key) % cmd->key_step == 0);
-    if (owner == -1 && (multi_step || (cmd->route != ROUTE_SPECIAL && split_ok)) && c->txid)
+    if (owner == -1 && (multi_step || (!cmd_route_stepped(cmd->route) && split_ok)) && c->txid)
         dispatch_run_multi_shard(c, cmd, argc, argv); /* inside EXEC: its keys are held already */
     else if (owner == -1 && split_ok &&
              (cmd->route == ROUTE_SPLIT_SUM || cmd->route == ROUTE_SPLIT_MGET || cmd->route == ROUTE_SPLIT_OK))
         txn_run_split(c, cmd, argc, argv); /* each shard's part runs as it is locked */
-    else if (owner == -1 && (multi_step || (cmd->route != ROUTE_SPECIAL && split_ok)))
+    else if (owner == -1 && (multi_step || (!cmd_route_stepped(cmd->route) && split_ok)))
         txn_run_command(c, cmd, argc, argv);
-    else if (cmd->route == ROUTE_SPECIAL)
+    else if (cmd_route_stepped(cmd->route))
         run_special(c, cmd, argc, argv, owner);
     else if (owner == self->index || owner == -2)
         run_handler(c, cmd, argc, argv, dispatch_reply_target(c), false);
@@ -1304,7 +1306,7 @@ void dispatch_run_multi_shard(struct conn *c, const struct command *cmd, int arg
 {
     if (cmd->flags & CMD_BLOCKING) {
         block_run_multi(c, cmd, argc, argv);
-    } else if (cmd->route == ROUTE_SPECIAL) {
+    } else if (cmd_route_stepped(cmd->route)) {
         run_special(c, cmd, argc, argv, -1);
     } else if (cmd->route == ROUTE_OWNER || cmd->route == ROUTE_GATHER) {
         int *pos = mem_alloc((size_t)argc * sizeof(int));

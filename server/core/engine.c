@@ -6,7 +6,9 @@
  */
 #include "percore/engine.h"
 
-#include "core.h"
+#include "shard_internal.h"
+#include "conn_internal.h"
+#include "reply_slot.h"
 
 #include "percore/command.h"
 #include "percore/config.h"
@@ -96,7 +98,6 @@ int engine_start(const char *name, int threads, const char *const *extra, engine
         return -1;
     uint8_t seed[16] = {1}; /* the same tables run to run */
     store_set_seed(seed);
-    command_setup();
     sigset_t set; /* as in main.c: the shard threads inherit it, engine_stop's sigwait takes the signal */
     sigemptyset(&set);
     sigaddset(&set, SIGTERM);

@@ -41,7 +41,14 @@
  * A reply area that outgrows what the home gave it is grown by the owner;
  * mimalloc hands such a block back to its owning heap when the home frees it.
  */
-#include "core.h"
+#include "handoff.h"
+
+#include "shard_internal.h"
+#include "conn_internal.h"
+#include "reply_slot.h"
+#include "dispatch.h"
+#include "txn.h"
+#include "block.h"
 
 #include "call.h"
 #include "notify.h"

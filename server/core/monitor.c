@@ -9,7 +9,9 @@
  */
 #include "percore/monitor.h"
 
-#include "core.h"
+#include "shard_internal.h"
+#include "conn_internal.h"
+#include "dispatch.h"
 #include "outbox.h"
 
 #include "percore/command.h"

@@ -11,7 +11,7 @@
  */
 #include "notify.h"
 
-#include "core.h"
+#include "shard_internal.h"
 #include "outbox.h"
 
 #include "percore/config.h"

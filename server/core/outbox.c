@@ -4,7 +4,8 @@
  */
 #include "outbox.h"
 
-#include "core.h"
+#include "shard_internal.h"
+#include "handoff.h"
 
 #include "percore/mem.h"
 #include "percore/reply.h"

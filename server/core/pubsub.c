@@ -32,7 +32,9 @@
  */
 #include "percore/pubsub.h"
 
-#include "core.h"
+#include "shard_internal.h"
+#include "conn_internal.h"
+#include "dispatch.h"
 #include "percore/dict.h"
 #include "percore/mem.h"
 #include "percore/reply.h"
@@ -249,6 +251,16 @@ bool pubsub_subscribed(const struct conn *c)
 bool pubsub_subscriber_mode(const struct conn *c)
 {
     return c->pubsub != NULL && c->resp == 2;
+}
+
+const char *pubsub_refused_command(const struct conn *c, const struct command *cmd, int argc,
+                                   const struct resp_arg *argv)
+{
+    if (!pubsub_subscriber_mode(c) || (cmd->flags & CMD_SUBSCRIBER_OK))
+        return NULL;
+    const struct command *named = command_resolve_subcommand(cmd, argc, argv);
+    /* no name: the container answers "unknown subcommand" or the arity error, as Redis does first */
+    return named ? named->name : NULL;
 }
 
 /* where a confirmation goes: out, or (a command under CLIENT REPLY OFF|SKIP) the output all the same */

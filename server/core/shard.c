@@ -21,7 +21,12 @@
  */
 #include "percore/shard.h"
 
-#include "core.h"
+#include "shard_internal.h"
+#include "conn_internal.h"
+#include "dispatch.h"
+#include "txn.h"
+#include "block.h"
+#include "handoff.h"
 
 #include "percore/monitor.h"
 #include "notify.h"
@@ -751,7 +756,7 @@ static struct shard_listeners *shard_listeners_open_for(const struct config *cfg
         int ok = 0; /* sockets opened for this address */
         for (int i = 0; i < nsh; i++) {
             for (int k = 0; k < per_addr; k++) {
-                int port = k == 0 ? cfg->port : cluster_port(cfg, i);
+                int port = k == 0 ? cfg->port : config_cluster_port(cfg, i);
                 int fd = strlen(addr) < SHARD_ADDR_MAX ? shard_open_listener(addr, port, check && (k == 1 || i == 0))
                                                        : (errno = EINVAL, -1);
                 if (fd < 0) {
@@ -881,8 +886,8 @@ int shard_setup(void)
     if (!start_listeners)
         return -1;
     if (cfg->cluster_ports)
-        log_notice("Cluster ports %d..%d: shard i on %d + i", cluster_port(cfg, 0), cluster_port(cfg, nshards - 1),
-                   cluster_port(cfg, 0));
+        log_notice("Cluster ports %d..%d: shard i on %d + i", config_cluster_port(cfg, 0), config_cluster_port(cfg, nshards - 1),
+                   config_cluster_port(cfg, 0));
     shard_plan_cpus(cfg);
 #ifdef PERCORE_GLOBAL_LOCK
     shared_store = store_create(cfg->databases);

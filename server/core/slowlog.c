@@ -47,43 +47,18 @@ struct slowlog_state {
 
 static __thread struct slowlog_state slowlog;
 
-static bool arg_is(const struct resp_arg *a, const char *s)
+/* set once by setup, before the shards run; only read afterwards */
+static slowlog_redact_fn *slowlog_redactor;
+
+void slowlog_set_redactor(slowlog_redact_fn *fn)
 {
-    return util_eq_nocase(a->ptr, a->len, s);
+    slowlog_redactor = fn;
 }
 
-/*
- * The arguments Redis 7.0 shows as "(redacted)": passwords, where its parser
- * redacts them.  authCommand redacts all but with more than two; helloCommand
- * only a valid protocol version's, and only the AUTH options before the first
- * syntax error (it also stops at a failed AUTH or a bad SETNAME, where
- * the later secrets are still redacted here).
- */
 void slowlog_redactions(const struct command *cmd, int argc, const struct resp_arg *argv, bool *redact)
 {
-    if (strcmp(cmd->name, "auth") == 0) {
-        for (int j = 1; j < argc && argc <= 3; j++)
-            redact[j] = true;
-    } else if (strcmp(cmd->name, "hello") == 0) {
-        long long ver;
-        if (argc >= 2 && !(util_str_to_ll(argv[1].ptr, argv[1].len, &ver) && ver >= 2 && ver <= 3))
-            return;
-        for (int j = 2; j < argc; j++) {
-            int more = argc - 1 - j;
-            if (arg_is(&argv[j], "auth") && more >= 2) {
-                redact[j + 1] = redact[j + 2] = true;
-                j += 2;
-            } else if (arg_is(&argv[j], "setname") && more >= 1) {
-                j++;
-            } else {
-                return;
-            }
-        }
-    } else if (strcmp(cmd->name, "config") == 0 && argc > 3 && arg_is(&argv[1], "set")) {
-        for (int j = 2; j + 1 < argc; j += 2)
-            if (arg_is(&argv[j], "requirepass") || arg_is(&argv[j], "masterauth"))
-                redact[j + 1] = true;
-    }
+    if ((cmd->flags & CMD_REDACTS) && slowlog_redactor)
+        slowlog_redactor(cmd, argc, argv, redact);
 }
 
 static void slowlog_trim(long long max)

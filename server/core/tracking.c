@@ -31,8 +31,11 @@
 #include "percore/tracking.h"
 
 #include "call.h"
-#include "core.h"
+#include "conn_internal.h"
+#include "handoff.h"
+#include "reply_slot.h"
 #include "outbox.h"
+#include "shard_internal.h"
 
 #include "percore/config.h"
 #include "percore/dict.h"
@@ -679,14 +682,10 @@ bool tracking_reads(const struct conn_tracking *ct, const struct command *cmd)
     return !(((f & TRACKING_OPTIN) && !caching) || ((f & TRACKING_OPTOUT) && caching));
 }
 
-static bool is_client_command(const struct command *cmd)
-{
-    return cmd && strncmp(cmd->name, "client", 6) == 0 && (cmd->name[6] == '\0' || cmd->name[6] == '|');
-}
-
 void tracking_step(struct conn *c, const struct command *cmd)
 {
-    if ((c->track.flags & TRACKING_CACHING) && !c->exec_input && !c->in_multi && !is_client_command(c->last_cmd))
+    bool keeps = c->last_cmd && (c->last_cmd->flags & CMD_KEEPS_CACHING);
+    if ((c->track.flags & TRACKING_CACHING) && !c->exec_input && !c->in_multi && !keeps)
         c->track.flags &= (uint8_t)~TRACKING_CACHING;
     c->track.reads = cmd && tracking_reads(&c->track, cmd);
 }

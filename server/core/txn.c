@@ -40,7 +40,14 @@
  * MONITOR sees EXEC once its last queued command is dispatched, after
  * theirs, as in Redis (or at once, when it answers at once).
  */
-#include "core.h"
+#include "txn.h"
+
+#include "shard_internal.h"
+#include "conn_internal.h"
+#include "reply_slot.h"
+#include "dispatch.h"
+#include "block.h"
+#include "handoff.h"
 
 #include "percore/config.h"
 #include "percore/keylock.h"
@@ -227,8 +234,8 @@ static void txn_unlock_all(struct shard *self, struct txn *t)
         if (ks->keys[from].shard == self->index) {
             keylock_release(self->locks, t->id, ks->keys[from].db, unit_keys(ks, from, end, keys), keys);
         } else if (shard_running(self)) {
-            int n = unit_args(ks, t->id, from, end, "__unlock", -1, idbuf, sizeof idbuf, args);
-            handoff_send_system(self, ks->keys[from].shard, command_internal("__unlock"), ks->keys[from].db, n, args);
+            int n = unit_args(ks, t->id, from, end, command_internal(CMD_I_UNLOCK)->name, -1, idbuf, sizeof idbuf, args);
+            handoff_send_system(self, ks->keys[from].shard, command_internal(CMD_I_UNLOCK), ks->keys[from].db, n, args);
         }
         from = end;
     }
@@ -339,10 +346,10 @@ static void txn_lock_next(struct conn *c, struct slot *s)
             txn_wait(self, c, s);
             return;
         }
-        int argc = unit_args(ks, t->id, from, end, "__lock", self->index, idbuf, sizeof idbuf, args);
+        int argc = unit_args(ks, t->id, from, end, command_internal(CMD_I_LOCK)->name, self->index, idbuf, sizeof idbuf, args);
         s->parts_left = 1;
         s->db = db;
-        handoff_send(c, sh, command_internal("__lock"), db, argc, args, s, sh);
+        handoff_send(c, sh, command_internal(CMD_I_LOCK), db, argc, args, s, sh);
         mem_release(keys);
         mem_release(args);
         return; /* txn_lock_done goes on */
@@ -428,7 +435,7 @@ static void txn_begin(struct conn *c, struct txn *t, txn_locked_fn *locked)
 {
     keyset_sort(&t->ks);
     t->locked = locked;
-    struct slot *s = dispatch_slot_create(c, command_internal("__lock"));
+    struct slot *s = dispatch_slot_create(c, command_internal(CMD_I_LOCK));
     s->barrier = true;
     s->on_part = txn_lock_part;
     s->on_done = txn_lock_done;
@@ -655,6 +662,7 @@ struct multi {
     struct keyset watched;   /* WATCHed keys (with their owners) */
     struct txn *exec;        /* EXEC's transaction while its commands run */
     char exec_name[4];       /* EXEC as the client spelled it (its only argument), for MONITOR */
+    const struct command *exec_cmd; /* EXEC's table entry, for MONITOR */
 };
 
 static struct multi *multi_of(struct conn *c)
@@ -683,17 +691,17 @@ static void multi_clear_queue(struct conn *c)
  * execCommand returned, so after the commands it ran; execCommandAbort feeds a
  * refused one too.
  */
-static void exec_feed_monitors(struct conn *c, int argc, const struct resp_arg *argv)
+static void exec_feed_monitors(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv)
 {
     if (__builtin_expect(monitor_any(), 0))
-        monitor_feed(c, command_lookup("exec", 4), argc, argv);
+        monitor_feed(c, cmd, argc, argv);
 }
 
 /* the same for the EXEC whose transaction ran (or found a watched key touched) */
 static void exec_feed_monitors_ran(struct conn *c)
 {
     struct resp_arg name = {c->multi->exec_name, sizeof c->multi->exec_name};
-    exec_feed_monitors(c, 1, &name);
+    exec_feed_monitors(c, c->multi->exec_cmd, 1, &name);
 }
 
 /* an internal slot with no reply of its own, done once each part is */
@@ -711,10 +719,9 @@ static void ignore_part(struct conn *c, struct slot *s, int part, const char *re
  * slot s (its parts counted first, on_done called once all are in; a unit
  * on this shard runs at once).  ks is sorted here.
  */
-static void send_to_owners(struct conn *c, struct slot *s, struct keyset *ks, const char *name)
+static void send_to_owners(struct conn *c, struct slot *s, struct keyset *ks, const struct command *cmd)
 {
     keyset_sort(ks);
-    const struct command *cmd = command_internal(name);
     struct resp_arg *args = mem_alloc((size_t)(ks->n + 2) * sizeof(*args));
     char idbuf[64];
     int units = 0;
@@ -724,7 +731,7 @@ static void send_to_owners(struct conn *c, struct slot *s, struct keyset *ks, co
     int part = 0;
     for (int from = 0; from < ks->n;) {
         int end = unit_end(ks, from);
-        int n = unit_args(ks, c->id, from, end, name, -1, idbuf, sizeof idbuf, args);
+        int n = unit_args(ks, c->id, from, end, cmd->name, -1, idbuf, sizeof idbuf, args);
         s->db = ks->keys[from].db;
         dispatch_send_part(c, s, ks->keys[from].shard, part++, cmd, n, args);
         from = end;
@@ -739,10 +746,10 @@ static void unwatch_all(struct conn *c)
     struct multi *m = c->multi;
     if (!m || m->watched.n == 0)
         return;
-    struct slot *s = dispatch_slot_create(c, command_internal("__unwatch"));
+    struct slot *s = dispatch_slot_create(c, command_internal(CMD_I_UNWATCH));
     s->on_part = ignore_part;
     s->on_done = dispatch_slot_complete;
-    send_to_owners(c, s, &m->watched, "__unwatch");
+    send_to_owners(c, s, &m->watched, command_internal(CMD_I_UNWATCH));
     keyset_clear(&m->watched);
 }
 
@@ -806,7 +813,7 @@ bool txn_queue(struct conn *c, const struct command *cmd, int argc, const struct
     m->flags |= cmd->flags;
     keyset_add_command(&m->keys, config_current(), cmd, argc, argv, m->db);
     long long db;
-    if (strcmp(cmd->name, "select") == 0 && argc == 2 && util_str_to_ll(argv[1].ptr, argv[1].len, &db) && db >= 0 &&
+    if ((cmd->flags & CMD_SELECTS_DB) && argc == 2 && util_str_to_ll(argv[1].ptr, argv[1].len, &db) && db >= 0 &&
         db < config_current()->databases)
         m->db = (int)db; /* the later commands' keys are locked in the database they will use */
     reply_simple(out, "QUEUED");
@@ -835,7 +842,7 @@ void txn_exec_dispatched(struct conn *c)
         txn_finish(c->home, t);
         return;
     }
-    struct slot *end = dispatch_slot_create(c, command_internal("__unlock"));
+    struct slot *end = dispatch_slot_create(c, command_internal(CMD_I_UNLOCK));
     end->txn = t;
     end->txn_end = true;
     if (c->slot_head == end)
@@ -887,26 +894,27 @@ static void exec_locked(struct conn *c, struct slot *s)
     }
     struct keyset check = {0};
     keyset_add_all(&check, &m->watched);
-    send_to_owners(c, s, &check, "__watchcheck");
+    send_to_owners(c, s, &check, command_internal(CMD_I_WATCHCHECK));
     keyset_clear(&check);
 }
 
-void multi_exec(struct conn *c, const struct resp_arg *argv, struct reply *out)
+void multi_exec(struct conn *c, const struct command *cmd, const struct resp_arg *argv, struct reply *out)
 {
     struct multi *m = c->multi;
     if (!txn_in_multi(c)) {
         reply_error(out, "ERR EXEC without MULTI");
-        exec_feed_monitors(c, 1, argv);
+        exec_feed_monitors(c, cmd, 1, argv);
         return;
     }
     if (m->failed) {
         reply_error(out, "EXECABORT Transaction discarded because of previous errors.");
-        exec_feed_monitors(c, 1, argv);
+        exec_feed_monitors(c, cmd, 1, argv);
         multi_clear_queue(c);
         unwatch_all(c);
         return;
     }
     memcpy(m->exec_name, argv[0].ptr, sizeof m->exec_name); /* "exec" in any case: the lookup matched it */
+    m->exec_cmd = cmd;
     c->in_multi = false;
     struct txn *t = txn_create(c->home);
     keyset_add_all(&t->ks, &m->keys);
@@ -914,10 +922,11 @@ void multi_exec(struct conn *c, const struct resp_arg *argv, struct reply *out)
     txn_begin(c, t, exec_locked);
 }
 
-void multi_exec_refused(struct conn *c, int argc, const struct resp_arg *argv, struct reply *out, const char *why)
+void multi_exec_refused(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv,
+                        struct reply *out, const char *why)
 {
     reply_errorf(out, "EXECABORT Transaction discarded because of: %s", why);
-    exec_feed_monitors(c, argc, argv);
+    exec_feed_monitors(c, cmd, argc, argv);
     if (c->multi)
         multi_clear_queue(c);
     unwatch_all(c);
@@ -940,10 +949,10 @@ void multi_watch(struct conn *c, const struct command *cmd, int argc, const stru
     keyset_add_command(&add, config_current(), cmd, argc, argv, c->db);
     keyset_add_all(&m->watched, &add);
     /* +OK once every owner has them; an internal slot: the WATCH was counted when its handler ran */
-    struct slot *s = dispatch_slot_create(c, command_internal("__watch"));
+    struct slot *s = dispatch_slot_create(c, command_internal(CMD_I_WATCH));
     s->on_part = ignore_part;
     s->on_done = watch_done;
-    send_to_owners(c, s, &add, "__watch");
+    send_to_owners(c, s, &add, command_internal(CMD_I_WATCH));
     keyset_clear(&add);
 }
 

@@ -47,6 +47,7 @@
  * that touches a client runs on the shard thread.  The shards run until the
  * process exits.
  */
+#include "percore/admin.h"
 #include "percore/command.h"
 #include "percore/config.h"
 #include "percore/conn.h"
@@ -369,6 +370,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     static const char *const limits[] = {"--loglevel", "warning", "--logfile", "/dev/null",
                                          "--proto-max-bulk-len", "1mb", "--client-query-buffer-limit", "1mb",
                                          "--client-output-buffer-limit", "normal 64mb 16mb 10", NULL};
+    admin_setup();
     if (engine_start("fuzz_engine", FUZZ_SHARDS, limits, start_runner, NULL) < 0)
         exit(1);
     while (atomic_load(&runners_ready) < FUZZ_SHARDS)

@@ -43,6 +43,7 @@
 #ifndef PERCORE_TEST_EFFECTS_CHECK_H
 #define PERCORE_TEST_EFFECTS_CHECK_H
 
+#include "percore/admin.h"
 #include "percore/command.h"
 #include "percore/config.h"
 #include "percore/mem.h"
@@ -153,8 +154,10 @@ static bool fx_exec(const struct resp_arg *argv, int argc, int db, int64_t now, 
     size_t n = argv[0].len < sizeof(name) - 1 ? argv[0].len : sizeof(name) - 1;
     memcpy(name, argv[0].ptr, n);
     name[n] = '\0';
-    const struct command *c = n > 2 && name[0] == '_' && name[1] == '_' ? command_internal(name)
-                                                                          : command_lookup(name, n);
+    const struct command *c = command_lookup(name, n);
+    for (int i = 0; i < CMD_I_COUNT && !c; i++)
+        if (strcmp(command_internal_table[i].name, name) == 0)
+            c = command_internal(i);
     if (c == NULL) {
         fprintf(stderr, "no such command %s\n", name);
         exit(2);
@@ -354,7 +357,7 @@ static void fx_setup(void)
         exit(1);
     }
     store_set_seed(seed);
-    command_setup();
+    admin_setup();
     fx_store = store_create(FX_DATABASES);
     reply_init(&fx_out);
     reply_init(&fx_pass_out);

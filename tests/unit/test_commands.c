@@ -30,9 +30,9 @@ static int cur_db;
 static const struct command *find(const char *name)
 {
     const struct command *tabs[] = {command_family_string, command_family_keys,
-                                    command_family_internal};
+                                    command_internal_table};
     size_t counts[] = {command_family_string_count, command_family_keys_count,
-                       command_family_internal_count};
+                       CMD_I_COUNT};
     for (int t = 0; t < 3; t++)
         for (size_t i = 0; i < counts[t]; i++)
             if (strcmp(tabs[t][i].name, name) == 0)
@@ -98,10 +98,10 @@ static void test_table(void)
     CHECK((c = find("get")) && c->arity == 2 && c->route == ROUTE_OWNER);
     CHECK((c = find("mget")) && c->route == ROUTE_SPLIT_MGET && c->last_key == -1);
     CHECK((c = find("mset")) && c->route == ROUTE_SPLIT_OK && c->key_step == 2);
-    CHECK((c = find("msetnx")) && c->route == ROUTE_SPECIAL);
+    CHECK((c = find("msetnx")) && c->route == ROUTE_MSETNX);
     CHECK((c = find("del")) && c->route == ROUTE_SPLIT_SUM);
     CHECK((c = find("keys")) && c->route == ROUTE_FANOUT_CONCAT && c->first_key == 0);
-    CHECK((c = find("scan")) && c->route == ROUTE_SPECIAL);
+    CHECK((c = find("scan")) && c->route == ROUTE_SCAN);
     CHECK((c = find("dbsize")) && c->route == ROUTE_FANOUT_SUM);
     CHECK((c = find("flushall")) && c->route == ROUTE_FANOUT_OK);
     CHECK((c = find("object")) && c->first_key == 2);
@@ -109,9 +109,9 @@ static void test_table(void)
     CHECK((c = find("__put")) && (c->flags & CMD_INTERNAL) && c->arity == -5);
     /* every entry is complete */
     const struct command *tabs[] = {command_family_string, command_family_keys,
-                                    command_family_internal};
+                                    command_internal_table};
     size_t counts[] = {command_family_string_count, command_family_keys_count,
-                       command_family_internal_count};
+                       CMD_I_COUNT};
     for (int t = 0; t < 3; t++)
         for (size_t i = 0; i < counts[t]; i++) {
             c = &tabs[t][i];
@@ -119,6 +119,36 @@ static void test_table(void)
             for (const char *p = c->name; *p; p++)
                 CHECK(!(*p >= 'A' && *p <= 'Z'));
         }
+}
+
+/* what the core knows of a command comes from the table: the steps it sends resolve, the shapes are sound */
+static void test_core_knowledge(void)
+{
+    command_setup();
+    for (int i = 0; i < CMD_S_COUNT; i++) {
+        const struct command *c = command_step(i);
+        CHECK(c && !(c->flags & CMD_INTERNAL));
+        struct resp_arg name = command_name_arg(c);
+        CHECK(c && command_lookup(name.ptr, name.len) == c);
+    }
+    CHECK(strcmp(command_step(CMD_S_LPUSH)->name, "lpush") == 0);
+    CHECK(strcmp(command_step(CMD_S_ZADD)->name, "zadd") == 0);
+    int blocking = 0;
+    for (size_t i = 0; i < command_count(); i++) {
+        const struct command *c = command_at(i);
+        uint32_t shape = c->flags & (CMD_BLOCK_MOVE | CMD_BLOCK_LEFT | CMD_BLOCK_ZSET);
+        CHECK(!shape || (c->flags & CMD_BLOCKING));
+        if (c->flags & CMD_BLOCK_MOVE)
+            CHECK(c->first_key == 1 && c->last_key == 2 && !(c->flags & (CMD_BLOCK_LEFT | CMD_BLOCK_ZSET)));
+        blocking += (c->flags & CMD_BLOCKING) != 0;
+    }
+    CHECK(blocking == 8); /* BLPOP BRPOP BLMOVE BRPOPLPUSH BLMPOP BZPOPMIN BZPOPMAX BZMPOP */
+    const struct command *c = command_lookup("blmove", 6);
+    CHECK(c && (c->flags & CMD_BLOCK_MOVE));
+    CHECK((c = command_lookup("blpop", 5)) && (c->flags & CMD_BLOCK_LEFT));
+    CHECK((c = command_lookup("brpop", 5)) && !(c->flags & (CMD_BLOCK_LEFT | CMD_BLOCK_ZSET | CMD_BLOCK_MOVE)));
+    CHECK((c = command_lookup("bzmpop", 6)) && (c->flags & CMD_BLOCK_ZSET) && (c->flags & CMD_NUMKEYS));
+    CHECK(command_lookup("exec", 4) == NULL); /* an admin command: registered by admin_setup, not here */
 }
 
 static void test_get_set(void)
@@ -647,6 +677,7 @@ int main(void)
     reply_init(&out);
 
     test_table();
+    test_core_knowledge();
     test_get_set();
     test_setnx_setex();
     test_getex();

@@ -42,6 +42,7 @@
  * Replies come back through the sink into the client's inbox, under the same
  * mutex.
  */
+#include "percore/admin.h"
 #include "percore/config.h"
 #include "percore/engine.h"
 #include "percore/reply.h"
@@ -1109,6 +1110,7 @@ static int run(int shards)
 {
     nshards = shards;
     static const char *const quiet[] = {"--loglevel", "warning", "--logfile", "/dev/stderr", NULL};
+    admin_setup();
     if (engine_start("test_funnel", shards, quiet, start_runner, NULL) < 0)
         return 2;
     struct timespec until = deadline();

@@ -5,6 +5,7 @@
  * as the dispatcher would, replies compared with Redis 7.0.15's bytes, and
  * the coverage of the generated COMMAND INFO / DOCS entries (command_meta.h).
  */
+#include "percore/admin.h"
 #include "percore/command.h"
 #include "percore/command_meta.h"
 #include "percore/config.h"
@@ -193,7 +194,7 @@ int main(void)
         fprintf(stderr, "config_setup: %s\n", err);
         return 1;
     }
-    command_setup();
+    admin_setup();
     reply_init(&out);
     test_connection();
     test_command();

@@ -11,11 +11,12 @@
  * redis-benchmark's CONFIG GET, ioredis's INFO loading:0, HELLO) work
  * unchanged.
  *
- * The container commands (COMMAND, CONFIG, CLIENT) keep their subcommands in
- * private tables here: the public command table (command.h) has one entry per
+ * The container commands (COMMAND, CONFIG, CLIENT, ...) keep their
+ * subcommands in a table here that admin_setup registers (command.h's
+ * command_register_subcommands): the public command table has one entry per
  * top-level name, and the container's handler looks the subcommand up, checks
  * its arity ("wrong number of arguments for 'config|get' command") and calls
- * it.  The same tables feed COMMAND LIST / GETKEYS.
+ * it.  The same table feeds COMMAND LIST / GETKEYS.
  *
  * COMMAND, COMMAND INFO and COMMAND DOCS send Redis's own entries, which
  * gen_command_meta.py took from a real redis-server (command_meta.h): key
@@ -33,7 +34,7 @@
  * aggregator's RCU-published snapshot (stats.h), never another shard's data.  The
  * process-wide identifiers (run_id, replid) are made once under pthread_once.
  */
-#include "families.h"
+#include "admin_families.h"
 
 #include "percore/cluster.h"
 #include "percore/command.h"
@@ -219,47 +220,11 @@ static bool client_setname_or_reply(struct cmd_ctx *ctx, const struct resp_arg *
 /* ------------------------------------------------------------------------ */
 /* subcommand tables                                                        */
 
-struct subcommand {
-    const char *parent;       /* the container's name */
-    const char *sub;          /* the subcommand, lower case */
-    struct command cmd;       /* cmd.name is the full name "parent|sub" */
-};
-
-static const struct subcommand *subcommand_find(const char *parent, const char *sub, size_t len);
-static size_t subcommands_of(const char *parent, const struct subcommand **first);
-
-/*
- * Redis's lookupCommand refusals of a container's argv, written to out: an
- * unknown subcommand, or the wrong arity for it.  *found: the subcommand
- * (NULL: unknown).  True when argv may run.
- */
-static bool subcommand_lookup(const char *parent, int argc, const struct resp_arg *argv, struct reply *out,
-                              const struct subcommand **found)
-{
-    const struct subcommand *s = *found = subcommand_find(parent, argv[1].ptr, argv[1].len);
-    if (!s) {
-        cmd_reply_unknown_subcommand(out, argv);
-        return false;
-    }
-    if ((s->cmd.arity > 0 && argc != s->cmd.arity) || argc < -s->cmd.arity) {
-        reply_errorf(out, "ERR wrong number of arguments for '%s' command", s->cmd.name);
-        return false;
-    }
-    return true;
-}
-
-bool command_subcommand_ok_or_reply(const struct command *cmd, int argc, const struct resp_arg *argv,
-                                    struct reply *out)
-{
-    const struct subcommand *first, *found;
-    return argc < 2 || subcommands_of(cmd->name, &first) == 0 || subcommand_lookup(cmd->name, argc, argv, out, &found);
-}
-
 /* runs the subcommand named by argv[1], or replies Redis's errors */
 static void container_dispatch(struct cmd_ctx *ctx, const char *parent)
 {
     const struct subcommand *s;
-    bool ok = subcommand_lookup(parent, ctx->argc, ctx->argv, ctx->out, &s);
+    bool ok = command_subcommand_or_reply(parent, ctx->argc, ctx->argv, ctx->out, &s);
     if (s && ctx->conn)
         conn_set_last_command(ctx->conn, &s->cmd);
     if (!ok) {
@@ -538,7 +503,7 @@ static const struct command *command_by_fullname(const struct resp_arg *a)
     size_t rlen = a->len - (size_t)(rest - a->ptr);
     if (memchr(rest, '|', rlen))
         return NULL;
-    const struct subcommand *sub = subcommand_find(parent->name, rest, rlen);
+    const struct subcommand *sub = command_subcommand_find(parent->name, rest, rlen);
     return sub ? &sub->cmd : NULL;
 }
 
@@ -656,7 +621,7 @@ static void cmd_command_list(struct cmd_ctx *ctx)
                 n++;
             }
             const struct subcommand *subs;
-            size_t nsubs = subcommands_of(c->name, &subs);
+            size_t nsubs = command_subcommands_of(c->name, &subs);
             for (size_t j = 0; j < nsubs; j++)
                 if (command_list_match(&subs[j].cmd, f, farg)) {
                     if (pass)
@@ -675,8 +640,8 @@ static void cmd_command_getkeys(struct cmd_ctx *ctx)
     int n = ctx->argc - 2;
     const struct command *c = command_lookup(av[0].ptr, av[0].len);
     const struct subcommand *subs;
-    if (c && n >= 2 && subcommands_of(c->name, &subs)) {
-        const struct subcommand *s = subcommand_find(c->name, av[1].ptr, av[1].len);
+    if (c && n >= 2 && command_subcommands_of(c->name, &subs)) {
+        const struct subcommand *s = command_subcommand_find(c->name, av[1].ptr, av[1].len);
         c = s ? &s->cmd : NULL;
     }
     if (!c) {
@@ -1490,7 +1455,7 @@ static long long latency_reply_command(struct reply *out, const struct stats_vie
 {
     long long n = 0;
     const struct subcommand *subs;
-    size_t nsubs = subcommands_of(cmd->name, &subs);
+    size_t nsubs = command_subcommands_of(cmd->name, &subs);
     for (size_t j = 0; j <= nsubs; j++) { /* the command, then its subcommands */
         const struct stats_cmd_view *c = latency_view_of(v, j ? subs[j - 1].cmd.name : cmd->name);
         if (!c)
@@ -2181,7 +2146,7 @@ static void cmd_wait(struct cmd_ctx *ctx)
 #define NLS (CMD_NOSCRIPT | CMD_LOADING | CMD_STALE)
 #define ANLS (CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE)
 
-static const struct subcommand subcommands[] = {
+const struct subcommand server_subcommands[] = {
     SUB("command", "count", cmd_command_count, 2, LS, "@slow @connection"),
     SUB("command", "list", cmd_command_list, -2, LS, "@slow @connection"),
     SUB("command", "getkeys", cmd_command_getkeys, -4, LS, "@slow @connection"),
@@ -2195,23 +2160,23 @@ static const struct subcommand subcommands[] = {
     SUB("config", "get", cmd_config_get, -3, ANLS, "@admin @slow @dangerous"),
     SUB("config", "set", cmd_config_set, -4, ANLS, "@admin @slow @dangerous"),
 
-    SUB("client", "getredir", tracking_cmd_getredir, 2, NLS, "@slow @connection"),
-    SUB("client", "tracking", tracking_cmd_tracking, -3, NLS, "@slow @connection"),
-    SUB("client", "caching", tracking_cmd_caching, 3, NLS, "@slow @connection"),
-    SUB("client", "trackinginfo", tracking_cmd_trackinginfo, 2, NLS, "@slow @connection"),
-    SUB("client", "help", cmd_client_help, 2, LS, "@slow @connection"),
-    SUB("client", "getname", cmd_client_getname, 2, NLS, "@slow @connection"),
-    SUB("client", "setname", cmd_client_setname, 3, NLS, "@slow @connection"),
-    SUB("client", "setinfo", cmd_client_setinfo, 4, NLS, "@slow @connection"),
-    SUB("client", "no-evict", cmd_client_no_evict, 3, ANLS, "@admin @slow @dangerous @connection"),
-    SUB("client", "id", cmd_client_id, 2, NLS, "@slow @connection"),
-    SUB("client", "info", cmd_client_info, 2, NLS, "@slow @connection"),
-    SUB("client", "list", cmd_client_list, -2, ANLS, "@admin @slow @dangerous @connection"),
-    SUB("client", "kill", cmd_client_kill, -3, ANLS, "@admin @slow @dangerous @connection"),
-    SUB("client", "unpause", cmd_client_unpause, 2, ANLS, "@admin @slow @dangerous @connection"),
-    SUB("client", "pause", cmd_client_pause, -3, ANLS, "@admin @slow @dangerous @connection"),
-    SUB("client", "reply", cmd_client_reply, 3, NLS, "@slow @connection"),
-    SUB("client", "unblock", cmd_client_unblock, -3, ANLS, "@admin @slow @dangerous @connection"),
+    SUB("client", "getredir", tracking_cmd_getredir, 2, NLS | CMD_KEEPS_CACHING, "@slow @connection"),
+    SUB("client", "tracking", tracking_cmd_tracking, -3, NLS | CMD_KEEPS_CACHING, "@slow @connection"),
+    SUB("client", "caching", tracking_cmd_caching, 3, NLS | CMD_KEEPS_CACHING, "@slow @connection"),
+    SUB("client", "trackinginfo", tracking_cmd_trackinginfo, 2, NLS | CMD_KEEPS_CACHING, "@slow @connection"),
+    SUB("client", "help", cmd_client_help, 2, LS | CMD_KEEPS_CACHING, "@slow @connection"),
+    SUB("client", "getname", cmd_client_getname, 2, NLS | CMD_KEEPS_CACHING, "@slow @connection"),
+    SUB("client", "setname", cmd_client_setname, 3, NLS | CMD_KEEPS_CACHING, "@slow @connection"),
+    SUB("client", "setinfo", cmd_client_setinfo, 4, NLS | CMD_KEEPS_CACHING, "@slow @connection"),
+    SUB("client", "no-evict", cmd_client_no_evict, 3, ANLS | CMD_KEEPS_CACHING, "@admin @slow @dangerous @connection"),
+    SUB("client", "id", cmd_client_id, 2, NLS | CMD_KEEPS_CACHING, "@slow @connection"),
+    SUB("client", "info", cmd_client_info, 2, NLS | CMD_KEEPS_CACHING, "@slow @connection"),
+    SUB("client", "list", cmd_client_list, -2, ANLS | CMD_KEEPS_CACHING, "@admin @slow @dangerous @connection"),
+    SUB("client", "kill", cmd_client_kill, -3, ANLS | CMD_KEEPS_CACHING, "@admin @slow @dangerous @connection"),
+    SUB("client", "unpause", cmd_client_unpause, 2, ANLS | CMD_KEEPS_CACHING, "@admin @slow @dangerous @connection"),
+    SUB("client", "pause", cmd_client_pause, -3, ANLS | CMD_KEEPS_CACHING, "@admin @slow @dangerous @connection"),
+    SUB("client", "reply", cmd_client_reply, 3, NLS | CMD_KEEPS_CACHING, "@slow @connection"),
+    SUB("client", "unblock", cmd_client_unblock, -3, ANLS | CMD_KEEPS_CACHING, "@admin @slow @dangerous @connection"),
 
     SUB("slowlog", "get", cmd_slowlog_get, -2, ANLS, "@admin @slow @dangerous"),
     SUB("slowlog", "len", cmd_slowlog_len, 2, ANLS, "@admin @slow @dangerous"),
@@ -2242,55 +2207,57 @@ static const struct subcommand subcommands[] = {
     SUB("pubsub", "numsub", cmd_pubsub_numsub, -2, CMD_PUBSUB | LS, "@pubsub @slow"),
 };
 
-static const struct subcommand *subcommand_find(const char *parent, const char *sub, size_t len)
-{
-    for (size_t i = 0; i < sizeof subcommands / sizeof subcommands[0]; i++) {
-        const struct subcommand *s = &subcommands[i];
-        if (strcmp(s->parent, parent) == 0 && util_eq_nocase(sub, len, s->sub))
-            return s;
-    }
-    return NULL;
-}
+const size_t server_subcommands_count = sizeof server_subcommands / sizeof server_subcommands[0];
 
-/* the container's subcommands are contiguous in the table */
-static size_t subcommands_of(const char *parent, const struct subcommand **first)
+/*
+ * The arguments Redis 7.0 shows as "(redacted)" (slowlog.h's redactor, for
+ * the CMD_REDACTS commands): passwords, where its parser redacts them.
+ * authCommand redacts all but with more than two; helloCommand only a valid
+ * protocol version's, and only the AUTH options before the first syntax
+ * error (it also stops at a failed AUTH or a bad SETNAME, where the later
+ * secrets are still redacted here); CONFIG SET requirepass and masterauth.
+ */
+void server_redactions(const struct command *cmd, int argc, const struct resp_arg *argv, bool *redact)
 {
-    size_t n = 0;
-    *first = NULL;
-    for (size_t i = 0; i < sizeof subcommands / sizeof subcommands[0]; i++)
-        if (strcmp(subcommands[i].parent, parent) == 0) {
-            if (!*first)
-                *first = &subcommands[i];
-            n++;
+    if (cmd->proc == cmd_auth) {
+        for (int j = 1; j < argc && argc <= 3; j++)
+            redact[j] = true;
+    } else if (cmd->proc == cmd_hello) {
+        long long ver;
+        if (argc >= 2 && !(util_str_to_ll(argv[1].ptr, argv[1].len, &ver) && ver >= 2 && ver <= 3))
+            return;
+        for (int j = 2; j < argc; j++) {
+            int more = argc - 1 - j;
+            if (arg_is(&argv[j], "auth") && more >= 2) {
+                redact[j + 1] = redact[j + 2] = true;
+                j += 2;
+            } else if (arg_is(&argv[j], "setname") && more >= 1) {
+                j++;
+            } else {
+                return;
+            }
         }
-    return n;
-}
-
-const struct command *command_resolve_subcommand(const struct command *cmd, int argc, const struct resp_arg *argv)
-{
-    const struct subcommand *first;
-    if (subcommands_of(cmd->name, &first) == 0)
-        return cmd;
-    const struct subcommand *s = argc >= 2 ? subcommand_find(cmd->name, argv[1].ptr, argv[1].len) : NULL;
-    if (!s || (s->cmd.arity > 0 && argc != s->cmd.arity) || argc < -s->cmd.arity)
-        return NULL;
-    return &s->cmd;
+    } else if (cmd->proc == cmd_config && argc > 3 && arg_is(&argv[1], "set")) {
+        for (int j = 2; j + 1 < argc; j += 2)
+            if (arg_is(&argv[j], "requirepass") || arg_is(&argv[j], "masterauth"))
+                redact[j + 1] = true;
+    }
 }
 
 #define CMD(name_, proc_, arity_, flags_, cats_) \
     {name_, proc_, arity_, flags_, 0, 0, 0, ROUTE_HOME, cats_}
 
 const struct command command_family_server[] = {
-    CMD("ping", cmd_ping, -1, CMD_FAST, "@fast @connection"),
+    CMD("ping", cmd_ping, -1, CMD_FAST | CMD_SUBSCRIBER_OK, "@fast @connection"),
     CMD("echo", cmd_echo, 2, LS | CMD_FAST, "@fast @connection"),
-    CMD("quit", cmd_quit, -1, NLS | CMD_FAST | CMD_NO_AUTH | CMD_NO_QUEUE, "@fast @connection"),
-    CMD("select", cmd_select, 2, LS | CMD_FAST, "@fast @connection"),
-    CMD("auth", cmd_auth, -2, NLS | CMD_FAST | CMD_NO_AUTH, "@fast @connection"),
-    CMD("hello", cmd_hello, -1, NLS | CMD_FAST | CMD_NO_AUTH, "@fast @connection"),
-    CMD("reset", cmd_reset, 1, NLS | CMD_FAST | CMD_NO_AUTH | CMD_NO_QUEUE, "@fast @connection"),
-    CMD("client", cmd_client, -2, 0, "@slow"),
+    CMD("quit", cmd_quit, -1, NLS | CMD_FAST | CMD_NO_AUTH | CMD_NO_QUEUE | CMD_SUBSCRIBER_OK, "@fast @connection"),
+    CMD("select", cmd_select, 2, LS | CMD_FAST | CMD_SELECTS_DB | CMD_NO_CLUSTER, "@fast @connection"),
+    CMD("auth", cmd_auth, -2, NLS | CMD_FAST | CMD_NO_AUTH | CMD_REDACTS, "@fast @connection"),
+    CMD("hello", cmd_hello, -1, NLS | CMD_FAST | CMD_NO_AUTH | CMD_REDACTS, "@fast @connection"),
+    CMD("reset", cmd_reset, 1, NLS | CMD_FAST | CMD_NO_AUTH | CMD_NO_QUEUE | CMD_SUBSCRIBER_OK, "@fast @connection"),
+    CMD("client", cmd_client, -2, CMD_KEEPS_CACHING, "@slow"),
     CMD("command", cmd_command, -1, LS, "@slow @connection"),
-    CMD("config", cmd_config, -2, 0, "@slow"),
+    CMD("config", cmd_config, -2, CMD_REDACTS, "@slow"),
     CMD("slowlog", cmd_slowlog, -2, 0, "@slow"),
     CMD("latency", cmd_latency, -2, 0, "@slow"),
     CMD("cluster", cmd_cluster, -2, 0, "@slow"),

@@ -33,7 +33,7 @@
  * Threading: every handler is ROUTE_HOME on the connection's shard; the
  * `__pubsub` parts run on each shard against that shard's tables only.
  */
-#include "families.h"
+#include "admin_families.h"
 
 #include "percore/command.h"
 #include "percore/conn.h"
@@ -261,26 +261,9 @@ void cmd_pubsub_numpat(struct cmd_ctx *ctx)
     pubsub_fanout(ctx, "numpat", merge_numpat);
 }
 
-/* ---------------------------------------------------------------- subscriber mode */
-
-const char *pubsub_refused_command(const struct conn *c, const struct command *cmd, int argc,
-                                   const struct resp_arg *argv)
-{
-    static const char *const allowed[] = {"subscribe", "unsubscribe", "psubscribe", "punsubscribe", "ping", "quit",
-                                          "reset"};
-    if (!pubsub_subscriber_mode(c))
-        return NULL;
-    for (size_t i = 0; i < sizeof(allowed) / sizeof(allowed[0]); i++)
-        if (strcmp(cmd->name, allowed[i]) == 0)
-            return NULL;
-    const struct command *named = command_resolve_subcommand(cmd, argc, argv);
-    /* no name: the container answers "unknown subcommand" or the arity error, as Redis does first */
-    return named ? named->name : NULL;
-}
-
 /* ---------------------------------------------------------------- table */
 
-#define PS_FLAGS (CMD_PUBSUB | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE)
+#define PS_FLAGS (CMD_PUBSUB | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_SUBSCRIBER_OK)
 
 const struct command command_family_pubsub[] = {
     {"subscribe", cmd_subscribe, -2, PS_FLAGS, 0, 0, 0, ROUTE_HOME, "@pubsub @slow"},

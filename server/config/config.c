@@ -11,8 +11,6 @@
  */
 #include "percore/config.h"
 
-#include "percore/cluster.h"
-#include "percore/command.h"
 #include "percore/mem.h"
 #include "percore/util.h"
 
@@ -755,9 +753,9 @@ int config_setup(int argc, char **argv, char *err, size_t errlen)
         long n = sysconf(_SC_NPROCESSORS_ONLN);
         c->threads = n > 0 ? (int)(n > CONFIG_MAX_THREADS ? CONFIG_MAX_THREADS : n) : 1;
     }
-    if (c->cluster_ports && cluster_port(c, c->threads - 1) > 65535) {
+    if (c->cluster_ports && config_cluster_port(c, c->threads - 1) > 65535) {
         snprintf(err, errlen, "cluster ports %d..%d: past 65535 (lower cluster-port-base or threads)",
-                 cluster_port(c, 0), cluster_port(c, c->threads - 1));
+                 config_cluster_port(c, 0), config_cluster_port(c, c->threads - 1));
         goto fail;
     }
     config_default_slot_table(c);
@@ -778,6 +776,11 @@ void config_teardown(void)
     struct config_box *box = caa_container_of(c, struct config_box, config);
     config_free_strings(c);
     mem_release(box);
+}
+
+int config_cluster_port(const struct config *cfg, int shard)
+{
+    return (cfg->cluster_port_base ? cfg->cluster_port_base : cfg->port + 1) + shard;
 }
 
 const struct config *config_current(void)

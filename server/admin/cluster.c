@@ -5,7 +5,7 @@
  *
  * The cluster they describe is the shards: shard i is a master with node id
  * cluster_node_id(i), config epoch i + 1, reached at the address the client
- * used and port cluster_port(i), serving the slot ranges the slot table
+ * used and port config_cluster_port(i), serving the slot ranges the slot table
  * gives it, every link up, no replicas.  The answering node (`myself`) is
  * the connection's shard on a cluster port, shard 0 on the main port.  There
  * is no cluster bus: NODES gives the bus port as 0 and INFO counts no bus
@@ -25,7 +25,7 @@
  */
 #include "percore/cluster.h"
 
-#include "families.h"
+#include "admin_families.h"
 #include "percore/command.h"
 #include "percore/config.h"
 #include "percore/conn.h"
@@ -92,7 +92,7 @@ static void slots_range(void *arg, int shard, int first, int last)
     reply_int(r->out, last);
     reply_array(r->out, 4); /* ip, port, id, metadata (Redis 7.0 clusterReplyMultiBulkSlots) */
     reply_bulk_cstr(r->out, r->ip);
-    reply_int(r->out, cluster_port(r->ctx->config, shard));
+    reply_int(r->out, config_cluster_port(r->ctx->config, shard));
     reply_bulk(r->out, id, CLUSTER_NODE_ID_LEN);
     reply_map(r->out, 0);
 }
@@ -140,7 +140,7 @@ void cmd_cluster_shards(struct cmd_ctx *ctx)
         reply_bulk_cstr(ctx->out, "id");
         reply_bulk(ctx->out, id, CLUSTER_NODE_ID_LEN);
         reply_bulk_cstr(ctx->out, "port");
-        reply_int(ctx->out, cluster_port(ctx->config, shard));
+        reply_int(ctx->out, config_cluster_port(ctx->config, shard));
         reply_bulk_cstr(ctx->out, "ip");
         reply_bulk_cstr(ctx->out, ip);
         reply_bulk_cstr(ctx->out, "endpoint");
@@ -181,7 +181,7 @@ void cmd_cluster_nodes(struct cmd_ctx *ctx)
         cluster_node_id(shard, id);
         /* <id> <ip:port@cport> <flags> <master> <ping-sent> <pong-recv> <config-epoch> <link-state> <slot>... */
         int n = snprintf(line, sizeof(line), "%s %s:%d@0 %s - 0 %lld %d connected", id, ip,
-                         cluster_port(ctx->config, shard), shard == myself ? "myself,master" : "master",
+                         config_cluster_port(ctx->config, shard), shard == myself ? "myself,master" : "master",
                          (long long)ctx->now, shard + 1);
         reply_raw(&text, line, (size_t)n);
         for_each_range(ctx->config, shard, nodes_range, &r);

@@ -1,0 +1,31 @@
+/*
+ * admin: assembles the server's command table from every layer's families.
+ *
+ * The data-type families register themselves (command_setup, cmd/); this
+ * layer adds its own tables, the containers' subcommands, and the hook the
+ * slowlog and MONITOR use to redact secrets.  It runs once on the main
+ * thread before any shard starts; everything it registers is read-only
+ * afterwards, so the shards read it without synchronisation.
+ */
+#include "percore/admin.h"
+
+#include "admin_families.h"
+#include "percore/command.h"
+#include "percore/slowlog.h"
+
+#include <stdbool.h>
+
+void admin_setup(void)
+{
+    static bool done;
+    if (done)
+        return;
+    done = true;
+    command_register(command_family_server, command_family_server_count);
+    command_register(command_family_multi, command_family_multi_count);
+    command_setup();
+    command_register(command_family_cluster, command_family_cluster_count);
+    command_register(command_family_pubsub, command_family_pubsub_count);
+    command_register_subcommands(server_subcommands, server_subcommands_count);
+    slowlog_set_redactor(server_redactions);
+}

@@ -1,0 +1,67 @@
+/*
+ * dispatch: running one parsed command where its keys live (dispatch.c),
+ * and the reply slots that keep replies in request order (reply_slot.h).
+ * Home shard thread, except dispatch_memory_ok (any shard, before a command).
+ */
+#ifndef PERCORE_CORE_DISPATCH_H
+#define PERCORE_CORE_DISPATCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "percore/resp.h"
+
+struct conn;
+struct slot;
+struct shard;
+struct command;
+struct config;
+struct store;
+struct txn;
+struct reply;
+
+/* run one parsed command; false: it names a key a multi-shard transaction holds, the connection waits
+ * (nothing consumed) */
+bool dispatch_command(struct conn *c, int argc, const struct resp_arg *argv);
+/* a reply slot at the end of c's queue for cmd (the reply's place in request order) */
+struct slot *dispatch_slot_create(struct conn *c, const struct command *cmd);
+/* s's reply is final: complete slots at the head of c's queue go to its output */
+void dispatch_slot_complete(struct conn *c, struct slot *s);
+/* run part `part` of s on shard target (now, when that is this shard) */
+void dispatch_send_part(struct conn *c, struct slot *s, int target, int part, const struct command *cmd, int argc,
+                        const struct resp_arg *argv);
+/* a command whose keys span shards, its keys held (txn.c) */
+void dispatch_run_multi_shard(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv);
+/* a split command's slot with its merge; its parts go to txn_keep_part, not to the shards */
+struct slot *dispatch_split_kept(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv,
+                                 struct txn *t);
+/* a command's arguments copied: *out points into *bytes (both to be released) */
+void dispatch_argv_copy(int argc, const struct resp_arg *argv, struct resp_arg **out, char **bytes);
+/* this shard's empty store for running a handler on copies (one database) */
+struct store *dispatch_scratch_store(struct shard *self);
+/* the shard owning key */
+int dispatch_key_shard(const struct config *cfg, const struct resp_arg *key);
+/* where a local reply goes: the connection's output, or after the last pending slot; nowhere (the shard's
+ * discard) for a command under CLIENT REPLY OFF|SKIP */
+struct reply *dispatch_reply_target(struct conn *c);
+/* the same for a push, which CLIENT REPLY does not stop (pub/sub messages and confirmations) */
+struct reply *dispatch_push_target(struct conn *c);
+/*
+ * Every shard calls this right before it runs a command (inline, remote,
+ * split part, gathered): it keeps the store's LFU tracking in step with
+ * maxmemory-policy and enforces this shard's share of maxmemory (evicting
+ * keys, or refusing a CMD_DENYOOM command).  false: refused, Redis's OOM
+ * error written to out.
+ */
+bool dispatch_memory_ok(struct shard *self, const struct config *cfg, const struct command *cmd,
+                        struct reply *out);
+/* a part of slot s computed by a shard (local or remote) */
+void dispatch_part_reply(struct conn *c, struct slot *s, int part, const char *reply, size_t len);
+/* a blocking command's part of slot s waits at its owner (s->on_wait): the part's reply comes later */
+void dispatch_part_waits(struct conn *c, struct slot *s, int part);
+/* a slot is done with: back to its shard's pool */
+void dispatch_slot_release(struct shard *self, struct slot *s);
+/* free the shard's pooled slots (at teardown) */
+void dispatch_teardown_shard(struct shard *self);
+
+#endif
