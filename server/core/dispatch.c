@@ -116,15 +116,24 @@ bool dispatch_memory_ok(struct shard *self, const struct config *cfg, const stru
 }
 
 /* the client's whole command, here and now */
-static void run_handler(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv,
-                        struct reply *out, bool with_conn)
+static enum call_result run_handler(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv,
+                                    struct reply *out, bool with_conn)
 {
     struct call run = {
         .cmd = cmd, .argv = argv, .argc = argc, .db = c->db, .resp = c->resp, .client = c->id, .conn = c,
         .out = out, .flags = CALL_WHOLE | CALL_STATS | CALL_CHECK_MEMORY | CALL_EFFECTS | (with_conn ? CALL_CONN : 0),
         .track = c->track.reads,
     };
-    call(c->home, &run);
+    return call(c->home, &run);
+}
+
+/* run here and now; MONITOR sees it once it ran (a connection command with the database it left), unless
+ * maxmemory refused it, as Redis's monitors are fed by call() (processCommand's refusals never get there) */
+static void run_inline(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv,
+                       struct reply *out, bool with_conn, bool feed)
+{
+    if (run_handler(c, cmd, argc, argv, out, with_conn) != CALL_REFUSED && feed)
+        monitor_feed(c, cmd, argc, argv);
 }
 
 /* ---------------------------------------------------------------- slots */
@@ -1233,13 +1242,10 @@ bool dispatch_command(struct conn *c, int argc, const struct resp_arg *argv)
         conn_wait_for_lock(c);
         return false;
     }
-    /* MONITOR sees it now; a connection command (SELECT) once it ran, with the database it left; EXEC
-     * once its commands ran (txn.c) */
+    /* MONITOR sees a command run here once it ran (run_inline); one sent to other shards as it leaves
+     * (so a part another shard's maxmemory refuses is seen too); EXEC once its commands ran (txn.c) */
     bool feed = __builtin_expect(monitor_any(), 0) && !(cmd->flags & CMD_FEEDS_MONITOR) &&
                 command_monitored(cmd, argc, argv);
-    if (feed && cmd->route != ROUTE_HOME)
-        monitor_feed(c, cmd, argc, argv);
-    feed = feed && cmd->route == ROUTE_HOME;
     if (cmd->flags & CMD_BLOCKING) { /* waits at its keys' owner when they have no data (block.c) */
         if (c->cluster_port) {
             struct reply *out = dispatch_reply_target(c);
@@ -1249,6 +1255,8 @@ bool dispatch_command(struct conn *c, int argc, const struct resp_arg *argv)
                 return true;
             }
         }
+        if (feed)
+            monitor_feed(c, cmd, argc, argv);
         block_run(c, cmd, argc, argv, keys_owner(cfg, cmd, argc, argv));
         return true;
     }
@@ -1258,42 +1266,46 @@ bool dispatch_command(struct conn *c, int argc, const struct resp_arg *argv)
         if (cluster_refuse(c, cfg, cmd, argc, argv, out))
             stats_cmd_rejected(&self->stats, cmd, call_reply_since(out, before), out->len - before);
         else
-            run_handler(c, cmd, argc, argv, out, cmd->route == ROUTE_HOME);
-        if (feed)
-            monitor_feed(c, cmd, argc, argv);
+            run_inline(c, cmd, argc, argv, out, cmd->route == ROUTE_HOME, feed);
         return true;
     }
     if (cmd->route == ROUTE_HOME || shard_store_count() == 1) {
-        run_handler(c, cmd, argc, argv, dispatch_reply_target(c), cmd->route == ROUTE_HOME);
-        if (feed)
-            monitor_feed(c, cmd, argc, argv);
+        run_inline(c, cmd, argc, argv, dispatch_reply_target(c), cmd->route == ROUTE_HOME, feed);
         return true;
     }
     switch (cmd->route) {
     case ROUTE_FANOUT_SUM:
     case ROUTE_FANOUT_OK:
     case ROUTE_FANOUT_CONCAT:
+        if (feed)
+            monitor_feed(c, cmd, argc, argv);
         run_fanout(c, cmd, argc, argv);
         return true;
     default:
         break;
     }
     int owner = keys_owner(cfg, cmd, argc, argv);
+    bool here = owner == self->index || owner == -2;
     bool multi_step = owner == -1 && (cmd->route == ROUTE_RENAME || cmd->route == ROUTE_RENAMENX ||
                                       (cmd->route == ROUTE_MSETNX && (argc - 1) % 2 == 0));
     bool split_ok = cmd->route == ROUTE_OWNER || cmd->route == ROUTE_GATHER ||
                     (cmd->key_step > 0 && (argc - cmd->first_key) % cmd->key_step == 0);
-    if (owner == -1 && (multi_step || (!cmd_route_stepped(cmd->route) && split_ok)) && c->txid)
+    bool stepped = cmd_route_stepped(cmd->route);
+    if (here && !stepped) {
+        run_inline(c, cmd, argc, argv, dispatch_reply_target(c), false, feed);
+        return true;
+    }
+    if (feed)
+        monitor_feed(c, cmd, argc, argv);
+    if (owner == -1 && (multi_step || (!stepped && split_ok)) && c->txid)
         dispatch_run_multi_shard(c, cmd, argc, argv); /* inside EXEC: its keys are held already */
     else if (owner == -1 && split_ok &&
              (cmd->route == ROUTE_SPLIT_SUM || cmd->route == ROUTE_SPLIT_MGET || cmd->route == ROUTE_SPLIT_OK))
         txn_run_split(c, cmd, argc, argv); /* each shard's part runs as it is locked */
-    else if (owner == -1 && (multi_step || (!cmd_route_stepped(cmd->route) && split_ok)))
+    else if (owner == -1 && (multi_step || (!stepped && split_ok)))
         txn_run_command(c, cmd, argc, argv);
-    else if (cmd_route_stepped(cmd->route))
+    else if (stepped)
         run_special(c, cmd, argc, argv, owner);
-    else if (owner == self->index || owner == -2)
-        run_handler(c, cmd, argc, argv, dispatch_reply_target(c), false);
     else if (owner >= 0)
         run_remote(c, cmd, owner, argc, argv);
     else
