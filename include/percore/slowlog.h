@@ -2,7 +2,7 @@
  * slowlog: the SLOWLOG command's memory of slow commands, one log per shard.
  *
  * A command that ran for slowlog-log-slower-than microseconds or more
- * (-1: never, 0: always) is recorded by the shard thread that ran it, into
+ * (-1: never, 0: always) is recorded by its client's shard thread, into
  * that thread's own list (newest first, at most slowlog-max-len entries,
  * trimmed on each push as Redis does).  No other thread touches it: SLOWLOG
  * GET / LEN / RESET fan out (conn_fanout) and every shard answers for its
@@ -14,11 +14,14 @@
  * (us), argv (at most 32 arguments, each at most 128 bytes, with Redis's
  * "... (N more arguments)" / "... (N more bytes)" markers; AUTH, HELLO AUTH
  * and CONFIG SET requirepass values "(redacted)"), client addr and name.
- * A command that ran on another shard than its connection's records an
- * empty addr and name: the connection lives on another thread.  A split
- * command records each shard's part; internal cross-shard helpers are not
- * recorded, nor is EXEC (CMD_SKIP_SLOWLOG, Redis's skip_slowlog): the
- * commands it runs are.
+ * A command is one entry, as in Redis, wherever it ran: one that ran on
+ * another shard, or in parts on several, sends its handler time home with
+ * its reply (call.h's CALL_TIME_HOME), and the home records the whole
+ * command, its time the parts' sum, with the client's addr and name, once
+ * every part is in (a blocking command as it blocks).  Internal cross-shard
+ * helpers are not recorded (RENAME across shards runs as helpers only, a
+ * gap), nor is EXEC (CMD_SKIP_SLOWLOG, Redis's skip_slowlog): the commands
+ * it runs are.
  *
  * The dispatcher times each handler call once, for the command stats and
  * for this (slowlog_note): the slowlog reads no clock of its own.

@@ -19,8 +19,10 @@
  *            CALL_EFFECTS: watches of the keys it modified, clients waiting on
  *            them, their tracking clients told, its keyspace events, the database's key count published
  *            before the reply leaves; CALL_STATS: time, latency histogram, the
- *            call (CALL_WHOLE), slowlog (a part on each shard is a latency
- *            sample and a slowlog entry; an internal step only adds time)
+ *            call (CALL_WHOLE), slowlog (a command run for a slot, whole on
+ *            another shard or in parts, gives its time back, CALL_TIME_HOME:
+ *            its home takes one sample and writes one entry when the slot
+ *            completes; an internal step only adds time)
  *
  * The hot path is a budget: with no watcher, no waiter and no keyspace event
  * asked for, a command pays one load and test for each (ctx->effects stays
@@ -57,6 +59,9 @@ enum {
     CALL_CONN = 1u << 5,         /* the handler sees the connection (ROUTE_HOME on its home) */
     CALL_EVENTS = 1u << 6,       /* on copies whose results go back to their owners: its keyspace events
                                   * are published from here (the owners' write-back notes the keys) */
+    CALL_TIME_HOME = 1u << 7,    /* a client's command, or part of one, whose slot is on its home: its time goes
+                                  * back (*took) and the home takes the latency sample and writes the slowlog
+                                  * entry, once for the whole command, with its client's addr and name */
 };
 
 struct call {
@@ -73,6 +78,7 @@ struct call {
     uint32_t flags;                 /* CALL_* (constants where call() is inlined: its tests fold away) */
     bool track;                     /* the client tracks what it reads (tracking.h): a read-only command
                                      * remembers its keys here */
+    uint64_t *took;                 /* CALL_TIME_HOME: the handler's time is added here (ns) */
 };
 
 enum call_result {
@@ -145,10 +151,14 @@ static inline __attribute__((always_inline)) enum call_result call(struct shard 
         const struct command *stat_cmd = c->stat_cmd ? c->stat_cmd : cmd;
         /* an internal step of a client's command (a gather's __dump, RENAME's __take) adds its time, but is
          * no latency sample, as it is no slowlog entry: a sample is a run of the command's own handler */
-        bool sample = ctx.config->latency_tracking && !(cmd->flags & CMD_INTERNAL);
+        bool home = (c->flags & CALL_TIME_HOME) != 0;
+        bool sample = ctx.config->latency_tracking && !(cmd->flags & CMD_INTERNAL) && !home;
         uint64_t t1 = stats_cmd_done(&self->stats, stat_cmd, (c->flags & CALL_WHOLE) ? 1 : 0, t0,
                                      call_reply_since(out, before), out->len - before, sample);
-        slowlog_note(&ctx, cmd, t1 - t0, c->conn);
+        if (home)
+            *c->took += t1 - t0;
+        else
+            slowlog_note(&ctx, cmd, t1 - t0, c->conn);
     }
     if (effects)
         shard_note_write(self, cmd, c->db);

@@ -215,6 +215,15 @@ void dispatch_teardown_shard(struct shard *self)
     self->slot_pool_len = 0;
 }
 
+/* s's command, which ran s->ran_ns in all, its slowlog entry with these arguments when it was slow enough,
+ * with its client's addr and name, as Redis's call() records a command once */
+static void slot_note_slow(struct conn *c, const struct slot *s, const struct config *cfg, int argc,
+                           const struct resp_arg *argv)
+{
+    struct cmd_ctx ctx = {.argv = argv, .argc = argc, .config = cfg, .shard = c->home->index};
+    slowlog_note(&ctx, s->cmd, s->ran_ns, c);
+}
+
 /* the slot's reply is final: move every complete slot at the head to the output */
 void dispatch_slot_complete(struct conn *c, struct slot *s)
 {
@@ -223,8 +232,12 @@ void dispatch_slot_complete(struct conn *c, struct slot *s)
         txn_finish(c->home, s->txn);
         s->txn = NULL;
     }
-    if (!(s->cmd->flags & CMD_INTERNAL)) /* a client's command (not conn_fanout's): counted once, here */
-        stats_cmd_outcome(&c->home->stats, s->cmd, s->reply.buf, s->reply.len);
+    if (!(s->cmd->flags & CMD_INTERNAL)) { /* a client's command (not conn_fanout's): counted once, here */
+        /* with its one latency sample (latency-tracking as its last part came) */
+        stats_cmd_outcome(&c->home->stats, s->cmd, s->reply.buf, s->reply.len, s->sample, s->ran_ns);
+        if (s->ran && s->argv) /* one that keeps its arguments (split, stepped) is logged once it is done */
+            slot_note_slow(c, s, config_current(), s->argc, s->argv);
+    }
     bool was_barrier = s->barrier;
     while (c->slot_head && c->slot_head->complete) {
         struct slot *h = c->slot_head;
@@ -268,6 +281,11 @@ void dispatch_part_waits(struct conn *c, struct slot *s, int part)
     s->on_wait(c, s, part);
 }
 
+void dispatch_part_slow(struct conn *c, struct slot *s, int argc, const struct resp_arg *argv)
+{
+    slot_note_slow(c, s, config_current(), argc, argv);
+}
+
 /*
  * A part of slot s for shard `target`: queued for it, or run now when it is
  * us.  Running it may complete and free s: callers touch s no more after
@@ -283,14 +301,20 @@ void dispatch_send_part(struct conn *c, struct slot *s, int target, int part, co
     }
     struct reply *scratch = &self->scratch;
     reply_clear(scratch);
+    uint64_t took = 0;
+    bool timed = !(cmd->flags & CMD_INTERNAL); /* an internal step only adds time (call.h) */
     struct call run = {
         .cmd = cmd, .stat_cmd = s->cmd, .argv = argv, .argc = argc, .db = s->db, .resp = s->resp,
         .client = c->id, .conn = c, .out = scratch,
-        .flags = CALL_STATS | CALL_CHECK_MEMORY | CALL_EFFECTS |
+        .flags = CALL_STATS | CALL_CHECK_MEMORY | CALL_EFFECTS | (timed ? CALL_TIME_HOME : 0) |
                  ((cmd->flags & CMD_BLOCKING) && !s->txid ? CALL_MAY_BLOCK : 0),
         .track = c->track.reads,
+        .took = &took,
     };
-    if (call(self, &run) == CALL_BLOCKED) {
+    enum call_result ran = call(self, &run);
+    if (timed && ran != CALL_REFUSED && dispatch_part_time(s, took)) /* one that waits: timed as it blocks */
+        dispatch_part_slow(c, s, argc, argv);
+    if (ran == CALL_BLOCKED) {
         block_register(self, cmd, argc, argv, s->db, s->resp, c->id, self->index, c, s, part);
         dispatch_part_waits(c, s, part);
         return;
@@ -737,7 +761,7 @@ static void scan_start(struct conn *c, const struct command *cmd, int argc, cons
     uint64_t cursor;
     if (!cmd_scan_cursor_parse(&argv[1], &cursor)) {
         reply_error(dispatch_reply_target(c), "ERR invalid cursor");
-        stats_cmd_outcome(&c->home->stats, cmd, "-ERR", 4);
+        stats_cmd_outcome(&c->home->stats, cmd, "-ERR", 4, false, 0);
         return;
     }
     long long want = 10;
@@ -1067,6 +1091,8 @@ static struct slot *run_split(struct conn *c, const struct command *cmd, int arg
                               struct txn *keep)
 {
     struct slot *s = dispatch_slot_create(c, cmd);
+    if (config_current()->slowlog_log_slower_than >= 0) /* its parts have only theirs (slot_note_time) */
+        slot_keep_argv(s, argc, argv);
     switch (cmd->route) {
     case ROUTE_SPLIT_SUM: s->on_part = part_sum; s->on_done = done_sum; break;
     case ROUTE_SPLIT_OK: s->on_part = part_ok; s->on_done = done_ok; break;

@@ -9,7 +9,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "percore/config.h"
 #include "percore/resp.h"
+
+#include "reply_slot.h"
 
 struct conn;
 struct slot;
@@ -59,6 +62,25 @@ bool dispatch_memory_ok(struct shard *self, const struct config *cfg, const stru
 void dispatch_part_reply(struct conn *c, struct slot *s, int part, const char *reply, size_t len);
 /* a blocking command's part of slot s waits at its owner (s->on_wait): the part's reply comes later */
 void dispatch_part_waits(struct conn *c, struct slot *s, int part);
+/*
+ * Before its reply: a part that ran for s (CALL_TIME_HOME) took ns; s's one latency sample is taken when
+ * it completes.  True when it was s's last and the command, slow enough, is the slowlog's with the part's
+ * arguments (a command sent whole, or one of a fan-out's identical parts; s keeps no copy of its own):
+ * the caller then hands them to dispatch_part_slow.
+ */
+static inline bool dispatch_part_time(struct slot *s, uint64_t ns) /* inline: it runs for every remote command */
+{
+    s->ran_ns += ns;
+    s->ran = true;
+    if (s->parts_left != 1) /* not all in yet (a stepped command's last step sets it again) */
+        return false;
+    const struct config *cfg = config_current();
+    s->sample = cfg->latency_tracking;
+    long long limit = cfg->slowlog_log_slower_than;
+    /* one that keeps its arguments is logged once it is done (dispatch_slot_complete) */
+    return !s->argv && limit >= 0 && (long long)(s->ran_ns / 1000) >= limit;
+}
+void dispatch_part_slow(struct conn *c, struct slot *s, int argc, const struct resp_arg *argv);
 /* a slot is done with: back to its shard's pool */
 void dispatch_slot_release(struct shard *self, struct slot *s);
 /* free the shard's pooled slots (at teardown) */

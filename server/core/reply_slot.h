@@ -38,6 +38,9 @@ struct slot {
     uint64_t txid;           /* the multi-shard transaction it runs in (its parts pass its locks), 0 none */
     struct txn *txn;         /* the transaction this slot locks for, or whose locks it releases when done */
     int parts_left;
+    uint64_t ran_ns;         /* the time its command's handler ran in the parts run for it (CALL_TIME_HOME) */
+    bool ran;                /* one of them ran (not only waited): one slowlog entry */
+    bool sample;             /* and one latency sample (latency-tracking as its last part came) */
     bool complete;
     bool txn_end;            /* EXEC's end: completes (freeing txn's locks) once every slot before it has */
     bool block_cancelling;   /* the owner was asked to drop it */

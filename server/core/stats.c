@@ -165,7 +165,8 @@ void stats_cmd_rejected(struct stats *st, const struct command *cmd, const char 
     }
 }
 
-void stats_cmd_outcome(struct stats *st, const struct command *cmd, const char *reply, size_t len)
+void stats_cmd_outcome(struct stats *st, const struct command *cmd, const char *reply, size_t len, bool sample,
+                       uint64_t ns)
 {
     static const char oom[] = "-OOM ";
     if (len >= sizeof oom - 1 && memcmp(reply, oom, sizeof oom - 1) == 0) {
@@ -174,6 +175,10 @@ void stats_cmd_outcome(struct stats *st, const struct command *cmd, const char *
     }
     struct stats_cmd *c = stats_cmd_of(st, cmd);
     STATS_ADD(c, calls, 1);
+    if (sample) {
+        STATS_ADD(c, samples, 1);
+        STATS_ADD(c, hist[stats_hist_index(ns)], 1);
+    }
     if (len && reply[0] == '-') {
         STATS_ADD(c, failed, 1);
         stats_error_reply(st, reply, len);

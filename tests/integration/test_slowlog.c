@@ -2,22 +2,25 @@
  * test_slowlog: SLOWLOG GET / LEN / RESET / HELP with the commands of every
  * shard in one log.
  *
- * With slowlog-log-slower-than 0 every command is recorded by the shard
- * that runs it; SLOWLOG answers from all shards merged:
+ * With slowlog-log-slower-than 0 every command is recorded by its client's
+ * shard (the time of the parts run elsewhere goes home with their replies);
+ * SLOWLOG answers from all shards merged:
  *  1. SETs of keys on every shard all show up in GET -1 (6 fields each,
  *     unique ids, newest first by timestamp), LEN agrees, RESET empties.
  *  2. An entry as Redis 7.0 writes it (argv as sent): at most 32 arguments ("... (N more
  *     arguments)"), arguments cut at 128 bytes ("... (N more bytes)"),
  *     AUTH's argument "(redacted)" (but not in AUTH a b c or HELLO 9 AUTH u p, which
- *     Redis refuses before it redacts), the client's addr and name for a
- *     command run on its connection's shard.
- *  3. slowlog-max-len caps GET and LEN over all shards; -1 turns it off;
+ *     Redis refuses before it redacts), the client's addr and name.
+ *  3. wherever a command ran, one entry with the client's addr and name: a
+ *     split MSET or MGET is one entry, with all its arguments.
+ *  4. slowlog-max-len caps GET and LEN over all shards; -1 turns it off;
  *     GET 0 and GET n; the error texts and HELP of Redis 7.0.
  *
  * Passes against redis-server 7.0.15 too.
  */
 #include "testclient.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -148,6 +151,67 @@ static void phase_every_shard(struct pc_conn *c)
     pc_expect(c, ":1\r\n", "SLOWLOG", "LEN", NULL); /* the RESET */
 }
 
+/* the connection's addr=, as CLIENT INFO shows it ("" if it does not) */
+static void client_addr(struct pc_conn *c, char *addr, size_t cap)
+{
+    char *info = pc_conn_cmdl(c, NULL, "CLIENT", "INFO", NULL);
+    const char *a = info ? strstr(info, " addr=") : NULL;
+    snprintf(addr, cap, "%.*s", a ? (int)strcspn(a + 6, " ") : 0, a ? a + 6 : "");
+    free(info);
+}
+
+/*
+ * Wherever a command ran, its entry is the client's, once, as Redis writes
+ * it: a SET of a key on every shard has the client's addr and name, and one
+ * MSET and one MGET over keys on every shard are one entry each, with all
+ * their arguments in the order sent (not one per shard's part).
+ */
+static void phase_where_it_ran(struct pc_conn *c)
+{
+    pc_expect(c, "+OK\r\n", "CLIENT", "SETNAME", "far", NULL);
+    pc_expect(c, "+OK\r\n", "SLOWLOG", "RESET", NULL);
+    const char *mset[1 + 2 * PC_SPREAD_KEYS], *mget[1 + PC_SPREAD_KEYS];
+    mset[0] = "MSET";
+    mget[0] = "MGET";
+    for (int i = 0; i < PC_SPREAD_KEYS; i++) {
+        pc_expect(c, "+OK\r\n", "SET", keys[i], "v", NULL);
+        mset[1 + 2 * i] = keys[i];
+        mset[2 + 2 * i] = "w";
+        mget[1 + i] = keys[i];
+    }
+    free(pc_conn_cmd(c, NULL, 1 + 2 * PC_SPREAD_KEYS, mset));
+    free(pc_conn_cmd(c, NULL, 1 + PC_SPREAD_KEYS, mget));
+    char addr[64];
+    client_addr(c, addr, sizeof addr);
+    struct val log = slowlog_get(c, "-1");
+    for (int i = 0; i < PC_SPREAD_KEYS; i++) {
+        const struct val *e = find_entry(&log, "SET", keys[i]);
+        if (!e || !bulk_is(&e->elem[4], addr) || !bulk_is(&e->elem[5], "far"))
+            pc_fail("SET %s entry: missing, or not the client's addr %s and name far", keys[i], addr);
+    }
+    const char *const *cmds[2] = {mset, mget};
+    const int argcs[2] = {1 + 2 * PC_SPREAD_KEYS, 1 + PC_SPREAD_KEYS};
+    for (int k = 0; k < 2; k++) {
+        int found = 0;
+        for (long long i = 0; i < log.n; i++) {
+            const struct val *e = &log.elem[i], *argv = &e->elem[3];
+            if (argv->n < 1 || !bulk_is(&argv->elem[0], cmds[k][0]))
+                continue;
+            found++;
+            int shown = argcs[k] > 32 ? 31 : argcs[k]; /* past 32: 31 and "... (N more arguments)" */
+            bool same = argv->n == (argcs[k] > 32 ? 32 : argcs[k]) && bulk_is(&e->elem[4], addr);
+            for (int j = 1; same && j < shown; j++)
+                same = bulk_is(&argv->elem[j], cmds[k][j]);
+            if (!same)
+                pc_fail("%s entry: not the command as sent (%lld arguments) with the client's addr", cmds[k][0],
+                        argv->n);
+        }
+        if (found != 1)
+            pc_fail("%s over every shard: %d slowlog entries, want 1", cmds[k][0], found);
+    }
+    release(&log);
+}
+
 static void phase_entry_format(struct pc_conn *c)
 {
     pc_expect(c, "+OK\r\n", "CLIENT", "SETNAME", "slowpoke", NULL);
@@ -171,12 +235,8 @@ static void phase_entry_format(struct pc_conn *c)
     free(r);
     r = pc_conn_cmdl(c, NULL, "HELLO", "2", "SETNAME", "n", "AUTH", "u", "p", NULL); /* WRONGPASS */
     free(r);
-    char *info = pc_conn_cmdl(c, NULL, "CLIENT", "INFO", NULL);
-    char addr[64] = "";
-    const char *a = info ? strstr(info, " addr=") : NULL;
-    if (a)
-        snprintf(addr, sizeof addr, "%.*s", (int)strcspn(a + 6, " "), a + 6);
-    free(info);
+    char addr[64];
+    client_addr(c, addr, sizeof addr);
     struct val log = slowlog_get(c, "10");
     const struct val *e = find_entry(&log, "ping", NULL);
     if (!e) {
@@ -259,6 +319,7 @@ int main(int argc, char **argv)
         return 1;
     phase_every_shard(c);
     phase_entry_format(c);
+    phase_where_it_ran(c);
     phase_limits(c);
     pc_expect(c, "+OK\r\n", "CONFIG", "SET", "slowlog-log-slower-than", "10000", NULL);
     pc_conn_close(&c);

@@ -20,20 +20,20 @@
  *     arrived (a shard's lines arrive in order, so none can still come);
  *   - INFO commandstats: calls= and rejected_calls= of every command sent
  *     are the tally (one per client command, not per part), no line names a
- *     command not sent, and LATENCY HISTOGRAM has one sample per part --
+ *     command not sent, and LATENCY HISTOGRAM has one sample per command --
  *     polled until the aggregator's snapshot has them (a count above the
  *     tally never matches);
  *   - INFO keyspace: the key count the shards publish is DBSIZE's, at once;
- *   - SLOWLOG (slowlog-log-slower-than 0): one entry per part (slowlog.h),
- *     EXEC none (Redis's skip_slowlog) -- compared as multisets of argv;
+ *   - SLOWLOG (slowlog-log-slower-than 0): one entry per command with all
+ *     its arguments, wherever its parts ran, EXEC none (Redis's
+ *     skip_slowlog) -- compared as multisets of argv;
  *   - keyspace events (CONFIG SET notify-keyspace-events KEA, PSUBSCRIBE
  *     __key*__:*): every event the commands cause, on __keyspace@0__ and on
  *     __keyevent@0__, exactly once (`set` per key of a split MSET, `srem`
  *     and `sadd` of a gathered SMOVE, `rename_from`/`rename_to`, the served
  *     BLPOP's `lpop` and `del`, `expired` for keys set with PX 1) -- a
  *     multiset, once a closing SET on every shard has come.
- * In the global-lock build every command runs whole, in one place: one
- * slowlog entry and latency sample each.  Every wait has a generous deadline
+ * In the global-lock build RENAME runs whole too.  Every wait has a generous deadline
  * (a busy 2-core machine, ASan); nothing is asserted on time.
  *
  * Threading: the test runs on the main thread; everything that touches a
@@ -440,7 +440,7 @@ struct counted {
     char name[32];      /* as INFO commandstats names it: "set", "config|set" */
     long long calls;
     long long rejected; /* refused before they ran (maxmemory) */
-    long long samples;  /* latency samples: one per part, as the slowlog's entries */
+    long long samples;  /* latency samples: one per command, as the slowlog's entries */
 };
 
 static struct counted counts[64];
@@ -478,16 +478,6 @@ static void lower(char *dst, const char *src, size_t cap)
     dst[i] = '\0';
 }
 
-static int key_shard(const char *key)
-{
-    for (int s = 0; s < nshards; s++)
-        for (int i = 0; i < KEYS_PER_SHARD; i++)
-            if (strcmp(keys[s][i], key) == 0)
-                return s;
-    fatal("a key the test did not pick");
-    return -1;
-}
-
 /* a command that ran caused keyspace event `ev` on key (on __keyspace@0__ and __keyevent@0__) */
 static void event(const char *ev, const char *key)
 {
@@ -520,21 +510,16 @@ enum {
     F_STEPS = 1 << 2,
 };
 
-#define STEP_FANOUT (-1) /* a keyspace-wide command: every shard runs it */
-
 /*
  * cl's command argv ran once: one call (under `stat`, NULL: its lower-case
- * name), one MONITOR line, and one slowlog entry and latency sample per part
- * (slowlog.h): one; with step > 0 (a split command: a key, then step - 1
- * arguments) one per shard its keys are on, with that shard's keys in their
- * order; with STEP_FANOUT one per shard.  (Redis has one of each per
- * command: here the parts run on their shards, timed there.)
+ * name), one MONITOR line, one latency sample and one slowlog entry with
+ * all its arguments, wherever its parts ran (as Redis records a command
+ * once: the parts' time goes home, call.h's CALL_TIME_HOME).
  */
-static void ran(struct tclient *cl, int flags, const char *stat, int step, int argc, const char *const *argv)
+static void ran(struct tclient *cl, int flags, const char *stat, int argc, const char *const *argv)
 {
 #ifdef PERCORE_GLOBAL_LOCK
-    step = 0; /* one store: every command runs whole, in one place */
-    flags &= ~F_STEPS;
+    flags &= ~F_STEPS; /* one store: every command runs whole, in one place */
 #endif
     char name[32];
     lower(name, argv[0], sizeof name);
@@ -551,70 +536,48 @@ static void ran(struct tclient *cl, int flags, const char *stat, int step, int a
         if (cl == W)
             strs_add(&monitor_order, line);
     }
-    if (step <= 0) {
-        n = 0;
-        for (int i = 0; i < argc; i++)
-            n += (size_t)snprintf(line + n, sizeof line - n, "%s%s", i ? " " : "", argv[i]);
-        for (int s = 0; s < (step == STEP_FANOUT ? nshards : 1); s++) {
-            c->samples += !(flags & F_STEPS);
-            if (logged)
-                strs_add(&slowlog_want, line);
-        }
-        return;
-    }
-    for (int s = 0; s < nshards; s++) {
-        n = (size_t)snprintf(line, sizeof line, "%s", argv[0]);
-        bool any = false;
-        for (int i = 1; i + step - 1 < argc; i += step)
-            if (key_shard(argv[i]) == s) {
-                any = true;
-                for (int j = 0; j < step; j++)
-                    n += (size_t)snprintf(line + n, sizeof line - n, " %s", argv[i + j]);
-            }
-        c->samples += any;
-        if (any && logged)
-            strs_add(&slowlog_want, line);
-    }
+    n = 0;
+    for (int i = 0; i < argc; i++)
+        n += (size_t)snprintf(line + n, sizeof line - n, "%s%s", i ? " " : "", argv[i]);
+    c->samples += !(flags & F_STEPS);
+    if (logged)
+        strs_add(&slowlog_want, line);
 }
 
 #define ARGV(...) ((const char *const[]){__VA_ARGS__})
 #define NARGS(...) ((int)(sizeof(ARGV(__VA_ARGS__)) / sizeof(const char *)))
 
 /* cl runs the command, which answers `want`; tallied as ran() says */
-static void run_cmd(struct tclient *cl, const char *want, int flags, const char *stat, int step, int argc,
+static void run_cmd(struct tclient *cl, const char *want, int flags, const char *stat, int argc,
                     const char *const *argv)
 {
     send_argv(cl, argc, argv);
     expect_reply(cl, want, argv[0]);
-    ran(cl, flags, stat, step, argc, argv);
+    ran(cl, flags, stat, argc, argv);
 }
-#define RUN(cl, want, ...) run_cmd(cl, want, 0, NULL, 0, NARGS(__VA_ARGS__), ARGV(__VA_ARGS__))
-#define RUN_SPLIT(cl, want, step, ...) run_cmd(cl, want, 0, NULL, step, NARGS(__VA_ARGS__), ARGV(__VA_ARGS__))
+#define RUN(cl, want, ...) run_cmd(cl, want, 0, NULL, NARGS(__VA_ARGS__), ARGV(__VA_ARGS__))
 /* an admin command (CONFIG SET, SLOWLOG RESET): counted under stat, not shown by MONITOR */
-#define ADMIN(cl, want, stat, ...) run_cmd(cl, want, F_UNSHOWN, stat, 0, NARGS(__VA_ARGS__), ARGV(__VA_ARGS__))
+#define ADMIN(cl, want, stat, ...) run_cmd(cl, want, F_UNSHOWN, stat, NARGS(__VA_ARGS__), ARGV(__VA_ARGS__))
 
 /* W's transaction: the commands queued since MULTI (they run, and are tallied, at EXEC) */
 struct queued {
-    int step;                   /* as ran()'s */
     int argc;
     const char *argv[MAX_ARGS]; /* static strings and keys */
 };
 static struct queued txq[16];
 static int ntxq;
 
-static void queue_cmd(int step, int argc, const char *const *argv)
+static void queue_cmd(int argc, const char *const *argv)
 {
     if (ntxq == (int)(sizeof txq / sizeof txq[0]) || argc > MAX_ARGS)
         fatal("a transaction too long");
     send_argv(W, argc, argv);
     expect_reply(W, "+QUEUED\r\n", argv[0]);
-    txq[ntxq].step = step;
     txq[ntxq].argc = argc;
     memcpy(txq[ntxq].argv, argv, (size_t)argc * sizeof *argv);
     ntxq++;
 }
-#define QUEUE(...) queue_cmd(0, NARGS(__VA_ARGS__), ARGV(__VA_ARGS__))
-#define QUEUE_SPLIT(step, ...) queue_cmd(step, NARGS(__VA_ARGS__), ARGV(__VA_ARGS__))
+#define QUEUE(...) queue_cmd(NARGS(__VA_ARGS__), ARGV(__VA_ARGS__))
 
 /* W's EXEC answers want; `runs`: its queued commands ran (else WATCH made it null) */
 static void exec_cmd(const char *want, bool runs)
@@ -622,9 +585,9 @@ static void exec_cmd(const char *want, bool runs)
     send_argv(W, 1, ARGV("EXEC"));
     expect_reply(W, want, "EXEC");
     for (int i = 0; runs && i < ntxq; i++)
-        ran(W, 0, NULL, txq[i].step, txq[i].argc, txq[i].argv);
+        ran(W, 0, NULL, txq[i].argc, txq[i].argv);
     ntxq = 0;
-    ran(W, F_UNLOGGED, NULL, 0, 1, ARGV("EXEC"));
+    ran(W, F_UNLOGGED, NULL, 1, ARGV("EXEC"));
 }
 
 /* ---------------------------------------------------------------- INFO */
@@ -635,7 +598,7 @@ static char *info(struct tclient *cl, const char *section)
     send_argv(cl, 2, ARGV("INFO", section));
     size_t len;
     char *r = client_next(cl, &len);
-    ran(cl, 0, NULL, 0, 2, ARGV("INFO", section));
+    ran(cl, 0, NULL, 2, ARGV("INFO", section));
     if (r[0] != '$')
         fatal("INFO did not answer a bulk string");
     return r;
@@ -686,7 +649,7 @@ static void setup(void)
 static void plain_commands(void)
 {
     int last = nshards - 1;
-    RUN_SPLIT(W, ":0\r\n", STEP_FANOUT, "DBSIZE");
+    RUN(W, ":0\r\n", "DBSIZE");
     const char *a = key_of(0), *b = key_of(last), *c = key_of(1);
     RUN(W, "+OK\r\n", "SET", a, "v-a");
     event("set", a);
@@ -702,15 +665,15 @@ static void plain_commands(void)
     for (int s = 0; s < nshards; s++)
         m[s] = key_of(s);
     if (nshards == 2) {
-        RUN_SPLIT(W, "+OK\r\n", 2, "MSET", m[0], "x0", m[1], "x1");
-        RUN_SPLIT(W, "*2\r\n$2\r\nx0\r\n$2\r\nx1\r\n", 1, "MGET", m[0], m[1]);
-        RUN_SPLIT(W, ":2\r\n", 1, "EXISTS", m[1], m[0]);
-        RUN_SPLIT(W, ":2\r\n", 1, "DEL", m[0], m[1]);
+        RUN(W, "+OK\r\n", "MSET", m[0], "x0", m[1], "x1");
+        RUN(W, "*2\r\n$2\r\nx0\r\n$2\r\nx1\r\n", "MGET", m[0], m[1]);
+        RUN(W, ":2\r\n", "EXISTS", m[1], m[0]);
+        RUN(W, ":2\r\n", "DEL", m[0], m[1]);
     } else {
-        RUN_SPLIT(W, "+OK\r\n", 2, "MSET", m[0], "x0", m[1], "x1", m[2], "x2", m[3], "x3");
-        RUN_SPLIT(W, "*4\r\n$2\r\nx0\r\n$2\r\nx1\r\n$2\r\nx2\r\n$2\r\nx3\r\n", 1, "MGET", m[0], m[1], m[2], m[3]);
-        RUN_SPLIT(W, ":3\r\n", 1, "EXISTS", m[3], m[0], m[1]);
-        RUN_SPLIT(W, ":4\r\n", 1, "DEL", m[0], m[1], m[2], m[3]);
+        RUN(W, "+OK\r\n", "MSET", m[0], "x0", m[1], "x1", m[2], "x2", m[3], "x3");
+        RUN(W, "*4\r\n$2\r\nx0\r\n$2\r\nx1\r\n$2\r\nx2\r\n$2\r\nx3\r\n", "MGET", m[0], m[1], m[2], m[3]);
+        RUN(W, ":3\r\n", "EXISTS", m[3], m[0], m[1]);
+        RUN(W, ":4\r\n", "DEL", m[0], m[1], m[2], m[3]);
     }
     for (int s = 0; s < nshards; s++) {
         event("set", m[s]);
@@ -729,7 +692,7 @@ static void plain_commands(void)
     event("sunionstore", dst);
     RUN(W, ":1\r\n", "SCARD", s0);
     const char *to = key_of(0);
-    run_cmd(W, "+OK\r\n", F_STEPS, NULL, 0, 3, ARGV("RENAME", b, to));
+    run_cmd(W, "+OK\r\n", F_STEPS, NULL, 3, ARGV("RENAME", b, to));
     event("rename_from", b);
     event("rename_to", to);
 }
@@ -741,7 +704,7 @@ static void transaction(void)
     RUN(W, "+OK\r\n", "MULTI");
     QUEUE("SET", a, "t-a");
     QUEUE("INCR", b);
-    QUEUE_SPLIT(2, "MSET", c, "t-c", d, "t-d");
+    QUEUE("MSET", c, "t-c", d, "t-d");
     QUEUE("GET", d);
     exec_cmd("*4\r\n+OK\r\n:1\r\n+OK\r\n$3\r\nt-d\r\n", true);
     event("set", a);
@@ -768,7 +731,7 @@ static void blocked_pop(int on)
     char want[64];
     snprintf(want, sizeof want, "*2\r\n$%zu\r\n%s\r\n$1\r\ne\r\n", strlen(list), list);
     expect_reply(W, want, "BLPOP");
-    ran(W, 0, NULL, 0, 3, ARGV("BLPOP", list, "0"));
+    ran(W, 0, NULL, 3, ARGV("BLPOP", list, "0"));
     wait_blocked(O, 0);
 }
 
@@ -861,7 +824,7 @@ static void latency_samples(long long *got)
     send_argv(W, 2, ARGV("LATENCY", "HISTOGRAM"));
     size_t len;
     char *raw = client_next(W, &len);
-    ran(W, F_UNSHOWN, "latency|histogram", 0, 2, ARGV("LATENCY", "HISTOGRAM"));
+    ran(W, F_UNSHOWN, "latency|histogram", 2, ARGV("LATENCY", "HISTOGRAM"));
     struct val v;
     val_parse(raw, &v);
     if (v.type != '*')
@@ -949,7 +912,7 @@ static void check_key_counts(void)
     send_argv(W, 1, ARGV("DBSIZE"));
     size_t len;
     char *r = client_next(W, &len);
-    ran(W, 0, NULL, STEP_FANOUT, 1, ARGV("DBSIZE"));
+    ran(W, 0, NULL, 1, ARGV("DBSIZE"));
     long long dbsize = r[0] == ':' ? strtoll(r + 1, NULL, 10) : -1;
     free(r);
     char *text = info(W, "keyspace");
@@ -981,9 +944,9 @@ static void refused_commands(void)
     for (int s = 0; s < nshards; s++) /* every shard holds a key: over its share of 1 byte */
         k[s] = key_of(s);
     if (nshards == 2)
-        RUN_SPLIT(W, "+OK\r\n", 2, "MSET", k[0], "b", k[1], "b");
+        RUN(W, "+OK\r\n", "MSET", k[0], "b", k[1], "b");
     else
-        RUN_SPLIT(W, "+OK\r\n", 2, "MSET", k[0], "b", k[1], "b", k[2], "b", k[3], "b");
+        RUN(W, "+OK\r\n", "MSET", k[0], "b", k[1], "b", k[2], "b", k[3], "b");
     for (int s = 0; s < nshards; s++)
         event("set", k[s]);
     ADMIN(W, "+OK\r\n", "config|set", "CONFIG", "SET", "maxmemory", "1");
@@ -1055,7 +1018,7 @@ static void expire_one(int s)
         send_argv(W, 2, ARGV("EXISTS", k));
         size_t len;
         char *r = client_next(W, &len);
-        ran(W, 0, NULL, 0, 2, ARGV("EXISTS", k));
+        ran(W, 0, NULL, 2, ARGV("EXISTS", k));
         bool gone = strcmp(r, ":0\r\n") == 0;
         free(r);
         if (gone)
