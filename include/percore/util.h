@@ -22,8 +22,15 @@ int util_ld_to_str(char *buf, size_t cap, long double v);
 bool util_str_to_double(const char *s, size_t len, double *out);
 /* case-insensitive compare of a counted string with a C string */
 bool util_eq_nocase(const char *s, size_t len, const char *cstr);
+/* byte strings in memcmp order, a prefix first (qsort comparators of keys, names and prefixes) */
+static inline int util_bytes_cmp(const char *a, size_t alen, const char *b, size_t blen)
+{
+    int c = memcmp(a, b, alen < blen ? alen : blen);
+    return c ? c : (alen > blen) - (alen < blen);
+}
 /* "00".."99": the two digits of each value below 100, side by side */
 extern const char util_digits2[201];
+
 /* Redis ll2string: v in decimal at dst (room for 20 bytes), no NUL; returns the length.  Inline: every
  * reply's integer and header is written with it, two digits at a time */
 static inline int util_ll_to_str(char *dst, long long v)

@@ -118,9 +118,7 @@ static void merge_numsub(struct reply *out, int argc, const struct resp_arg *arg
 static int name_cmp(const void *a, const void *b)
 {
     const struct resp_arg *x = a, *y = b;
-    size_t n = x->len < y->len ? x->len : y->len;
-    int c = memcmp(x->ptr, y->ptr, n);
-    return c ? c : (x->len > y->len) - (x->len < y->len);
+    return util_bytes_cmp(x->ptr, x->len, y->ptr, y->len);
 }
 
 /* the names every shard listed (arrays of bulk strings), each once, sorted; *n of them */

@@ -538,8 +538,7 @@ struct pending_key {
 static int pending_cmp(const void *a, const void *b)
 {
     const struct pending_key *x = a, *y = b;
-    int c = memcmp(x->key, y->key, x->len < y->len ? x->len : y->len);
-    return c ? c : (x->len > y->len) - (x->len < y->len);
+    return util_bytes_cmp(x->key, x->len, y->key, y->len);
 }
 
 /* each prefix's keys of this turn, sorted (Redis's rax order), to every client registered for it */
@@ -747,8 +746,7 @@ static bool conn_has_prefix(const struct conn *c, const struct resp_arg *p)
 static int arg_cmp(const void *a, const void *b)
 {
     const struct resp_arg *x = a, *y = b;
-    int c = memcmp(x->ptr, y->ptr, x->len < y->len ? x->len : y->len);
-    return c ? c : (x->len > y->len) - (x->len < y->len);
+    return util_bytes_cmp(x->ptr, x->len, y->ptr, y->len);
 }
 
 static void conn_prefix_add(struct conn *c, const struct resp_arg *p)

@@ -191,6 +191,11 @@ static void test_double(void)
 
 static void test_misc(void)
 {
+    /* memcmp order, a prefix before what it prefixes, bytes unsigned */
+    CHECK(util_bytes_cmp("ab", 2, "ab", 2) == 0);
+    CHECK(util_bytes_cmp("ab", 2, "abc", 3) < 0 && util_bytes_cmp("abc", 3, "ab", 2) > 0);
+    CHECK(util_bytes_cmp("abd", 3, "abc", 3) > 0 && util_bytes_cmp("", 0, "a", 1) < 0);
+    CHECK(util_bytes_cmp("\xff", 1, "a", 1) > 0 && util_bytes_cmp("a\0b", 3, "a\0c", 3) < 0);
     CHECK(util_eq_nocase("GeT", 3, "get"));
     CHECK(!util_eq_nocase("GeT", 2, "get"));
     CHECK(!util_eq_nocase("gets", 4, "get"));

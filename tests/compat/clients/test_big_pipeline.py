@@ -33,7 +33,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
-from diff import Server  # noqa: E402  (tests/compat/diff.py)
+from diff import Server, encode  # noqa: E402  (tests/compat/diff.py)
 import expect  # noqa: E402
 from expect import check, eq  # noqa: E402
 
@@ -49,11 +49,19 @@ TIMEOUT = 180  # seconds a single socket operation may take (the old code hung f
 
 
 def resp(*args):
-    out = [b"*%d\r\n" % len(args)]
-    for a in args:
-        a = a if isinstance(a, bytes) else str(a).encode()
-        out.append(b"$%d\r\n%s\r\n" % (len(a), a))
-    return b"".join(out)
+    return encode([a if isinstance(a, bytes) else str(a).encode() for a in args])
+
+
+def stop_checked(srv, what):
+    """stop srv: it must still be running and exit 0 on SIGTERM; its log shown on a failure, else removed"""
+    alive = srv.alive()
+    st = srv.stop()
+    check(alive, "%s still running at the end" % what)
+    eq(st, 0, "%s exit status after SIGTERM" % what)
+    if expect.failed:
+        print(srv.tail())
+    elif not os.environ.get("PC_KEEP_LOGS"):
+        os.unlink(srv.log)
 
 
 def bulk(v):
@@ -172,14 +180,7 @@ def never_reader(binary, threads):
         eq(r.get("v"), VALUE, "GET after the client was closed")
         r.close()
     finally:
-        alive = srv.alive()
-        st = srv.stop()
-        check(alive, "the never-reads server still running at the end")
-        eq(st, 0, "the never-reads server's exit status after SIGTERM")
-        if expect.failed:
-            print(srv.tail())
-        elif not os.environ.get("PC_KEEP_LOGS"):
-            os.unlink(srv.log)
+        stop_checked(srv, "the never-reads server")
 
 
 def half_close_run(port, payload):
@@ -281,14 +282,7 @@ def main():
                 part(srv)
         except Exception as e:  # a crash of the test is a failure, with the server log
             check(False, "%s: exception: %r" % (part.__name__, e))
-    alive = srv.alive()
-    st = srv.stop()
-    check(alive, "server still running at the end")
-    eq(st, 0, "server exit status after SIGTERM")
-    if expect.failed:
-        print(srv.tail())
-    elif not os.environ.get("PC_KEEP_LOGS"):
-        os.unlink(srv.log)
+    stop_checked(srv, "server")
     if not srv.is_redis:
         try:
             never_reader(sys.argv[1], threads)
