@@ -306,6 +306,7 @@ void handoff_send(struct conn *c, int target, const struct command *cmd, int db,
     e->may_block = (cmd->flags & CMD_BLOCKING) && !s->txid;
     e->lock_first = false;
     e->waits = false;
+    e->timed = false;
     e->track = c->track.reads;
     e->stat_cmd = s->cmd;
     e->slot = s;
@@ -378,6 +379,7 @@ static int batch_run(struct shard *self, struct batch *b, int from)
     size_t client_bytes = 0; /* replies bound for the client (internal steps' are not) */
     for (int i = from; i < b->n; i++) {
         struct batch_entry *e = &b->entries[i];
+        e->timed = false; /* until its handler runs for its slot (internal and queued ones never do) */
         if (hard > 0 && client_bytes > (unsigned long long)hard) {
             /* past the client's output limit: like Redis, run none of the rest; the home closes it */
             b->over_limit = true;
