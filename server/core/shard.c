@@ -186,6 +186,44 @@ static void shard_retry_stalled(struct shard *self)
     }
 }
 
+/* nothing of ours in flight: every batch back (credits), none waiting to leave */
+static bool shard_quiet(const struct shard *self)
+{
+    return self->credits == config_current()->handoff_credits && !self->stalled && !self->system_stalled;
+}
+
+/*
+ * Teardown, once no client sends: until no batch is in flight anywhere.
+ * Running what others sent may send more (deliveries, unlocks, outboxes),
+ * also to a shard that has finished, so each shard drains and retries until
+ * it is quiet, and then all compare at a barrier: a shard that still had
+ * something out sends every shard round again.  Between the two barriers
+ * nobody runs anything, so when all are quiet no ring holds a batch (a batch
+ * in a ring is its sender's credit not yet back).  Bounded: about 10 s.
+ */
+static void shard_drain_all(struct shard *self)
+{
+    for (int round = 0; round < 10; round++) {
+        for (int spin = 0; spin < 1000; spin++) {
+            self->now = util_ms_time();
+            if (self->stalled)
+                shard_retry_stalled(self);
+            handoff_retry_system(self);
+            if (handoff_drain(self) == 0 && shard_quiet(self))
+                break;
+            usleep(1000);
+        }
+        atomic_store(&self->teardown_busy, !shard_quiet(self));
+        pthread_barrier_wait(&stop_barrier); /* every shard's flag is final for this round */
+        bool busy = false;
+        for (int i = 0; i < shard_count(); i++)
+            busy = busy || atomic_load(&shard_at(i)->teardown_busy);
+        pthread_barrier_wait(&stop_barrier); /* read by all: every shard goes on, or round, alike */
+        if (!busy)
+            return;
+    }
+}
+
 static void shard_on_retry(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd;
@@ -524,18 +562,10 @@ static void *shard_main(void *arg)
         close(self->listeners[b].fd);
     }
     conn_close_all(self);
-    pthread_barrier_wait(&stop_barrier); /* nobody sends any more */
-    for (int spin = 0; spin < 1000; spin++) {
-        self->now = util_ms_time();
-        if (handoff_drain(self) == 0 && self->credits == config_current()->handoff_credits)
-            break;
-        usleep(1000);
-    }
+    pthread_barrier_wait(&stop_barrier); /* no client sends any more */
+    shard_drain_all(self);
     shard_flush_dirty(self);
-    if (self->stalled)
-        shard_retry_stalled(self);
     conn_reap_dead(self);
-    pthread_barrier_wait(&stop_barrier); /* every ring is empty */
     conn_free_closed(self);
     dispatch_teardown_shard(self);
     notify_teardown_shard(self);

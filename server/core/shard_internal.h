@@ -111,6 +111,7 @@ struct shard {
     /* read by other threads: each on its own cache line */
     _Alignas(128) atomic_int asleep;
     atomic_bool stopping;     /* set by the main thread at shutdown */
+    atomic_bool teardown_busy; /* at teardown: it still had batches out as the round ended (shard.c) */
     _Alignas(128) struct stats stats;
 };
 
