@@ -186,10 +186,11 @@ static void shard_retry_stalled(struct shard *self)
     }
 }
 
-/* nothing of ours in flight: every batch back (credits), none waiting to leave */
+/* nothing of ours in flight: every batch back (credits), no connection's waiting to leave (the
+ * connection-less ones still waiting for credits are for shards that stop: freed at teardown) */
 static bool shard_quiet(const struct shard *self)
 {
-    return self->credits == config_current()->handoff_credits && !self->stalled && !self->system_stalled;
+    return self->credits == config_current()->handoff_credits && !self->stalled;
 }
 
 /*
@@ -208,7 +209,6 @@ static void shard_drain_all(struct shard *self)
             self->now = util_ms_time();
             if (self->stalled)
                 shard_retry_stalled(self);
-            handoff_retry_system(self);
             if (handoff_drain(self) == 0 && shard_quiet(self))
                 break;
             usleep(1000);
