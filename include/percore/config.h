@@ -83,6 +83,7 @@ struct config {
     int cluster_port_base;      /* shard i's cluster port is base + i; 0: port + 1 */
     /* threads and placement */
     int threads;                /* shard threads */
+    int threads_auto_cpus;      /* threads 0: the cpus it was chosen for (0: threads was set) */
     char *cpu_list;             /* "0-3,8" or NULL: pin shard i to the i-th allowed cpu */
     /* keyspace */
     int databases;
@@ -134,6 +135,9 @@ struct config {
 /* load defaults, then the file (if any), then --key value pairs; 0 ok, -1 with err filled */
 int config_setup(int argc, char **argv, char *err, size_t errlen);
 void config_teardown(void);
+/* threads 0 on a machine where this process may run on `cpus` cpus: one shard per cpu, but one in all on
+ * 2 cpus or fewer (there the clients share the shards' cores and a hop costs more than a second shard gives) */
+int config_threads_for_cpus(int cpus);
 
 /* the current config; caller is an online RCU thread (or the main thread at setup) */
 const struct config *config_current(void);

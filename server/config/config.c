@@ -19,6 +19,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,7 +62,7 @@ static const struct config_key config_keys[] = {
     {"cluster-port-base", CT_INT, OFF(cluster_port_base), "0", 0, 65535, false,
      "first cluster port, 0 = port + 1"},
     {"threads", CT_INT, OFF(threads), "0", 0, CONFIG_MAX_THREADS, false,
-     "shard threads, 0 = one per online cpu"},
+     "shard threads, 0 = one per cpu (one in all on 2 cpus or fewer)"},
     {"cpu-list", CT_STRING, OFF(cpu_list), "", 0, 0, false, "cpus to pin shards to, e.g. 0-3,8"},
     {"databases", CT_INT, OFF(databases), "16", 1, INT_MAX, false, "number of databases"},
     {"proto-max-bulk-len", CT_MEMORY, OFF(proto_max_bulk_len), "512mb", 1024 * 1024, LLONG_MAX, true,
@@ -692,6 +693,32 @@ static void config_default_slot_table(struct config *c)
         c->slot_shard[s] = (uint16_t)((unsigned long)s * (unsigned long)c->threads / SLOT_COUNT);
 }
 
+/*
+ * threads 0: one shard per cpu this process may run on, except on a machine
+ * of AUTO_THREADS_SMALL cpus or fewer, which gets one shard.  There the
+ * clients, and the kernel's work for their sockets, run on the shards' cores,
+ * and a hop to a second shard costs more than that shard's core gives: a
+ * cross-shard request wakes a thread on the other cpu (measured on 2 cpus:
+ * twice the server CPU per GET, 0.6-0.8x Redis's req/s; one shard is ahead
+ * of Redis).  Per-core shards pay where each has a core to itself.
+ */
+#define AUTO_THREADS_SMALL 2
+int config_threads_for_cpus(int cpus)
+{
+    if (cpus <= AUTO_THREADS_SMALL)
+        return 1;
+    return cpus > CONFIG_MAX_THREADS ? CONFIG_MAX_THREADS : cpus;
+}
+
+/* threads 0 here: the cpus this process may run on, and the shards for them */
+static int config_auto_threads(int *cpus)
+{
+    cpu_set_t set;
+    long n = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : sysconf(_SC_NPROCESSORS_ONLN);
+    *cpus = n < 1 ? 1 : (int)n;
+    return config_threads_for_cpus(*cpus);
+}
+
 int config_setup(int argc, char **argv, char *err, size_t errlen)
 {
     struct config_box *box = mem_calloc(1, sizeof(*box));
@@ -749,10 +776,8 @@ int config_setup(int argc, char **argv, char *err, size_t errlen)
         if (rc < 0)
             goto fail;
     }
-    if (c->threads == 0) {
-        long n = sysconf(_SC_NPROCESSORS_ONLN);
-        c->threads = n > 0 ? (int)(n > CONFIG_MAX_THREADS ? CONFIG_MAX_THREADS : n) : 1;
-    }
+    if (c->threads == 0)
+        c->threads = config_auto_threads(&c->threads_auto_cpus);
     if (c->cluster_ports && config_cluster_port(c, c->threads - 1) > 65535) {
         snprintf(err, errlen, "cluster ports %d..%d: past 65535 (lower cluster-port-base or threads)",
                  config_cluster_port(c, 0), config_cluster_port(c, c->threads - 1));

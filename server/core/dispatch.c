@@ -234,7 +234,9 @@ void dispatch_slot_complete(struct conn *c, struct slot *s)
     }
     if (!(s->cmd->flags & CMD_INTERNAL)) { /* a client's command (not conn_fanout's): counted once, here */
         /* with its one latency sample (latency-tracking as its last part came) */
-        stats_cmd_outcome(&c->home->stats, s->cmd, s->reply.buf, s->reply.len, s->sample, s->ran_ns);
+        const char *reply = s->sent ? s->sent : s->reply.buf;
+        size_t len = s->sent ? s->sent_len : s->reply.len;
+        stats_cmd_outcome(&c->home->stats, s->cmd, reply, len, s->sample, s->ran_ns);
         if (s->ran && s->argv) /* one that keeps its arguments (split, stepped) is logged once it is done */
             slot_note_slow(c, s, config_current(), s->argc, s->argv);
     }
@@ -334,6 +336,19 @@ static void part_copy(struct conn *c, struct slot *s, int part, const char *repl
     (void)c;
     (void)part;
     reply_raw(&s->reply, reply, len);
+}
+
+/* a command sent whole to one owner: at the head of its connection's queue, its reply goes straight to the
+ * output (no copy into the slot and out again); done_copy follows at once */
+static void part_whole(struct conn *c, struct slot *s, int part, const char *reply, size_t len)
+{
+    if (c->slot_head != s || s->silent) {
+        part_copy(c, s, part, reply, len);
+        return;
+    }
+    reply_raw(&c->out, reply, len);
+    s->sent = reply;
+    s->sent_len = len;
 }
 
 static void part_sum(struct conn *c, struct slot *s, int part, const char *reply, size_t len)
@@ -1082,7 +1097,7 @@ static inline __attribute__((always_inline)) int keys_owner(const struct config 
 static void run_remote(struct conn *c, const struct command *cmd, int owner, int argc, const struct resp_arg *argv)
 {
     struct slot *s = dispatch_slot_create(c, cmd);
-    s->on_part = part_copy;
+    s->on_part = part_whole;
     s->on_done = done_copy;
     send_one(c, s, owner, cmd, argc, argv);
 }

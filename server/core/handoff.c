@@ -216,6 +216,39 @@ static void batch_append_bytes(struct batch *b, const char *p, size_t n)
     b->blen += n;
 }
 
+/*
+ * A command's arguments into the batch.  Parsed from one read, they lie in
+ * one buffer, each after the last with only its RESP framing in between
+ * ("\r\n$<len>\r\n", 6 to 15 bytes): then the span is copied at once (one
+ * memcpy instead of one per argument).  Arguments from anywhere else (a
+ * command's kept copy, a part built of pieces) are copied one by one.
+ */
+static void batch_append_args(struct batch *b, int argc, const struct resp_arg *argv)
+{
+    bool framed = true;
+    for (int i = 1; i < argc && framed; i++) {
+        uintptr_t gap = (uintptr_t)argv[i].ptr - (uintptr_t)(argv[i - 1].ptr + argv[i - 1].len);
+        framed = gap - 6 <= 15 - 6; /* unsigned: a backward "gap" is huge */
+    }
+    if (framed) {
+        size_t base = b->blen;
+        const char *first = argv[0].ptr;
+        batch_append_bytes(b, first, (size_t)(argv[argc - 1].ptr + argv[argc - 1].len - first));
+        for (int i = 0; i < argc; i++) {
+            b->args[b->nargs].off = base + (size_t)(argv[i].ptr - first);
+            b->args[b->nargs].len = argv[i].len;
+            b->nargs++;
+        }
+        return;
+    }
+    for (int i = 0; i < argc; i++) {
+        b->args[b->nargs].off = b->blen;
+        b->args[b->nargs].len = argv[i].len;
+        b->nargs++;
+        batch_append_bytes(b, argv[i].ptr, argv[i].len);
+    }
+}
+
 static bool handoff_try_push(struct shard *self, struct batch *b)
 {
     if (self->credits == 0) {
@@ -315,12 +348,7 @@ void handoff_send(struct conn *c, int target, const struct command *cmd, int db,
     e->resp = c->resp;
     e->argc = argc;
     e->arg_first = b->nargs;
-    for (int i = 0; i < argc; i++) {
-        b->args[b->nargs].off = b->blen;
-        b->args[b->nargs].len = argv[i].len;
-        b->nargs++;
-        batch_append_bytes(b, argv[i].ptr, argv[i].len);
-    }
+    batch_append_args(b, argc, argv);
     if (b->n >= BATCH_MAX_ENTRIES || b->blen >= BATCH_MAX_BYTES)
         handoff_flush_target(self, target);
 }
@@ -674,12 +702,7 @@ void handoff_send_system(struct shard *self, int target, const struct command *c
     e->db = db;
     e->resp = 2;
     e->argc = argc;
-    for (int i = 0; i < argc; i++) {
-        b->args[b->nargs].off = b->blen;
-        b->args[b->nargs].len = argv[i].len;
-        b->nargs++;
-        batch_append_bytes(b, argv[i].ptr, argv[i].len);
-    }
+    batch_append_args(b, argc, argv);
     handoff_push_system(self, b);
 }
 

@@ -48,6 +48,8 @@ struct slot {
     struct block_multi *bmulti; /* a blocking command whose keys live on several shards (block.c) */
     bool barrier;            /* the connection parses nothing more until this completes */
     bool silent;             /* its command ran under CLIENT REPLY OFF|SKIP: its reply is dropped */
+    const char *sent;        /* a whole remote command's reply, already in the output (part_whole); until done */
+    size_t sent_len;
     slot_part_fn *on_part;
     slot_done_fn *on_done;
     slot_wait_fn *on_wait;   /* blocking commands only */

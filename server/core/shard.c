@@ -265,9 +265,10 @@ void shard_publish_keyspace(struct shard *self, bool everything)
     struct stats *st = SHARD_STORE_SHARED ? &shards[0]->stats : &self->stats;
     shard_store_lock();
     int dbs = store_databases(self->store);
-    for (int db = 0; mask && db < dbs && db < STATS_MAX_DB; db++) {
-        if (!(mask & (1ull << db)))
-            continue;
+    for (; mask; mask &= mask - 1) {
+        int db = __builtin_ctzll(mask);
+        if (db >= dbs || db >= STATS_MAX_DB)
+            break;
         STATS_SET(st, db_keys[db], store_size(self->store, db));
         STATS_SET(st, db_expires[db], store_expires_size(self->store, db));
     }

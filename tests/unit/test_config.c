@@ -210,8 +210,19 @@ static void test_rewrite(void)
     rcu_unregister_thread();
 }
 
+/* threads 0: one shard per cpu, one in all on a small machine */
+static void test_auto_threads(void)
+{
+    CHECK_EQ_LL(config_threads_for_cpus(1), 1);
+    CHECK_EQ_LL(config_threads_for_cpus(2), 1);
+    CHECK_EQ_LL(config_threads_for_cpus(3), 3);
+    CHECK_EQ_LL(config_threads_for_cpus(16), 16);
+    CHECK_EQ_LL(config_threads_for_cpus(CONFIG_MAX_THREADS + 100), CONFIG_MAX_THREADS);
+}
+
 int main(void)
 {
+    test_auto_threads();
     test_rewrite();
     test_no_torn_reads();
     return check_done("test_config");
