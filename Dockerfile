@@ -23,5 +23,5 @@ RUN apt-get update \
 COPY --from=build /src/build/percore-server /usr/local/bin/percore-server
 COPY conf/percore.conf /etc/percore/percore.conf
 EXPOSE 6379
-# listen on every interface inside the container; threads default to the cpus it may use
+# listen on every interface inside the container; threads default to the cpus it may use (one shard on 2 or fewer)
 CMD ["percore-server", "/etc/percore/percore.conf", "--bind", "0.0.0.0"]
