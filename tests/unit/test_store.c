@@ -618,15 +618,16 @@ static void test_lazyfree(void)
 {
     struct store *s = store_create(1);
     size_t empty = store_memory(s);
-    struct object *big = set_create_for("m", 1);
+    const struct set_limits lim = {512, 128, 64};
+    struct object *big = set_create_for("m", 1, &lim);
     char m[32];
     for (int i = 0; i < 100000; i++) {
         int n = snprintf(m, sizeof m, "member:%d", i);
-        set_add(big, m, (size_t)n, 512);
+        set_add(big, m, (size_t)n, &lim);
     }
     store_set(s, 0, "big", 3, big, 0);
-    struct object *small = set_create_for("m", 1);
-    set_add(small, "x", 1, 512);
+    struct object *small = set_create_for("m", 1, &lim);
+    set_add(small, "x", 1, &lim);
     store_set(s, 0, "small", 5, small, 0);
     CHECK(store_memory(s) > empty + 100000 * 8);
     CHECK(!store_lazyfree_pending(s));
@@ -640,10 +641,10 @@ static void test_lazyfree(void)
     CHECK(steps >= 50); /* ~100 steps of 1000 members, not one */
     CHECK(!store_lazyfree_pending(s));
     /* replacing a big value frees the old one lazily too */
-    big = set_create_for("m", 1);
+    big = set_create_for("m", 1, &lim);
     for (int i = 0; i < 5000; i++) {
         int n = snprintf(m, sizeof m, "member:%d", i);
-        set_add(big, m, (size_t)n, 512);
+        set_add(big, m, (size_t)n, &lim);
     }
     store_set(s, 0, "big", 3, big, 0);
     store_set(s, 0, "big", 3, object_string_create("v", 1), 0);
