@@ -1,14 +1,16 @@
 /*
  * object: values stored under keys (see include/percore/object.h).
  *
- * Design.  A string object is one allocation: an 8-byte header (40-bit
- * length, type, flags, block size) followed by the bytes, so a small string
- * costs its length plus 8, rounded up by mimalloc (Redis's embstr costs
- * 16 + 3 + 1).  There is no capacity field: the capacity of the inline bytes
- * is what the block holds past the header, its usable size cached in 8-byte
- * units when it fits 16 bits so that object_memory(), which the store calls
- * on every lookup, need not ask the allocator.  The header address is
- * what the store keeps, so it can never move; when APPEND/SETRANGE outgrow
+ * Design.  A string object of up to OBJ_EMBED_MAX bytes is one allocation:
+ * an 8-byte header (40-bit length, type, flags, block size) followed by the
+ * bytes, so a small string costs its length plus 8, rounded up by mimalloc
+ * (Redis's embstr costs 16 + 3 + 1); a longer one keeps its bytes in a
+ * buffer of their own from the start (below).  There is no capacity field:
+ * the capacity of the inline bytes is what the block holds past the header,
+ * its usable size cached in 8-byte units when it fits 16 bits so that
+ * object_memory(), which the store calls on every lookup, need not ask the
+ * allocator.  The header address is what the store keeps, so it can never
+ * move; when APPEND/SETRANGE outgrow
  * the inline room the bytes move to a separate buffer (OBJ_EXTERNAL), whose
  * pointer takes the first 8 bytes after the header (every object is
  * allocated with at least that much room) and whose capacity is again
