@@ -115,6 +115,8 @@ struct config {
     int list_max_listpack_size;   /* > 0 entries per node, < 0 node size class (-2 = 8 KB) */
     int list_compress_depth;
     long long set_max_intset_entries;
+    long long set_max_listpack_entries; /* Redis 7.2's listpack sets (7.0 has none) */
+    long long set_max_listpack_value;
     long long zset_max_listpack_entries;
     long long zset_max_listpack_value;
     /* handoff */

@@ -5,8 +5,9 @@
  *
  * Also the store's keyspace: a dict made with dict_create_meta carries the
  * owner's fixed-size record in front of each entry (the store's access time
- * and LFU counter), its value a pointer (the object) and the entry's spare
- * word the owner's (the key's TTL slot).
+ * and LFU counter) instead of a value, the owner's bytes after the key (the
+ * tail: the store embeds the key's object there) and the entry's spare word
+ * the owner's (the key's TTL slot).
  *
  * Keyed with SipHash under the process seed (store_set_seed), so crafted
  * members cannot pile into one bucket; incremental rehash (each operation
@@ -22,22 +23,24 @@
 
 struct dict;
 
-/* an entry: public so that the hot paths read it inline; only dict.c links or frees one */
+/* an entry: public so that the hot paths read it inline; only dict.c links or frees one.  A
+ * dict_create() dict keeps each entry's value just in front of it (union dict_value) */
 struct dict_entry {
     struct dict_entry *next; /* next entry in the bucket chain */
-    union {
-        char *s;             /* string value, NULL when none (hashes) */
-        double d;            /* double value (sorted sets) */
-        void *p;             /* the owner's pointer (the store: the key's object) */
-    } v;
     uint32_t klen;           /* key length */
-    uint32_t aux;            /* string value length; the owner's word where values are not strings */
-    char key[];              /* key bytes, binary, not terminated */
+    uint32_t aux;            /* string value length; the owner's word in a dict_create_meta dict */
+    char key[];              /* key bytes, binary, not terminated; then the owner's tail, if any */
+};
+
+union dict_value {
+    char *s;  /* string value, NULL when none (hashes) */
+    double d; /* double value (sorted sets) */
 };
 
 struct dict *dict_create(void);
 /* a dict whose entries each carry `meta` bytes (a multiple of 8, at most 248) of the owner's just
- * before the entry (dict_entry_meta); dict_add leaves them for the owner to fill */
+ * before the entry (dict_entry_meta) instead of a value; dict_add leaves them for the owner to
+ * fill, and dict_add_tail gives an entry room for the owner's bytes after its key */
 struct dict *dict_create_meta(size_t meta);
 void dict_destroy(struct dict **d);
 /* lazy free: release up to `budget` entries; true (and *d freed) once all are */
@@ -56,6 +59,10 @@ struct dict_entry *dict_find(struct dict *d, const void *key, size_t len);
 struct dict_entry *dict_peek(const struct dict *d, const void *key, size_t len);
 /* add key; returns the new entry, or NULL when present (then *existing, if asked, is it) */
 struct dict_entry *dict_add(struct dict *d, const void *key, size_t len, struct dict_entry **existing);
+/* dict_add of a dict_create_meta dict's entry with room for `tail` bytes (8-aligned) after its key,
+ * dict_entry_tail() */
+struct dict_entry *dict_add_tail(struct dict *d, const void *key, size_t len, size_t tail,
+                                 struct dict_entry **existing);
 /* true if key was there and is now gone */
 bool dict_delete(struct dict *d, const void *key, size_t len);
 
@@ -70,8 +77,16 @@ static inline void *dict_entry_meta(struct dict_entry *e, size_t meta)
 {
     return (char *)e - meta;
 }
-/* bytes the entry's allocation holds (its record, key; not a string value) */
+/* bytes the entry's allocation holds (its record, key, tail; not a string value) */
 size_t dict_entry_memory(const struct dict *d, const struct dict_entry *e);
+/* the owner's tail of a dict_add_tail entry: 8-aligned, just past the key */
+static inline void *dict_entry_tail(const struct dict_entry *e)
+{
+    return (char *)e->key + (((size_t)e->klen + 7) & ~(size_t)7);
+}
+/* give e room for `tail` bytes of tail (the old tail's bytes kept): the entry may move, and the
+ * new one is returned, linked where e was; the owner updates its own pointers to it */
+struct dict_entry *dict_entry_grow_tail(struct dict *d, struct dict_entry *e, size_t tail);
 /* string values (hashes): a copy of p[0..n) */
 void dict_entry_set_value(struct dict *d, struct dict_entry *e, const void *p, size_t n);
 const char *dict_entry_value(const struct dict_entry *e, size_t *len);

@@ -43,6 +43,9 @@ const char *lp_get(const struct listpack *lp, uint32_t pos, size_t *len);
  * (skip+1)-th entry (skip 1: the fields of field/value pairs); LP_NONE if none.
  */
 uint32_t lp_find(const struct listpack *lp, uint32_t pos, const void *p, size_t n, unsigned skip);
+/* no two of every (skip+1)-th entry from the first are equal (validating a set's members or a
+ * hash's fields) */
+bool lp_unique(const struct listpack *lp, unsigned skip);
 
 /* changes */
 void lp_append(struct listpack **lp, const void *p, size_t n);

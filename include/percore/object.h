@@ -84,8 +84,29 @@ size_t object_length(const struct object *o);
 /* lazy free: release up to `budget` elements of o; true (and o freed) once done */
 bool object_destroy_step(struct object **o, size_t budget);
 
-/* bytes this object holds (header + payload), for memory accounting */
+/* bytes this object holds (header + payload; an embedded one: the payload), for memory accounting */
 size_t object_memory(const struct object *o);
+
+/*
+ * Embedding: an owner (the store) keeps an object in its own memory, `room`
+ * bytes at `at` (8-aligned).  An embedded object works as any other, except
+ * that object_memory() leaves out, and object_destroy() does not free, the
+ * header block, which is the owner's.
+ */
+/* the room o needs embedded: 16 bytes, or a short string's header and bytes */
+size_t object_embed_size(const struct object *o);
+/* the room a string of n bytes needs embedded */
+size_t object_string_embed_size(size_t n);
+/* the room embedded o was given (what a new object may use there) */
+size_t object_embed_room(const struct object *o);
+/* move o (not embedded) into room bytes at `at`, freeing its block; returns the embedded object */
+struct object *object_embed(void *at, size_t room, struct object *o);
+/* a string of p[0..n) built embedded in room bytes at `at` */
+struct object *object_string_embed(void *at, size_t room, const void *p, size_t n);
+/* a copy of embedded o in a block of its own, which takes over its payload: the owner then frees
+ * its room without object_destroy() */
+struct object *object_unembed(const struct object *o);
+bool object_embedded(const struct object *o);
 
 /*
  * Cross-shard transfer (RENAME): serialize into a self-contained byte string

@@ -52,14 +52,17 @@ enum {
     STORE_ACCESS = 2,  /* replacing counts as an access of the key for LFU (Redis's setKey looks it up) */
 };
 /*
- * Set key to val (the store takes ownership of val), replacing any existing
- * value (destroyed) and clearing its TTL unless STORE_KEEPTTL.  If val is the
- * object already stored under key nothing is freed.  A replaced key's idle
- * time starts again (OBJECT IDLETIME 0, as Redis's new object), its LFU
- * counter stays (Redis's dbOverwrite).  Returns 1 if the key was new, 0 if
- * replaced.
+ * Set key to val, replacing any existing value (destroyed) and clearing its
+ * TTL unless STORE_KEEPTTL.  The store takes val: it moves it into the key's
+ * entry (object_embed) and frees val's block, so the caller must not use val
+ * afterwards (store_lookup() gives the stored object); val must not be the
+ * object stored under key.  A replaced key's idle time starts again (OBJECT
+ * IDLETIME 0, as Redis's new object), its LFU counter stays (Redis's
+ * dbOverwrite).  Returns 1 if the key was new, 0 if replaced.
  */
 int store_set(struct store *s, int db, const char *key, size_t klen, struct object *val, int flags);
+/* store_set of the string p[0..n), built in the key's entry (no object of its own first) */
+int store_set_string(struct store *s, int db, const char *key, size_t klen, const void *p, size_t n, int flags);
 /* 1 if a live key was deleted, 0 if there was none (expired counts as none) */
 int store_delete(struct store *s, int db, const char *key, size_t klen, int64_t now);
 /* remove key and hand its object to the caller (NULL if none); TTL returned in *expire */

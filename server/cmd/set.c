@@ -55,6 +55,8 @@
 #include <string.h>
 
 #define DEFAULT_SET_MAX_INTSET_ENTRIES 512
+#define DEFAULT_SET_MAX_LISTPACK_ENTRIES 128
+#define DEFAULT_SET_MAX_LISTPACK_VALUE 64
 #define SPOP_MOVE_STRATEGY_MUL 5        /* Redis t_set.c */
 #define SRANDMEMBER_SUB_STRATEGY_MUL 3  /* Redis t_set.c */
 
@@ -62,9 +64,16 @@ enum set_op { SET_OP_UNION, SET_OP_DIFF };
 
 /* ---- helpers ------------------------------------------------------------- */
 
-static long long max_intset(const struct cmd_ctx *ctx)
+/* the conversion thresholds of the config in force */
+static const struct set_limits *limits(const struct cmd_ctx *ctx, struct set_limits *lim)
 {
-    return ctx->config ? ctx->config->set_max_intset_entries : DEFAULT_SET_MAX_INTSET_ENTRIES;
+    if (ctx->config)
+        *lim = (struct set_limits){ctx->config->set_max_intset_entries, ctx->config->set_max_listpack_entries,
+                                   ctx->config->set_max_listpack_value};
+    else
+        *lim = (struct set_limits){DEFAULT_SET_MAX_INTSET_ENTRIES, DEFAULT_SET_MAX_LISTPACK_ENTRIES,
+                                   DEFAULT_SET_MAX_LISTPACK_VALUE};
+    return lim;
 }
 
 /* a looked-up value that must be a set: false (WRONGTYPE sent) otherwise */
@@ -111,7 +120,7 @@ static void reply_set_members(struct reply *out, struct object *o)
 
 static void set_add_member(struct cmd_ctx *ctx, struct object *o, const struct set_member *m)
 {
-    set_add(o, m->p, m->n, max_intset(ctx));
+    set_add(o, m->p, m->n, limits(ctx, &(struct set_limits){0}));
 }
 
 /* ---- SADD SREM SISMEMBER SMISMEMBER SCARD ---------------------------------- */
@@ -121,17 +130,19 @@ static void cmd_sadd(struct cmd_ctx *ctx)
     const struct resp_arg *key = &ctx->argv[1];
     struct object *set = cmd_lookup_write(ctx, key);
     long long added = 0;
+    struct set_limits lim;
 
     bool created = false;
 
+    limits(ctx, &lim);
     if (set == NULL) {
-        set = set_create_for(ctx->argv[2].ptr, ctx->argv[2].len);
+        set = set_create_for(ctx->argv[2].ptr, ctx->argv[2].len, &lim);
         created = true;
     } else if (!check_set_or_reply(ctx, set)) {
         return;
     }
     for (int j = 2; j < ctx->argc; j++)
-        added += set_add(set, ctx->argv[j].ptr, ctx->argv[j].len, max_intset(ctx));
+        added += set_add(set, ctx->argv[j].ptr, ctx->argv[j].len, &lim);
     /* a new set is stored filled, so the store accounts its final size */
     if (created) {
         store_set(ctx->store, ctx->db, key->ptr, key->len, set, 0);
@@ -271,8 +282,8 @@ static void spop_with_count(struct cmd_ctx *ctx)
         size_t n = m.n;
         memcpy(copy, m.p, n);
         if (newset == NULL)
-            newset = set_create_for(copy, n);
-        set_add(newset, copy, n, max_intset(ctx));
+            newset = set_create_for(copy, n, limits(ctx, &(struct set_limits){0}));
+        set_add(newset, copy, n, limits(ctx, &(struct set_limits){0}));
         set_remove(set, copy, n);
         if (copy != stackbuf)
             mem_release(copy);
@@ -464,8 +475,8 @@ static void cmd_smove(struct cmd_ctx *ctx)
     }
     bool created = dstset == NULL;
     if (created)
-        dstset = set_create_for(ele->ptr, ele->len);
-    bool added = set_add(dstset, ele->ptr, ele->len, max_intset(ctx));
+        dstset = set_create_for(ele->ptr, ele->len, limits(ctx, &(struct set_limits){0}));
+    bool added = set_add(dstset, ele->ptr, ele->len, limits(ctx, &(struct set_limits){0}));
     if (created) {
         store_set(ctx->store, ctx->db, dst->ptr, dst->len, dstset, 0);
         cmd_notify(ctx, NOTIFY_NEW, "new", dst);
@@ -682,6 +693,8 @@ static void sunion_diff_generic(struct cmd_ctx *ctx, const struct resp_arg *keys
     long long cardinality = 0;
     struct set_iter it;
     struct set_member m;
+    struct set_limits lim;
+    limits(ctx, &lim);
 
     if (op == SET_OP_UNION) {
         for (size_t j = 0; j < nkeys; j++) {
@@ -689,7 +702,7 @@ static void sunion_diff_generic(struct cmd_ctx *ctx, const struct resp_arg *keys
                 continue;
             set_iter_init(&it, sets[j]);
             while (set_iter_next(&it, &m))
-                cardinality += set_add(dstset, m.p, m.n, max_intset(ctx));
+                cardinality += set_add(dstset, m.p, m.n, &lim);
         }
     } else if (sets[0] && diff_algo == 1) {
         set_iter_init(&it, sets[0]);
@@ -713,7 +726,7 @@ static void sunion_diff_generic(struct cmd_ctx *ctx, const struct resp_arg *keys
             set_iter_init(&it, sets[j]);
             while (set_iter_next(&it, &m)) {
                 if (j == 0)
-                    cardinality += set_add(dstset, m.p, m.n, max_intset(ctx));
+                    cardinality += set_add(dstset, m.p, m.n, &lim);
                 else
                     cardinality -= set_remove(dstset, m.p, m.n);
             }
@@ -798,7 +811,7 @@ static void cmd_sscan(struct cmd_ctx *ctx)
 
     reply_init(&sc.buf);
     sc.buf.resp = ctx->out->resp;
-    if (set_encoding(set) == SET_ENC_INTSET) {
+    if (set_encoding(set) != SET_ENC_HASHTABLE) {
         /* a small encoding is returned whole, cursor 0 */
         struct set_iter it;
         struct set_member m;

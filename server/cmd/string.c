@@ -179,24 +179,31 @@ static bool get_generic(struct cmd_ctx *ctx, bool *found)
 }
 
 /*
- * Redis setKey: store val (the store takes it) under key, "new" when that
- * created the key, and the change.  Always inlined, as set_value is: out
- * of line the two cost SET's handler 22 instructions more than before it
+ * Redis setKey's reports once the store has set key: "new" when that created
+ * it (added), and the change.  Always inlined, as set_key and set_value are:
+ * out of line they cost SET's handler 22 instructions more than before it
  * reported anything, inlined 5 (callgrind, cmd_set inclusive).
  */
-static inline __attribute__((always_inline)) void set_key(struct cmd_ctx *ctx, const struct resp_arg *key,
-                                                          struct object *val, int store_flags)
+static inline __attribute__((always_inline)) void key_set(struct cmd_ctx *ctx, const struct resp_arg *key, int added)
 {
-    if (store_set(ctx->store, ctx->db, key->ptr, key->len, val, store_flags))
+    if (added)
         cmd_notify(ctx, NOTIFY_NEW, "new", key);
     cmd_modified(ctx, key);
 }
 
-/* set_key with the string val; Redis's setKey looks the key up, an access */
+/* Redis setKey: store val (the store takes it) under key */
+static inline __attribute__((always_inline)) void set_key(struct cmd_ctx *ctx, const struct resp_arg *key,
+                                                          struct object *val, int store_flags)
+{
+    key_set(ctx, key, store_set(ctx->store, ctx->db, key->ptr, key->len, val, store_flags));
+}
+
+/* set_key with the string val, built in the key's entry; Redis's setKey looks the key up, an access */
 static inline __attribute__((always_inline)) void set_value(struct cmd_ctx *ctx, const struct resp_arg *key,
                                                             const struct resp_arg *val, int store_flags)
 {
-    set_key(ctx, key, object_string_create(val->ptr, val->len), store_flags | STORE_ACCESS);
+    key_set(ctx, key,
+            store_set_string(ctx->store, ctx->db, key->ptr, key->len, val->ptr, val->len, store_flags | STORE_ACCESS));
 }
 
 enum set_reply { SETR_OK, SETR_NX }; /* +OK/nil, or :1/:0 (SETNX) */

@@ -31,14 +31,18 @@
  * need far more: after RANDOM_TRIES misses the draw moves the rehash on
  * (RANDOM_REHASH buckets), which removes the emptied old table from the draw.
  *
- * An entry is one allocation: chain link, value, key and value lengths, and
- * the key bytes inline (24 bytes + key).  The value is a double (sorted
- * sets) or a pointer to a separate copy of the value bytes (hashes); which of
- * the two the dict's entries hold is remembered per dict (string values are
- * freed with the entry).  Both start as all-zero bits: NULL / 0.0.  A
- * dict_create_meta dict puts its owner's record in the same allocation, in
- * front of the entry (the store's keys: 8 bytes of access time and LFU
- * counter, so a key's entry is 32 bytes + key, as one of its own would be).
+ * An entry is one allocation: the value in front (union dict_value), then
+ * chain link, key and value lengths, and the key bytes inline (24 bytes +
+ * key).  The value is a double (sorted sets) or a pointer to a separate copy
+ * of the value bytes (hashes); which of the two the dict's entries hold is
+ * remembered per dict (string values are freed with the entry).  Both start
+ * as all-zero bits: NULL / 0.0.  A dict_create_meta dict has no value: its
+ * owner's record takes that place (the store's keys: 8 bytes of access time
+ * and LFU counter), and dict_add_tail puts the owner's bytes after the key,
+ * 8-aligned (the store embeds the key's object there: a key with a 16-byte
+ * string value is 24 + 16 + 8 + 16 = 64 bytes, one allocation).  Such an
+ * entry may grow (dict_entry_grow_tail): reallocated and relinked in place of
+ * the old one, found by its key's hash.
  *
  * The dict itself is 80 bytes (a small hash or set pays it per key): the
  * chain bounds are 32 bits (a chain is never 4G entries long) and sit with
@@ -80,8 +84,9 @@ struct dict {
     long rehash;             /* next ht[0] bucket to move, -1 when not rehashing; dict_drain_step: next to free */
     size_t mem;              /* bytes held: dict, tables, entries, values */
     uint32_t chain_max[2];   /* no chain of ht[i] is longer (an upper bound: deletes keep it) */
-    bool string_values;      /* entries' v.s are owned strings */
-    uint8_t meta;            /* the owner's bytes in front of each entry */
+    bool string_values;      /* entries' values' s are owned strings */
+    uint8_t meta;            /* bytes in front of each entry: its value, or the owner's record */
+    bool owner_meta;         /* dict_create_meta: those bytes are the owner's, not a value */
     uint8_t free_table;      /* dict_drain_step: 0 not begun, else 1 + the table being freed */
 };
 
@@ -106,19 +111,31 @@ static size_t table_size(const struct dict_table *t)
 
 /* ---- lifecycle */
 
-struct dict *dict_create_meta(size_t meta)
+/* the value of a dict_create() dict's entry, just in front of it */
+static union dict_value *val_of(const struct dict_entry *e)
+{
+    return (union dict_value *)(void *)((char *)e - sizeof(union dict_value));
+}
+
+static struct dict *create(size_t meta, bool owner_meta)
 {
     assert(meta % 8 == 0 && meta <= 248);
     struct dict *d = mem_calloc(1, sizeof *d);
     d->rehash = -1;
     d->meta = (uint8_t)meta;
+    d->owner_meta = owner_meta;
     d->mem = mem_usable(d);
     return d;
 }
 
+struct dict *dict_create_meta(size_t meta)
+{
+    return create(meta, true);
+}
+
 struct dict *dict_create(void)
 {
-    return dict_create_meta(0);
+    return create(sizeof(union dict_value), false);
 }
 
 size_t dict_entry_memory(const struct dict *d, const struct dict_entry *e)
@@ -128,9 +145,9 @@ size_t dict_entry_memory(const struct dict *d, const struct dict_entry *e)
 
 static void entry_release(struct dict *d, struct dict_entry *e)
 {
-    if (d->string_values && e->v.s) {
-        d->mem -= mem_usable(e->v.s);
-        mem_release(e->v.s);
+    if (d->string_values && val_of(e)->s) {
+        d->mem -= mem_usable(val_of(e)->s);
+        mem_release(val_of(e)->s);
     }
     char *block = (char *)e - d->meta;
     d->mem -= mem_usable(block);
@@ -336,6 +353,18 @@ struct dict_entry *dict_peek(const struct dict *d, const void *key, size_t len)
 
 struct dict_entry *dict_add(struct dict *d, const void *key, size_t len, struct dict_entry **existing)
 {
+    return dict_add_tail(d, key, len, 0, existing);
+}
+
+/* bytes of an entry with a key of len and `tail` bytes of tail after it */
+static size_t entry_size(const struct dict *d, size_t len, size_t tail)
+{
+    return d->meta + sizeof(struct dict_entry) + (tail ? ((len + 7) & ~(size_t)7) + tail : len);
+}
+
+struct dict_entry *dict_add_tail(struct dict *d, const void *key, size_t len, size_t tail,
+                                 struct dict_entry **existing)
+{
     assert(len <= UINT32_MAX);
     maintain(d);
     uint64_t h = hash_key(key, len);
@@ -349,9 +378,10 @@ struct dict_entry *dict_add(struct dict *d, const void *key, size_t len, struct 
         resize(d, DICT_MIN);
     else if (!rehashing(d) && d->ht[0].used >= table_size(&d->ht[0]))
         resize(d, d->ht[0].used + 1);
-    char *block = mem_alloc(d->meta + sizeof *e + len);
+    char *block = mem_alloc(entry_size(d, len, tail));
     e = (struct dict_entry *)(void *)(block + d->meta);
-    memset(&e->v, 0, sizeof e->v);
+    if (!d->owner_meta)
+        memset(val_of(e), 0, sizeof(union dict_value));
     e->klen = (uint32_t)len;
     e->aux = 0;
     memcpy(e->key, key, len);
@@ -395,38 +425,60 @@ bool dict_delete(struct dict *d, const void *key, size_t len)
 void dict_entry_set_value(struct dict *d, struct dict_entry *e, const void *p, size_t n)
 {
     assert(n <= UINT32_MAX);
+    union dict_value *v = val_of(e);
     d->string_values = true;
-    if (e->v.s && e->aux >= n && mem_usable(e->v.s) <= 2 * (n + 16)) {
+    if (v->s && e->aux >= n && mem_usable(v->s) <= 2 * (n + 16)) {
         /* reuse the block when it fits without wasting much */
-        memcpy(e->v.s, p, n);
+        memcpy(v->s, p, n);
         e->aux = (uint32_t)n;
         return;
     }
-    if (e->v.s) {
-        d->mem -= mem_usable(e->v.s);
-        mem_release(e->v.s);
+    if (v->s) {
+        d->mem -= mem_usable(v->s);
+        mem_release(v->s);
     }
-    e->v.s = mem_alloc(n ? n : 1);
-    memcpy(e->v.s, p, n);
+    v->s = mem_alloc(n ? n : 1);
+    memcpy(v->s, p, n);
     e->aux = (uint32_t)n;
-    d->mem += mem_usable(e->v.s);
+    d->mem += mem_usable(v->s);
 }
 
 const char *dict_entry_value(const struct dict_entry *e, size_t *len)
 {
+    const char *s = val_of(e)->s;
     if (len)
-        *len = e->v.s ? e->aux : 0;
-    return e->v.s;
+        *len = s ? e->aux : 0;
+    return s;
 }
 
 void dict_entry_set_double(struct dict_entry *e, double v)
 {
-    e->v.d = v;
+    val_of(e)->d = v;
 }
 
 double dict_entry_double(const struct dict_entry *e)
 {
-    return e->v.d;
+    return val_of(e)->d;
+}
+
+struct dict_entry *dict_entry_grow_tail(struct dict *d, struct dict_entry *e, size_t tail)
+{
+    uint64_t h = hash_key(e->key, e->klen);
+    struct dict_entry **ref = NULL;
+    for (int t = 0; t <= 1 && ref == NULL && d->ht[t].bucket; t++)
+        for (struct dict_entry **r = &d->ht[t].bucket[h & d->ht[t].mask]; *r; r = &(*r)->next)
+            if (*r == e) {
+                ref = r;
+                break;
+            }
+    assert(ref != NULL);
+    char *block = (char *)e - d->meta;
+    d->mem -= mem_usable(block);
+    block = mem_realloc(block, entry_size(d, e->klen, tail));
+    d->mem += mem_usable(block);
+    e = (struct dict_entry *)(void *)(block + d->meta);
+    *ref = e;
+    return e;
 }
 
 /* ---- random */

@@ -165,30 +165,9 @@ static void hash_ops_serialize(unsigned encoding, const void *ptr, object_emit_f
 }
 
 /* a listpack hash holds pairs and no field twice */
-static bool lp_hash_valid(struct listpack *lp)
+static bool lp_hash_valid(const struct listpack *lp)
 {
-    size_t n = lp_count(lp);
-    if (n % 2)
-        return false;
-    if (n <= 64) { /* 32 pairs: compare them all */
-        for (uint32_t a = lp_first(lp); a != LP_NONE; a = lp_next(lp, lp_next(lp, a))) {
-            size_t alen;
-            const char *f = lp_get(lp, a, &alen);
-            uint32_t later = lp_next(lp, lp_next(lp, a));
-            if (later != LP_NONE && lp_find(lp, later, f, alen, 1) != LP_NONE)
-                return false;
-        }
-        return true;
-    }
-    struct dict *seen = dict_create();
-    bool ok = true;
-    for (uint32_t a = lp_first(lp); a != LP_NONE && ok; a = lp_next(lp, lp_next(lp, a))) {
-        size_t alen;
-        const char *f = lp_get(lp, a, &alen);
-        ok = dict_add(seen, f, alen, NULL) != NULL;
-    }
-    dict_destroy(&seen);
-    return ok;
+    return lp_count(lp) % 2 == 0 && lp_unique(lp, 1);
 }
 
 static void *hash_ops_deserialize(const void *p, size_t n, unsigned *encoding)

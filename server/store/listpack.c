@@ -16,6 +16,7 @@
  */
 #include "percore/listpack.h"
 
+#include "percore/dict.h"
 #include "percore/mem.h"
 
 #include <string.h>
@@ -190,6 +191,14 @@ const char *lp_get(const struct listpack *lp, uint32_t pos, size_t *len)
     return (const char *)lp->data + pos + h;
 }
 
+/* the entry skip+1 entries after pos */
+static uint32_t lp_skip(const struct listpack *lp, uint32_t pos, unsigned skip)
+{
+    for (unsigned i = 0; i <= skip && pos != LP_NONE; i++)
+        pos = lp_next(lp, pos);
+    return pos;
+}
+
 uint32_t lp_find(const struct listpack *lp, uint32_t pos, const void *p, size_t n, unsigned skip)
 {
     while (pos != LP_NONE) {
@@ -197,10 +206,34 @@ uint32_t lp_find(const struct listpack *lp, uint32_t pos, const void *p, size_t 
         const char *e = lp_get(lp, pos, &len);
         if (len == n && (n == 0 || memcmp(e, p, n) == 0))
             return pos;
-        for (unsigned i = 0; i <= skip && pos != LP_NONE; i++)
-            pos = lp_next(lp, pos);
+        pos = lp_skip(lp, pos, skip);
     }
     return LP_NONE;
+}
+
+#define LP_UNIQUE_PAIRWISE 32 /* up to this many entries: compared pairwise, no dict */
+
+bool lp_unique(const struct listpack *lp, unsigned skip)
+{
+    if (lp->count <= LP_UNIQUE_PAIRWISE * (skip + 1)) {
+        for (uint32_t a = lp_first(lp); a != LP_NONE; a = lp_skip(lp, a, skip)) {
+            size_t len;
+            const char *e = lp_get(lp, a, &len);
+            uint32_t later = lp_skip(lp, a, skip);
+            if (later != LP_NONE && lp_find(lp, later, e, len, skip) != LP_NONE)
+                return false;
+        }
+        return true;
+    }
+    struct dict *seen = dict_create();
+    bool ok = true;
+    for (uint32_t a = lp_first(lp); a != LP_NONE && ok; a = lp_skip(lp, a, skip)) {
+        size_t len;
+        const char *e = lp_get(lp, a, &len);
+        ok = dict_add(seen, e, len, NULL) != NULL;
+    }
+    dict_destroy(&seen);
+    return ok;
 }
 
 /* open a gap of `grow` bytes at offset at (shrink when negative); returns the new lp */

@@ -1,14 +1,16 @@
 /*
  * object: values stored under keys (see include/percore/object.h).
  *
- * Design.  A string object is one allocation: an 8-byte header (40-bit
- * length, type, flags, block size) followed by the bytes, so a small string
- * costs its length plus 8, rounded up by mimalloc (Redis's embstr costs
- * 16 + 3 + 1).  There is no capacity field: the capacity of the inline bytes
- * is what the block holds past the header, its usable size cached in 8-byte
- * units when it fits 16 bits so that object_memory(), which the store calls
- * on every lookup, need not ask the allocator.  The header address is
- * what the store keeps, so it can never move; when APPEND/SETRANGE outgrow
+ * Design.  A string object of up to OBJ_EMBED_MAX bytes is one allocation:
+ * an 8-byte header (40-bit length, type, flags, block size) followed by the
+ * bytes, so a small string costs its length plus 8, rounded up by mimalloc
+ * (Redis's embstr costs 16 + 3 + 1); a longer one keeps its bytes in a
+ * buffer of their own from the start (below).  There is no capacity field:
+ * the capacity of the inline bytes is what the block holds past the header,
+ * its usable size cached in 8-byte units when it fits 16 bits so that
+ * object_memory(), which the store calls on every lookup, need not ask the
+ * allocator.  The header address is what the store keeps, so it can never
+ * move; when APPEND/SETRANGE outgrow
  * the inline room the bytes move to a separate buffer (OBJ_EXTERNAL), whose
  * pointer takes the first 8 bytes after the header (every object is
  * allocated with at least that much room) and whose capacity is again
@@ -25,6 +27,19 @@
  * A collection is a header whose data[] holds the pointer to its type's
  * structure and whose length field holds the encoding; the type module's
  * struct object_type_ops does the rest.
+ *
+ * Embedding.  The store keeps a key's object inside the key's own entry
+ * (store.c), not in a block of its own: object_embed() moves an object
+ * there (header, and a small string's bytes), object_string_embed() builds a
+ * string there directly (SET), and the object is then OBJ_EMBED: its header
+ * block is the owner's, so object_memory() counts only what hangs off it
+ * (an external buffer, a collection's structure), object_destroy() frees
+ * only that, and `units` is the room the owner gave it.  A string of up to
+ * OBJ_EMBED_MAX bytes keeps its bytes inline (a 16-byte value costs its
+ * key's entry 24 bytes, where a block of its own cost 32 and the entry's
+ * pointer to it 8 more); a longer one is made with its bytes in an external
+ * buffer from the start, so that embedding it (or taking it back out,
+ * object_unembed(), when a key is renamed) moves 16 bytes, never the value.
  *
  * Serialized form (private, for moving a value across shards):
  *   string:      type:u8  flags:u8  length:u64 little-endian  bytes[length]
@@ -47,12 +62,15 @@ enum {
     OBJ_EXTERNAL = 1, /* bytes live in a separate buffer, pointer at data[] */
     OBJ_RAW = 2,      /* modified in place by APPEND/SETRANGE: encoding "raw" */
     OBJ_FLOAT = 4,    /* made from a float (INCRBYFLOAT): never "int", as in Redis */
+    OBJ_EMBED = 8,    /* lives in its owner's memory (a key's entry): the header block is not ours */
 };
 
 #define OBJ_EMBSTR_MAX 44          /* Redis OBJ_ENCODING_EMBSTR_SIZE_LIMIT */
 #define OBJ_GREEDY_MAX (1u << 20)  /* Redis SDS_MAX_PREALLOC */
 #define OBJ_LEN_MAX ((1ull << 40) - 1)
 #define OBJ_SER_HEADER 10          /* type + flags + u64 length */
+#define OBJ_EMBED_MAX 64           /* longest string kept inline (else in an external buffer) */
+#define OBJ_ROOM_MAX (8u * 4096)   /* embedded room beyond this is not used (units stays small) */
 
 struct object {
     uint32_t len_lo;  /* low 32 bits of the string length */
@@ -136,20 +154,96 @@ static char *obj_reserve(struct object *o, size_t need, size_t keep, bool greedy
     return p;
 }
 
+/* header and n inline bytes, at least a pointer's room (OBJ_EXTERNAL needs it) */
+static size_t obj_inline_size(size_t n)
+{
+    return sizeof(struct object) + (n < sizeof(char *) ? sizeof(char *) : (n + 7) & ~(size_t)7);
+}
+
+/* bytes a new string of n bytes takes: inline up to OBJ_EMBED_MAX, else header and pointer */
+static size_t obj_string_size(size_t n)
+{
+    return n > OBJ_EMBED_MAX ? sizeof(struct object) + sizeof(char *) : obj_inline_size(n);
+}
+
+/* a string of p[0..n) in `room` bytes at o (room >= obj_string_size(n)) */
+static struct object *obj_string_init(struct object *o, size_t room, unsigned flags, const void *p, size_t n)
+{
+    o->units = room / 8 <= UINT16_MAX ? (uint16_t)(room / 8) : 0;
+    o->tf = (uint8_t)(OBJ_STRING | flags << 4);
+    obj_set_len(o, n);
+    char *b = o->data;
+    if (n > OBJ_EMBED_MAX) {
+        b = mem_alloc(n);
+        obj_set_ext(o, b);
+        obj_set_flags(o, flags | OBJ_EXTERNAL);
+    }
+    if (n)
+        memcpy(b, p, n);
+    return o;
+}
+
 struct object *object_string_create(const void *p, size_t n)
 {
     assert(n <= OBJ_LEN_MAX);
-    size_t size = sizeof(struct object) + n;
-    if (size < sizeof(struct object) + sizeof(char *))
-        size = sizeof(struct object) + sizeof(char *);
-    struct object *o = mem_alloc(size);
-    size_t block = mem_usable(o);
-    o->units = block / 8 <= UINT16_MAX ? (uint16_t)(block / 8) : 0;
-    o->tf = OBJ_STRING;
-    obj_set_len(o, n);
-    if (n)
-        memcpy(o->data, p, n);
-    return o;
+    struct object *o = mem_alloc(obj_string_size(n));
+    return obj_string_init(o, mem_usable(o), 0, p, n);
+}
+
+size_t object_string_embed_size(size_t n)
+{
+    return obj_string_size(n);
+}
+
+static size_t obj_room(size_t room)
+{
+    return room < OBJ_ROOM_MAX ? room & ~(size_t)7 : OBJ_ROOM_MAX;
+}
+
+struct object *object_string_embed(void *at, size_t room, const void *p, size_t n)
+{
+    assert(n <= OBJ_LEN_MAX && room >= obj_string_size(n));
+    return obj_string_init(at, obj_room(room), OBJ_EMBED, p, n);
+}
+
+size_t object_embed_size(const struct object *o)
+{
+    if (object_type(o) != OBJ_STRING || (obj_flags(o) & OBJ_EXTERNAL))
+        return sizeof(struct object) + sizeof(char *);
+    return obj_inline_size(obj_len(o));
+}
+
+size_t object_embed_room(const struct object *o)
+{
+    return obj_block(o);
+}
+
+bool object_embedded(const struct object *o)
+{
+    return (obj_flags(o) & OBJ_EMBED) != 0;
+}
+
+struct object *object_embed(void *at, size_t room, struct object *o)
+{
+    assert(!object_embedded(o) && room >= object_embed_size(o));
+    struct object *e = at;
+    memcpy(e, o, object_embed_size(o));
+    e->units = (uint16_t)(obj_room(room) / 8);
+    obj_set_flags(e, obj_flags(o) | OBJ_EMBED);
+    mem_release(o);
+    return e;
+}
+
+struct object *object_unembed(const struct object *o)
+{
+    assert(object_embedded(o));
+    size_t n = object_embed_size(o);
+    struct object *c = mem_alloc(n);
+    memcpy(c, o, n);
+    size_t block = mem_usable(c);
+    c->units = block / 8 <= UINT16_MAX ? (uint16_t)(block / 8) : 0;
+    obj_set_flags(c, obj_flags(o) & ~(unsigned)OBJ_EMBED);
+    return c;
 }
 
 struct object *object_string_from_ll(long long v)
@@ -212,6 +306,7 @@ bool object_destroy_step(struct object **o, size_t budget)
     const struct object_type_ops *ops = obj_ops(*o);
     if (ops && !ops->destroy_step((*o)->len_lo, obj_ext(*o), budget))
         return false;
+    assert(!object_embedded(*o));
     if (ops)
         mem_release(*o); /* the structure is gone already */
     else
@@ -229,7 +324,8 @@ void object_destroy(struct object **o)
         ops->destroy((*o)->len_lo, obj_ext(*o));
     else if (obj_flags(*o) & OBJ_EXTERNAL)
         mem_release(obj_ext(*o));
-    mem_release(*o);
+    if (!object_embedded(*o))
+        mem_release(*o);
     *o = NULL;
 }
 
@@ -337,7 +433,7 @@ void object_string_mark_float(struct object *o)
 
 size_t object_memory(const struct object *o)
 {
-    size_t m = obj_block(o);
+    size_t m = object_embedded(o) ? 0 : obj_block(o);
     const struct object_type_ops *ops = obj_ops(o);
     if (ops)
         return m + ops->memory(o->len_lo, obj_ext(o));

@@ -11,8 +11,17 @@
  *
  * A key is one dict entry, a single allocation: the store's record in front
  * (struct key_meta: access time and LFU counter, dict_create_meta), then the
- * chain link, the value pointer (v.p), key length, TTL index (aux) and the
- * key bytes inline (32 bytes + key).  The expire time is
+ * chain link, key length, TTL index (aux), the key bytes inline and, 8-aligned
+ * after them (the entry's tail, dict_add_tail), the key's object itself,
+ * embedded (object.h): a collection's 16-byte header, or a string's header
+ * and, up to 64 bytes, its bytes (24 bytes + key + 16 or more).  A 16-byte key
+ * with a 16-byte value is one 64-byte block, where an entry pointing at an
+ * object of its own took 48 + 32.  store_set() moves the caller's object in
+ * (store_set_string() builds a string there directly); a value that needs
+ * more room than the entry has grows the entry (dict_entry_grow_tail: it may
+ * move, and its TTL slot is pointed at the new place); a key taken out
+ * (store_take, MOVE) or a big collection sent to the lazy free list leaves
+ * as a copy in a block of its own (object_unembed).  The expire time is
  * not in the entry: keys with a TTL also sit in the db's TTL array, slots of
  * {entry, when} kept in fixed chunks (so growing it never copies more than
  * the small chunk directory), and the entry holds its slot index.  A key
@@ -21,8 +30,9 @@
  * one slot per sample (O(1)), so every TTL key is eventually examined.
  *
  * Memory accounting (store_memory) is kept incrementally with mem_usable()
- * of every allocation: TTL chunks and objects here, the dicts' tables and
- * entries in each dict (dict_memory).  Objects grow
+ * of every allocation: TTL chunks and what objects hold beyond their entry
+ * here, the dicts' tables and entries (the embedded object with them) in
+ * each dict (dict_memory).  Objects grow
  * in place (APPEND, SETRANGE) without telling the store, so the last few
  * objects handed out by store_lookup() are remembered with the size they
  * were accounted at and re-measured when they fall out of that small ring,
@@ -93,6 +103,12 @@ struct key_meta {
 
 _Static_assert(sizeof(struct key_meta) == 8, "a key's entry stays 32 bytes + key");
 
+/* the key's object, embedded in its entry */
+static inline struct object *entry_obj(const struct dict_entry *e)
+{
+    return dict_entry_tail(e);
+}
+
 static struct key_meta *meta_of(struct dict_entry *e)
 {
     return dict_entry_meta(e, sizeof(struct key_meta));
@@ -109,7 +125,7 @@ struct ttl_slot {
 };
 
 struct db {
-    struct dict *keys;        /* key -> object (v.p), TTL slot (aux), key_meta in front */
+    struct dict *keys;        /* key -> object (the tail), TTL slot (aux), key_meta in front */
     struct ttl_slot **ttl;    /* chunk directory of the TTL array */
     size_t ttl_len;           /* slots in use */
     size_t ttl_chunks;        /* chunks allocated */
@@ -275,25 +291,25 @@ static void ttl_remove(struct store *s, struct db *d, struct dict_entry *e)
 
 /* ---- keys' entries */
 
-/* a new entry of d (from dict_add) takes val */
-static void entry_init(struct store *s, struct dict_entry *e, struct object *val)
+/* a new entry (from dict_add_tail): its record and TTL index; its object is the caller's to put */
+static void entry_init(struct store *s, struct dict_entry *e)
 {
     struct key_meta *m = meta_of(e);
-    e->v.p = val;
     e->aux = TTL_NONE;
     m->atime = s->clock;
     m->ldt = (uint16_t)(s->clock / 60);
     m->lfu = LFU_INIT_VAL;
-    s->mem += object_memory(val);
 }
 
-/* a value nobody refers to any more: big collections go to the lazy list */
+/* an embedded object whose room is about to be freed or reused: what it holds is freed, or (a
+ * big collection) goes to the lazy list as a copy of its own */
 static void release_object(struct store *s, struct object *o)
 {
     if (object_length(o) <= LAZYFREE_MIN) {
         object_destroy(&o);
         return;
     }
+    o = object_unembed(o);
     if (s->lazy_len == s->lazy_cap) {
         s->lazy_cap = s->lazy_cap ? s->lazy_cap * 2 : 8;
         s->lazy = mem_realloc(s->lazy, s->lazy_cap * sizeof(*s->lazy));
@@ -317,22 +333,27 @@ bool store_lazyfree_pending(const struct store *s)
     return s->lazy_len != 0;
 }
 
-/* remove e from d (and the TTL array) and hand back its object; e is freed */
-static struct object *unlink_entry(struct store *s, struct db *d, struct dict_entry *e)
+/* remove e from d (and the TTL array), its object released or (keep) handed back in a block of
+ * its own; e is freed */
+static struct object *unlink_entry(struct store *s, struct db *d, struct dict_entry *e, bool keep)
 {
-    struct object *val = e->v.p;
+    struct object *val = entry_obj(e);
     if (e->aux != TTL_NONE)
         ttl_remove(s, d, e);
     dirty_forget(s, val);
     s->mem -= object_memory(val);
+    if (keep)
+        val = object_unembed(val);
+    else
+        release_object(s, val);
     dict_delete(d->keys, e->key, e->klen);
     dict_compact(d->keys);
-    return val;
+    return keep ? val : NULL;
 }
 
 static void delete_entry(struct store *s, struct db *d, struct dict_entry *e)
 {
-    release_object(s, unlink_entry(s, d, e));
+    unlink_entry(s, d, e, false);
 }
 
 void store_set_gone_listener(struct store *s, store_gone_fn *fn, void *arg)
@@ -385,9 +406,9 @@ struct store *store_create(int databases)
 static void drop_entry(void *arg, struct dict_entry *e)
 {
     struct store *s = arg;
-    dirty_forget(s, e->v.p);
-    s->mem -= object_memory(e->v.p);
-    release_object(s, e->v.p);
+    dirty_forget(s, entry_obj(e));
+    s->mem -= object_memory(entry_obj(e));
+    release_object(s, entry_obj(e));
 }
 
 /* free up to the deadline (0: everything); true if all dead dicts are gone */
@@ -495,8 +516,9 @@ struct object *store_lookup(struct store *s, int db, const char *key, size_t kle
     m->atime = s->clock;
     if (s->track_lfu)
         lfu_touch(s, m);
-    dirty_add(s, e->v.p);
-    return e->v.p;
+    struct object *o = entry_obj(e);
+    dirty_add(s, o);
+    return o;
 }
 
 struct object *store_peek(struct store *s, int db, const char *key, size_t klen, int64_t now,
@@ -509,7 +531,7 @@ struct object *store_peek(struct store *s, int db, const char *key, size_t klen,
         long long idle = now / 1000 - (long long)meta_peek(e)->atime;
         *idle_s = idle > 0 ? idle : 0;
     }
-    return e->v.p;
+    return entry_obj(e);
 }
 
 int store_lfu_freq(struct store *s, int db, const char *key, size_t klen, int64_t now)
@@ -522,32 +544,65 @@ long long store_key_memory(struct store *s, int db, const char *key, size_t klen
 {
     struct db *d = store_db(s, db);
     struct dict_entry *e = find_live(s, d, key, klen, now);
-    return e ? (long long)(dict_entry_memory(d->keys, e) + object_memory(e->v.p)) : -1;
+    return e ? (long long)(dict_entry_memory(d->keys, e) + object_memory(entry_obj(e))) : -1;
+}
+
+/*
+ * The entry a new value of key goes in, with room for `need` bytes of object (*room: what the
+ * object may use of its tail): a new entry (*added) with just that, or key's, its old value
+ * released, grown if its old object's room is short.  The room is what the entry was made with,
+ * not the allocation's usable size: asking the allocator costs every SET more than the few bytes
+ * of slack would save.
+ */
+static struct dict_entry *set_entry(struct store *s, struct db *d, const char *key, size_t klen, size_t need,
+                                    int flags, bool *added, size_t *room)
+{
+    struct dict_entry *e;
+    struct dict_entry *n = dict_add_tail(d->keys, key, klen, need, &e);
+    *added = n != NULL;
+    if (n) {
+        entry_init(s, n);
+        *room = need;
+        return n;
+    }
+    struct object *old = entry_obj(e);
+    *room = object_embed_room(old);
+    dirty_forget(s, old);
+    struct key_meta *m = meta_of(e);
+    m->atime = s->clock; /* a new value is new to LRU (Redis's new object); its LFU counter stays (dbOverwrite) */
+    if ((flags & STORE_ACCESS) && s->track_lfu)
+        lfu_touch(s, m);
+    s->mem -= object_memory(old);
+    release_object(s, old);
+    if (!(flags & STORE_KEEPTTL) && e->aux != TTL_NONE)
+        ttl_remove(s, d, e);
+    if (*room < need) {
+        e = dict_entry_grow_tail(d->keys, e, need);
+        if (e->aux != TTL_NONE)
+            ttl_at(d, e->aux)->e = e;
+        *room = need;
+    }
+    return e;
 }
 
 int store_set(struct store *s, int db, const char *key, size_t klen, struct object *val, int flags)
 {
     struct db *d = store_db(s, db);
-    struct dict_entry *e;
-    struct dict_entry *added = dict_add(d->keys, key, klen, &e);
-    if (added) {
-        entry_init(s, added, val);
-        return 1;
-    }
-    dirty_forget(s, e->v.p);
-    struct key_meta *m = meta_of(e);
-    m->atime = s->clock; /* a new value is new to LRU (Redis's new object); its LFU counter stays (dbOverwrite) */
-    if ((flags & STORE_ACCESS) && s->track_lfu)
-        lfu_touch(s, m);
-    if (e->v.p != val) {
-        s->mem -= object_memory(e->v.p);
-        release_object(s, e->v.p);
-        e->v.p = val;
-        s->mem += object_memory(val);
-    }
-    if (!(flags & STORE_KEEPTTL) && e->aux != TTL_NONE)
-        ttl_remove(s, d, e);
-    return 0;
+    bool added;
+    size_t room;
+    struct dict_entry *e = set_entry(s, d, key, klen, object_embed_size(val), flags, &added, &room);
+    s->mem += object_memory(object_embed(dict_entry_tail(e), room, val));
+    return added;
+}
+
+int store_set_string(struct store *s, int db, const char *key, size_t klen, const void *p, size_t n, int flags)
+{
+    struct db *d = store_db(s, db);
+    bool added;
+    size_t room;
+    struct dict_entry *e = set_entry(s, d, key, klen, object_string_embed_size(n), flags, &added, &room);
+    s->mem += object_memory(object_string_embed(dict_entry_tail(e), room, p, n));
+    return added;
 }
 
 int store_delete(struct store *s, int db, const char *key, size_t klen, int64_t now)
@@ -572,7 +627,7 @@ struct object *store_take(struct store *s, int db, const char *key, size_t klen,
     }
     if (expire)
         *expire = e->aux != TTL_NONE ? ttl_at(d, e->aux)->when : -1;
-    return unlink_entry(s, d, e);
+    return unlink_entry(s, d, e, true);
 }
 
 int64_t store_get_expire(struct store *s, int db, const char *key, size_t klen, int64_t now)
@@ -648,9 +703,10 @@ int store_move(struct store *s, int src_db, int dst_db, const char *key, size_t 
         return 0;
     int64_t when = e->aux != TTL_NONE ? ttl_at(src, e->aux)->when : -1;
     struct key_meta m = *meta_of(e);
-    struct object *val = unlink_entry(s, src, e);
-    struct dict_entry *moved = dict_add(dst->keys, key, klen, NULL);
-    entry_init(s, moved, val);
+    struct object *val = unlink_entry(s, src, e, true);
+    struct dict_entry *moved = dict_add_tail(dst->keys, key, klen, object_embed_size(val), NULL);
+    entry_init(s, moved);
+    s->mem += object_memory(object_embed(dict_entry_tail(moved), object_embed_size(val), val));
     *meta_of(moved) = m; /* the key keeps its access time and LFU counter */
     if (when != -1)
         ttl_add(s, dst, moved, when);
@@ -677,7 +733,7 @@ static void scan_entry(void *arg, const struct dict_entry *e)
             st->reap[st->nreap++] = e;
         return;
     }
-    st->fn(st->arg, e->key, e->klen, e->v.p);
+    st->fn(st->arg, e->key, e->klen, entry_obj(e));
     st->emitted++;
 }
 

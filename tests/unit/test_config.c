@@ -220,9 +220,45 @@ static void test_auto_threads(void)
     CHECK_EQ_LL(config_threads_for_cpus(CONFIG_MAX_THREADS + 100), CONFIG_MAX_THREADS);
 }
 
+/* the listpack-set thresholds (Redis 7.2's keys): defaults, CONFIG GET, CONFIG SET */
+static void test_set_listpack_keys(void)
+{
+    char err[256];
+    char *noargs[] = {"test_config", NULL};
+    CHECK(config_setup(1, noargs, err, sizeof err) == 0);
+    rcu_register_thread();
+    CHECK_EQ_LL(config_current()->set_max_listpack_entries, 128);
+    CHECK_EQ_LL(config_current()->set_max_listpack_value, 64);
+    struct reply out;
+    reply_init(&out);
+    struct resp_arg get[1] = {{"set-max-listpack-*", 18}};
+    config_get_reply(&out, get, 1);
+    CHECK_MEM(out.buf, out.len,
+              "*4\r\n$24\r\nset-max-listpack-entries\r\n$3\r\n128\r\n"
+              "$22\r\nset-max-listpack-value\r\n$2\r\n64\r\n");
+    out.len = 0;
+    struct resp_arg set[4] = {{"set-max-listpack-entries", 24}, {"5", 1}, {"set-max-listpack-value", 22}, {"1kb", 3}};
+    config_set_reply(&out, set, 4, NULL, NULL);
+    CHECK_MEM(out.buf, out.len, "+OK\r\n");
+    CHECK_EQ_LL(config_current()->set_max_listpack_entries, 5);
+    CHECK_EQ_LL(config_current()->set_max_listpack_value, 1024);
+    out.len = 0;
+    struct resp_arg bad[2] = {{"set-max-listpack-entries", 24}, {"-1", 2}};
+    config_set_reply(&out, bad, 2, NULL, NULL);
+    CHECK(out.len > 0 && out.buf[0] == '-');
+    CHECK_EQ_LL(config_current()->set_max_listpack_entries, 5);
+    reply_deinit(&out);
+    rcu_thread_offline();
+    rcu_barrier();
+    rcu_thread_online();
+    config_teardown();
+    rcu_unregister_thread();
+}
+
 int main(void)
 {
     test_auto_threads();
+    test_set_listpack_keys();
     test_rewrite();
     test_no_torn_reads();
     return check_done("test_config");

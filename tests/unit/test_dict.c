@@ -332,7 +332,45 @@ static void drain_cb(void *arg, struct dict_entry *e)
         seen[i]++;
 }
 
-/* the owner's record rides in front of each entry; a drain shows every entry to the owner once */
+/* a grown tail keeps the entry's bytes and its place in the table, mid-rehash too, and is
+ * accounted */
+static void test_grow_tail(void)
+{
+    struct dict *d = dict_create_meta(8);
+    long bad = 0;
+    for (long i = 0; i < 3000; i++) {
+        char k[32];
+        size_t n = key_of(k, i);
+        struct dict_entry *e = dict_add_tail(d, k, n, 8, NULL);
+        memcpy(dict_entry_meta(e, 8), &i, sizeof i);
+        memcpy(dict_entry_tail(e), &i, sizeof i);
+        e->aux = (uint32_t)i;
+        if (i % 3 == 0) { /* while the table grows (rehashing much of the time) */
+            size_t before = dict_memory(d) - dict_entry_memory(d, e);
+            e = dict_entry_grow_tail(d, e, 200);
+            CHECK(dict_entry_memory(d, e) >= 8 + sizeof *e + ((n + 7) & ~(size_t)7) + 200);
+            CHECK_EQ_LL(dict_memory(d), before + dict_entry_memory(d, e));
+            bad += dict_peek(d, k, n) != e;
+        }
+    }
+    for (long i = 0; i < 3000; i++) {
+        char k[32];
+        size_t n = key_of(k, i);
+        struct dict_entry *e = dict_find(d, k, n);
+        long m = -1, t = -1;
+        if (e) {
+            memcpy(&m, dict_entry_meta(e, 8), sizeof m);
+            memcpy(&t, dict_entry_tail(e), sizeof t);
+        }
+        bad += e == NULL || m != i || t != i || e->aux != (uint32_t)i;
+    }
+    CHECK_EQ_LL(bad, 0);
+    CHECK_EQ_LL(dict_size(d), 3000);
+    dict_destroy(&d);
+}
+
+/* the owner's record rides in front of each entry and its tail after the key; a drain shows every
+ * entry to the owner once */
 static void test_meta_drain(void)
 {
     struct dict *d = dict_create_meta(8);
@@ -340,23 +378,26 @@ static void test_meta_drain(void)
     for (long i = 0; i < 5000; i++) {
         char k[32];
         size_t n = key_of(k, i);
-        struct dict_entry *e = dict_add(d, k, n, NULL);
+        struct dict_entry *e = dict_add_tail(d, k, n, 16, NULL);
         uint64_t rec = (uint64_t)i * 3 + 1;
         memcpy(dict_entry_meta(e, 8), &rec, 8);
-        e->v.p = d;
+        memcpy(dict_entry_tail(e), &d, sizeof d);
+        CHECK(((uintptr_t)dict_entry_tail(e) & 7) == 0);
         e->aux = (uint32_t)i;
-        CHECK(dict_entry_memory(d, e) >= 8 + sizeof *e + n);
+        CHECK(dict_entry_memory(d, e) >= 8 + sizeof *e + ((n + 7) & ~(size_t)7) + 16);
         dict_add(plain, k, n, NULL);
     }
-    /* the records survive the growth's rehashes, and cost their 8 bytes an entry */
+    /* the records survive the growth's rehashes, and cost their bytes an entry */
     long bad = 0;
     for (long i = 0; i < 5000; i++) {
         char k[32];
         size_t n = key_of(k, i);
         struct dict_entry *e = dict_find(d, k, n);
         uint64_t rec;
+        struct dict *tail;
         memcpy(&rec, dict_entry_meta(e, 8), 8);
-        bad += rec != (uint64_t)i * 3 + 1 || e->aux != (uint32_t)i || e->v.p != d;
+        memcpy(&tail, dict_entry_tail(e), sizeof tail);
+        bad += rec != (uint64_t)i * 3 + 1 || e->aux != (uint32_t)i || tail != d;
     }
     CHECK_EQ_LL(bad, 0);
     CHECK(dict_memory(d) > dict_memory(plain));
@@ -442,6 +483,7 @@ int main(void)
     test_random();
     test_destroy_step();
     test_meta_drain();
+    test_grow_tail();
     test_sample();
     test_memory();
     return check_done("test_dict");

@@ -1,8 +1,12 @@
 /*
  * test_object: string objects (contents, in-place growth, encoding names as
- * Redis 7.0 reports them, memory) and the cross-shard serialized form.
+ * Redis 7.0 reports them, memory), embedding in an owner's memory and back,
+ * and the cross-shard serialized form.
  */
 #include "percore/object.h"
+
+#include "percore/mem.h"
+#include "percore/set.h"
 
 #include "check.h"
 
@@ -251,6 +255,89 @@ static void test_serialize(void)
     free(bytes);
 }
 
+/* an object in its owner's room: it works as any other, its memory leaves the room out, destroy
+ * leaves the room alone, and a copy of its own takes its payload */
+static void test_embed(void)
+{
+    _Alignas(8) char room[256];
+    /* a short string: header and bytes in the room */
+    CHECK_EQ_LL(object_string_embed_size(16), 8 + 16);
+    CHECK_EQ_LL(object_string_embed_size(3), 16);
+    CHECK_EQ_LL(object_string_embed_size(64), 8 + 64);
+    CHECK_EQ_LL(object_string_embed_size(65), 16); /* longer: header and a pointer */
+    struct object *o = object_string_embed(room, 24, "0123456789abcdef", 16);
+    CHECK((void *)o == (void *)room);
+    CHECK(object_embedded(o));
+    CHECK_EQ_LL(object_memory(o), 0);
+    CHECK_EQ_LL(object_embed_room(o), 24);
+    size_t len;
+    const char *p = object_string_ptr(o, &len);
+    CHECK_MEM(p, len, "0123456789abcdef");
+    CHECK(p == room + 8);
+    CHECK(strcmp(object_encoding_name(o), "embstr") == 0);
+    /* growth past the room moves the bytes out, and counts them */
+    object_string_append(o, "xyz", 3);
+    CHECK(object_memory(o) >= 19);
+    p = object_string_ptr(o, &len);
+    CHECK_MEM(p, len, "0123456789abcdefxyz");
+    CHECK(strcmp(object_encoding_name(o), "raw") == 0);
+    /* a copy of its own takes the external buffer */
+    struct object *c = object_unembed(o);
+    CHECK(!object_embedded(c));
+    p = object_string_ptr(c, &len);
+    CHECK_MEM(p, len, "0123456789abcdefxyz");
+    CHECK(strcmp(object_encoding_name(c), "raw") == 0);
+    CHECK(object_memory(c) >= 16 + 19);
+    object_destroy(&c);
+
+    /* a long string is made with its bytes apart, so embedding moves 16 bytes */
+    char big[300];
+    memset(big, 'b', sizeof big);
+    o = object_string_create(big, sizeof big);
+    CHECK_EQ_LL(object_embed_size(o), 16);
+    size_t m = object_memory(o);
+    CHECK(m >= 16 + sizeof big);
+    struct object *e = object_embed(room, 16, o); /* o's block is freed */
+    CHECK(object_embedded(e) && object_embed_room(e) == 16);
+    CHECK_EQ_LL(object_memory(e), m - 16);
+    p = object_string_ptr(e, &len);
+    CHECK(len == sizeof big && memcmp(p, big, len) == 0);
+    CHECK(strcmp(object_encoding_name(e), "raw") == 0);
+    object_destroy(&e); /* frees the bytes, not the room (ASan: no bad free) */
+    CHECK(e == NULL);
+
+    /* a short standalone string (flags kept) embedded in more room than it needs */
+    o = object_string_create("1.5", 3);
+    object_string_mark_float(o);
+    e = object_embed(room, 64, o);
+    CHECK_EQ_LL(object_embed_room(e), 64);
+    CHECK_EQ_LL(object_memory(e), 0);
+    object_string_set(e, "12345678901234567890123456789012345678901234567890", 50); /* fits the room */
+    CHECK_EQ_LL(object_memory(e), 0);
+    CHECK(strcmp(object_encoding_name(e), "raw") == 0);
+    c = object_unembed(e);
+    p = object_string_ptr(c, &len);
+    CHECK(len == 50 && memcmp(p, "1234567890", 10) == 0);
+    CHECK(object_memory(c) >= 8 + 50);
+    object_destroy(&c);
+
+    /* a collection: its 16-byte header embedded, its structure kept */
+    const struct set_limits lim = {512, 128, 64};
+    o = set_create_for("a", 1, &lim);
+    set_add(o, "a", 1, &lim);
+    set_add(o, "b", 1, &lim);
+    size_t sm = object_memory(o);
+    CHECK_EQ_LL(object_embed_size(o), 16);
+    e = object_embed(room, 16, o);
+    CHECK(object_type(e) == OBJ_SET && set_size(e) == 2 && set_is_member(e, "b", 1));
+    CHECK_EQ_LL(object_memory(e), sm - 16);
+    set_add(e, "c", 1, &lim);
+    CHECK(set_size(e) == 3);
+    c = object_unembed(e);
+    CHECK(object_type(c) == OBJ_SET && set_size(c) == 3 && set_is_member(c, "c", 1));
+    CHECK(object_destroy_step(&c, 1));
+}
+
 int main(void)
 {
     test_create();
@@ -259,5 +346,6 @@ int main(void)
     test_setrange();
     test_set();
     test_serialize();
+    test_embed();
     return check_done("test_object");
 }

@@ -1,6 +1,8 @@
 /*
  * test_set: the set type through its object: encodings and conversion
- * (by a string member, by size), membership, iteration, random members,
+ * (by a string member, by size; intset, listpack and hashtable, each
+ * threshold of set-max-intset-entries and set-max-listpack-entries/-value),
+ * membership, iteration, random members,
  * OBJECT ENCODING names, memory, lazy free and the cross-shard form
  * (round trip in both encodings, malformed input rejected).
  */
@@ -13,9 +15,20 @@
 
 #include <stdlib.h>
 
+/* the limits of Redis 7.0, which has no listpack sets */
+static const struct set_limits NOLP = {512, 0, 0};
+/* Redis 7.2's defaults */
+static const struct set_limits LP = {512, 128, 64};
+
 static bool add(struct object *o, const char *s, long long max)
 {
-    return set_add(o, s, strlen(s), max);
+    struct set_limits lim = {max, 0, 0};
+    return set_add(o, s, strlen(s), &lim);
+}
+
+static bool add_lim(struct object *o, const char *s, const struct set_limits *lim)
+{
+    return set_add(o, s, strlen(s), lim);
 }
 
 static bool has(struct object *o, const char *s)
@@ -25,7 +38,7 @@ static bool has(struct object *o, const char *s)
 
 static void test_intset_to_hashtable(void)
 {
-    struct object *o = set_create_for("12", 2);
+    struct object *o = set_create_for("12", 2, &NOLP);
     CHECK(object_type(o) == OBJ_SET);
     CHECK(strcmp(object_type_name(o), "set") == 0);
     CHECK(set_encoding(o) == SET_ENC_INTSET);
@@ -50,10 +63,111 @@ static void test_intset_to_hashtable(void)
     CHECK(set_encoding(o) == SET_ENC_HASHTABLE);
     object_destroy(&o);
 
-    o = set_create_for("a", 1);
+    o = set_create_for("a", 1, &NOLP);
     CHECK(set_encoding(o) == SET_ENC_HASHTABLE);
     object_destroy(&o);
-    o = set_create_for("", 0);
+    o = set_create_for("", 0, &NOLP);
+    CHECK(set_encoding(o) == SET_ENC_HASHTABLE);
+    object_destroy(&o);
+}
+
+static void test_listpack(void)
+{
+    /* a string member starts a listpack, which OBJECT ENCODING calls what Redis 7.0 has */
+    struct object *o = set_create_for("a", 1, &LP);
+    CHECK(set_encoding(o) == SET_ENC_LISTPACK);
+    CHECK(strcmp(object_encoding_name(o), "hashtable") == 0);
+    const char *in[] = {"member0", "member1", "", "a\0b", "12"};
+    for (int i = 0; i < 5; i++)
+        CHECK(set_add(o, in[i], i == 3 ? 3 : strlen(in[i]), &LP));
+    CHECK(!add_lim(o, "member1", &LP));
+    CHECK(!set_add(o, "a\0b", 3, &LP));
+    CHECK(set_size(o) == 5 && object_length(o) == 5);
+    CHECK(has(o, "member0") && has(o, "") && has(o, "12") && !has(o, "member") && !has(o, "a"));
+    CHECK(set_is_member(o, "a\0b", 3));
+    /* insertion order */
+    struct set_iter it;
+    struct set_member m;
+    set_iter_init(&it, o);
+    for (int i = 0; i < 5; i++) {
+        CHECK(set_iter_next(&it, &m));
+        CHECK(!m.is_int && m.n == (i == 3 ? 3 : strlen(in[i])) && memcmp(m.p, in[i], m.n) == 0);
+        CHECK(set_has_member(o, &m));
+    }
+    CHECK(!set_iter_next(&it, &m));
+    CHECK(set_remove(o, "", 0));
+    CHECK(!set_remove(o, "", 0));
+    CHECK(!set_remove(o, "nope", 4));
+    CHECK(set_size(o) == 4 && !has(o, ""));
+    /* one allocation: 4 short members cost far less than a dict */
+    CHECK(object_memory(o) <= 16 + 64);
+    set_convert_to_hashtable(o);
+    CHECK(set_encoding(o) == SET_ENC_HASHTABLE);
+    CHECK(set_size(o) == 4 && has(o, "member0") && has(o, "12") && set_is_member(o, "a\0b", 3));
+    object_destroy(&o);
+
+    /* past set-max-listpack-entries: hashtable (the 5th member of 4) */
+    const struct set_limits four = {512, 4, 64};
+    o = set_create_for("x", 1, &four);
+    CHECK(add_lim(o, "a", &four) && add_lim(o, "b", &four) && add_lim(o, "c", &four) && add_lim(o, "d", &four));
+    CHECK(set_encoding(o) == SET_ENC_LISTPACK);
+    CHECK(!add_lim(o, "d", &four)); /* a duplicate doesn't convert */
+    CHECK(set_encoding(o) == SET_ENC_LISTPACK);
+    CHECK(add_lim(o, "e", &four));
+    CHECK(set_encoding(o) == SET_ENC_HASHTABLE);
+    CHECK(set_size(o) == 5 && has(o, "a") && has(o, "e"));
+    object_destroy(&o);
+
+    /* a member longer than set-max-listpack-value: hashtable, at creation or later */
+    const struct set_limits short3 = {512, 128, 3};
+    o = set_create_for("abcd", 4, &short3);
+    CHECK(set_encoding(o) == SET_ENC_HASHTABLE);
+    object_destroy(&o);
+    o = set_create_for("abc", 3, &short3);
+    CHECK(set_encoding(o) == SET_ENC_LISTPACK);
+    CHECK(add_lim(o, "abc", &short3));
+    CHECK(set_encoding(o) == SET_ENC_LISTPACK);
+    CHECK(add_lim(o, "abcd", &short3));
+    CHECK(set_encoding(o) == SET_ENC_HASHTABLE);
+    CHECK(has(o, "abc") && has(o, "abcd"));
+    object_destroy(&o);
+    /* set-max-listpack-entries 0: never a listpack */
+    const struct set_limits none = {512, 0, 64};
+    o = set_create_for("a", 1, &none);
+    CHECK(set_encoding(o) == SET_ENC_HASHTABLE);
+    object_destroy(&o);
+
+    /* intset + a string member: a listpack holding the integers' decimal forms */
+    o = set_create_for("3", 1, &LP);
+    CHECK(add_lim(o, "3", &LP) && add_lim(o, "-20", &LP) && add_lim(o, "100", &LP));
+    CHECK(set_encoding(o) == SET_ENC_INTSET);
+    CHECK(add_lim(o, "x", &LP));
+    CHECK(set_encoding(o) == SET_ENC_LISTPACK);
+    CHECK(strcmp(object_encoding_name(o), "hashtable") == 0);
+    CHECK(set_size(o) == 4 && has(o, "-20") && has(o, "3") && has(o, "100") && has(o, "x"));
+    CHECK(!add_lim(o, "100", &LP));
+    object_destroy(&o);
+    /* ... a hashtable when the intset already has set-max-listpack-entries members */
+    o = set_create(SET_ENC_INTSET);
+    for (int i = 0; i < 4; i++) {
+        char b[8];
+        snprintf(b, sizeof b, "%d", i);
+        CHECK(add_lim(o, b, &four));
+    }
+    CHECK(add_lim(o, "x", &four));
+    CHECK(set_encoding(o) == SET_ENC_HASHTABLE);
+    CHECK(set_size(o) == 5);
+    object_destroy(&o);
+    /* ... or when an integer is longer than set-max-listpack-value */
+    o = set_create(SET_ENC_INTSET);
+    CHECK(add_lim(o, "1", &short3) && add_lim(o, "-1000", &short3));
+    CHECK(add_lim(o, "x", &short3));
+    CHECK(set_encoding(o) == SET_ENC_HASHTABLE);
+    object_destroy(&o);
+    /* ... and an intset past set-max-intset-entries is a hashtable (Redis 7.2) */
+    const struct set_limits int2 = {2, 128, 64};
+    o = set_create(SET_ENC_INTSET);
+    CHECK(add_lim(o, "1", &int2) && add_lim(o, "2", &int2) && add_lim(o, "3", &int2));
     CHECK(set_encoding(o) == SET_ENC_HASHTABLE);
     object_destroy(&o);
 }
@@ -86,16 +200,16 @@ static void test_threshold(void)
 
 static void test_iter_random(void)
 {
-    for (int enc = 0; enc < 2; enc++) {
-        struct object *o = set_create(SET_ENC_INTSET);
+    for (int enc = 0; enc < 3; enc++) {
+        struct object *o = set_create(enc == 2 ? SET_ENC_LISTPACK : SET_ENC_INTSET);
         for (int i = 0; i < 100; i++) {
             char b[16];
             snprintf(b, sizeof b, "%d", i * 3);
-            add(o, b, 512);
+            add_lim(o, b, &LP);
         }
         if (enc == 1)
             set_convert_to_hashtable(o);
-        CHECK(set_encoding(o) == (enc ? SET_ENC_HASHTABLE : SET_ENC_INTSET));
+        CHECK(set_encoding(o) == (enum set_encoding)enc);
         int seen[100] = {0};
         long prev = -1;
         bool ascending = true;
@@ -161,16 +275,21 @@ static void emit(void *arg, const void *p, size_t n)
 
 static void test_serialize(void)
 {
-    struct object *s[2];
+    struct object *s[3];
     s[0] = set_create(SET_ENC_INTSET);
     add(s[0], "5", 512);
     add(s[0], "-70000", 512);
     add(s[0], "3", 512);
     s[1] = set_create(SET_ENC_INTSET);
     add(s[1], "7", 512);
-    set_add(s[1], "a\0b", 3, 512);
+    set_add(s[1], "a\0b", 3, &NOLP);
     add(s[1], "", 512);
-    for (int i = 0; i < 2; i++) {
+    s[2] = set_create_for("x", 1, &LP);
+    add_lim(s[2], "x", &LP);
+    set_add(s[2], "a\0b", 3, &LP);
+    add_lim(s[2], "7", &LP);
+    CHECK(set_encoding(s[2]) == SET_ENC_LISTPACK);
+    for (int i = 0; i < 3; i++) {
         struct buf b = {0};
         object_serialize(s[i], emit, &b);
         struct object *c = object_deserialize(b.p, b.n);
@@ -215,8 +334,25 @@ static void test_serialize(void)
     free(b.p);
     free(b1.p);
     object_destroy(&one);
+    /* a listpack form with a member twice is malformed: "x","y" with the y made an x */
+    struct object *twice = set_create(SET_ENC_LISTPACK);
+    add_lim(twice, "x", &LP);
+    add_lim(twice, "y", &LP);
+    struct buf tb = {0};
+    object_serialize(twice, emit, &tb);
+    char *y = memchr(tb.p + 3, 'y', tb.n - 3);
+    CHECK(y != NULL);
+    struct object *ok = object_deserialize(tb.p, tb.n);
+    CHECK(ok != NULL && set_encoding(ok) == SET_ENC_LISTPACK && set_size(ok) == 2);
+    object_destroy(&ok);
+    if (y)
+        *y = 'x';
+    CHECK(object_deserialize(tb.p, tb.n) == NULL);
+    free(tb.p);
+    object_destroy(&twice);
     object_destroy(&s[0]);
     object_destroy(&s[1]);
+    object_destroy(&s[2]);
 }
 
 static void test_memory_and_lazy_free(void)
@@ -274,6 +410,7 @@ int main(void)
     siphash_set_seed(seed);
     test_intset_to_hashtable();
     test_threshold();
+    test_listpack();
     test_iter_random();
     test_serialize();
     test_memory_and_lazy_free();
