@@ -5,8 +5,9 @@
  * families of this folder, admin_setup() the admin layer's, with the
  * containers' subcommands), so the table names no layer above it.
  * command_register() fills an open-addressed table of pointers keyed by the
- * lower-cased name; lookups lower-case at most 32 bytes on the stack, so a
- * lookup costs one hash and one or two compares, with no allocation.
+ * lower-cased name, with each name's length; a lookup lower-cases the name
+ * as it hashes and compares it (at most 32 bytes), so it costs one hash and
+ * one or two compares, with no copy and no allocation.
  * Internal commands (CMD_INTERNAL) are kept apart: clients can never call
  * them by name.  Also the few helpers every family's handlers share.
  */
@@ -34,13 +35,25 @@
 
 static const struct command *command_list[COMMAND_MAX];
 static size_t command_list_len;
-static const struct command *command_hash[COMMAND_HASH_SIZE];
 
-static unsigned command_hash_name(const char *lower, size_t len)
+struct command_slot {
+    const struct command *cmd; /* NULL: empty */
+    size_t len;                /* strlen(cmd->name) */
+};
+static struct command_slot command_hash[COMMAND_HASH_SIZE];
+
+/* ASCII lower case, as the names are registered */
+static inline unsigned char command_lower(unsigned char ch)
 {
-    unsigned h = 2166136261u; /* FNV-1a */
+    return (unsigned)(ch - 'A') < 26u ? (unsigned char)(ch | 0x20) : ch;
+}
+
+/* FNV-1a of the lower-cased name */
+static inline unsigned command_hash_name(const char *name, size_t len)
+{
+    unsigned h = 2166136261u;
     for (size_t i = 0; i < len; i++)
-        h = (h ^ (unsigned char)lower[i]) * 16777619u;
+        h = (h ^ command_lower((unsigned char)name[i])) * 16777619u;
     return h & (COMMAND_HASH_SIZE - 1);
 }
 
@@ -55,10 +68,11 @@ void command_register(const struct command *family, size_t n)
         if (c->flags & CMD_INTERNAL)
             continue;
         command_list[command_list_len++] = c;
-        unsigned h = command_hash_name(c->name, strlen(c->name));
-        while (command_hash[h])
+        size_t len = strlen(c->name);
+        unsigned h = command_hash_name(c->name, len);
+        while (command_hash[h].cmd)
             h = (h + 1) & (COMMAND_HASH_SIZE - 1);
-        command_hash[h] = c;
+        command_hash[h] = (struct command_slot){c, len};
     }
 }
 
@@ -159,17 +173,15 @@ const struct command *command_lookup(const char *name, size_t len)
 {
     if (len == 0 || len > COMMAND_NAME_MAX)
         return NULL;
-    char lower[COMMAND_NAME_MAX];
-    for (size_t i = 0; i < len; i++) {
-        char ch = name[i];
-        lower[i] = (ch >= 'A' && ch <= 'Z') ? (char)(ch + 32) : ch;
-    }
-    unsigned h = command_hash_name(lower, len);
-    while (command_hash[h]) {
-        const char *n = command_hash[h]->name;
-        if (strlen(n) == len && memcmp(n, lower, len) == 0)
-            return command_hash[h];
-        h = (h + 1) & (COMMAND_HASH_SIZE - 1);
+    for (unsigned h = command_hash_name(name, len); command_hash[h].cmd; h = (h + 1) & (COMMAND_HASH_SIZE - 1)) {
+        if (command_hash[h].len != len)
+            continue;
+        const char *n = command_hash[h].cmd->name;
+        size_t i = 0;
+        while (i < len && command_lower((unsigned char)name[i]) == (unsigned char)n[i])
+            i++;
+        if (i == len)
+            return command_hash[h].cmd;
     }
     return NULL;
 }
