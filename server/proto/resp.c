@@ -442,6 +442,19 @@ static enum resp_status parse_inline(struct resp_parser *p, const char *buf, siz
 static inline bool short_count(const char *buf, size_t len, size_t *i, size_t *v)
 {
     size_t j = *i;
+    if (len - j >= 4) { /* one or two digits, the usual case, with one bounds test */
+        unsigned d0 = (unsigned)(unsigned char)buf[j] - '0', d1 = (unsigned)(unsigned char)buf[j + 1] - '0';
+        if (d0 <= 9 && buf[j + 1] == '\r') {
+            *i = j + 3;
+            *v = d0;
+            return true;
+        }
+        if (d0 - 1 < 9 && d1 <= 9 && buf[j + 2] == '\r') {
+            *i = j + 4;
+            *v = d0 * 10 + d1;
+            return true;
+        }
+    }
     if (j >= len)
         return false;
     unsigned d = (unsigned)(unsigned char)buf[j] - '0';
