@@ -60,6 +60,13 @@ enum {
  * replaced.
  */
 int store_set(struct store *s, int db, const char *key, size_t klen, struct object *val, int flags);
+/*
+ * store_lookup() of key, then store_set() of it, with one hash of the key
+ * (Redis's SET: lookupKeyWrite, then setKey): an expired key is deleted
+ * first (so the set makes it anew, 1), a live one is accessed, then replaced.
+ */
+int store_lookup_set(struct store *s, int db, const char *key, size_t klen, struct object *val, int flags,
+                     int64_t now);
 /* 1 if a live key was deleted, 0 if there was none (expired counts as none) */
 int store_delete(struct store *s, int db, const char *key, size_t klen, int64_t now);
 /* remove key and hand its object to the caller (NULL if none); TTL returned in *expire */

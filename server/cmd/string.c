@@ -180,23 +180,27 @@ static bool get_generic(struct cmd_ctx *ctx, bool *found)
 
 /*
  * Redis setKey: store val (the store takes it) under key, "new" when that
- * created the key, and the change.  Always inlined, as set_value is: out
- * of line the two cost SET's handler 22 instructions more than before it
- * reported anything, inlined 5 (callgrind, cmd_set inclusive).
+ * created the key, and the change; `lookup`: after the lookupKeyWrite of
+ * the key that SET does first (the store does both with one hash).  Always
+ * inlined, as set_value is: out of line the two cost SET's handler 22
+ * instructions more than before it reported anything, inlined 5
+ * (callgrind, cmd_set inclusive).
  */
 static inline __attribute__((always_inline)) void set_key(struct cmd_ctx *ctx, const struct resp_arg *key,
-                                                          struct object *val, int store_flags)
+                                                          struct object *val, int store_flags, bool lookup)
 {
-    if (store_set(ctx->store, ctx->db, key->ptr, key->len, val, store_flags))
+    if (lookup ? store_lookup_set(ctx->store, ctx->db, key->ptr, key->len, val, store_flags, ctx->now)
+               : store_set(ctx->store, ctx->db, key->ptr, key->len, val, store_flags))
         cmd_notify(ctx, NOTIFY_NEW, "new", key);
     cmd_modified(ctx, key);
 }
 
 /* set_key with the string val; Redis's setKey looks the key up, an access */
 static inline __attribute__((always_inline)) void set_value(struct cmd_ctx *ctx, const struct resp_arg *key,
-                                                            const struct resp_arg *val, int store_flags)
+                                                            const struct resp_arg *val, int store_flags,
+                                                            bool lookup)
 {
-    set_key(ctx, key, object_string_create(val->ptr, val->len), store_flags | STORE_ACCESS);
+    set_key(ctx, key, object_string_create(val->ptr, val->len), store_flags | STORE_ACCESS, lookup);
 }
 
 enum set_reply { SETR_OK, SETR_NX }; /* +OK/nil, or :1/:0 (SETNX) */
@@ -218,7 +222,9 @@ static void set_generic(struct cmd_ctx *ctx, int flags, const struct resp_arg *k
             return;
     }
 
-    found = cmd_lookup_write(ctx, key) != NULL;
+    /* the key is looked up (lookupKeyWrite) here for NX and XX, else with the set */
+    bool cond = (flags & (SET_NX | SET_XX)) != 0;
+    found = cond && cmd_lookup_write(ctx, key) != NULL;
     if (((flags & SET_NX) && found) || ((flags & SET_XX) && !found)) {
         if (!(flags & SET_GET)) {
             if (style == SETR_NX)
@@ -229,7 +235,7 @@ static void set_generic(struct cmd_ctx *ctx, int flags, const struct resp_arg *k
         return;
     }
 
-    set_value(ctx, key, val, (flags & SET_KEEPTTL) ? STORE_KEEPTTL : 0);
+    set_value(ctx, key, val, (flags & SET_KEEPTTL) ? STORE_KEEPTTL : 0, !cond);
     cmd_notify(ctx, NOTIFY_STRING, "set", key);
     if (expire) {
         store_set_expire(ctx->store, ctx->db, key->ptr, key->len, ms, ctx->now);
@@ -285,7 +291,7 @@ static void cmd_getset(struct cmd_ctx *ctx)
     bool found;
     if (!get_generic(ctx, &found))
         return;
-    set_value(ctx, &ctx->argv[1], &ctx->argv[2], 0);
+    set_value(ctx, &ctx->argv[1], &ctx->argv[2], 0, false);
     cmd_notify(ctx, NOTIFY_STRING, "set", &ctx->argv[1]);
 }
 
@@ -368,9 +374,7 @@ static void mset_generic(struct cmd_ctx *ctx, bool nx, const char *cmd)
          * before the new one is added ("new").  Only when effects are wanted:
          * the lookups cost MSET of 10 keys 70% more instructions (callgrind).
          */
-        if (!nx && ctx->effects)
-            cmd_lookup_write(ctx, &ctx->argv[j]);
-        set_value(ctx, &ctx->argv[j], &ctx->argv[j + 1], 0);
+        set_value(ctx, &ctx->argv[j], &ctx->argv[j + 1], 0, !nx && ctx->effects);
         cmd_notify(ctx, NOTIFY_STRING, "set", &ctx->argv[j]);
     }
     if (nx)
@@ -416,7 +420,7 @@ static void incr_decr(struct cmd_ctx *ctx, long long incr)
     }
     value += incr;
     /* dbOverwrite keeps the TTL */
-    set_key(ctx, key, object_string_from_ll(value), STORE_KEEPTTL);
+    set_key(ctx, key, object_string_from_ll(value), STORE_KEEPTTL, false);
     cmd_notify(ctx, NOTIFY_STRING, "incrby", key);
     reply_int(ctx->out, value);
 }
@@ -485,7 +489,7 @@ static void cmd_incrbyfloat(struct cmd_ctx *ctx)
     len = util_ld_to_str(buf, sizeof(buf), value);
     struct object *result = object_string_create(buf, (size_t)len);
     object_string_mark_float(result);
-    set_key(ctx, key, result, STORE_KEEPTTL);
+    set_key(ctx, key, result, STORE_KEEPTTL, false);
     cmd_notify(ctx, NOTIFY_STRING, "incrbyfloat", key);
     reply_bulk(ctx->out, buf, (size_t)len);
 }
@@ -498,7 +502,7 @@ static void cmd_append(struct cmd_ctx *ctx)
     size_t totlen;
 
     if (o == NULL) {
-        set_value(ctx, key, val, 0);
+        set_value(ctx, key, val, 0, false);
         totlen = val->len;
     } else {
         if (object_type(o) != OBJ_STRING) {
@@ -598,7 +602,7 @@ static void cmd_setrange(struct cmd_ctx *ctx)
             return;
         o = object_string_create("", 0);
         newlen = object_string_setrange(o, (size_t)offset, val->ptr, val->len);
-        set_key(ctx, key, o, 0);
+        set_key(ctx, key, o, 0, false);
     } else {
         if (object_type(o) != OBJ_STRING) {
             reply_wrongtype(ctx->out);

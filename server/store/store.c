@@ -525,15 +525,9 @@ long long store_key_memory(struct store *s, int db, const char *key, size_t klen
     return e ? (long long)(dict_entry_memory(d->keys, e) + object_memory(e->v.p)) : -1;
 }
 
-int store_set(struct store *s, int db, const char *key, size_t klen, struct object *val, int flags)
+/* e, a key of d, takes val (store_set's replace) */
+static void replace_value(struct store *s, struct db *d, struct dict_entry *e, struct object *val, int flags)
 {
-    struct db *d = store_db(s, db);
-    struct dict_entry *e;
-    struct dict_entry *added = dict_add(d->keys, key, klen, &e);
-    if (added) {
-        entry_init(s, added, val);
-        return 1;
-    }
     dirty_forget(s, e->v.p);
     struct key_meta *m = meta_of(e);
     m->atime = s->clock; /* a new value is new to LRU (Redis's new object); its LFU counter stays (dbOverwrite) */
@@ -547,6 +541,39 @@ int store_set(struct store *s, int db, const char *key, size_t klen, struct obje
     }
     if (!(flags & STORE_KEEPTTL) && e->aux != TTL_NONE)
         ttl_remove(s, d, e);
+}
+
+int store_set(struct store *s, int db, const char *key, size_t klen, struct object *val, int flags)
+{
+    struct db *d = store_db(s, db);
+    struct dict_entry *e;
+    struct dict_entry *added = dict_add(d->keys, key, klen, &e);
+    if (added) {
+        entry_init(s, added, val);
+        return 1;
+    }
+    replace_value(s, d, e, val, flags);
+    return 0;
+}
+
+int store_lookup_set(struct store *s, int db, const char *key, size_t klen, struct object *val, int flags,
+                     int64_t now)
+{
+    s->clock = (uint32_t)(now / 1000);
+    struct db *d = store_db(s, db);
+    struct dict_entry *e;
+    struct dict_entry *added = dict_add(d->keys, key, klen, &e);
+    if (!added && entry_expired(d, e, now)) { /* the lookup reaps it (find_live), the set adds the key anew */
+        delete_expired(s, d, e);
+        added = dict_add(d->keys, key, klen, &e);
+    }
+    if (added) {
+        entry_init(s, added, val);
+        return 1;
+    }
+    if (s->track_lfu) /* the lookup's access (store_lookup; the set writes the access time) */
+        lfu_touch(s, meta_of(e));
+    replace_value(s, d, e, val, flags);
     return 0;
 }
 
