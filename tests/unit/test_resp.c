@@ -30,6 +30,8 @@ struct out {
 
 static void out_add(struct out *o, const void *p, size_t n)
 {
+    if (n == 0) /* an empty first argument: o->buf may still be NULL */
+        return;
     if (o->len + n > o->cap) {
         o->cap = (o->len + n) * 2;
         o->buf = realloc(o->buf, o->cap);
