@@ -141,8 +141,22 @@ void config_teardown(void);
  * 2 cpus or fewer (there the clients share the shards' cores and a hop costs more than a second shard gives) */
 int config_threads_for_cpus(int cpus);
 
-/* the current config; caller is an online RCU thread (or the main thread at setup) */
-const struct config *config_current(void);
+/* what config_current() reads: written only by config.c (rcu_assign_pointer) */
+extern struct config *config_published;
+/*
+ * The current config; caller is an online RCU thread (or the main thread at
+ * setup).  Inline, as the command path reads it a few times per request:
+ * rcu_dereference is a dependency-ordered load, which a consume load is
+ * (TSan builds: acquire, as config.c publishes with release there).
+ */
+static inline const struct config *config_current(void)
+{
+#ifdef PERCORE_SANITIZE_THREAD
+    return __atomic_load_n(&config_published, __ATOMIC_ACQUIRE);
+#else
+    return __atomic_load_n(&config_published, __ATOMIC_CONSUME);
+#endif
+}
 /* the cluster port (cluster-ports, cluster-port-base) of shard `shard` under cfg.  Any thread. */
 int config_cluster_port(const struct config *cfg, int shard);
 

@@ -61,8 +61,14 @@ enum {
  * dbOverwrite).  Returns 1 if the key was new, 0 if replaced.
  */
 int store_set(struct store *s, int db, const char *key, size_t klen, struct object *val, int flags);
-/* store_set of the string p[0..n), built in the key's entry (no object of its own first) */
-int store_set_string(struct store *s, int db, const char *key, size_t klen, const void *p, size_t n, int flags);
+/*
+ * store_set of the string p[0..n), built in the key's entry (no object of its own first).  now >= 0:
+ * after a store_lookup() of key at now, with one hash of the key (Redis's SET: lookupKeyWrite, then
+ * setKey): an expired key is deleted first (so the set makes it anew, 1), a live one is accessed,
+ * then replaced; now < 0: no lookup.
+ */
+int store_set_string(struct store *s, int db, const char *key, size_t klen, const void *p, size_t n, int flags,
+                     int64_t now);
 /* 1 if a live key was deleted, 0 if there was none (expired counts as none) */
 int store_delete(struct store *s, int db, const char *key, size_t klen, int64_t now);
 /* remove key and hand its object to the caller (NULL if none); TTL returned in *expire */

@@ -5,8 +5,11 @@
  * families of this folder, admin_setup() the admin layer's, with the
  * containers' subcommands), so the table names no layer above it.
  * command_register() fills an open-addressed table of pointers keyed by the
- * lower-cased name; lookups lower-case at most 32 bytes on the stack, so a
- * lookup costs one hash and one or two compares, with no allocation.
+ * lower-cased name, with each name's length and its first 8 bytes in one
+ * word (most names are shorter): a lookup lower-cases that much of the name
+ * into a word, hashes it with the length and compares words, then the bytes
+ * past 8 of a longer name, so it costs one short loop, one multiply and one
+ * or two compares, with no copy and no allocation.
  * Internal commands (CMD_INTERNAL) are kept apart: clients can never call
  * them by name.  Also the few helpers every family's handlers share.
  */
@@ -34,14 +37,32 @@
 
 static const struct command *command_list[COMMAND_MAX];
 static size_t command_list_len;
-static const struct command *command_hash[COMMAND_HASH_SIZE];
 
-static unsigned command_hash_name(const char *lower, size_t len)
+struct command_slot {
+    const struct command *cmd; /* NULL: empty */
+    uint64_t head;             /* command_head of its name */
+    size_t len;                /* strlen(cmd->name) */
+};
+static struct command_slot command_hash[COMMAND_HASH_SIZE];
+
+/* ASCII lower case, as the names are registered */
+static inline unsigned char command_lower(unsigned char ch)
 {
-    unsigned h = 2166136261u; /* FNV-1a */
-    for (size_t i = 0; i < len; i++)
-        h = (h ^ (unsigned char)lower[i]) * 16777619u;
-    return h & (COMMAND_HASH_SIZE - 1);
+    return (unsigned)(ch - 'A') < 26u ? (unsigned char)(ch | 0x20) : ch;
+}
+
+/* the first 8 bytes of a name, lower-cased, in one word (zero past the end: no name holds a NUL) */
+static inline uint64_t command_head(const char *name, size_t len)
+{
+    uint64_t w = 0;
+    for (size_t i = 0; i < len && i < 8; i++)
+        w |= (uint64_t)command_lower((unsigned char)name[i]) << (8 * i);
+    return w;
+}
+
+static inline unsigned command_hash_name(uint64_t head, size_t len)
+{
+    return (unsigned)(((head ^ len) * 0x9E3779B97F4A7C15ull) >> 54) & (COMMAND_HASH_SIZE - 1);
 }
 
 static const struct command *command_steps[CMD_S_COUNT];
@@ -55,10 +76,12 @@ void command_register(const struct command *family, size_t n)
         if (c->flags & CMD_INTERNAL)
             continue;
         command_list[command_list_len++] = c;
-        unsigned h = command_hash_name(c->name, strlen(c->name));
-        while (command_hash[h])
+        size_t len = strlen(c->name);
+        uint64_t head = command_head(c->name, len);
+        unsigned h = command_hash_name(head, len);
+        while (command_hash[h].cmd)
             h = (h + 1) & (COMMAND_HASH_SIZE - 1);
-        command_hash[h] = c;
+        command_hash[h] = (struct command_slot){c, head, len};
     }
 }
 
@@ -159,17 +182,16 @@ const struct command *command_lookup(const char *name, size_t len)
 {
     if (len == 0 || len > COMMAND_NAME_MAX)
         return NULL;
-    char lower[COMMAND_NAME_MAX];
-    for (size_t i = 0; i < len; i++) {
-        char ch = name[i];
-        lower[i] = (ch >= 'A' && ch <= 'Z') ? (char)(ch + 32) : ch;
-    }
-    unsigned h = command_hash_name(lower, len);
-    while (command_hash[h]) {
-        const char *n = command_hash[h]->name;
-        if (strlen(n) == len && memcmp(n, lower, len) == 0)
-            return command_hash[h];
-        h = (h + 1) & (COMMAND_HASH_SIZE - 1);
+    uint64_t head = command_head(name, len);
+    for (unsigned h = command_hash_name(head, len); command_hash[h].cmd; h = (h + 1) & (COMMAND_HASH_SIZE - 1)) {
+        if (command_hash[h].head != head || command_hash[h].len != len)
+            continue;
+        const char *n = command_hash[h].cmd->name;
+        size_t i = 8;
+        while (i < len && command_lower((unsigned char)name[i]) == (unsigned char)n[i])
+            i++;
+        if (i >= len)
+            return command_hash[h].cmd;
     }
     return NULL;
 }

@@ -200,10 +200,12 @@ static inline __attribute__((always_inline)) void set_key(struct cmd_ctx *ctx, c
 
 /* set_key with the string val, built in the key's entry; Redis's setKey looks the key up, an access */
 static inline __attribute__((always_inline)) void set_value(struct cmd_ctx *ctx, const struct resp_arg *key,
-                                                            const struct resp_arg *val, int store_flags)
+                                                            const struct resp_arg *val, int store_flags,
+                                                            bool lookup)
 {
     key_set(ctx, key,
-            store_set_string(ctx->store, ctx->db, key->ptr, key->len, val->ptr, val->len, store_flags | STORE_ACCESS));
+            store_set_string(ctx->store, ctx->db, key->ptr, key->len, val->ptr, val->len, store_flags | STORE_ACCESS,
+                             lookup ? ctx->now : -1));
 }
 
 enum set_reply { SETR_OK, SETR_NX }; /* +OK/nil, or :1/:0 (SETNX) */
@@ -225,7 +227,9 @@ static void set_generic(struct cmd_ctx *ctx, int flags, const struct resp_arg *k
             return;
     }
 
-    found = cmd_lookup_write(ctx, key) != NULL;
+    /* the key is looked up (lookupKeyWrite) here for NX and XX, else with the set */
+    bool cond = (flags & (SET_NX | SET_XX)) != 0;
+    found = cond && cmd_lookup_write(ctx, key) != NULL;
     if (((flags & SET_NX) && found) || ((flags & SET_XX) && !found)) {
         if (!(flags & SET_GET)) {
             if (style == SETR_NX)
@@ -236,7 +240,7 @@ static void set_generic(struct cmd_ctx *ctx, int flags, const struct resp_arg *k
         return;
     }
 
-    set_value(ctx, key, val, (flags & SET_KEEPTTL) ? STORE_KEEPTTL : 0);
+    set_value(ctx, key, val, (flags & SET_KEEPTTL) ? STORE_KEEPTTL : 0, !cond);
     cmd_notify(ctx, NOTIFY_STRING, "set", key);
     if (expire) {
         store_set_expire(ctx->store, ctx->db, key->ptr, key->len, ms, ctx->now);
@@ -292,7 +296,7 @@ static void cmd_getset(struct cmd_ctx *ctx)
     bool found;
     if (!get_generic(ctx, &found))
         return;
-    set_value(ctx, &ctx->argv[1], &ctx->argv[2], 0);
+    set_value(ctx, &ctx->argv[1], &ctx->argv[2], 0, false);
     cmd_notify(ctx, NOTIFY_STRING, "set", &ctx->argv[1]);
 }
 
@@ -375,9 +379,7 @@ static void mset_generic(struct cmd_ctx *ctx, bool nx, const char *cmd)
          * before the new one is added ("new").  Only when effects are wanted:
          * the lookups cost MSET of 10 keys 70% more instructions (callgrind).
          */
-        if (!nx && ctx->effects)
-            cmd_lookup_write(ctx, &ctx->argv[j]);
-        set_value(ctx, &ctx->argv[j], &ctx->argv[j + 1], 0);
+        set_value(ctx, &ctx->argv[j], &ctx->argv[j + 1], 0, !nx && ctx->effects);
         cmd_notify(ctx, NOTIFY_STRING, "set", &ctx->argv[j]);
     }
     if (nx)
@@ -505,7 +507,7 @@ static void cmd_append(struct cmd_ctx *ctx)
     size_t totlen;
 
     if (o == NULL) {
-        set_value(ctx, key, val, 0);
+        set_value(ctx, key, val, 0, false);
         totlen = val->len;
     } else {
         if (object_type(o) != OBJ_STRING) {

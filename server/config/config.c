@@ -139,19 +139,18 @@ static const struct config_key config_keys[] = {
 #undef OFF
 #define CONFIG_KEY_COUNT (sizeof(config_keys) / sizeof(config_keys[0]))
 
-static struct config *config_published;
+struct config *config_published;
 
 /*
- * Publication is urcu's rcu_assign_pointer/rcu_dereference.  ThreadSanitizer
- * cannot see their barriers (liburcu is not instrumented), so TSan builds
- * use the C11 release/acquire pair, which orders the same way.
+ * Publication is urcu's rcu_assign_pointer; readers load the pointer as
+ * rcu_dereference does (config_current, config.h).  ThreadSanitizer cannot
+ * see urcu's barriers (liburcu is not instrumented), so TSan builds use the
+ * C11 release/acquire pair, which orders the same way.
  */
 #ifdef PERCORE_SANITIZE_THREAD
 #define config_publish(p) __atomic_store_n(&config_published, (p), __ATOMIC_RELEASE)
-#define config_read() __atomic_load_n(&config_published, __ATOMIC_ACQUIRE)
 #else
 #define config_publish(p) rcu_assign_pointer(config_published, (p))
-#define config_read() rcu_dereference(config_published)
 #endif
 static pthread_mutex_t config_writer = PTHREAD_MUTEX_INITIALIZER;
 
@@ -810,11 +809,6 @@ void config_teardown(void)
 int config_cluster_port(const struct config *cfg, int shard)
 {
     return (cfg->cluster_port_base ? cfg->cluster_port_base : cfg->port + 1) + shard;
-}
-
-const struct config *config_current(void)
-{
-    return config_read();
 }
 
 /*

@@ -344,7 +344,7 @@ static size_t conn_out_pause(const struct conn *c)
 
 /* stop parsing and reading until the shards answer, whatever the client does: batches wait for room or
  * too many are out, or a multi-step command is under way */
-static bool conn_stalled(const struct conn *c)
+static inline __attribute__((always_inline)) bool conn_stalled(const struct conn *c)
 {
     return c->stalled_head != NULL || c->lock_wait || c->parked ||
            (c->slot_tail && c->slot_tail->barrier && !c->slot_tail->complete) ||

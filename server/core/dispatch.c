@@ -95,13 +95,10 @@ static const int evict_how[] = {
  * or no candidate left).  Eviction that freed some but stopped at its time
  * budget lets the command run, as Redis's EVICT_RUNNING does.
  */
-bool dispatch_memory_ok(struct shard *self, const struct config *cfg, const struct command *cmd,
-                        struct reply *out)
+bool dispatch_memory_enforce(struct shard *self, const struct config *cfg, const struct command *cmd,
+                             struct reply *out)
 {
     enum maxmemory_policy p = cfg->maxmemory_policy;
-    store_track_lfu(self->store, p == MAXMEMORY_VOLATILE_LFU || p == MAXMEMORY_ALLKEYS_LFU);
-    if (cfg->maxmemory <= 0)
-        return true;
     size_t budget = (size_t)cfg->maxmemory / (size_t)shard_store_count();
     size_t used = store_memory(self->store);
     if (used <= budget)

@@ -11,8 +11,10 @@
 
 #include "percore/config.h"
 #include "percore/resp.h"
+#include "percore/store.h"
 
 #include "reply_slot.h"
+#include "shard_internal.h"
 
 struct conn;
 struct slot;
@@ -56,8 +58,19 @@ struct reply *dispatch_push_target(struct conn *c);
  * keys, or refusing a CMD_DENYOOM command).  false: refused, Redis's OOM
  * error written to out.
  */
-bool dispatch_memory_ok(struct shard *self, const struct config *cfg, const struct command *cmd,
-                        struct reply *out);
+static inline bool dispatch_memory_ok(struct shard *self, const struct config *cfg, const struct command *cmd,
+                                      struct reply *out);
+/* dispatch_memory_ok's part when maxmemory is set (dispatch.c) */
+bool dispatch_memory_enforce(struct shard *self, const struct config *cfg, const struct command *cmd,
+                             struct reply *out);
+/* inline: without maxmemory, the usual case, it costs one call into the store and a test */
+static inline bool dispatch_memory_ok(struct shard *self, const struct config *cfg, const struct command *cmd,
+                                      struct reply *out)
+{
+    enum maxmemory_policy p = cfg->maxmemory_policy;
+    store_track_lfu(self->store, p == MAXMEMORY_VOLATILE_LFU || p == MAXMEMORY_ALLKEYS_LFU);
+    return cfg->maxmemory <= 0 || dispatch_memory_enforce(self, cfg, cmd, out);
+}
 /* a part of slot s computed by a shard (local or remote) */
 void dispatch_part_reply(struct conn *c, struct slot *s, int part, const char *reply, size_t len);
 /* a blocking command's part of slot s waits at its owner (s->on_wait): the part's reply comes later */

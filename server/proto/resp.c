@@ -27,7 +27,11 @@
  * is kept, and p->scan remembers how far a line end was searched for, so
  * neither a huge bulk nor a long line is rescanned per read.  p->need says
  * how many bytes of the command must be in the buffer to go on, so the
- * connection can reserve a big bulk's space once.
+ * connection can reserve a big bulk's space once.  A fresh multibulk
+ * command wholly in the buffer, with short counts and within the limits (as
+ * nearly every pipelined request is), is parsed in one pass without the
+ * resumable state (parse_whole); anything else, errors included, takes the
+ * general path from the command's start, which gives the same result.
  *
  * Threading.  A parser belongs to one connection and is used only by the
  * thread that owns the connection.
@@ -427,6 +431,85 @@ static enum resp_status parse_inline(struct resp_parser *p, const char *buf, siz
     return RESP_OK;
 }
 
+/* Whole commands in one pass */
+
+/*
+ * A count at buf[*i]: 1 to 9 digits without a leading zero, or a lone "0",
+ * then '\r' and some byte after it, as find_line and str_to_ll would take it
+ * (a digit is neither '\r' nor NUL, so the first '\r' is right after them);
+ * *i moves past the "\r?".  False for anything else, nothing changed.
+ */
+static inline bool short_count(const char *buf, size_t len, size_t *i, size_t *v)
+{
+    size_t j = *i;
+    if (len - j >= 4) { /* one or two digits, the usual case, with one bounds test */
+        unsigned d0 = (unsigned)(unsigned char)buf[j] - '0', d1 = (unsigned)(unsigned char)buf[j + 1] - '0';
+        if (d0 <= 9 && buf[j + 1] == '\r') {
+            *i = j + 3;
+            *v = d0;
+            return true;
+        }
+        if (d0 - 1 < 9 && d1 <= 9 && buf[j + 2] == '\r') {
+            *i = j + 4;
+            *v = d0 * 10 + d1;
+            return true;
+        }
+    }
+    if (j >= len)
+        return false;
+    unsigned d = (unsigned)(unsigned char)buf[j] - '0';
+    if (d > 9)
+        return false;
+    size_t n = d;
+    j++;
+    if (d != 0) {
+        size_t end = len - j > 8 ? j + 8 : len;
+        while (j < end && (d = (unsigned)(unsigned char)buf[j] - '0') <= 9) {
+            n = n * 10 + d;
+            j++;
+        }
+    }
+    if (j + 1 >= len || buf[j] != '\r')
+        return false;
+    *i = j + 2;
+    *v = n;
+    return true;
+}
+
+/*
+ * The common request at the start of a command: a multibulk one wholly in
+ * buf, its counts short (short_count) and within the limits.  Then the
+ * command is parsed in one pass, with the result parse_multibulk would give;
+ * otherwise false, with nothing changed but argv (its entries, and its size
+ * as parse_multibulk sets it once it has the header), and the general parser
+ * starts over (a partial command at the end of a read pays both).
+ */
+static inline bool parse_whole(struct resp_parser *p, const char *buf, size_t len, long long max_bulk,
+                               size_t *consumed)
+{
+    size_t i = 1, n, bulk;
+    if (!short_count(buf, len, &i, &n) || n == 0 || n > ARGV_PREALLOC || p->argv_cap > ARGV_KEEP ||
+        (n > 10 && p->unauthenticated))
+        return false;
+    if ((size_t)p->argv_cap < n) /* as parse_multibulk sizes it after the header */
+        argv_resize(p, n < 8 ? 8 : (long long)n);
+    for (size_t k = 0; k < n; k++) {
+        if (i >= len || buf[i] != '$')
+            return false;
+        i++;
+        if (!short_count(buf, len, &i, &bulk) || (long long)bulk > max_bulk ||
+            (bulk > 16384 && p->unauthenticated) || len - i < bulk + 2)
+            return false;
+        p->argv[k].ptr = buf + i;
+        p->argv[k].len = bulk;
+        i += bulk + 2;
+    }
+    p->argc = (int)n;
+    p->need = 0;
+    *consumed = i;
+    return true;
+}
+
 enum resp_status resp_parse(struct resp_parser *p, const char *buf, size_t len,
                             long long max_bulk, size_t *consumed)
 {
@@ -438,6 +521,8 @@ enum resp_status resp_parse(struct resp_parser *p, const char *buf, size_t len,
         }
         p->argc = 0;
         p->error = NULL;
+        if (buf[0] == '*' && parse_whole(p, buf, len, max_bulk, consumed))
+            return RESP_OK;
         p->kind = buf[0] == '*' ? KIND_MULTIBULK : KIND_INLINE;
     }
     if (p->kind == KIND_MULTIBULK)

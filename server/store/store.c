@@ -552,13 +552,19 @@ long long store_key_memory(struct store *s, int db, const char *key, size_t klen
  * object may use of its tail): a new entry (*added) with just that, or key's, its old value
  * released, grown if its old object's room is short.  The room is what the entry was made with,
  * not the allocation's usable size: asking the allocator costs every SET more than the few bytes
- * of slack would save.
+ * of slack would save.  now >= 0: after a lookup of the key (Redis's SET: lookupKeyWrite, then
+ * setKey), done with the same hash: an expired key is reaped first (the set then adds it anew),
+ * a live one accessed.
  */
 static struct dict_entry *set_entry(struct store *s, struct db *d, const char *key, size_t klen, size_t need,
-                                    int flags, bool *added, size_t *room)
+                                    int flags, int64_t now, bool *added, size_t *room)
 {
     struct dict_entry *e;
     struct dict_entry *n = dict_add_tail(d->keys, key, klen, need, &e);
+    if (!n && now >= 0 && entry_expired(d, e, now)) {
+        delete_expired(s, d, e);
+        n = dict_add_tail(d->keys, key, klen, need, &e);
+    }
     *added = n != NULL;
     if (n) {
         entry_init(s, n);
@@ -569,6 +575,8 @@ static struct dict_entry *set_entry(struct store *s, struct db *d, const char *k
     *room = object_embed_room(old);
     dirty_forget(s, old);
     struct key_meta *m = meta_of(e);
+    if (now >= 0 && s->track_lfu) /* the lookup's access (store_lookup; the set writes the access time) */
+        lfu_touch(s, m);
     m->atime = s->clock; /* a new value is new to LRU (Redis's new object); its LFU counter stays (dbOverwrite) */
     if ((flags & STORE_ACCESS) && s->track_lfu)
         lfu_touch(s, m);
@@ -590,17 +598,20 @@ int store_set(struct store *s, int db, const char *key, size_t klen, struct obje
     struct db *d = store_db(s, db);
     bool added;
     size_t room;
-    struct dict_entry *e = set_entry(s, d, key, klen, object_embed_size(val), flags, &added, &room);
+    struct dict_entry *e = set_entry(s, d, key, klen, object_embed_size(val), flags, -1, &added, &room);
     s->mem += object_memory(object_embed(dict_entry_tail(e), room, val));
     return added;
 }
 
-int store_set_string(struct store *s, int db, const char *key, size_t klen, const void *p, size_t n, int flags)
+int store_set_string(struct store *s, int db, const char *key, size_t klen, const void *p, size_t n, int flags,
+                     int64_t now)
 {
+    if (now >= 0)
+        s->clock = (uint32_t)(now / 1000);
     struct db *d = store_db(s, db);
     bool added;
     size_t room;
-    struct dict_entry *e = set_entry(s, d, key, klen, object_string_embed_size(n), flags, &added, &room);
+    struct dict_entry *e = set_entry(s, d, key, klen, object_string_embed_size(n), flags, now, &added, &room);
     s->mem += object_memory(object_string_embed(dict_entry_tail(e), room, p, n));
     return added;
 }

@@ -12,6 +12,7 @@
 #include "../../server/cmd/families.h"
 #include "check.h"
 
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -149,6 +150,25 @@ static void test_core_knowledge(void)
     CHECK((c = command_lookup("brpop", 5)) && !(c->flags & (CMD_BLOCK_LEFT | CMD_BLOCK_ZSET | CMD_BLOCK_MOVE)));
     CHECK((c = command_lookup("bzmpop", 6)) && (c->flags & CMD_BLOCK_ZSET) && (c->flags & CMD_NUMKEYS));
     CHECK(command_lookup("exec", 4) == NULL); /* an admin command: registered by admin_setup, not here */
+    /* every command by its name in any case; a name's prefix, extension or NUL-padded copy is none */
+    for (size_t i = 0; i < command_count(); i++) {
+        const struct command *k = command_at(i);
+        char name[64];
+        size_t n = strlen(k->name);
+        for (size_t j = 0; j < n; j++)
+            name[j] = (char)(j % 2 ? toupper((unsigned char)k->name[j]) : k->name[j]);
+        CHECK(command_lookup(name, n) == k);
+        CHECK(command_lookup(name, n - 1) != k);
+        name[n] = 'x';
+        CHECK(command_lookup(name, n + 1) != k);
+        name[n] = '\0';
+        CHECK(command_lookup(name, n + 1) == NULL);
+        name[n - 1] = '\0';
+        CHECK(command_lookup(name, n) == NULL);
+    }
+    CHECK((c = command_lookup("ZRANGEBYSCORE", 13)) && strcmp(c->name, "zrangebyscore") == 0);
+    CHECK(command_lookup("zrangebyscorx", 13) == NULL);
+    CHECK(command_lookup("zrangebyscor", 12) == NULL);
 }
 
 static void test_get_set(void)

@@ -30,6 +30,8 @@ struct out {
 
 static void out_add(struct out *o, const void *p, size_t n)
 {
+    if (n == 0) /* an empty first argument: o->buf may still be NULL */
+        return;
     if (o->len + n > o->cap) {
         o->cap = (o->len + n) * 2;
         o->buf = realloc(o->buf, o->cap);
@@ -459,6 +461,62 @@ static void test_huge_count(void)
     resp_parser_deinit(&p);
 }
 
+/* a whole command is parsed in one pass (parse_whole) when its counts are short and within the limits,
+ * else by the general path: both give Redis's answer at the edges between them */
+static void test_one_pass_edges(void)
+{
+    struct resp_parser p;
+    size_t used;
+    struct out o;
+
+    /* 9 digits are taken in one pass, 10 only by the general path: the same answer */
+    feed_max("*1\r\n$999999999\r\n", 17, 17, 17, 1LL << 40, &o);
+    CHECK(o.error[0] == '\0' && o.pending);
+    free(o.buf);
+    feed_max("*1\r\n$1000000000\r\n", 18, 18, 18, 1LL << 40, &o);
+    CHECK(o.error[0] == '\0' && o.pending);
+    free(o.buf);
+    feed_max("*1\r\n$100\r\n", 11, 11, 11, 99, &o);
+    CHECK(strcmp(o.error, "Protocol error: invalid bulk length") == 0);
+    free(o.buf);
+    CHECK_PARSE("*1\r\n$0\r\n\r\n*1\r\n$1\r\nx\r\n", "" C "x" C);
+    CHECK_PARSE_ERR("*1\r\n$00\r\n\r\n", "", "Protocol error: invalid bulk length");
+    CHECK_PARSE_ERR("*1\r\n$1 \r\nx\r\n", "", "Protocol error: invalid bulk length");
+    CHECK_PARSE_ERR("*1\r\n$\r\n", "", "Protocol error: invalid bulk length");
+    CHECK_WAITS("*100000000\r\n$1\r\nx\r\n");
+
+    /* an unauthenticated client: at most 10 arguments, bulks up to 16 KB */
+    static const char ten[] = "*10\r\n$1\r\na\r\n$1\r\na\r\n$1\r\na\r\n$1\r\na\r\n$1\r\na\r\n"
+                              "$1\r\na\r\n$1\r\na\r\n$1\r\na\r\n$1\r\na\r\n$1\r\na\r\n";
+    resp_parser_init(&p);
+    p.unauthenticated = true;
+    CHECK(resp_parse(&p, ten, sizeof(ten) - 1, MAX_BULK, &used) == RESP_OK);
+    CHECK_EQ_LL(p.argc, 10);
+    CHECK_EQ_LL(used, sizeof(ten) - 1);
+    CHECK(resp_parse(&p, "*11\r\n$1\r\na\r\n", 14, MAX_BULK, &used) == RESP_ERROR);
+    CHECK(strcmp(p.error, "Protocol error: unauthenticated multibulk length") == 0);
+    resp_parser_deinit(&p);
+    size_t big = 16385 + 32;
+    char *in = malloc(big);
+    for (int over = 0; over <= 1; over++) {
+        size_t n = (size_t)sprintf(in, "*1\r\n$%d\r\n", 16384 + over);
+        memset(in + n, 'v', (size_t)(16384 + over));
+        n += (size_t)(16384 + over);
+        memcpy(in + n, "\r\n", 2);
+        n += 2;
+        resp_parser_init(&p);
+        p.unauthenticated = true;
+        enum resp_status st = resp_parse(&p, in, n, MAX_BULK, &used);
+        if (over) {
+            CHECK(st == RESP_ERROR && strcmp(p.error, "Protocol error: unauthenticated bulk length") == 0);
+        } else {
+            CHECK(st == RESP_OK && p.argc == 1 && p.argv[0].len == 16384 && used == n);
+        }
+        resp_parser_deinit(&p);
+    }
+    free(in);
+}
+
 int main(void)
 {
     test_multibulk();
@@ -468,5 +526,6 @@ int main(void)
     test_pipeline();
     test_zero_copy_and_need();
     test_huge_count();
+    test_one_pass_edges();
     return check_done("test_resp");
 }

@@ -392,6 +392,59 @@ static void test_ttl(void)
     store_destroy(&s);
 }
 
+static void count_gone(void *arg, enum store_gone why, int db, const char *key, size_t klen)
+{
+    (void)db;
+    (void)key;
+    (void)klen;
+    if (why == STORE_GONE_EXPIRED)
+        (*(int *)arg)++;
+}
+
+/* store_set_string with a time is store_lookup then store_set_string of the key: the same keys, TTLs, idle
+ * times and memory */
+static void test_lookup_set(void)
+{
+    struct store *a = store_create(1), *b = store_create(1);
+    int gone_a = 0, gone_b = 0;
+    store_set_gone_listener(a, count_gone, &gone_a);
+    store_set_gone_listener(b, count_gone, &gone_b);
+    char k[32];
+    for (long i = 0; i < 300; i++) {
+        size_t n = key_of(k, i % 100);
+        int64_t now = NOW + i * 1000;
+        int flags = i % 3 == 0 ? STORE_KEEPTTL : STORE_ACCESS;
+        char v[24];
+        size_t vn = (size_t)snprintf(v, sizeof v, "%ld", i);
+        store_lookup(b, 0, k, n, now);
+        int rb = store_set_string(b, 0, k, n, v, vn, flags, -1);
+        int ra = store_set_string(a, 0, k, n, v, vn, flags, now);
+        CHECK_EQ_LL(ra, rb);
+        if (i % 7 == 0) { /* some keys expire before they are set again */
+            store_set_expire(a, 0, k, n, now + 500, now);
+            store_set_expire(b, 0, k, n, now + 500, now);
+        }
+    }
+    CHECK(gone_a > 0);
+    CHECK_EQ_LL(gone_a, gone_b);
+    CHECK_EQ_LL(store_expired_keys(a), store_expired_keys(b));
+    CHECK_EQ_LL(store_size(a, 0), store_size(b, 0));
+    CHECK_EQ_LL(store_expires_size(a, 0), store_expires_size(b, 0));
+    CHECK_EQ_LL(store_memory(a), store_memory(b));
+    int64_t end = NOW + 400 * 1000;
+    for (long i = 0; i < 100; i++) {
+        size_t n = key_of(k, i);
+        long long idle_a = -1, idle_b = -1;
+        struct object *oa = store_peek(a, 0, k, n, end, &idle_a), *ob = store_peek(b, 0, k, n, end, &idle_b);
+        CHECK((oa == NULL) == (ob == NULL));
+        CHECK_EQ_LL(idle_a, idle_b);
+        CHECK_EQ_LL(store_get_expire(a, 0, k, n, end), store_get_expire(b, 0, k, n, end));
+        CHECK(!oa || value_is(oa, 200 + i));
+    }
+    store_destroy(&a);
+    store_destroy(&b);
+}
+
 static void test_active_expire(void)
 {
     struct store *s = store_create(4);
@@ -626,13 +679,13 @@ static void test_embedded_values(void)
     char k[32], v[200];
     memset(v, 'v', sizeof v);
     size_t empty = store_memory(s);
-    CHECK_EQ_LL(store_set_string(s, 0, "key:000000000001", 16, v, 16, 0), 1);
+    CHECK_EQ_LL(store_set_string(s, 0, "key:000000000001", 16, v, 16, 0, -1), 1);
     CHECK_EQ_LL(store_key_memory(s, 0, "key:000000000001", 16, NOW), 64);
     for (long i = 0; i < 300; i++) {
         snprintf(k, sizeof k, "k%ld", i);
         size_t n = (size_t)(i * 7) % sizeof v;
         switch (i % 5) {
-        case 0: store_set_string(s, 0, k, strlen(k), v, n, 0); break;
+        case 0: store_set_string(s, 0, k, strlen(k), v, n, 0, -1); break;
         case 1: store_set(s, 0, k, strlen(k), object_string_create(v, n), 0); break;
         case 2: {
             struct object *o = set_create_for("a", 1, &lim);
@@ -640,7 +693,7 @@ static void test_embedded_values(void)
             store_set(s, 0, k, strlen(k), o, 0);
             break;
         }
-        case 3: store_set_string(s, 0, k, strlen(k), v, 3, 0); break;
+        case 3: store_set_string(s, 0, k, strlen(k), v, 3, 0, -1); break;
         default: store_set(s, 0, k, strlen(k), object_string_from_ll(i), 0); break;
         }
         if (i % 3 == 0)
@@ -651,7 +704,7 @@ static void test_embedded_values(void)
         snprintf(k, sizeof k, "k%ld", i);
         size_t n = (size_t)(i * 13) % sizeof v;
         if (i % 4 == 0)
-            store_set_string(s, 0, k, strlen(k), v, n, STORE_KEEPTTL);
+            store_set_string(s, 0, k, strlen(k), v, n, STORE_KEEPTTL, -1);
         else
             store_set(s, 0, k, strlen(k), set_create_for("z", 1, &lim), STORE_KEEPTTL);
     }
@@ -752,6 +805,7 @@ int main(void)
     test_scan_coverage();
     test_scan_resize();
     test_ttl();
+    test_lookup_set();
     test_active_expire();
     test_swapdb_move_take();
     test_random();
