@@ -79,6 +79,16 @@ static void config_set3(struct reply *out, long long x)
     config_set_reply(out, args, 6, NULL, NULL);
 }
 
+/* a test's config goes, after a grace period (config_setup's readers were this thread) */
+static void config_done(void)
+{
+    rcu_thread_offline();
+    rcu_barrier();
+    rcu_thread_online();
+    config_teardown();
+    rcu_unregister_thread();
+}
+
 static void test_no_torn_reads(void)
 {
     char err[256];
@@ -110,11 +120,7 @@ static void test_no_torn_reads(void)
     printf("torn-read test: %d CONFIG SETs, %ld reads by %d readers, %ld torn\n", WRITES, atomic_load(&reads),
            READERS, atomic_load(&torn));
     reply_deinit(&out);
-    rcu_thread_offline();
-    rcu_barrier();
-    rcu_thread_online();
-    config_teardown();
-    rcu_unregister_thread();
+    config_done();
 }
 
 static char *slurp(const char *path)
@@ -183,11 +189,7 @@ static void test_rewrite(void)
     got = slurp(path);
     CHECK(got && strcmp(got, first) == 0);
     reply_deinit(&out);
-    rcu_thread_offline();
-    rcu_barrier();
-    rcu_thread_online();
-    config_teardown();
-    rcu_unregister_thread();
+    config_done();
 
     /* it reads back to the same values */
     CHECK(config_setup(2, args, err, sizeof err) == 0);
@@ -248,11 +250,7 @@ static void test_set_listpack_keys(void)
     CHECK(out.len > 0 && out.buf[0] == '-');
     CHECK_EQ_LL(config_current()->set_max_listpack_entries, 5);
     reply_deinit(&out);
-    rcu_thread_offline();
-    rcu_barrier();
-    rcu_thread_online();
-    config_teardown();
-    rcu_unregister_thread();
+    config_done();
 }
 
 int main(void)
