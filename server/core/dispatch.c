@@ -310,11 +310,16 @@ void dispatch_send_part(struct conn *c, struct slot *s, int target, int part, co
         .track = c->track.reads,
         .took = &took,
     };
+    /* the global-lock build: a command that finds no data is in line before any other thread may push
+     * (its one lock held from the handler to block_register; nothing in the sharded build) */
+    shard_store_lock();
     enum call_result ran = call(self, &run);
+    if (ran == CALL_BLOCKED)
+        block_register(self, cmd, argc, argv, s->db, s->resp, c->id, self->index, c, s, part);
+    shard_store_unlock();
     if (timed && ran != CALL_REFUSED && dispatch_part_time(s, took)) /* one that waits: timed as it blocks */
         dispatch_part_slow(c, s, argc, argv);
     if (ran == CALL_BLOCKED) {
-        block_register(self, cmd, argc, argv, s->db, s->resp, c->id, self->index, c, s, part);
         dispatch_part_waits(c, s, part);
         return;
     }
