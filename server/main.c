@@ -93,10 +93,10 @@ int main(int argc, char **argv)
     int threads = cfg->threads, port = cfg->port;
     log_notice("percore %s starting (Redis 7.0 protocol), pid=%d: %d shard threads, port %d", PERCORE_VERSION,
                (int)getpid(), threads, port);
-    if (cfg->threads_auto_cpus > 0 && threads < cfg->threads_auto_cpus)
-        log_notice("threads 0 on %d cpus: %d shard thread%s, the clients and the kernel's network work share these "
+    if (cfg->threads_auto_cpus > 1 && threads == 1) /* the small machine's one shard (config_threads_for_cpus) */
+        log_notice("threads 0 on %d cpus: 1 shard thread, the clients and the kernel's network work share these "
                    "cores and a hop to another shard costs more than its core gives (set threads to choose)",
-                   cfg->threads_auto_cpus, threads, threads == 1 ? "" : "s");
+                   cfg->threads_auto_cpus);
     if (write_pidfile(cfg->pidfile) < 0 || stats_setup() < 0 || shard_setup() < 0 || stats_start() < 0)
         return 1;
     log_placement(threads);
