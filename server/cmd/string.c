@@ -374,12 +374,9 @@ static void mset_generic(struct cmd_ctx *ctx, bool nx, const char *cmd)
         }
     }
     for (int j = 1; j < ctx->argc; j += 2) {
-        /*
-         * setKey looks the key up first: a key past its TTL expires ("expired")
-         * before the new one is added ("new").  Only when effects are wanted:
-         * the lookups cost MSET of 10 keys 70% more instructions (callgrind).
-         */
-        set_value(ctx, &ctx->argv[j], &ctx->argv[j + 1], 0, !nx && ctx->effects);
+        /* setKey looks the key up first: a key past its TTL expires (expired_keys, "expired") before
+         * the new one is added ("new"); MSETNX's lookups above did that already */
+        set_value(ctx, &ctx->argv[j], &ctx->argv[j + 1], 0, !nx);
         cmd_notify(ctx, NOTIFY_STRING, "set", &ctx->argv[j]);
     }
     if (nx)

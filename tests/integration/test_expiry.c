@@ -7,6 +7,7 @@
  *   we allow up to 2 s before failing, and say so; this is not a speed test.
  * - Lazy expiry: a key past its deadline reads as missing even if the
  *   active cycle has not reached it (GET/EXISTS/TTL/MGET right after).
+ * - MSET over keys past their TTL counts each in expired_keys once (setKey's lookup).
  * - TTL/PTTL ranges, PERSIST, SET without KEEPTTL clears a TTL, KEEPTTL keeps
  *   it, GETEX PX, EXPIRE in the past deletes, RENAME keeps the TTL.
  */
@@ -34,6 +35,18 @@ static void check_range(const char *what, long long v, long long lo, long long h
 {
     if (v < lo || v > hi)
         pc_fail("%s = %lld, want within [%lld, %lld]", what, v, lo, hi);
+}
+
+/* an INFO counter once two reads a few snapshots apart agree (counters are published on a timer) */
+static long long settled_info(struct pc_conn *c, const char *field)
+{
+    long long v = pc_info_ll(c, field), prev;
+    do {
+        prev = v;
+        pc_sleep_ms(400);
+        v = pc_info_ll(c, field);
+    } while (v != prev);
+    return v;
 }
 
 int main(int argc, char **argv)
@@ -111,6 +124,42 @@ int main(int argc, char **argv)
             o += (size_t)snprintf(exp + o, sizeof(exp) - o, "$-1\r\n");
         }
         pc_expectv(c, exp, o, 1 + PC_SPREAD_KEYS, argv2, NULL);
+    }
+
+    /*
+     * ---- MSET over keys past their TTL: each counts once in expired_keys, as Redis's setKey
+     * looks the key up (and expires it) before it writes.  Many long-TTL keys make the active
+     * cycle unlikely to reach the short ones first; either way each expires exactly once.
+     */
+    {
+        char pad[48];
+        for (int i = 0; i < 512; i++) {
+            snprintf(pad, sizeof(pad), "exp:pad:%d", i);
+            pc_expect(c, "+OK\r\n", "SET", pad, "v", "EX", "1000", NULL);
+        }
+        long long e0 = settled_info(c, "expired_keys"); /* earlier lazy expiries published */
+        const char *argv2[1 + 2 * PC_SPREAD_KEYS];
+        argv2[0] = "MSET";
+        for (int i = 0; i < PC_SPREAD_KEYS; i++) {
+            pc_expect(c, "+OK\r\n", "SET", keys[i], "old", "PX", "20", NULL);
+            argv2[1 + 2 * i] = keys[i];
+            argv2[2 + 2 * i] = "new";
+        }
+        pc_sleep_ms(60);
+        pc_expectv(c, "+OK\r\n", 5, 1 + 2 * PC_SPREAD_KEYS, argv2, NULL);
+        long long e1 = pc_info_wait_for(c, "expired_keys", e0 + PC_SPREAD_KEYS, 3000);
+        if (e1 - e0 != PC_SPREAD_KEYS)
+            pc_fail("MSET over %d keys past their TTL: expired_keys grew by %lld, want %d", PC_SPREAD_KEYS,
+                    e1 - e0, PC_SPREAD_KEYS);
+        for (int i = 0; i < PC_SPREAD_KEYS; i++) {
+            pc_expect(c, "$3\r\nnew\r\n", "GET", keys[i], NULL);
+            pc_expect(c, ":-1\r\n", "TTL", keys[i], NULL);
+            pc_expect(c, ":1\r\n", "DEL", keys[i], NULL);
+        }
+        for (int i = 0; i < 512; i++) {
+            snprintf(pad, sizeof(pad), "exp:pad:%d", i);
+            pc_expect(c, ":1\r\n", "DEL", pad, NULL);
+        }
     }
 
     /* ---- TTL bookkeeping (values far from any deadline: deterministic) */
