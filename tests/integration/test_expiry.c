@@ -37,15 +37,17 @@ static void check_range(const char *what, long long v, long long lo, long long h
         pc_fail("%s = %lld, want within [%lld, %lld]", what, v, lo, hi);
 }
 
-/* an INFO counter once two reads a few snapshots apart agree (counters are published on a timer) */
+/* an INFO counter once two reads a few snapshots apart agree (counters are published on a timer);
+ * gives up after 10 tries rather than hang, and the caller's check then reports what it saw */
 static long long settled_info(struct pc_conn *c, const char *field)
 {
     long long v = pc_info_ll(c, field), prev;
+    int tries = 0;
     do {
         prev = v;
         pc_sleep_ms(400);
         v = pc_info_ll(c, field);
-    } while (v != prev);
+    } while (v != prev && ++tries < 10);
     return v;
 }
 
