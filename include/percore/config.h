@@ -97,6 +97,8 @@ struct config {
     long long maxmemory;        /* bytes over all shards, 0 no limit */
     enum maxmemory_policy maxmemory_policy;
     int maxmemory_samples;
+    int lfu_log_factor;         /* LFU counter growth: 1 / ((counter - 5) * factor + 1) per access */
+    int lfu_decay_time;         /* LFU: idle minutes per counter decrement, 0 never */
     struct obuf_limit obuf[OBUF_CLASSES];
     bool protected_mode;
     /* observability */

@@ -49,7 +49,8 @@ struct object *store_peek(struct store *s, int db, const char *key, size_t klen,
 
 enum {
     STORE_KEEPTTL = 1, /* keep the key's existing expire when replacing */
-    STORE_ACCESS = 2,  /* replacing counts as an access of the key for LFU (Redis's setKey looks it up) */
+    STORE_ACCESS = 2,  /* replacing counts as an access of the key for LFU (Redis's setKey looks it up):
+                          given a `now` (the set's own lookup) it is one anyway */
 };
 /*
  * Set key to val, replacing any existing value (destroyed) and clearing its
@@ -151,11 +152,12 @@ size_t store_evict(struct store *s, int how, int samples, size_t bytes, int64_t 
 
 /*
  * LFU: while on, every store_lookup() also updates the key's 8-bit
- * logarithmic access counter (Redis's LFULogIncr, lfu-log-factor 10, decay
- * of one per minute idle: lfu-decay-time 1).  The shard turns it on while
- * an LFU maxmemory-policy is configured.  New keys start at 5.
+ * logarithmic access counter (Redis's LFULogIncr with lfu-log-factor
+ * log_factor; a decrement per decay_time idle minutes, lfu-decay-time, 0
+ * none).  The shard turns it on while an LFU maxmemory-policy is
+ * configured.  New keys start at 5.
  */
-void store_track_lfu(struct store *s, bool on);
+void store_track_lfu(struct store *s, bool on, int log_factor, int decay_time);
 /* OBJECT FREQ: the key's decayed counter, without counting an access; -1 no such key */
 int store_lfu_freq(struct store *s, int db, const char *key, size_t klen, int64_t now);
 /* MEMORY USAGE: bytes the key holds (its entry with the key, and the value), as used_memory counts

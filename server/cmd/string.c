@@ -198,13 +198,17 @@ static inline __attribute__((always_inline)) void set_key(struct cmd_ctx *ctx, c
     key_set(ctx, key, store_set(ctx->store, ctx->db, key->ptr, key->len, val, store_flags));
 }
 
-/* set_key with the string val, built in the key's entry; Redis's setKey looks the key up, an access */
+/*
+ * set_key with the string val, built in the key's entry.  lookup: the set is Redis's lookupKeyWrite
+ * of the key too (an access; a key past its TTL expires first).  Else the caller looked it up, and
+ * STORE_ACCESS in store_flags counts one more access, as Redis's setKey's own lookup after it.
+ */
 static inline __attribute__((always_inline)) void set_value(struct cmd_ctx *ctx, const struct resp_arg *key,
                                                             const struct resp_arg *val, int store_flags,
                                                             bool lookup)
 {
     key_set(ctx, key,
-            store_set_string(ctx->store, ctx->db, key->ptr, key->len, val->ptr, val->len, store_flags | STORE_ACCESS,
+            store_set_string(ctx->store, ctx->db, key->ptr, key->len, val->ptr, val->len, store_flags,
                              lookup ? ctx->now : -1));
 }
 
@@ -296,7 +300,7 @@ static void cmd_getset(struct cmd_ctx *ctx)
     bool found;
     if (!get_generic(ctx, &found))
         return;
-    set_value(ctx, &ctx->argv[1], &ctx->argv[2], 0, false);
+    set_value(ctx, &ctx->argv[1], &ctx->argv[2], STORE_ACCESS, false); /* GET's lookup, then setKey's */
     cmd_notify(ctx, NOTIFY_STRING, "set", &ctx->argv[1]);
 }
 

@@ -68,7 +68,8 @@ static inline bool dispatch_memory_ok(struct shard *self, const struct config *c
                                       struct reply *out)
 {
     enum maxmemory_policy p = cfg->maxmemory_policy;
-    store_track_lfu(self->store, p == MAXMEMORY_VOLATILE_LFU || p == MAXMEMORY_ALLKEYS_LFU);
+    store_track_lfu(self->store, p == MAXMEMORY_VOLATILE_LFU || p == MAXMEMORY_ALLKEYS_LFU, cfg->lfu_log_factor,
+                    cfg->lfu_decay_time);
     return cfg->maxmemory <= 0 || dispatch_memory_enforce(self, cfg, cmd, out);
 }
 /* a part of slot s computed by a shard (local or remote) */

@@ -91,8 +91,6 @@
 #define EVPOOL_KEY 255          /* pool candidates' inline key room (EVPOOL_CACHED_SDS_SIZE) */
 #define EVICT_BUDGET_NS 500000  /* Redis evictionTimeLimitUs at maxmemory-eviction-tenacity 10 */
 #define LFU_INIT_VAL 5          /* a new key's counter */
-#define LFU_LOG_FACTOR 10       /* Redis lfu-log-factor default */
-#define LFU_DECAY_MIN 1         /* Redis lfu-decay-time default: minutes per decrement */
 
 /* what the store keeps of a key besides its value and TTL slot: the record in front of its entry */
 struct key_meta {
@@ -168,6 +166,8 @@ struct store {
     size_t lazy_cap;
     uint64_t evicted;            /* keys removed by store_evict */
     bool track_lfu;              /* store_lookup updates LFU counters */
+    int lfu_log_factor;          /* lfu-log-factor: how slowly the counter grows */
+    int lfu_decay_time;          /* lfu-decay-time: idle minutes per decrement, 0 none */
     int evict_db;                /* RANDOM eviction: the db to try next */
     struct evict_cand **pool;    /* EVPOOL_SIZE candidates, best last, empty ones at the end */
     store_gone_fn *gone;         /* told of every key that expires or is evicted, NULL none */
@@ -398,6 +398,8 @@ struct store *store_create(int databases)
     for (int i = 0; i < databases; i++)
         s->db[i].keys = dict_create_meta(sizeof(struct key_meta));
     s->rng = (siphash_seed_k0() ^ (uint64_t)(uintptr_t)s) | 1;
+    s->lfu_log_factor = 10; /* Redis's defaults */
+    s->lfu_decay_time = 1;
     s->mem = mem_usable(s) + mem_usable(s->db);
     return s;
 }
@@ -476,32 +478,35 @@ int store_databases(const struct store *s)
 
 /* ---- LFU (Redis's evict.c, the counter's 8 bits and 16 bits of minutes kept apart) */
 
-/* the counter after its decay: one per LFU_DECAY_MIN minutes since ldt */
-static unsigned lfu_decayed(const struct key_meta *m, uint32_t now_s)
+/* the counter after its decay: one per lfu-decay-time minutes since ldt (Redis's LFUDecrAndReturn) */
+static unsigned lfu_decayed(const struct store *s, const struct key_meta *m, uint32_t now_s)
 {
     uint16_t now_min = (uint16_t)(now_s / 60);
     unsigned elapsed = now_min >= m->ldt ? (unsigned)(now_min - m->ldt) : 65535u - m->ldt + now_min;
-    unsigned periods = elapsed / LFU_DECAY_MIN;
+    unsigned periods = s->lfu_decay_time > 0 ? elapsed / (unsigned)s->lfu_decay_time : 0;
     return periods > m->lfu ? 0 : m->lfu - periods;
 }
 
-/* an access: decay, then increment with probability 1 / ((counter - 5) * 10 + 1) */
+/* an access: decay, then increment with probability 1 / ((counter - 5) * lfu-log-factor + 1) */
 static void lfu_touch(struct store *s, struct key_meta *m)
 {
-    unsigned counter = lfu_decayed(m, s->clock);
+    unsigned counter = lfu_decayed(s, m, s->clock);
     if (counter < 255) {
-        unsigned base = counter > LFU_INIT_VAL ? counter - LFU_INIT_VAL : 0;
-        uint64_t r = util_rand(&s->rng) >> 32; /* uniform in [0, 2^32) */
-        if (r * (base * LFU_LOG_FACTOR + 1) < (1ull << 32))
+        uint64_t base = counter > LFU_INIT_VAL ? counter - LFU_INIT_VAL : 0;
+        uint64_t odds = base * (uint64_t)s->lfu_log_factor + 1;
+        uint64_t r = util_rand(&s->rng) >> 32; /* uniform in [0, 2^32): r * odds < 2^32 */
+        if (r < ((1ull << 32) + odds - 1) / odds)
             counter++;
     }
     m->lfu = (uint8_t)counter;
     m->ldt = (uint16_t)(s->clock / 60);
 }
 
-void store_track_lfu(struct store *s, bool on)
+void store_track_lfu(struct store *s, bool on, int log_factor, int decay_time)
 {
     s->track_lfu = on;
+    s->lfu_log_factor = log_factor;
+    s->lfu_decay_time = decay_time;
 }
 
 /* ---- keys */
@@ -537,7 +542,7 @@ struct object *store_peek(struct store *s, int db, const char *key, size_t klen,
 int store_lfu_freq(struct store *s, int db, const char *key, size_t klen, int64_t now)
 {
     struct dict_entry *e = find_live(s, store_db(s, db), key, klen, now);
-    return e ? (int)lfu_decayed(meta_peek(e), (uint32_t)(now / 1000)) : -1;
+    return e ? (int)lfu_decayed(s, meta_peek(e), (uint32_t)(now / 1000)) : -1;
 }
 
 long long store_key_memory(struct store *s, int db, const char *key, size_t klen, int64_t now)
@@ -575,11 +580,10 @@ static struct dict_entry *set_entry(struct store *s, struct db *d, const char *k
     *room = object_embed_room(old);
     dirty_forget(s, old);
     struct key_meta *m = meta_of(e);
-    if (now >= 0 && s->track_lfu) /* the lookup's access (store_lookup; the set writes the access time) */
+    /* the lookup's access, once (store_lookup; the set writes the access time) */
+    if ((now >= 0 || (flags & STORE_ACCESS)) && s->track_lfu)
         lfu_touch(s, m);
     m->atime = s->clock; /* a new value is new to LRU (Redis's new object); its LFU counter stays (dbOverwrite) */
-    if ((flags & STORE_ACCESS) && s->track_lfu)
-        lfu_touch(s, m);
     s->mem -= object_memory(old);
     release_object(s, old);
     if (!(flags & STORE_KEEPTTL) && e->aux != TTL_NONE)
@@ -845,7 +849,7 @@ static uint64_t evict_score(struct store *s, const struct db *d, const struct di
     const struct key_meta *m = meta_peek(e);
     switch (kind) {
     case STORE_EVICT_LRU: return (uint64_t)(now_s > m->atime ? now_s - m->atime : 0) << 32 | tie;
-    case STORE_EVICT_LFU: return (uint64_t)(255 - lfu_decayed(m, now_s)) << 32 | tie;
+    case STORE_EVICT_LFU: return (uint64_t)(255 - lfu_decayed(s, m, now_s)) << 32 | tie;
     default: return e->aux != TTL_NONE ? UINT64_MAX - (uint64_t)ttl_at(d, e->aux)->when : 0;
     }
 }

@@ -99,7 +99,7 @@ static void test_lru(int samples)
 static void test_lfu(void)
 {
     struct store *s = fresh_store(16);
-    store_track_lfu(s, true);
+    store_track_lfu(s, true, 10, 1);
     for (long i = 0; i < NKEYS; i++)
         put(s, 0, i);
     char k[32];
@@ -116,7 +116,7 @@ static void test_lfu(void)
     CHECK_EQ_LL(store_lfu_freq(s, 0, k, kl, T0 + 3 * 60000), f - 3);
     CHECK_EQ_LL(store_lfu_freq(s, 0, k, kl, T0 + 1000 * 60000LL), 0);
     /* tracking off: reads leave the counter alone */
-    store_track_lfu(s, false);
+    store_track_lfu(s, false, 10, 1);
     for (int r = 0; r < 1000; r++)
         touch(s, 0, 500, T0);
     kl = key_of(k, 500);
