@@ -92,6 +92,9 @@ void store_flush(struct store *s, int db);
 int store_swapdb(struct store *s, int a, int b);
 /* MOVE: 1 moved, 0 not moved (missing in src or present in dst) */
 int store_move(struct store *s, int src_db, int dst_db, const char *key, size_t klen, int64_t now);
+/* RENAME within db: key becomes dkey with its TTL, access time and LFU counter; 1 renamed, 0 not
+ * (key missing, dkey present, or the same key) */
+int store_rename(struct store *s, int db, const char *key, size_t klen, const char *dkey, size_t dklen, int64_t now);
 
 /*
  * One step of a full-coverage cursor scan (Redis's reverse-binary cursor):
@@ -160,6 +163,8 @@ size_t store_evict(struct store *s, int how, int samples, size_t bytes, int64_t 
 void store_track_lfu(struct store *s, bool on, int log_factor, int decay_time);
 /* OBJECT FREQ: the key's decayed counter, without counting an access; -1 no such key */
 int store_lfu_freq(struct store *s, int db, const char *key, size_t klen, int64_t now);
+/* the key's LFU counter set to freq (kept within 0..255), as of now; 0 ok, -1 no such key */
+int store_set_lfu_freq(struct store *s, int db, const char *key, size_t klen, int freq, int64_t now);
 /* MEMORY USAGE: bytes the key holds (its entry with the key, and the value), as used_memory counts
  * them, without counting an access; -1 no such key */
 long long store_key_memory(struct store *s, int db, const char *key, size_t klen, int64_t now);

@@ -7,13 +7,16 @@
  * multi-key commands (SMOVE, SUNIONSTORE, ...) copy their keys with __dump:
  *
  *   __take key [event]          -> nil when the key is missing, else
- *                                  *2 [$blob (object_serialize), :expire-ms or -1]
- *                                  and the key is removed from this store
+ *                                  *3 [$blob (object_serialize), :expire-ms or -1,
+ *                                  :LFU counter] and the key is removed from
+ *                                  this store
  *   __dump key                  -> the same as __take, but the key stays
- *   __put key blob expire nx [event]
+ *   __put key blob expire nx freq [event]
  *                               -> :0 when nx is "1" and key exists; else the
  *                                  value is rebuilt with object_deserialize,
- *                                  stored (replacing, TTL = expire unless -1)
+ *                                  stored (replacing, TTL = expire unless -1,
+ *                                  LFU counter = freq unless -1: a renamed key
+ *                                  keeps its counter, as Redis's object does)
  *                                  and :1; "-ERR corrupt value" on a bad blob
  *
  * A __take or __put that changed its key reports it modified; `event`, a
@@ -71,15 +74,16 @@ static void emit_to_reply(void *arg, const void *p, size_t n)
     reply_raw(arg, p, n);
 }
 
-/* *2 [$blob, :expire or -1]: a copy of a value that may cross to another thread */
-static void reply_dump(struct cmd_ctx *ctx, const struct object *o, int64_t expire)
+/* *3 [$blob, :expire or -1, :LFU counter]: a copy of a value that may cross to another thread */
+static void reply_dump(struct cmd_ctx *ctx, const struct object *o, int64_t expire, int freq)
 {
     struct reply blob;
     reply_init(&blob);
     object_serialize(o, emit_to_reply, &blob);
-    reply_array(ctx->out, 2);
+    reply_array(ctx->out, 3);
     reply_bulk(ctx->out, blob.buf ? blob.buf : "", blob.len);
     reply_int(ctx->out, expire < 0 ? -1 : expire);
+    reply_int(ctx->out, freq);
     reply_deinit(&blob);
 }
 
@@ -120,6 +124,7 @@ static void cmd_take(struct cmd_ctx *ctx)
     int64_t expire = -1;
     if (!event_arg_or_reply(ctx, 3, &event))
         return;
+    int freq = store_lfu_freq(ctx->store, ctx->db, key->ptr, key->len, ctx->now);
     struct object *o = store_take(ctx->store, ctx->db, key->ptr, key->len, ctx->now, &expire);
     if (o == NULL) {
         reply_null(ctx->out);
@@ -128,7 +133,7 @@ static void cmd_take(struct cmd_ctx *ctx)
     cmd_modified(ctx, key);
     if (event)
         cmd_notify(ctx, NOTIFY_GENERIC, event, key);
-    reply_dump(ctx, o, expire);
+    reply_dump(ctx, o, expire, freq);
     object_destroy(&o);
 }
 
@@ -140,7 +145,8 @@ static void cmd_dump(struct cmd_ctx *ctx)
         reply_null(ctx->out);
         return;
     }
-    reply_dump(ctx, o, store_get_expire(ctx->store, ctx->db, key->ptr, key->len, ctx->now));
+    reply_dump(ctx, o, store_get_expire(ctx->store, ctx->db, key->ptr, key->len, ctx->now),
+               store_lfu_freq(ctx->store, ctx->db, key->ptr, key->len, ctx->now));
 }
 
 static void cmd_put(struct cmd_ctx *ctx)
@@ -149,12 +155,13 @@ static void cmd_put(struct cmd_ctx *ctx)
     const struct resp_arg *blob = &ctx->argv[2];
     const struct resp_arg *nx = &ctx->argv[4];
     const char *event;
-    long long expire;
+    long long expire, freq;
     struct object *o;
 
-    if (!event_arg_or_reply(ctx, 6, &event))
+    if (!event_arg_or_reply(ctx, 7, &event))
         return;
-    if (!util_str_to_ll(ctx->argv[3].ptr, ctx->argv[3].len, &expire)) {
+    if (!util_str_to_ll(ctx->argv[3].ptr, ctx->argv[3].len, &expire) ||
+        !util_str_to_ll(ctx->argv[5].ptr, ctx->argv[5].len, &freq)) {
         reply_not_integer(ctx->out);
         return;
     }
@@ -171,6 +178,8 @@ static void cmd_put(struct cmd_ctx *ctx)
     store_set(ctx->store, ctx->db, key->ptr, key->len, o, 0);
     if (expire != -1)
         store_set_expire(ctx->store, ctx->db, key->ptr, key->len, expire, ctx->now);
+    if (freq >= 0)
+        store_set_lfu_freq(ctx->store, ctx->db, key->ptr, key->len, (int)freq, ctx->now);
     if (event)
         cmd_notify(ctx, NOTIFY_NEW, "new", key);
     cmd_modified(ctx, key);
@@ -277,7 +286,7 @@ static void cmd_randomkey_part(struct cmd_ctx *ctx)
 
 const struct command command_internal_table[CMD_I_COUNT] = {
     [CMD_I_TAKE] = {"__take", cmd_take, -2, CMD_INTERNAL | CMD_WRITE, 1, 1, 1, ROUTE_OWNER, ""},
-    [CMD_I_PUT] = {"__put", cmd_put, -5, CMD_INTERNAL | CMD_WRITE, 1, 1, 1, ROUTE_OWNER, ""},
+    [CMD_I_PUT] = {"__put", cmd_put, -6, CMD_INTERNAL | CMD_WRITE, 1, 1, 1, ROUTE_OWNER, ""},
     [CMD_I_DUMP] = {"__dump", cmd_dump, 2, CMD_INTERNAL | CMD_READONLY, 1, 1, 1, ROUTE_OWNER, ""},
     [CMD_I_LOCK] = {"__lock", cmd_lock, -4, CMD_INTERNAL, 3, -1, 1, ROUTE_OWNER, ""},
     [CMD_I_UNLOCK] = {"__unlock", cmd_unlock, -3, CMD_INTERNAL, 2, -1, 1, ROUTE_OWNER, ""},

@@ -387,9 +387,6 @@ static void rename_generic(struct cmd_ctx *ctx, bool nx)
 {
     const struct resp_arg *src = &ctx->argv[1];
     const struct resp_arg *dst = &ctx->argv[2];
-    struct object *o;
-    int64_t expire = -1;
-
     if (cmd_lookup_write(ctx, src) == NULL) {
         reply_error(ctx->out, "ERR no such key");
         return;
@@ -409,10 +406,7 @@ static void rename_generic(struct cmd_ctx *ctx, bool nx)
         }
         store_delete(ctx->store, ctx->db, dst->ptr, dst->len, ctx->now);
     }
-    o = store_take(ctx->store, ctx->db, src->ptr, src->len, ctx->now, &expire);
-    store_set(ctx->store, ctx->db, dst->ptr, dst->len, o, 0);
-    if (expire != -1)
-        store_set_expire(ctx->store, ctx->db, dst->ptr, dst->len, expire, ctx->now);
+    store_rename(ctx->store, ctx->db, src->ptr, src->len, dst->ptr, dst->len, ctx->now);
     /* dst was deleted first when it existed: Redis's dbAdd says "new" either way */
     cmd_notify(ctx, NOTIFY_NEW, "new", dst);
     cmd_modified(ctx, src);

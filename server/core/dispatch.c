@@ -553,6 +553,31 @@ static void slot_keep_argv(struct slot *s, int argc, const struct resp_arg *argv
 /* ---------------------------------------------------------------- multi-step commands */
 
 
+/* a key's value, TTL and LFU counter, as __dump and __take send them */
+struct key_state {
+    bool exists;
+    const char *blob;
+    size_t blob_len;
+    long long expire;
+    long long freq; /* its LFU counter */
+};
+
+/* a __dump or __take reply: nil, or *3 [$blob, :expire, :freq] */
+static bool parse_dump(const char *r, size_t len, struct key_state *k)
+{
+    struct rread rr;
+    char t;
+    long long n;
+    rread_init(&rr, r, len);
+    k->exists = false;
+    if (rread_type(&rr) == '$' || rread_type(&rr) == '_')
+        return true; /* nil */
+    if (!rread_agg(&rr, &t, &n) || t != '*' || n != 3 || !rread_bulk(&rr, &k->blob, &k->blob_len) || !k->blob)
+        return false;
+    k->exists = true;
+    return rread_int(&rr, &k->expire) && rread_int(&rr, &k->freq);
+}
+
 /* RENAME / RENAMENX across shards: [exists src, dst] -> take src -> put dst */
 static void rename_step(struct conn *c, struct slot *s);
 
@@ -578,16 +603,12 @@ static void rename_part(struct conn *c, struct slot *s, int part, const char *re
                 s->sum = v;
         }
         break;
-    case 1: { /* __take: nil, or [blob, expire] */
-        char t;
-        long long n;
-        const char *blob;
-        size_t blen;
+    case 1: { /* __take: nil, or [blob, expire, freq], kept whole for the __put */
+        struct key_state k;
         s->count = 0; /* no such key */
-        if (rread_agg(&r, &t, &n) && t == '*' && n == 2 && rread_bulk(&r, &blob, &blen) && blob &&
-            rread_int(&r, &s->sum)) {
+        if (parse_dump(reply, len, &k) && k.exists) {
             reply_clear(&s->gather);
-            reply_raw(&s->gather, blob, blen);
+            reply_raw(&s->gather, reply, len);
             s->count = 1;
         }
         break;
@@ -610,7 +631,7 @@ static void rename_done(struct conn *c, struct slot *s)
             dispatch_slot_complete(c, s);
             return;
         }
-        if (s->sum) {
+        if (nx && s->sum) {
             reply_int(&s->reply, 0);
             dispatch_slot_complete(c, s);
             return;
@@ -639,7 +660,7 @@ static void rename_step(struct conn *c, struct slot *s)
     int src = dispatch_key_shard(cfg, &s->argv[1]);
     int dst = dispatch_key_shard(cfg, &s->argv[2]);
     if (s->step == 0) {
-        /* TOUCH: Redis looks both keys up, an access even when RENAMENX then refuses */
+        /* TOUCH: Redis looks both keys up, an access (src's counter goes with it; RENAMENX may refuse) */
         const struct command *touch = command_step(CMD_S_TOUCH);
         struct resp_arg a[2] = {command_name_arg(touch), s->argv[1]};
         struct resp_arg b[2] = {command_name_arg(touch), s->argv[2]};
@@ -652,11 +673,14 @@ static void rename_step(struct conn *c, struct slot *s)
         struct resp_arg a[3] = {command_name_arg(command_internal(CMD_I_TAKE)), s->argv[1], {"rename_from", 11}}; /* Redis's events */
         send_one(c, s, src, command_internal(CMD_I_TAKE), 3, a);
     } else {
-        char exp[32];
-        int elen = snprintf(exp, sizeof(exp), "%lld", s->sum);
-        struct resp_arg a[6] = {command_name_arg(command_internal(CMD_I_PUT)), s->argv[2], {s->gather.buf, s->gather.len}, {exp, (size_t)elen},
-                                {"0", 1}, {"rename_to", 9}};
-        send_one(c, s, dst, command_internal(CMD_I_PUT), 6, a);
+        struct key_state k;
+        parse_dump(s->gather.buf, s->gather.len, &k); /* checked by rename_part */
+        char exp[24], freq[24];
+        int elen = snprintf(exp, sizeof(exp), "%lld", k.expire);
+        int flen = snprintf(freq, sizeof(freq), "%lld", k.freq);
+        struct resp_arg a[7] = {command_name_arg(command_internal(CMD_I_PUT)), s->argv[2], {k.blob, k.blob_len},
+                                {exp, (size_t)elen}, {"0", 1}, {freq, (size_t)flen}, {"rename_to", 9}};
+        send_one(c, s, dst, command_internal(CMD_I_PUT), 7, a);
     }
     handoff_flush(c->home);
 }
@@ -851,29 +875,6 @@ static void randomkey_done(struct conn *c, struct slot *s)
  * sees them.  Atomic against other clients it is not; that is the
  * transactions work.
  */
-struct key_state {
-    bool exists;
-    const char *blob;
-    size_t blob_len;
-    long long expire;
-};
-
-/* a __dump reply: nil, or *2 [$blob, :expire] */
-static bool parse_dump(const char *r, size_t len, struct key_state *k)
-{
-    struct rread rr;
-    char t;
-    long long n;
-    rread_init(&rr, r, len);
-    k->exists = false;
-    if (rread_type(&rr) == '$' || rread_type(&rr) == '_')
-        return true; /* nil */
-    if (!rread_agg(&rr, &t, &n) || t != '*' || n != 2 || !rread_bulk(&rr, &k->blob, &k->blob_len) || !k->blob)
-        return false;
-    k->exists = true;
-    return rread_int(&rr, &k->expire);
-}
-
 static void gather_part(struct conn *c, struct slot *s, int part, const char *reply, size_t len)
 {
     (void)c;
@@ -984,9 +985,9 @@ static void gather_done(struct conn *c, struct slot *s)
             long long expire = store_get_expire(st, s->db, key->ptr, key->len, self->now);
             char exp[24];
             int elen = snprintf(exp, sizeof(exp), "%lld", expire < 0 ? -1 : expire);
-            struct resp_arg put[5] = {command_name_arg(command_internal(CMD_I_PUT)), *key, {now_blob.buf, now_blob.len}, {exp, (size_t)elen},
-                                      {"0", 1}};
-            dispatch_send_part(c, s, owner, (int)changed[j], command_internal(CMD_I_PUT), 5, put);
+            struct resp_arg put[6] = {command_name_arg(command_internal(CMD_I_PUT)), *key, {now_blob.buf, now_blob.len}, {exp, (size_t)elen},
+                                      {"0", 1}, {"-1", 2}}; /* the owner's counter stays */
+            dispatch_send_part(c, s, owner, (int)changed[j], command_internal(CMD_I_PUT), 6, put);
         }
     }
     mem_release(changed);
@@ -1193,7 +1194,7 @@ static void run_special(struct conn *c, const struct command *cmd, int argc, con
         } else {
             s->on_part = rename_part;
             s->on_done = rename_done;
-            s->step = cmd->route == ROUTE_RENAMENX ? 0 : 1;
+            s->step = 0;
             rename_step(c, s);
         }
     }

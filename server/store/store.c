@@ -708,6 +708,21 @@ int store_swapdb(struct store *s, int a, int b)
     return 0;
 }
 
+/* key's entry e of src, as dkey of dst (where it is not): the key keeps its TTL, access time and LFU counter */
+static void relocate(struct store *s, struct db *src, struct dict_entry *e, struct db *dst, const char *dkey,
+                     size_t dklen)
+{
+    int64_t when = e->aux != TTL_NONE ? ttl_at(src, e->aux)->when : -1;
+    struct key_meta m = *meta_of(e);
+    struct object *val = unlink_entry(s, src, e, true);
+    struct dict_entry *moved = dict_add_tail(dst->keys, dkey, dklen, object_embed_size(val), NULL);
+    entry_init(s, moved);
+    s->mem += object_memory(object_embed(dict_entry_tail(moved), object_embed_size(val), val));
+    *meta_of(moved) = m;
+    if (when != -1)
+        ttl_add(s, dst, moved, when);
+}
+
 int store_move(struct store *s, int src_db, int dst_db, const char *key, size_t klen, int64_t now)
 {
     struct db *src = store_db(s, src_db), *dst = store_db(s, dst_db);
@@ -716,16 +731,31 @@ int store_move(struct store *s, int src_db, int dst_db, const char *key, size_t 
     struct dict_entry *e = find_live(s, src, key, klen, now);
     if (e == NULL || find_live(s, dst, key, klen, now) != NULL)
         return 0;
-    int64_t when = e->aux != TTL_NONE ? ttl_at(src, e->aux)->when : -1;
-    struct key_meta m = *meta_of(e);
-    struct object *val = unlink_entry(s, src, e, true);
-    struct dict_entry *moved = dict_add_tail(dst->keys, key, klen, object_embed_size(val), NULL);
-    entry_init(s, moved);
-    s->mem += object_memory(object_embed(dict_entry_tail(moved), object_embed_size(val), val));
-    *meta_of(moved) = m; /* the key keeps its access time and LFU counter */
-    if (when != -1)
-        ttl_add(s, dst, moved, when);
+    relocate(s, src, e, dst, key, klen);
     return 1;
+}
+
+int store_rename(struct store *s, int db, const char *key, size_t klen, const char *dkey, size_t dklen, int64_t now)
+{
+    struct db *d = store_db(s, db);
+    if (klen == dklen && memcmp(key, dkey, klen) == 0)
+        return 0;
+    struct dict_entry *e = find_live(s, d, key, klen, now);
+    if (e == NULL || find_live(s, d, dkey, dklen, now) != NULL)
+        return 0;
+    relocate(s, d, e, d, dkey, dklen);
+    return 1;
+}
+
+int store_set_lfu_freq(struct store *s, int db, const char *key, size_t klen, int freq, int64_t now)
+{
+    struct dict_entry *e = find_live(s, store_db(s, db), key, klen, now);
+    if (e == NULL)
+        return -1;
+    struct key_meta *m = meta_of(e);
+    m->lfu = (uint8_t)(freq < 0 ? 0 : freq > 255 ? 255 : freq);
+    m->ldt = (uint16_t)(now / 1000 / 60);
+    return 0;
 }
 
 /* ---- SCAN */

@@ -107,7 +107,7 @@ static void test_table(void)
     CHECK((c = find("flushall")) && c->route == ROUTE_FANOUT_OK);
     CHECK((c = find("object")) && c->first_key == 2);
     CHECK((c = find("__take")) && (c->flags & CMD_INTERNAL));
-    CHECK((c = find("__put")) && (c->flags & CMD_INTERNAL) && c->arity == -5);
+    CHECK((c = find("__put")) && (c->flags & CMD_INTERNAL) && c->arity == -6);
     /* every entry is complete */
     const struct command *tabs[] = {command_family_string, command_family_keys,
                                     command_internal_table};
@@ -636,8 +636,8 @@ static void test_internal(void)
     EXPECT("$-1\r\n", "__take", "nokey");
     EXPECT("+OK\r\n", "set", "k", "value", "pxat", "1700000009000");
     RUN("__take", "k");
-    CHECK(out.len > 4 && memcmp(out.buf, "*2\r\n$", 5) == 0);
-    CHECK(out.len > 20 && memcmp(out.buf + out.len - 16, ":1700000009000\r\n", 16) == 0);
+    CHECK(out.len > 4 && memcmp(out.buf, "*3\r\n$", 5) == 0);
+    CHECK(out.len > 20 && memcmp(out.buf + out.len - 20, ":1700000009000\r\n:5\r\n", 20) == 0); /* a new key's counter */
     EXPECT(":0\r\n", "exists", "k");
     /* pull the blob out of the reply and put it back under another name */
     RUN("set", "k", "value", "pxat", "1700000009000");
@@ -648,29 +648,33 @@ static void test_internal(void)
         p = strchr(p, '\n') + 1;
         char *blob = malloc((size_t)blen + 1);
         memcpy(blob, p, (size_t)blen);
-        struct resp_arg a[5] = {{"__put", 5}, {"k2", 2}, {blob, (size_t)blen},
-                                {"1700000009000", 13}, {"1", 1}};
-        run_args(a, 5);
+        struct resp_arg a[6] = {{"__put", 5}, {"k2", 2}, {blob, (size_t)blen},
+                                {"1700000009000", 13}, {"1", 1}, {"42", 2}};
+        run_args(a, 6);
         CHECK_MEM(out.buf, out.len, ":1\r\n");
         EXPECT("$5\r\nvalue\r\n", "get", "k2");
         EXPECT(":9000\r\n", "pttl", "k2");
-        run_args(a, 5); /* nx: exists now */
+        RUN("__dump", "k2"); /* the counter it came with */
+        CHECK(out.len > 5 && memcmp(out.buf + out.len - 5, ":42\r\n", 5) == 0);
+        run_args(a, 6); /* nx: exists now */
         CHECK_MEM(out.buf, out.len, ":0\r\n");
         a[1].ptr = "k3";
         a[3].ptr = "-1";
         a[3].len = 2;
         a[4].ptr = "0";
-        run_args(a, 5);
+        a[5].ptr = "-1";
+        run_args(a, 6);
         CHECK_MEM(out.buf, out.len, ":1\r\n");
         EXPECT(":-1\r\n", "pttl", "k3");
         a[1].ptr = "k2"; /* replace, no nx */
-        run_args(a, 5);
+        run_args(a, 6);
         CHECK_MEM(out.buf, out.len, ":1\r\n");
         EXPECT(":-1\r\n", "pttl", "k2");
         free(blob);
     }
-    EXPECT("-ERR value is not an integer or out of range\r\n", "__put", "k4", "x", "abc", "0");
-    EXPECT("-ERR corrupt value\r\n", "__put", "k4", "", "-1", "0");
+    EXPECT("-ERR value is not an integer or out of range\r\n", "__put", "k4", "x", "abc", "0", "-1");
+    EXPECT("-ERR value is not an integer or out of range\r\n", "__put", "k4", "x", "-1", "0", "abc");
+    EXPECT("-ERR corrupt value\r\n", "__put", "k4", "", "-1", "0", "-1");
     EXPECT(":0\r\n", "exists", "k4");
 }
 

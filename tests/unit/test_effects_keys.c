@@ -129,7 +129,7 @@ static void test_flush_swap(void)
 static char *dump_blob(const char *key, size_t *len)
 {
     FX_RUN("__dump", key);
-    CHECK(fx_out.len > 5 && memcmp(fx_out.buf, "*2\r\n$", 5) == 0);
+    CHECK(fx_out.len > 5 && memcmp(fx_out.buf, "*3\r\n$", 5) == 0);
     const char *p = fx_out.buf + 5;
     *len = (size_t)atoi(p);
     p = strchr(p, '\n') + 1;
@@ -141,9 +141,9 @@ static char *dump_blob(const char *key, size_t *len)
 static void put(const char *key, const char *blob, size_t len, const char *expire, const char *nx,
                 const char *event)
 {
-    struct resp_arg a[6] = {{"__put", 5}, {key, strlen(key)}, {blob, len}, {expire, strlen(expire)},
-                            {nx, strlen(nx)}, {event, event ? strlen(event) : 0}};
-    fx_run_args(a, event ? 6 : 5);
+    struct resp_arg a[7] = {{"__put", 5}, {key, strlen(key)}, {blob, len}, {expire, strlen(expire)},
+                            {nx, strlen(nx)}, {"-1", 2}, {event, event ? strlen(event) : 0}};
+    fx_run_args(a, event ? 7 : 6);
 }
 
 /* RENAME across shards: __take on the source's owner, __put on the destination's */
@@ -159,7 +159,7 @@ static void test_take_put(void)
     FX("-ERR syntax error\r\n", "", "__take", "k", "rename_from", "x");
     FX(":1\r\n", "", "exists", "k"); /* refused before anything changed */
     FX_RUN("__take", "k", "rename_from");
-    CHECK(fx_out.len > 5 && memcmp(fx_out.buf, "*2\r\n$", 5) == 0);
+    CHECK(fx_out.len > 5 && memcmp(fx_out.buf, "*3\r\n$", 5) == 0);
     CHECK_MEM(fx_text.buf, fx_text.len, "mod@0:k g:rename_from@0:k");
     FX(":0\r\n", "", "exists", "k");
     FX_RUN("set", "k", "v");

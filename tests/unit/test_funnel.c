@@ -33,7 +33,7 @@
  *     and `sadd` of a gathered SMOVE, `rename_from`/`rename_to`, the served
  *     BLPOP's `lpop` and `del`, `expired` for keys set with PX 1) -- a
  *     multiset, once a closing SET on every shard has come.
- * In the global-lock build RENAME runs whole too.  Every wait has a generous deadline
+ * Every wait has a generous deadline
  * (a busy 2-core machine, ASan); nothing is asserted on time.
  *
  * Threading: the test runs on the main thread; everything that touches a
@@ -505,9 +505,6 @@ static bool slowlog_ignored(const char *name)
 enum {
     F_UNSHOWN = 1 << 0,  /* no MONITOR line: an admin command, or sent before the monitor started */
     F_UNLOGGED = 1 << 1, /* no slowlog entry: Redis's skip_slowlog (EXEC) */
-    /* RENAME across shards runs as internal steps only: no slowlog entry and no latency sample (a gap:
-     * Redis has one of each) */
-    F_STEPS = 1 << 2,
 };
 
 /*
@@ -518,14 +515,11 @@ enum {
  */
 static void ran(struct tclient *cl, int flags, const char *stat, int argc, const char *const *argv)
 {
-#ifdef PERCORE_GLOBAL_LOCK
-    flags &= ~F_STEPS; /* one store: every command runs whole, in one place */
-#endif
     char name[32];
     lower(name, argv[0], sizeof name);
     struct counted *c = counted_of(stat ? stat : name);
     c->calls++;
-    bool logged = !(flags & (F_UNLOGGED | F_STEPS)) && !slowlog_ignored(name);
+    bool logged = !(flags & F_UNLOGGED) && !slowlog_ignored(name);
     char line[2048];
     size_t n;
     if (!(flags & F_UNSHOWN)) {
@@ -539,7 +533,7 @@ static void ran(struct tclient *cl, int flags, const char *stat, int argc, const
     n = 0;
     for (int i = 0; i < argc; i++)
         n += (size_t)snprintf(line + n, sizeof line - n, "%s%s", i ? " " : "", argv[i]);
-    c->samples += !(flags & F_STEPS);
+    c->samples++;
     if (logged)
         strs_add(&slowlog_want, line);
 }
@@ -692,7 +686,7 @@ static void plain_commands(void)
     event("sunionstore", dst);
     RUN(W, ":1\r\n", "SCARD", s0);
     const char *to = key_of(0);
-    run_cmd(W, "+OK\r\n", F_STEPS, NULL, 3, ARGV("RENAME", b, to));
+    run_cmd(W, "+OK\r\n", 0, NULL, 3, ARGV("RENAME", b, to));
     event("rename_from", b);
     event("rename_to", to);
 }
