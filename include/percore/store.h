@@ -169,6 +169,35 @@ int store_set_lfu_freq(struct store *s, int db, const char *key, size_t klen, in
  * them, without counting an access; -1 no such key */
 long long store_key_memory(struct store *s, int db, const char *key, size_t klen, int64_t now);
 
+/*
+ * Snapshot: every key the store holds at store_snapshot_begin, handed to fn
+ * exactly once, as it was then, while the store goes on changing (BGSAVE
+ * without a fork).  store_snapshot_step walks the dbs and hands out keys
+ * not out yet; any store call that is about to read, change, move or
+ * remove such a key hands it out first (so does FLUSHDB/FLUSHALL, for the
+ * whole db, at once), and keys added since the start are not in it.  A key
+ * keeps the db it was in at the start across SWAPDB.  Keys past their TTL
+ * but not yet reaped are handed out too, with their expire time.  The key,
+ * value and fields are valid only during the call; fn must not call into
+ * this store.  Beginning a snapshot drops one under way.
+ */
+struct store_snapshot_key {
+    int db;
+    const char *key;
+    size_t klen;
+    const struct object *val;
+    int64_t expire;     /* ms unix time, -1 none */
+    long long idle_s;   /* seconds since its last access (OBJECT IDLETIME) */
+    int freq;           /* its LFU counter (OBJECT FREQ) */
+};
+typedef void store_snapshot_fn(void *arg, const struct store_snapshot_key *k);
+void store_snapshot_begin(struct store *s, store_snapshot_fn *fn, void *arg);
+/* hand out keys of about `budget` buckets; false once every key is out (the snapshot is over) */
+bool store_snapshot_step(struct store *s, size_t budget);
+bool store_snapshot_active(const struct store *s);
+/* stop handing out keys (nothing else changes) */
+void store_snapshot_abort(struct store *s);
+
 /* counters, owned by this store's thread */
 /* a key left on its own (told before it goes, its key bytes valid for the call): Redis's "expired" and
  * "evicted" keyspace events */

@@ -5,6 +5,7 @@
  */
 #include "percore/set.h"
 #include "percore/store.h"
+#include "percore/util.h"
 
 #include "check.h"
 #include "chisq.h"
@@ -792,6 +793,153 @@ static void test_lazyfree(void)
     CHECK(s == NULL);
 }
 
+/* ---- snapshot: the keys as of its start, each once, while everything changes */
+
+#define SNAP_DBS 3
+#define SNAP_KEYS 3000      /* per db at the start */
+#define SNAP_SPACE 40000    /* key indexes used: the rest come later */
+
+struct snap_seen {
+    long value[SNAP_DBS][SNAP_SPACE];   /* -1: not handed out */
+    int64_t expire[SNAP_DBS][SNAP_SPACE];
+    int times[SNAP_DBS][SNAP_SPACE];
+    long bad;                           /* keys handed out that are not the test's */
+};
+
+static void snap_collect(void *arg, const struct store_snapshot_key *k)
+{
+    struct snap_seen *seen = arg;
+    long i = index_of(k->key, k->klen);
+    size_t len;
+    const char *p = object_string_ptr(k->val, &len);
+    char buf[32];
+    if (i < 0 || i >= SNAP_SPACE || k->db < 0 || k->db >= SNAP_DBS || !p || len >= sizeof buf) {
+        seen->bad++;
+        return;
+    }
+    memcpy(buf, p, len);
+    buf[len] = '\0';
+    seen->value[k->db][i] = strtol(buf, NULL, 10);
+    seen->expire[k->db][i] = k->expire;
+    seen->times[k->db][i]++;
+}
+
+static void test_snapshot(void)
+{
+    static struct snap_seen seen, want;
+    struct store *s = store_create(SNAP_DBS);
+    uint64_t rng = 12345;
+    for (int db = 0; db < SNAP_DBS; db++) {
+        for (long i = 0; i < SNAP_SPACE; i++) {
+            want.value[db][i] = seen.value[db][i] = -1;
+            want.expire[db][i] = -1;
+        }
+        for (long i = 0; i < SNAP_KEYS; i++) {
+            long v = db * 100000 + i;
+            put(s, db, i, v);
+            want.value[db][i] = v;
+            if (i % 7 == 0) { /* some soon past their TTL, reaped while the snapshot runs */
+                int64_t when = NOW + (i % 14 == 0 ? 50 : 1000000);
+                expire_at(s, db, i, when);
+                want.expire[db][i] = when;
+            }
+        }
+    }
+    store_snapshot_begin(s, snap_collect, &seen);
+    CHECK(store_snapshot_active(s));
+    long next_new = SNAP_KEYS; /* indexes of keys that did not exist at the start */
+    int steps = 0;
+    bool flushed = false;
+    int64_t now = NOW;
+    while (store_snapshot_step(s, 1 + (size_t)util_rand_below(&rng, 3))) {
+        steps++;
+        for (int n = 0; n < 4; n++) {
+            int db = (int)util_rand_below(&rng, SNAP_DBS);
+            long i = (long)util_rand_below(&rng, SNAP_KEYS);
+            char k[32], k2[32];
+            size_t kl = key_of(k, i);
+            switch (util_rand_below(&rng, 10)) {
+            case 0: put(s, db, i, -7); break;                      /* overwritten */
+            case 1: del(s, db, i, now); break;                     /* deleted */
+            case 2: put(s, db, next_new++ % SNAP_SPACE, -8); break; /* new (the table grows) */
+            case 3: {                                              /* renamed, or moved */
+                size_t kl2 = key_of(k2, next_new++ % SNAP_SPACE);
+                if (util_rand_below(&rng, 2))
+                    store_rename(s, db, k, kl, k2, kl2, now);
+                else
+                    store_move(s, db, (db + 1) % SNAP_DBS, k, kl, now);
+                break;
+            }
+            case 4: expire_at(s, db, i, now + 5); break;           /* its TTL changed */
+            case 5: store_persist(s, db, k, kl, now); break;
+            case 6: { struct object *o = store_take(s, db, k, kl, now, NULL); object_destroy(&o); break; }
+            case 7: store_set_string(s, db, k, kl, "-9", 2, 0, now); break;
+            case 8: get(s, db, i, now); break;
+            default:
+                if (steps % 50 == 0)
+                    CHECK(store_swapdb(s, 0, 1) == 0);
+                break;
+            }
+        }
+        if (steps == 400 && !flushed) {
+            store_flush(s, 2);
+            flushed = true;
+        }
+        if (steps % 100 == 0) {
+            now += 30;
+            store_active_expire(s, now, 1000);
+        }
+        store_rehash_step(s);
+    }
+    CHECK(!store_snapshot_active(s));
+    CHECK(flushed);
+    CHECK(next_new > SNAP_KEYS + 1000); /* the test did change the store while the snapshot ran */
+    CHECK_EQ_LL(seen.bad, 0);
+    long missing = 0, twice = 0, wrong = 0, extra = 0;
+    for (int db = 0; db < SNAP_DBS; db++) {
+        for (long i = 0; i < SNAP_SPACE; i++) {
+            if (want.value[db][i] < 0) {
+                extra += seen.times[db][i] != 0;
+                continue;
+            }
+            missing += seen.times[db][i] == 0;
+            twice += seen.times[db][i] > 1;
+            wrong += seen.times[db][i] &&
+                     (seen.value[db][i] != want.value[db][i] || seen.expire[db][i] != want.expire[db][i]);
+        }
+    }
+    CHECK_EQ_LL(missing, 0);
+    CHECK_EQ_LL(twice, 0);
+    CHECK_EQ_LL(wrong, 0);
+    CHECK_EQ_LL(extra, 0);
+
+    /* a second snapshot has what the store holds now, old keys and new */
+    static struct snap_seen again;
+    for (int db = 0; db < SNAP_DBS; db++)
+        for (long i = 0; i < SNAP_SPACE; i++)
+            again.value[db][i] = -1;
+    store_snapshot_begin(s, snap_collect, &again);
+    while (store_snapshot_step(s, 64))
+        ;
+    long keys = 0, held = 0;
+    for (int db = 0; db < SNAP_DBS; db++) {
+        held += (long)store_size(s, db);
+        for (long i = 0; i < SNAP_SPACE; i++)
+            keys += again.times[db][i];
+    }
+    CHECK_EQ_LL(keys, held);
+    /* abandoned half way: nothing more is handed out */
+    store_snapshot_begin(s, snap_collect, &again);
+    store_snapshot_step(s, 8);
+    store_snapshot_abort(s);
+    long before = again.bad;
+    put(s, 0, 1, 1);
+    del(s, 1, 2, now);
+    CHECK(!store_snapshot_step(s, 8));
+    CHECK_EQ_LL(again.bad, before);
+    store_destroy(&s);
+}
+
 int main(void)
 {
     uint8_t seed[16];
@@ -813,5 +961,6 @@ int main(void)
     test_memory_tracks_growth();
     test_lazyfree();
     test_embedded_values();
+    test_snapshot();
     return check_done("test_store");
 }
