@@ -12,6 +12,10 @@
  * Any other command that names a locked key waits until the key is free
  * (keylock_holds_other); with no lock held that check is one load.
  *
+ * A keyspace-wide write across shards (FLUSHALL, FLUSHDB, SWAPDB) locks
+ * every key of a shard at once (n = KEYLOCK_ALL): granted once no other
+ * transaction holds a key there, and while held every key counts as held.
+ *
  * Owned and touched by one shard thread only.
  */
 #ifndef PERCORE_KEYLOCK_H
@@ -22,6 +26,9 @@
 #include <stdint.h>
 
 struct keylocks;
+
+/* n for every key of every database of the shard */
+#define KEYLOCK_ALL (-1)
 
 /* a key to lock: its bytes (not copied unless the request queues) */
 struct keylock_key {

@@ -35,6 +35,8 @@
  *                                  told (__granted) once it holds them
  *   __unlock txid key...        -> +OK: txid holds none of the keys any more,
  *                                  nor waits for them
+ *                                  (no key named, for both: every key of the
+ *                                  shard, KEYLOCK_ALL: FLUSHALL FLUSHDB SWAPDB)
  *   __watch client key...       -> +OK: the client watches the keys (watch.h)
  *   __unwatch client key...     -> +OK: it watches none of them any more
  *   __watchcheck client key...  -> :1 when one of its watches of the keys
@@ -222,10 +224,11 @@ static void cmd_lock(struct cmd_ctx *ctx)
         return;
     }
     struct keylock_key small[16], *keys = lock_keys(ctx, 3, small);
-    if (keylock_try(ctx->locks, txid, ctx->db, ctx->argc - 3, keys)) {
+    int n = ctx->argc > 3 ? ctx->argc - 3 : KEYLOCK_ALL;
+    if (keylock_try(ctx->locks, txid, ctx->db, n, keys)) {
         reply_ok(ctx->out);
     } else {
-        keylock_enqueue(ctx->locks, txid, (int)home, ctx->db, ctx->argc - 3, keys);
+        keylock_enqueue(ctx->locks, txid, (int)home, ctx->db, n, keys);
         reply_simple(ctx->out, "QUEUED");
     }
     if (keys != small)
@@ -238,7 +241,7 @@ static void cmd_unlock(struct cmd_ctx *ctx)
     if (!txid_arg(ctx, &txid))
         return;
     struct keylock_key small[16], *keys = lock_keys(ctx, 2, small);
-    keylock_release(ctx->locks, txid, ctx->db, ctx->argc - 2, keys);
+    keylock_release(ctx->locks, txid, ctx->db, ctx->argc > 2 ? ctx->argc - 2 : KEYLOCK_ALL, keys);
     if (keys != small)
         mem_release(keys);
     reply_ok(ctx->out);
@@ -288,8 +291,8 @@ const struct command command_internal_table[CMD_I_COUNT] = {
     [CMD_I_TAKE] = {"__take", cmd_take, -2, CMD_INTERNAL | CMD_WRITE, 1, 1, 1, ROUTE_OWNER, ""},
     [CMD_I_PUT] = {"__put", cmd_put, -6, CMD_INTERNAL | CMD_WRITE, 1, 1, 1, ROUTE_OWNER, ""},
     [CMD_I_DUMP] = {"__dump", cmd_dump, 2, CMD_INTERNAL | CMD_READONLY, 1, 1, 1, ROUTE_OWNER, ""},
-    [CMD_I_LOCK] = {"__lock", cmd_lock, -4, CMD_INTERNAL, 3, -1, 1, ROUTE_OWNER, ""},
-    [CMD_I_UNLOCK] = {"__unlock", cmd_unlock, -3, CMD_INTERNAL, 2, -1, 1, ROUTE_OWNER, ""},
+    [CMD_I_LOCK] = {"__lock", cmd_lock, -3, CMD_INTERNAL, 3, -1, 1, ROUTE_OWNER, ""},
+    [CMD_I_UNLOCK] = {"__unlock", cmd_unlock, -2, CMD_INTERNAL, 2, -1, 1, ROUTE_OWNER, ""},
     [CMD_I_WATCH] = {"__watch", cmd_watch_keys, -3, CMD_INTERNAL, 2, -1, 1, ROUTE_OWNER, ""},
     [CMD_I_UNWATCH] = {"__unwatch", cmd_unwatch_keys, -3, CMD_INTERNAL, 2, -1, 1, ROUTE_OWNER, ""},
     [CMD_I_WATCHCHECK] = {"__watchcheck", cmd_watch_check, -3, CMD_INTERNAL | CMD_READONLY, 2, -1, 1, ROUTE_OWNER, ""},

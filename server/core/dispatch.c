@@ -1114,6 +1114,12 @@ static struct slot *run_split(struct conn *c, const struct command *cmd, int arg
     switch (cmd->route) {
     case ROUTE_SPLIT_SUM: s->on_part = part_sum; s->on_done = done_sum; break;
     case ROUTE_SPLIT_OK: s->on_part = part_ok; s->on_done = done_ok; break;
+    case ROUTE_FANOUT_OK: /* FLUSHALL FLUSHDB SWAPDB: the same part for every shard */
+        s->on_part = part_ok;
+        s->on_done = done_ok;
+        for (int i = 0; i < shard_count(); i++)
+            txn_keep_part(keep, i, argc, argv);
+        return s;
     default:
         s->on_part = part_mget;
         s->on_done = done_mget;
@@ -1318,8 +1324,15 @@ bool dispatch_command(struct conn *c, int argc, const struct resp_arg *argv)
         return true;
     }
     switch (cmd->route) {
+    case ROUTE_FANOUT_OK: /* a keyspace-wide write: every shard's keyspace locked in turn, atomic (txn.c) */
+        if (feed)
+            monitor_feed(c, cmd, argc, argv);
+        if (c->txid)
+            run_fanout(c, cmd, argc, argv); /* inside EXEC, which holds every lock */
+        else
+            txn_run_split(c, cmd, argc, argv);
+        return true;
     case ROUTE_FANOUT_SUM:
-    case ROUTE_FANOUT_OK:
     case ROUTE_FANOUT_CONCAT:
         if (feed)
             monitor_feed(c, cmd, argc, argv);

@@ -101,6 +101,7 @@ struct txn {
     bool deferred;           /* waits for its connection's earlier commands to finish */
     /* a split command (txn_run_split): each shard's part, sent with its lock request */
     bool split;
+    bool whole;              /* a keyspace-wide write: every shard's every key (KEYLOCK_ALL) */
     bool own_queued;         /* our own shard's keys were queued for: held once granted */
     int nparts;
     int next_part;
@@ -223,8 +224,25 @@ static int unit_keys(const struct keyset *ks, int from, int end, struct keylock_
     return end - from;
 }
 
+/* FLUSHALL FLUSHDB SWAPDB: they lock whole keyspaces */
+static bool keyspace_wide(const struct command *cmd)
+{
+    return cmd->route == ROUTE_FANOUT_OK && (cmd->flags & CMD_WRITE);
+}
+
 static void txn_unlock_all(struct shard *self, struct txn *t)
 {
+    if (t->whole) {
+        char idbuf[24];
+        struct resp_arg args[2] = {command_name_arg(command_internal(CMD_I_UNLOCK)), {idbuf, 0}};
+        args[1].len = (size_t)snprintf(idbuf, sizeof idbuf, "%llu", (unsigned long long)t->id);
+        for (int i = 0; i < shard_count(); i++) {
+            if (i == self->index)
+                keylock_release(self->locks, t->id, 0, KEYLOCK_ALL, NULL);
+            else if (shard_running(self))
+                handoff_send_system(self, i, command_internal(CMD_I_UNLOCK), 0, 2, args);
+        }
+    }
     const struct keyset *ks = &t->ks;
     struct resp_arg *args = mem_alloc((size_t)(ks->n + 3) * sizeof(*args));
     struct keylock_key *keys = mem_alloc((size_t)(ks->n + 1) * sizeof(*keys));
@@ -320,12 +338,45 @@ static void txn_lock_done(struct conn *c, struct slot *s)
 
 static void split_next(struct conn *c, struct slot *s);
 
+/* an EXEC with a keyspace-wide write: every shard's keyspace in ascending order (t->next the shard), every
+ * key it names included */
+static void lock_whole_next(struct conn *c, struct slot *s)
+{
+    struct shard *self = c->home;
+    struct txn *t = s->txn;
+    while (t->next < shard_count()) {
+        int sh = t->next++; /* held once it answers +OK, or once granted */
+        if (sh == self->index) {
+            if (keylock_try(self->locks, t->id, 0, KEYLOCK_ALL, NULL))
+                continue;
+            keylock_enqueue(self->locks, t->id, self->index, 0, KEYLOCK_ALL, NULL);
+            txn_wait(self, c, s);
+            return;
+        }
+        char idbuf[48];
+        struct resp_arg args[3];
+        int argc = unit_args(&t->ks, t->id, 0, 0, command_internal(CMD_I_LOCK)->name, self->index, idbuf,
+                             sizeof idbuf, args);
+        s->parts_left = 1;
+        s->db = 0;
+        handoff_send(c, sh, command_internal(CMD_I_LOCK), 0, argc, args, s, sh);
+        return; /* txn_lock_done goes on */
+    }
+    s->on_part = NULL;
+    s->on_done = NULL;
+    t->locked(c, s);
+}
+
 static void txn_lock_next(struct conn *c, struct slot *s)
 {
     struct shard *self = c->home;
     struct txn *t = s->txn;
     if (t->split) {
         split_next(c, s);
+        return;
+    }
+    if (t->whole) {
+        lock_whole_next(c, s);
         return;
     }
     const struct keyset *ks = &t->ks;
@@ -523,10 +574,15 @@ bool txn_lock_split_part(struct shard *self, uint64_t txid, int home, const stru
 {
     struct keylock_key keys_small[16];
     struct keylock_key *keys = argc <= 16 ? keys_small : mem_alloc((size_t)argc * sizeof(*keys));
-    int n = part_keys(cmd, argc, argv, keys);
-    bool held = keylock_try(self->locks, txid, db, n, keys);
+    int n = KEYLOCK_ALL;
+    const struct keylock_key *named = NULL;
+    if (!keyspace_wide(cmd)) {
+        n = part_keys(cmd, argc, argv, keys);
+        named = keys;
+    }
+    bool held = keylock_try(self->locks, txid, db, n, named);
     if (!held) {
-        keylock_enqueue(self->locks, txid, home, db, n, keys);
+        keylock_enqueue(self->locks, txid, home, db, n, named);
         STATS_ADD(&self->stats, handoff_lock_queued, 1);
     }
     if (keys != keys_small)
@@ -582,6 +638,7 @@ void txn_run_split(struct conn *c, const struct command *cmd, int argc, const st
 {
     struct txn *t = txn_create(c->home);
     t->split = true;
+    t->whole = keyspace_wide(cmd);
     t->cmd = cmd;
     keyset_add_command(&t->ks, config_current(), cmd, argc, argv, c->db);
     keyset_sort(&t->ks);
@@ -605,7 +662,7 @@ bool txn_keys_locked(struct shard *self, const struct command *cmd, int argc, co
     if (cmd->flags & CMD_INTERNAL)
         return false;
     if (cmd->first_key == 0) /* keyspace-wide writes wait for every lock here (inside EXEC: its own) */
-        return txid == 0 && (cmd->flags & CMD_WRITE) && cmd->route == ROUTE_FANOUT_OK;
+        return txid == 0 && keyspace_wide(cmd);
     int pos_small[16];
     int *pos = argc <= 16 ? pos_small : mem_alloc((size_t)argc * sizeof(int));
     int n = command_key_positions(cmd, argc, argv, pos);
@@ -656,6 +713,7 @@ struct multi {
     int count;               /* commands queued */
     size_t argv_mem;         /* their arguments' bytes and a pointer each (Redis's multi-mem) */
     uint32_t flags;          /* their command flags, or'ed (CLIENT PAUSE WRITE holds an EXEC that writes) */
+    bool whole;              /* one is a keyspace-wide write: EXEC locks every shard's keyspace */
     int db;                  /* the database the next queued command will run in (SELECT is queued too) */
     struct reply queue;      /* the queued commands, as RESP */
     struct keyset keys;      /* every key they name */
@@ -682,6 +740,7 @@ static void multi_clear_queue(struct conn *c)
     m->count = 0;
     m->argv_mem = 0;
     m->flags = 0;
+    m->whole = false;
     reply_clear(&m->queue);
     keyset_clear(&m->keys);
 }
@@ -811,6 +870,7 @@ bool txn_queue(struct conn *c, const struct command *cmd, int argc, const struct
     }
     m->count++;
     m->flags |= cmd->flags;
+    m->whole |= keyspace_wide(cmd);
     keyset_add_command(&m->keys, config_current(), cmd, argc, argv, m->db);
     long long db;
     if ((cmd->flags & CMD_SELECTS_DB) && argc == 2 && util_str_to_ll(argv[1].ptr, argv[1].len, &db) && db >= 0 &&
@@ -917,6 +977,7 @@ void multi_exec(struct conn *c, const struct command *cmd, const struct resp_arg
     m->exec_cmd = cmd;
     c->in_multi = false;
     struct txn *t = txn_create(c->home);
+    t->whole = m->whole;
     keyset_add_all(&t->ks, &m->keys);
     keyset_add_all(&t->ks, &m->watched);
     txn_begin(c, t, exec_locked);

@@ -29,6 +29,7 @@ struct lock_wait {
 struct keylocks {
     struct keylocks_head head; /* first: keylock_count() reads it */
     struct dict *held;
+    uint64_t all_by;          /* the transaction holding every key (KEYLOCK_ALL), 0 none */
     uint64_t generation;
     bool hold_new;            /* others wait here for locked keys: new requests queue behind them */
     struct lock_wait *queue;  /* oldest first */
@@ -78,8 +79,16 @@ void keylock_destroy(struct keylocks **kl)
 
 uint64_t keylock_generation(const struct keylocks *kl) { return kl->generation; }
 
+/* what keylock_count reads: the keys held, and the whole keyspace as one more */
+static void count_held(struct keylocks *kl)
+{
+    kl->head.held = dict_size(kl->held) + (kl->all_by != 0);
+}
+
 bool keylock_holds_other(struct keylocks *kl, uint64_t txid, int db, const char *key, size_t len)
 {
+    if (kl->all_by != 0 && kl->all_by != txid)
+        return true;
     if (dict_size(kl->held) == 0)
         return false;
     struct dict_dbkey k;
@@ -89,9 +98,18 @@ bool keylock_holds_other(struct keylocks *kl, uint64_t txid, int db, const char 
     return e && entry_holder(e) != txid;
 }
 
-/* take keys[0..n) for txid if none is held by another */
+/* take keys[0..n) (KEYLOCK_ALL: every key) for txid if none is held by another */
 static bool take(struct keylocks *kl, uint64_t txid, int db, int n, const struct keylock_key *keys)
 {
+    if (kl->all_by != 0 && kl->all_by != txid)
+        return false;
+    if (n == KEYLOCK_ALL) {
+        if (dict_size(kl->held) != 0)
+            return false;
+        kl->all_by = txid;
+        count_held(kl);
+        return true;
+    }
     for (int i = 0; i < n; i++)
         if (keylock_holds_other(kl, txid, db, keys[i].ptr, keys[i].len))
             return false;
@@ -103,7 +121,7 @@ static bool take(struct keylocks *kl, uint64_t txid, int db, int n, const struct
             dict_entry_set_value(kl->held, e, &txid, sizeof txid);
         dict_dbkey_done(&k);
     }
-    kl->head.held = dict_size(kl->held);
+    count_held(kl);
     return true;
 }
 
@@ -116,6 +134,8 @@ void keylock_hold_new(struct keylocks *kl, bool hold) { kl->hold_new = hold; }
 
 void keylock_release(struct keylocks *kl, uint64_t txid, int db, int n, const struct keylock_key *keys)
 {
+    if (n == KEYLOCK_ALL && kl->all_by == txid)
+        kl->all_by = 0;
     for (int i = 0; i < n; i++) {
         struct dict_dbkey k;
         dict_dbkey_make(&k, db, keys[i].ptr, keys[i].len);
@@ -124,7 +144,7 @@ void keylock_release(struct keylocks *kl, uint64_t txid, int db, int n, const st
             dict_delete(kl->held, k.p, k.len);
         dict_dbkey_done(&k);
     }
-    kl->head.held = dict_size(kl->held);
+    count_held(kl);
     kl->generation++;
     dict_compact(kl->held);
     for (struct lock_wait **p = &kl->queue; *p;) {
@@ -151,9 +171,10 @@ void keylock_enqueue(struct keylocks *kl, uint64_t txid, int home, int db, int n
     size_t total = 0;
     for (int i = 0; i < n; i++)
         total += keys[i].len;
-    w->keys = mem_alloc((size_t)(n ? n : 1) * sizeof *w->keys);
+    w->keys = mem_alloc((size_t)(n > 0 ? n : 1) * sizeof *w->keys);
     w->bytes = mem_alloc(total ? total : 1);
-    for (size_t i = 0, off = 0; i < (size_t)n; off += keys[i].len, i++) {
+    size_t off = 0;
+    for (int i = 0; i < n; off += keys[i].len, i++) {
         memcpy(w->bytes + off, keys[i].ptr, keys[i].len);
         w->keys[i].ptr = w->bytes + off;
         w->keys[i].len = keys[i].len;

@@ -10,8 +10,11 @@
  * A third kind of client pipelines single-key GETs of the whole group: each
  * must see nil or a value some writer wrote (these wait at the key's owner
  * while a transaction holds it, and their replies must come back in order).
- * Thousands of iterations with 4 shards (fewer under a sanitizer), then
- * every reply is accounted for.
+ * A flusher empties the keyspace meanwhile (FLUSHALL, FLUSHDB, a SWAPDB
+ * there and back, those in a MULTI/EXEC) and reads the group right after: a keyspace-wide write
+ * is atomic too, so no MSET may be half flushed (some keys gone, some
+ * kept).  Thousands of iterations with 4 shards (fewer under a sanitizer),
+ * then every reply is accounted for.
  */
 #include "testclient.h"
 
@@ -25,12 +28,13 @@
 #define WRITERS 3
 #define READERS 3
 #define GETTERS 2
+#define FLUSHERS 1
 
 static int port;
 static int rounds;
 static char keys[PC_SPREAD_KEYS][64];
 static atomic_int writers_left;
-static atomic_long mixed, bad_exists, bad_gets, errors, reads, gets;
+static atomic_long mixed, bad_exists, bad_gets, errors, reads, gets, flushes;
 
 static void *writer(void *arg)
 {
@@ -64,6 +68,32 @@ static void *writer(void *arg)
     return NULL;
 }
 
+/* MGET of the whole group: every key at one writer's value, or every key missing */
+static void read_group(redisContext *rc, const char *who)
+{
+    const char *argv[1 + PC_SPREAD_KEYS] = {"MGET"};
+    for (int k = 0; k < PC_SPREAD_KEYS; k++)
+        argv[1 + k] = keys[k];
+    redisReply *r = redisCommandArgv(rc, 1 + PC_SPREAD_KEYS, argv, NULL);
+    if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != PC_SPREAD_KEYS) {
+        atomic_fetch_add(&errors, 1);
+    } else {
+        const redisReply *first = r->element[0];
+        for (size_t k = 1; k < r->elements; k++) {
+            const redisReply *e = r->element[k];
+            bool same = e->type == first->type && (e->type != REDIS_REPLY_STRING || strcmp(e->str, first->str) == 0);
+            if (!same) {
+                if (atomic_fetch_add(&mixed, 1) == 0)
+                    fprintf(stderr, "MGET (%s) saw a mix: key 0 %s, key %zu %s\n", who,
+                            first->type == REDIS_REPLY_STRING ? first->str : "(nil)", k,
+                            e->type == REDIS_REPLY_STRING ? e->str : "(nil)");
+                break;
+            }
+        }
+    }
+    freeReplyObject(r);
+}
+
 static void *reader(void *arg)
 {
     (void)arg;
@@ -72,26 +102,8 @@ static void *reader(void *arg)
     for (int k = 0; k < PC_SPREAD_KEYS; k++)
         argv[1 + k] = keys[k];
     while (rc && atomic_load(&writers_left) > 0) {
-        argv[0] = "MGET";
-        redisReply *r = redisCommandArgv(rc, 1 + PC_SPREAD_KEYS, argv, NULL);
-        if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != PC_SPREAD_KEYS) {
-            atomic_fetch_add(&errors, 1);
-        } else {
-            const redisReply *first = r->element[0];
-            for (size_t k = 1; k < r->elements; k++) {
-                const redisReply *e = r->element[k];
-                bool same = e->type == first->type &&
-                            (e->type != REDIS_REPLY_STRING || strcmp(e->str, first->str) == 0);
-                if (!same) {
-                    if (atomic_fetch_add(&mixed, 1) == 0)
-                        fprintf(stderr, "MGET saw a mix: key 0 %s, key %zu %s\n",
-                                first->type == REDIS_REPLY_STRING ? first->str : "(nil)", k,
-                                e->type == REDIS_REPLY_STRING ? e->str : "(nil)");
-                    break;
-                }
-            }
-        }
-        freeReplyObject(r);
+        read_group(rc, "a reader");
+        redisReply *r;
         argv[0] = "EXISTS";
         r = redisCommandArgv(rc, 1 + PC_SPREAD_KEYS, argv, NULL);
         if (!r || r->type != REDIS_REPLY_INTEGER)
@@ -100,6 +112,39 @@ static void *reader(void *arg)
             atomic_fetch_add(&bad_exists, 1);
         freeReplyObject(r);
         atomic_fetch_add(&reads, 1);
+    }
+    if (rc)
+        redisFree(rc);
+    return NULL;
+}
+
+/* keyspace-wide writes while the writers run, each followed by a read of the group */
+static void *flusher(void *arg)
+{
+    (void)arg;
+    redisContext *rc = pc_hiredis_connect(port);
+    /* and in a transaction: SWAPDB there and back, then FLUSHDB, as one */
+    static const char *const cmds[] = {"FLUSHALL", "FLUSHDB", "FLUSHALL SYNC", "SWAPDB 0 1", "SWAPDB 0 1", "MULTI"};
+    static const char *const multi[] = {"SWAPDB 0 1", "SWAPDB 1 0", "FLUSHDB"};
+    for (long i = 0; rc && atomic_load(&writers_left) > 0; i++) {
+        const char *cmd = cmds[i % 6];
+        redisReply *r = redisCommand(rc, cmd);
+        bool ok = r && r->type == REDIS_REPLY_STATUS;
+        if (ok && i % 6 == 5) {
+            for (int j = 0; j < 3; j++) {
+                freeReplyObject(r);
+                r = redisCommand(rc, multi[j]);
+                ok = ok && r && r->type == REDIS_REPLY_STATUS; /* +QUEUED */
+            }
+            freeReplyObject(r);
+            r = redisCommand(rc, "EXEC");
+            ok = ok && r && r->type == REDIS_REPLY_ARRAY && r->elements == 3;
+        }
+        if (!ok)
+            atomic_fetch_add(&errors, 1);
+        freeReplyObject(r);
+        read_group(rc, cmd);
+        atomic_fetch_add(&flushes, 1);
     }
     if (rc)
         redisFree(rc);
@@ -169,11 +214,13 @@ int main(int argc, char **argv)
     long long parked = 0, queued = 0;
     for (int attempt = 0; attempt < 5 && parked == 0; attempt++) {
         atomic_store(&writers_left, WRITERS);
-        pthread_t w[WRITERS], r[READERS], g[GETTERS];
+        pthread_t w[WRITERS], r[READERS], g[GETTERS], f[FLUSHERS];
         for (long i = 0; i < READERS; i++)
             pthread_create(&r[i], NULL, reader, NULL);
         for (long i = 0; i < GETTERS; i++)
             pthread_create(&g[i], NULL, getter, NULL);
+        for (long i = 0; i < FLUSHERS; i++)
+            pthread_create(&f[i], NULL, flusher, NULL);
         for (long i = 0; i < WRITERS; i++)
             pthread_create(&w[i], NULL, writer, (void *)i);
         for (int i = 0; i < WRITERS; i++)
@@ -182,13 +229,15 @@ int main(int argc, char **argv)
             pthread_join(r[i], NULL);
         for (int i = 0; i < GETTERS; i++)
             pthread_join(g[i], NULL);
+        for (int i = 0; i < FLUSHERS; i++)
+            pthread_join(f[i], NULL);
         parked = shards_total(",parked=", &sharded);
         queued = shards_total(",lock_queued=", &sharded);
         if (srv.is_redis || !sharded)
             break;
     }
-    printf("%d writers x %d MSET/DEL of %d keys, %ld MGET+EXISTS reads, %ld pipelined GETs\n", WRITERS, rounds,
-           PC_SPREAD_KEYS, atomic_load(&reads), atomic_load(&gets));
+    printf("%d writers x %d MSET/DEL of %d keys, %ld MGET+EXISTS reads, %ld pipelined GETs, %ld flushes\n",
+           WRITERS, rounds, PC_SPREAD_KEYS, atomic_load(&reads), atomic_load(&gets), atomic_load(&flushes));
     if (atomic_load(&mixed))
         pc_fail("%ld MGETs saw the group half written", atomic_load(&mixed));
     if (atomic_load(&bad_exists))
@@ -197,8 +246,8 @@ int main(int argc, char **argv)
         pc_fail("%ld GETs saw a value no writer wrote", atomic_load(&bad_gets));
     if (atomic_load(&errors))
         pc_fail("%ld error or missing replies", atomic_load(&errors));
-    if (atomic_load(&reads) == 0 || atomic_load(&gets) == 0)
-        pc_fail("the readers read nothing while the writers ran");
+    if (atomic_load(&reads) == 0 || atomic_load(&gets) == 0 || atomic_load(&flushes) == 0)
+        pc_fail("the readers read nothing, or nothing was flushed, while the writers ran");
     printf("batches that waited at an owner for a locked key: %lld; parts queued for locks: %lld\n", parked,
            queued);
     if (!srv.is_redis && (parked < 0 || (sharded && parked == 0)))
