@@ -106,6 +106,36 @@ def cross(R, P):
         eq(R.object("encoding", key + ":back"), R.object("encoding", key), "%s: encoding in redis" % key)
 
 
+def events(r, payload):
+    """the keyevent notifications of RESTORE's cases, per key in order"""
+    r.config_set("notify-keyspace-events", "KEAn")
+    sub = r.pubsub()
+    sub.psubscribe("__keyevent@0__:*")
+    sub.subscribe("dump-cross-sentinel")
+    r.set("ev:a", "x")
+    r.restore("ev:a", 0, payload, replace=True)
+    r.restore("ev:b", 0, payload)
+    r.restore("ev:c", 1000, payload, absttl=True)
+    r.set("ev:d", "x")
+    r.restore("ev:d", 1000, payload, absttl=True, replace=True)
+    r.restore("ev:e", 100000, payload, idletime=5)
+    r.restore("ev:f", 0, payload, replace=True)
+    r.publish("dump-cross-sentinel", "end")
+    per_key = {}
+    while True:
+        m = sub.get_message(timeout=10)
+        if m is None:
+            per_key["timeout"] = True
+            break
+        if m["type"] == "message":
+            break
+        if m["type"] == "pmessage":
+            per_key.setdefault(m["data"], []).append(m["channel"])
+    sub.close()
+    r.config_set("notify-keyspace-events", "")
+    return per_key
+
+
 def mutate(rng, p):
     p = bytearray(p)
     how = rng.randrange(4)
@@ -195,6 +225,10 @@ def main():
             fuzz(R, P, args.fuzz, args.seed)
         else:
             cross(R, P)
+            payload = R.dump("s:short")
+            want = events(R, payload)
+            check(b"restore" in str(want).encode(), "redis's events: %r" % want)
+            eq(events(P, payload), want, "keyspace events of RESTORE")
     except (OSError, redis.RedisError) as e:
         check(False, "exception: %r" % e)
     finally:
