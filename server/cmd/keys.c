@@ -798,8 +798,8 @@ static void cmd_restore(struct cmd_ctx *ctx)
         return;
     }
     bool deleted = replace && store_delete(ctx->store, ctx->db, key->ptr, key->len, ctx->now) == 1;
-    if (ttl && !absttl)
-        ttl += ctx->now;
+    if (ttl && !absttl) /* wraps as Redis's does: a TTL past the clock's end is already gone */
+        ttl = (long long)((unsigned long long)ttl + (unsigned long long)ctx->now);
     if (ttl && ttl <= ctx->now) {
         /* already expired: nothing is created (Redis's checkAlreadyExpired) */
         if (deleted) {
