@@ -7,7 +7,10 @@
  * entry by entry (lp_* below: Redis's entry encodings, back-lengths, the
  * 6-byte header and the 0xFF end), a list is cut into nodes by Redis 7.0's
  * _quicklistNodeAllowInsert rule applied to those Redis-sized listpacks (what
- * Redis holds after RPUSHing the elements in order), an intset is written
+ * Redis holds after RPUSHing the elements in order under the list-max-
+ * listpack-size in force now; Redis keeps the cuts of the list's history and
+ * the fill it was made with), inner nodes LZF-compressed as list-compress-
+ * depth says, an intset is written
  * little-endian at percore's width.  Hashtable sets and hashes are written
  * in dict order, which no two servers share, so only their contents compare.
  *
@@ -86,7 +89,7 @@ enum {
 #define QL_FILL_MAX 32768
 #define QL_FILL_MIN (-5)
 
-#define MAX_STRING_LEN ((size_t)1 << 32) /* no RDB string the reader accepts is longer (4 GB) */
+#define MAX_STRING_LEN ((uint64_t)UINT32_MAX) /* no compressed RDB string the reader accepts is longer */
 
 /* ==== writer ============================================================ */
 
