@@ -743,7 +743,7 @@ struct sink {
     enum object_type type;       /* what is being built */
     struct object *o;            /* the list, set or hash (NULL until the first element) */
     struct zset *z;              /* the sorted set */
-    const struct rdb_limits *lim;
+    struct rdb_limits lim;       /* the thresholds it converts at */
     bool half;                   /* a hash field or zset member waits for its value or score */
     char *key;                   /* that field or member (a copy) */
     size_t klen;
@@ -754,7 +754,16 @@ static void sink_init(struct sink *k, enum object_type type, const struct rdb_li
 {
     memset(k, 0, sizeof(*k));
     k->type = type;
-    k->lim = lim;
+    k->lim = *lim;
+}
+
+/* a hash or sorted set read from a listpack or ziplist: only the count converts it to a hashtable or
+ * skiplist, long values stay in the listpack (Redis 7.0's rdbLoadObject) */
+static void sink_init_packed(struct sink *k, enum object_type type, const struct rdb_limits *lim)
+{
+    sink_init(k, type, lim);
+    k->lim.hash.max_value = SIZE_MAX;
+    k->lim.zset_max_value = SIZE_MAX;
 }
 
 static void sink_destroy(struct sink *k)
@@ -773,8 +782,8 @@ static bool sink_zadd(struct sink *k, const char *m, size_t mn, double score)
         return false;
     if (k->z == NULL)
         k->z = zset_create(ZSET_ENC_LISTPACK);
-    zset_add(k->z, score, m, mn, ZADD_IN_NX, &out, &newscore, k->lim->zset_max_entries,
-             k->lim->zset_max_value);
+    zset_add(k->z, score, m, mn, ZADD_IN_NX, &out, &newscore, k->lim.zset_max_entries,
+             k->lim.zset_max_value);
     if (!(out & ZADD_OUT_ADDED))
         return false; /* a duplicate member */
     k->count++;
@@ -801,13 +810,13 @@ static bool sink_add(struct sink *k, const char *p, size_t n)
     case OBJ_LIST:
         if (k->o == NULL)
             k->o = list_object_create();
-        list_push(k->o, LIST_TAIL, p, n, k->lim->list_fill);
+        list_push(k->o, LIST_TAIL, p, n, k->lim.list_fill);
         k->count++;
         return true;
     case OBJ_SET:
         if (k->o == NULL)
-            k->o = set_create_for(p, n, &k->lim->set);
-        if (!set_add(k->o, p, n, &k->lim->set))
+            k->o = set_create_for(p, n, &k->lim.set);
+        if (!set_add(k->o, p, n, &k->lim.set))
             return false;
         k->count++;
         return true;
@@ -828,7 +837,7 @@ static bool sink_add(struct sink *k, const char *p, size_t n)
         }
         if (k->o == NULL)
             k->o = hash_create();
-        if (hash_set(k->o, &k->lim->hash, k->key, k->klen, p, n) != 0)
+        if (hash_set(k->o, &k->lim.hash, k->key, k->klen, p, n) != 0)
             return false; /* a duplicate field */
         k->count++;
         return true;
@@ -1200,20 +1209,20 @@ static bool load_body(struct rd *r, unsigned type, unsigned version, struct sink
         sink_init(k, OBJ_SET, lim);
         return load_packed(r, walk_intset, k);
     case RDB_TYPE_ZSET_ZIPLIST:
-        sink_init(k, OBJ_ZSET, lim);
+        sink_init_packed(k, OBJ_ZSET, lim);
         return load_packed(r, walk_ziplist, k);
     case RDB_TYPE_HASH_ZIPLIST:
-        sink_init(k, OBJ_HASH, lim);
+        sink_init_packed(k, OBJ_HASH, lim);
         return load_packed(r, walk_ziplist, k);
     case RDB_TYPE_LIST_QUICKLIST:
     case RDB_TYPE_LIST_QUICKLIST_2:
         sink_init(k, OBJ_LIST, lim);
         return load_quicklist(r, type == RDB_TYPE_LIST_QUICKLIST_2, k);
     case RDB_TYPE_HASH_LISTPACK:
-        sink_init(k, OBJ_HASH, lim);
+        sink_init_packed(k, OBJ_HASH, lim);
         return load_packed(r, walk_listpack, k);
     case RDB_TYPE_ZSET_LISTPACK:
-        sink_init(k, OBJ_ZSET, lim);
+        sink_init_packed(k, OBJ_ZSET, lim);
         return load_packed(r, walk_listpack, k);
     case RDB_TYPE_SET_LISTPACK:
         sink_init(k, OBJ_SET, lim);

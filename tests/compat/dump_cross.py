@@ -106,6 +106,31 @@ def cross(R, P):
         eq(R.object("encoding", key + ":back"), R.object("encoding", key), "%s: encoding in redis" % key)
 
 
+FOREIGN = {"hash-max-listpack-value": 200, "zset-max-listpack-value": 200, "hash-max-listpack-entries": 1000,
+           "zset-max-listpack-entries": 300, "set-max-intset-entries": 1000, "list-max-listpack-size": 5}
+
+
+def foreign(R, P):
+    """payloads of a Redis configured otherwise: each server converts them by its own thresholds"""
+    saved = {k: R.config_get(k)[k] for k in FOREIGN}
+    for k, v in FOREIGN.items():
+        R.config_set(k, v)
+    R.hset("f:h-longvalue", "f", "x" * 100)
+    R.hset("f:h-many", mapping={"f%d" % i: "v" for i in range(700)})
+    R.zadd("f:z-longmember", {"x" * 100: 1})
+    R.zadd("f:z-many", {"m%d" % i: i for i in range(200)})
+    R.sadd("f:s-ints", *range(800))
+    R.rpush("f:l-fill5", *["e%d" % i for i in range(23)])
+    payloads = {k.decode(): R.dump(k) for k in R.keys("f:*")}
+    for k, v in saved.items():
+        R.config_set(k, v)
+    for k, v in sorted(payloads.items()):
+        R.restore(k + ":r", 0, v)
+        eq(P.restore(k + ":r", 0, v), b"OK", "%s: RESTORE" % k)
+        eq(P.object("encoding", k + ":r"), R.object("encoding", k + ":r"), "%s: encoding after RESTORE" % k)
+        eq(contents(P, k + ":r"), contents(R, k + ":r"), "%s: contents after RESTORE" % k)
+
+
 def events(r, payload):
     """the keyevent notifications of RESTORE's cases, per key in order"""
     r.config_set("notify-keyspace-events", "KEAn")
@@ -225,6 +250,7 @@ def main():
             fuzz(R, P, args.fuzz, args.seed)
         else:
             cross(R, P)
+            foreign(R, P)
             payload = R.dump("s:short")
             want = events(R, payload)
             check(b"restore" in str(want).encode(), "redis's events: %r" % want)

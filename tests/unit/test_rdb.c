@@ -328,6 +328,15 @@ static void check_hashes_equal(const struct object *a, const struct object *b)
     CHECK(all);
 }
 
+/* a plain HASH of one field "f" whose value is 100 bytes (a 14-bit length) */
+static struct object *load_plain_hash_100(void)
+{
+    char p[1 + 1 + 2 + 2 + 100];
+    memcpy(p, "\x04\x01\x01" "f" "\x40\x64", 6);
+    memset(p + 6, 'v', 100);
+    return rdb_load_value(p, sizeof(p), RDB_VERSION, &LIM, NULL);
+}
+
 static void test_hashes(void)
 {
     struct object *o = hash_create();
@@ -338,6 +347,20 @@ static void test_hashes(void)
     CHECK_MEM(b.p, b.len, "\x10\x12\x12\x00\x00\x00\x04\x00\x81\x66\x02\x81\x76\x02\x81\x6e\x02\x05\x01\xff");
     abuse(b.p, b.len);
     rdb_buf_release(&b);
+    object_destroy(&o);
+
+    /* a listpack from a server with a higher hash-max-listpack-value stays one (Redis 7.0: only
+     * the count converts it), a plain HASH converts */
+    struct hash_limits wide = {128, 200};
+    o = hash_create();
+    char v100[100];
+    memset(v100, 'v', sizeof(v100));
+    hash_set(o, &wide, "f", 1, v100, sizeof(v100));
+    struct object *wide_copy = round_trip(o, true);
+    CHECK(wide_copy && strcmp(enc(wide_copy), "listpack") == 0);
+    object_destroy(&wide_copy);
+    object_destroy(&o);
+    CHECK((o = load_plain_hash_100()) != NULL && strcmp(enc(o), "hashtable") == 0);
     object_destroy(&o);
 
     struct { size_t n, vlen; const char *enc; } cases[] = {
