@@ -608,7 +608,8 @@ static void test_refused(void)
     REFUSED("\x00\x3f");                          /* string longer than the input */
     REFUSED("\x00\xc4");                          /* unknown string encoding */
     REFUSED("\x00\xc3\x01\x05\x00");              /* LZF that does not decompress to its length */
-    REFUSED("\x00\xc3\x01\xbf\xff\xff\xff\x00");  /* LZF claiming more than it could expand to */
+    REFUSED("\x00\xc3\x01\x80\x00\x01\x00\x00\x00"); /* LZF claiming more (64 KB from 1 byte) than it
+                                                        * could expand to: refused before allocating */
     REFUSED("\x00\x82");                          /* bad length byte */
     REFUSED("\x12\x00");                          /* empty list */
     REFUSED("\x02\x00");                          /* empty set */
