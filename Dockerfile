@@ -2,7 +2,7 @@
 FROM debian:12 AS build
 RUN apt-get update \
  && apt-get install -y --no-install-recommends build-essential cmake pkg-config \
-      libevent-dev liburcu-dev libnuma-dev libmimalloc-dev libhiredis-dev \
+      libevent-dev liburcu-dev libnuma-dev libmimalloc-dev libhiredis-dev liblzf-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY CMakeLists.txt ./
@@ -18,7 +18,7 @@ RUN cmake -S . -B build -DCMAKE_BUILD_TYPE=Release \
 FROM debian:12-slim
 RUN apt-get update \
  && apt-get install -y --no-install-recommends libevent-2.1-7 libevent-core-2.1-7 \
-      libevent-pthreads-2.1-7 libevent-extra-2.1-7 liburcu8 libnuma1 libmimalloc2.0 \
+      libevent-pthreads-2.1-7 libevent-extra-2.1-7 liburcu8 libnuma1 libmimalloc2.0 liblzf1 \
  && rm -rf /var/lib/apt/lists/*
 COPY --from=build /src/build/percore-server /usr/local/bin/percore-server
 COPY conf/percore.conf /etc/percore/percore.conf

@@ -121,6 +121,7 @@ struct config {
     long long set_max_listpack_value;
     long long zset_max_listpack_entries;
     long long zset_max_listpack_value;
+    bool rdbcompression;        /* DUMP (RDB) strings over 20 bytes LZF-compressed when it pays */
     /* handoff */
     int inbox_size;             /* batches per shard inbox (power of two) */
     int handoff_credits;        /* remote batches a shard may have in flight */

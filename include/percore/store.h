@@ -165,6 +165,9 @@ void store_track_lfu(struct store *s, bool on, int log_factor, int decay_time);
 int store_lfu_freq(struct store *s, int db, const char *key, size_t klen, int64_t now);
 /* the key's LFU counter set to freq (kept within 0..255), as of now; 0 ok, -1 no such key */
 int store_set_lfu_freq(struct store *s, int db, const char *key, size_t klen, int freq, int64_t now);
+/* the key's idle time set to idle_s seconds as of now (RESTORE IDLETIME: its last access idle_s ago,
+ * not before the epoch); 0 ok, -1 no such key */
+int store_set_idle(struct store *s, int db, const char *key, size_t klen, long long idle_s, int64_t now);
 /* MEMORY USAGE: bytes the key holds (its entry with the key, and the value), as used_memory counts
  * them, without counting an access; -1 no such key */
 long long store_key_memory(struct store *s, int db, const char *key, size_t klen, int64_t now);

@@ -1183,6 +1183,22 @@ static const struct command_meta command_meta_table[] = {
         "O(N), when N is the number of queued commands\r\n",
         184,
     },
+    {"dump",
+        "*10\r\n$4\r\ndump\r\n:2\r\n~1\r\n+readonly\r\n:1\r\n:1\r\n:1\r\n~3\r\n+@keyspace\r\n"
+        "+@read\r\n+@slow\r\n~1\r\n$23\r\nnondeterministic_output\r\n~1\r\n%3\r\n$5\r\nflags\r\n"
+        "~2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\n"
+        "spec\r\n%1\r\n$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n"
+        "$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n"
+        "~0\r\n",
+        329,
+        "%5\r\n$7\r\nsummary\r\n$69\r\n"
+        "Return a serialized version of the value stored at the specified key.\r\n$5\r\nsince\r\n"
+        "$5\r\n2.6.0\r\n$5\r\ngroup\r\n$7\r\ngeneric\r\n$10\r\ncomplexity\r\n$244\r\n"
+        "O(1) to access the key and additional O(N*M) to serialize it, where N is the number of Redis objects composing the value and M their average size. For small string values the time complexity is thus O(1)+O(1*M) where M is small, so simply O(1).\r\n"
+        "$9\r\narguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n"
+        "$14\r\nkey_spec_index\r\n:0\r\n",
+        494,
+    },
     {"echo",
         "*10\r\n$4\r\necho\r\n:2\r\n~3\r\n+loading\r\n+stale\r\n+fast\r\n:0\r\n:0\r\n:0\r\n~2\r\n"
         "+@fast\r\n+@connection\r\n~0\r\n~0\r\n~0\r\n",
@@ -2558,6 +2574,34 @@ static const struct command_meta command_meta_table[] = {
         "%4\r\n$7\r\nsummary\r\n$20\r\nReset the connection\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\n"
         "group\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n",
         121,
+    },
+    {"restore",
+        "*10\r\n$7\r\nrestore\r\n:-4\r\n~2\r\n+write\r\n+denyoom\r\n:1\r\n:1\r\n:1\r\n~4\r\n"
+        "+@keyspace\r\n+@write\r\n+@slow\r\n+@dangerous\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n"
+        "+OW\r\n+update\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n"
+        "%1\r\n$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\n"
+        "spec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        324,
+        "%6\r\n$7\r\nsummary\r\n$81\r\n"
+        "Create a key using the provided serialized value, previously obtained using DUMP.\r\n"
+        "$5\r\nsince\r\n$5\r\n2.6.0\r\n$5\r\ngroup\r\n$7\r\ngeneric\r\n$10\r\ncomplexity\r\n"
+        "$386\r\n"
+        "O(1) to create the new key and additional O(N*M) to reconstruct the serialized value, where N is the number of Redis objects composing the value and M their average size. For small string values the time complexity is thus O(1)+O(1*M) where M is small, so simply O(1). However for sorted set values the complexity is O(N*M*log(N)) because inserting values into sorted sets is O(log(N)).\r\n"
+        "$7\r\nhistory\r\n~3\r\n*2\r\n$5\r\n3.0.0\r\n$29\r\nAdded the `REPLACE` modifier.\r\n*2\r\n"
+        "$5\r\n5.0.0\r\n$28\r\nAdded the `ABSTTL` modifier.\r\n*2\r\n$5\r\n5.0.0\r\n$40\r\n"
+        "Added the `IDLETIME` and `FREQ` options.\r\n$9\r\narguments\r\n*7\r\n%3\r\n$4\r\nname\r\n"
+        "$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n%2\r\n$4\r\n"
+        "name\r\n$3\r\nttl\r\n$4\r\ntype\r\n$7\r\ninteger\r\n%2\r\n$4\r\nname\r\n$16\r\n"
+        "serialized-value\r\n$4\r\ntype\r\n$6\r\nstring\r\n%5\r\n$4\r\nname\r\n$7\r\nreplace\r\n"
+        "$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$7\r\nREPLACE\r\n$5\r\nsince\r\n$5\r\n"
+        "3.0.0\r\n$5\r\nflags\r\n~1\r\n+optional\r\n%5\r\n$4\r\nname\r\n$6\r\nabsttl\r\n$4\r\n"
+        "type\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$6\r\nABSTTL\r\n$5\r\nsince\r\n$5\r\n5.0.0\r\n"
+        "$5\r\nflags\r\n~1\r\n+optional\r\n%5\r\n$4\r\nname\r\n$7\r\nseconds\r\n$4\r\ntype\r\n"
+        "$7\r\ninteger\r\n$5\r\ntoken\r\n$8\r\nIDLETIME\r\n$5\r\nsince\r\n$5\r\n5.0.0\r\n$5\r\n"
+        "flags\r\n~1\r\n+optional\r\n%5\r\n$4\r\nname\r\n$9\r\nfrequency\r\n$4\r\ntype\r\n$7\r\n"
+        "integer\r\n$5\r\ntoken\r\n$4\r\nFREQ\r\n$5\r\nsince\r\n$5\r\n5.0.0\r\n$5\r\nflags\r\n"
+        "~1\r\n+optional\r\n",
+        1427,
     },
     {"rpop",
         "*10\r\n$4\r\nrpop\r\n:-2\r\n~2\r\n+write\r\n+fast\r\n:1\r\n:1\r\n:1\r\n~3\r\n+@write\r\n"

@@ -1,7 +1,8 @@
 /*
  * keys: the generic keyspace commands (Redis's db.c and expire.c): DEL,
  * EXISTS, TYPE, the EXPIRE/TTL family, KEYS, SCAN, RANDOMKEY, RENAME, MOVE,
- * DBSIZE, FLUSHDB/FLUSHALL, SWAPDB and OBJECT.
+ * DBSIZE, FLUSHDB/FLUSHALL, SWAPDB, OBJECT, and DUMP/RESTORE (Redis's
+ * cluster.c), whose payload is Redis's RDB value format (store/rdb.c).
  *
  * Design: each handler follows its Redis 7.0 counterpart in the order of its
  * checks, so the same input gets the same error.  Reads count keyspace
@@ -21,7 +22,9 @@
  * do, in the same order: the keys it modified (signalModifiedKey) and its
  * events ("del", "expire", "persist", "rename_from"/"rename_to", "move_from"/
  * "move_to", and dbAdd's "new" for the key a RENAME or MOVE creates), only
- * when something changed.  FLUSHDB, FLUSHALL and SWAPDB send no events; they
+ * when something changed; RESTORE reports dbAdd's "new" then "restore" (or,
+ * when its absolute TTL is already past and REPLACE deleted the key, "del"
+ * only).  FLUSHDB, FLUSHALL and SWAPDB send no events; they
  * say which databases they are about to replace (cmd_replacing_databases).
  *
  * Each handler appends exactly one reply to ctx->out.
@@ -32,6 +35,7 @@
 #include "percore/config.h"
 #include "percore/mem.h"
 #include "percore/object.h"
+#include "percore/rdb.h"
 #include "percore/reply.h"
 #include "percore/store.h"
 #include "percore/util.h"
@@ -692,6 +696,134 @@ static void cmd_memory(struct cmd_ctx *ctx)
         reply_int(ctx->out, bytes);
 }
 
+/* ---- DUMP RESTORE ---------------------------------------------------------------- */
+
+/* Redis's defaults, when a handler runs without a config (unit tests) */
+static const struct config default_encodings = {
+    .hash_max_listpack_entries = 128, .hash_max_listpack_value = 64, .list_max_listpack_size = -2,
+    .set_max_intset_entries = 512, .set_max_listpack_entries = 128, .set_max_listpack_value = 64,
+    .zset_max_listpack_entries = 128, .zset_max_listpack_value = 64, .rdbcompression = true,
+};
+
+static const struct config *encodings_of(const struct cmd_ctx *ctx)
+{
+    return ctx->config ? ctx->config : &default_encodings;
+}
+
+static size_t nonneg(long long v)
+{
+    return v > 0 ? (size_t)v : 0;
+}
+
+/* Redis dumpCommand: the value as an RDB payload, nil when the key is missing */
+static void cmd_dump(struct cmd_ctx *ctx)
+{
+    const struct config *c = encodings_of(ctx);
+    struct object *o = cmd_lookup_read(ctx, &ctx->argv[1]);
+    if (o == NULL) {
+        reply_null(ctx->out);
+        return;
+    }
+    struct rdb_save_opts opts = {c->rdbcompression, c->list_max_listpack_size, c->list_compress_depth};
+    struct rdb_buf b = {0};
+    rdb_dump_payload(&b, o, &opts);
+    reply_bulk(ctx->out, b.p, b.len);
+    rdb_buf_release(&b);
+}
+
+/*
+ * Redis restoreCommand: RESTORE key ttl payload [REPLACE] [ABSTTL] [IDLETIME s] [FREQ f], its checks
+ * in its order (options, BUSYKEY, TTL, version and checksum, the value).  IDLETIME sets the key's
+ * idle time unless an LFU policy is in force, FREQ its LFU counter only under one, as Redis's
+ * objectSetLRUOrLFU does.
+ */
+static void cmd_restore(struct cmd_ctx *ctx)
+{
+    const struct resp_arg *key = &ctx->argv[1];
+    const struct resp_arg *payload = &ctx->argv[3];
+    const struct config *c = encodings_of(ctx);
+    long long ttl, freq = -1, idle = -1;
+    bool replace = false, absttl = false;
+    unsigned version;
+
+    for (int j = 4; j < ctx->argc; j++) {
+        int additional = ctx->argc - j - 1;
+        if (cmd_arg_is(&ctx->argv[j], "replace")) {
+            replace = true;
+        } else if (cmd_arg_is(&ctx->argv[j], "absttl")) {
+            absttl = true;
+        } else if (cmd_arg_is(&ctx->argv[j], "idletime") && additional >= 1 && freq == -1) {
+            if (!cmd_get_ll_or_reply(ctx, &ctx->argv[++j], &idle))
+                return;
+            if (idle < 0) {
+                reply_error(ctx->out, "ERR Invalid IDLETIME value, must be >= 0");
+                return;
+            }
+        } else if (cmd_arg_is(&ctx->argv[j], "freq") && additional >= 1 && idle == -1) {
+            if (!cmd_get_ll_or_reply(ctx, &ctx->argv[++j], &freq))
+                return;
+            if (freq < 0 || freq > 255) {
+                reply_error(ctx->out, "ERR Invalid FREQ value, must be >= 0 and <= 255");
+                return;
+            }
+        } else {
+            reply_syntax_error(ctx->out);
+            return;
+        }
+    }
+    if (!replace && cmd_lookup_write(ctx, key) != NULL) {
+        reply_error(ctx->out, "BUSYKEY Target key name already exists.");
+        return;
+    }
+    if (!cmd_get_ll_or_reply(ctx, &ctx->argv[2], &ttl))
+        return;
+    if (ttl < 0) {
+        reply_error(ctx->out, "ERR Invalid TTL value, must be >= 0");
+        return;
+    }
+    if (rdb_verify_payload(payload->ptr, payload->len, &version) != 0) {
+        reply_error(ctx->out, "ERR DUMP payload version or checksum are wrong");
+        return;
+    }
+    struct rdb_limits lim = {
+        .hash = {nonneg(c->hash_max_listpack_entries), nonneg(c->hash_max_listpack_value)},
+        .set = {c->set_max_intset_entries, c->set_max_listpack_entries, c->set_max_listpack_value},
+        .zset_max_entries = nonneg(c->zset_max_listpack_entries),
+        .zset_max_value = nonneg(c->zset_max_listpack_value),
+        .list_fill = c->list_max_listpack_size,
+    };
+    struct object *o = rdb_load_value(payload->ptr, payload->len - 10, version, &lim, NULL);
+    if (o == NULL) {
+        reply_error(ctx->out, "ERR Bad data format");
+        return;
+    }
+    bool deleted = replace && store_delete(ctx->store, ctx->db, key->ptr, key->len, ctx->now) == 1;
+    if (ttl && !absttl) /* wraps as Redis's does: a TTL past the clock's end is already gone */
+        ttl = (long long)((unsigned long long)ttl + (unsigned long long)ctx->now);
+    if (ttl && ttl <= ctx->now) {
+        /* already expired: nothing is created (Redis's checkAlreadyExpired) */
+        if (deleted) {
+            cmd_modified(ctx, key);
+            cmd_notify(ctx, NOTIFY_GENERIC, "del", key);
+        }
+        object_destroy(&o);
+        reply_ok(ctx->out);
+        return;
+    }
+    store_set(ctx->store, ctx->db, key->ptr, key->len, o, 0);
+    if (ttl)
+        store_set_expire(ctx->store, ctx->db, key->ptr, key->len, ttl, ctx->now);
+    bool lfu = c->maxmemory_policy == MAXMEMORY_VOLATILE_LFU || c->maxmemory_policy == MAXMEMORY_ALLKEYS_LFU;
+    if (lfu && freq >= 0)
+        store_set_lfu_freq(ctx->store, ctx->db, key->ptr, key->len, (int)freq, ctx->now);
+    else if (!lfu && idle >= 0)
+        store_set_idle(ctx->store, ctx->db, key->ptr, key->len, idle, ctx->now);
+    cmd_notify(ctx, NOTIFY_NEW, "new", key);
+    cmd_modified(ctx, key);
+    cmd_notify(ctx, NOTIFY_GENERIC, "restore", key);
+    reply_ok(ctx->out);
+}
+
 /* ---- table --------------------------------------------------------------------- */
 
 /* arity, flags, key positions and ACL categories as Redis 7.0.15's COMMAND
@@ -739,6 +871,9 @@ const struct command command_family_keys[] = {
      "@keyspace @write @fast @dangerous"},
     {"move", cmd_move, 3, CMD_WRITE | CMD_ANY_DB | CMD_FAST | CMD_NO_CLUSTER, 1, 1, 1, ROUTE_OWNER,
      "@keyspace @write @fast"},
+    {"dump", cmd_dump, 2, CMD_READONLY, 1, 1, 1, ROUTE_OWNER, "@keyspace @read @slow"},
+    {"restore", cmd_restore, -4, CMD_WRITE | CMD_DENYOOM, 1, 1, 1, ROUTE_OWNER,
+     "@keyspace @write @slow @dangerous"},
     {"object", cmd_object, -2, CMD_READONLY, 2, 2, 1, ROUTE_OWNER, "@keyspace @read @slow"},
     {"memory", cmd_memory, -2, CMD_READONLY, 2, 2, 1, ROUTE_OWNER, "@read @slow"},
 };

@@ -137,6 +137,8 @@ static const struct config_key config_keys[] = {
     {"logfile", CT_STRING, OFF(logfile), "", 0, 0, false, "log file, empty = stdout"},
     {"pidfile", CT_STRING, OFF(pidfile), "", 0, 0, false, "pid file, empty = none"},
     {"dir", CT_STRING, OFF(dir), ".", 0, 0, false, "working directory"},
+    {"rdbcompression", CT_ENUM, OFF(rdbcompression), "yes", 0, 0, true,
+     "LZF-compress strings over 20 bytes in DUMP payloads"},
     {"save", CT_PERSIST_OFF, 0, "", 0, 0, true, "no persistence: only \"\" is accepted"},
     {"appendonly", CT_PERSIST_OFF, 0, "no", 0, 0, true, "no persistence: only no is accepted"},
 };

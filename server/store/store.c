@@ -826,6 +826,16 @@ int store_set_lfu_freq(struct store *s, int db, const char *key, size_t klen, in
     return 0;
 }
 
+int store_set_idle(struct store *s, int db, const char *key, size_t klen, long long idle_s, int64_t now)
+{
+    struct dict_entry *e = find_live(s, store_db(s, db), key, klen, now);
+    if (e == NULL)
+        return -1;
+    long long now_s = now / 1000;
+    meta_of(e)->atime = (uint32_t)(idle_s < now_s ? now_s - idle_s : 0);
+    return 0;
+}
+
 /* ---- snapshot's walk */
 
 void store_snapshot_begin(struct store *s, store_snapshot_fn *fn, void *arg)

@@ -1,0 +1,80 @@
+/*
+ * rdb: one value in Redis's RDB format, written and read (Redis's rdb.c
+ * rdbSaveObject / rdbLoadObject), and DUMP's payload around it.
+ *
+ * The writer produces exactly what Redis 7.0 (RDB version 10) writes for
+ * the same value: strings int-encoded when Redis would and LZF-compressed
+ * over 20 bytes when compression is on; lists as QUICKLIST_2 nodes of
+ * listpacks cut where Redis 7.0's quicklist cuts them; integer sets as
+ * INTSET, other sets as SET; small hashes and sorted sets as listpacks (Redis's
+ * listpack format, built here), big ones as HASH and ZSET_2.
+ *
+ * The reader takes every value encoding of RDB versions 1 to 11 (zipmaps,
+ * ziplists, intsets, quicklists of ziplists or listpacks, 7.2's set
+ * listpack) and builds percore's objects with its own thresholds
+ * (struct rdb_limits, from the config).  Nothing in the input is trusted:
+ * every length is bounded by what is left of the input, every packed
+ * structure is validated whole before use, duplicate set members, hash
+ * fields and sorted-set members are errors (Redis's deep sanitization), and
+ * an empty collection is an error, as in Redis.
+ *
+ * No threads, no replies: the command layer calls these on the shard that
+ * owns the object.
+ */
+#ifndef PERCORE_RDB_H
+#define PERCORE_RDB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "percore/hash.h"
+#include "percore/object.h"
+#include "percore/set.h"
+
+#define RDB_VERSION 10      /* what DUMP writes and RESTORE accepts at most (Redis 7.0) */
+#define RDB_VERSION_MAX 11  /* the newest value encodings the reader knows (7.2's set listpack) */
+
+/* percore's encoding thresholds, for the objects the reader builds */
+struct rdb_limits {
+    struct hash_limits hash;  /* hash-max-listpack-entries / -value */
+    struct set_limits set;    /* set-max-intset-entries, set-max-listpack-* */
+    size_t zset_max_entries;  /* zset-max-listpack-entries */
+    size_t zset_max_value;    /* zset-max-listpack-value */
+    int list_fill;            /* list-max-listpack-size */
+};
+
+/* how the writer lays a value out (Redis's config of the same names) */
+struct rdb_save_opts {
+    bool compress;            /* rdbcompression: LZF for strings over 20 bytes */
+    int list_fill;            /* list-max-listpack-size: where list nodes are cut */
+    int list_compress_depth;  /* list-compress-depth: inner nodes LZF-compressed */
+};
+
+/* a growing byte buffer the writer appends to (mem_alloc'ed; release with rdb_buf_release) */
+struct rdb_buf {
+    char *p;      /* the bytes, NULL while empty */
+    size_t len;   /* bytes written */
+    size_t cap;   /* bytes allocated */
+};
+void rdb_buf_release(struct rdb_buf *b);
+
+/* append o's RDB type byte and value */
+void rdb_save_value(struct rdb_buf *b, const struct object *o, const struct rdb_save_opts *opts);
+/* append DUMP's payload: the value, RDB_VERSION (2 bytes LE), CRC64 of all that (8 bytes LE) */
+void rdb_dump_payload(struct rdb_buf *b, const struct object *o, const struct rdb_save_opts *opts);
+
+/* Redis verifyDumpPayload: at least the 10-byte footer, a version <= RDB_VERSION and a matching
+ * CRC64; 0 ok (*version set), -1 not */
+int rdb_verify_payload(const void *p, size_t n, unsigned *version);
+
+/*
+ * The value at p[0..n) (type byte first) written by RDB version `version`
+ * (the reader refuses encodings newer than it); a new object the caller
+ * owns, or NULL when the bytes are not a valid value.  *used, if asked, is
+ * the bytes the value took (what follows is not looked at).
+ */
+struct object *rdb_load_value(const void *p, size_t n, unsigned version, const struct rdb_limits *lim,
+                              size_t *used);
+
+#endif
