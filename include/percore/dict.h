@@ -84,6 +84,11 @@ static inline void *dict_entry_tail(const struct dict_entry *e)
 {
     return (char *)e->key + (((size_t)e->klen + 3) & ~(size_t)3);
 }
+/* the entry whose tail is at `tail`, its key klen bytes long */
+static inline struct dict_entry *dict_tail_entry(void *tail, size_t klen)
+{
+    return (struct dict_entry *)(void *)((char *)tail - ((klen + 3) & ~(size_t)3) - sizeof(struct dict_entry));
+}
 /* give e room for exactly `tail` bytes of tail (as much of the old tail's bytes kept as fit; a
  * shrink returns the memory): the entry may move, and the new one is returned, linked where e
  * was; the owner updates its own pointers to it */

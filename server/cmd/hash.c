@@ -99,7 +99,7 @@ static void hash_store_done(struct cmd_ctx *ctx, const struct resp_arg *key, str
         store_set(ctx->store, ctx->db, key->ptr, key->len, o, 0);
         cmd_notify(ctx, NOTIFY_NEW, "new", key);
     } else {
-        store_settle(ctx->store, ctx->db, key->ptr, key->len);
+        store_settle(ctx->store, ctx->db, key->ptr, key->len, o);
     }
 }
 
@@ -271,7 +271,7 @@ static void cmd_hdel(struct cmd_ctx *ctx)
         }
     }
     if (deleted && !keyremoved)
-        store_settle(ctx->store, ctx->db, key->ptr, key->len);
+        store_settle(ctx->store, ctx->db, key->ptr, key->len, o);
     if (deleted) {
         cmd_changed(ctx, NOTIFY_HASH, "hdel", key);
         if (keyremoved)

@@ -6,16 +6,16 @@
  * allocation (a 6-byte header and, per pair, the two entries with 2-4 bytes
  * of framing each), which is what Redis 7 spends (robj + listpack).  Every
  * change to a listpack may move it, so the object's pointer is stored back
- * after each change (object_collection_set).
+ * after each change (object_collection_set).  A hashtable is a dict with
+ * string values; it keeps its own byte count, so hash_memory() is O(1) for
+ * both encodings (a listpack's size is one mem_usable()).
  *
  * Once stored, a listpack of up to HASH_PACKED_MAX bytes is packed into its
  * key's entry (packed_size, object.h's "Embedding"): no header block and no
- * allocation of its own.  Reads work on it in place; every change here
- * (hash_set, hash_delete, hash_convert) first takes it out
- * (object_collection_own), and the command layer has the store pack it
- * again afterwards (store_settle).  A hashtable is a dict with
- * string values; it keeps its own byte count, so hash_memory() is O(1) for
- * both encodings (a listpack's size is one mem_usable()).
+ * allocation of its own (nothing of its own to count either).  Reads work on
+ * it in place; every change here (hash_set, hash_delete, hash_convert) first
+ * takes it out (object_collection_own), and the command layer has the store
+ * pack it again afterwards (store_settle).
  *
  * Conversion follows Redis 7.0 t_hash.c step for step: hash_try_conversion
  * (hashTypeTryConversion) before a write looks at the longest argument and

@@ -40,7 +40,9 @@
  * and once the writer is done the owner resizes its room to
  * object_embed_size() and calls object_repack(), which packs it again if it
  * still fits.  A packed object's room is what its structure needs
- * (object_embed_room), its memory all its owner's (object_memory 0).
+ * (object_embed_room), its memory all its owner's (object_memory 0); an
+ * unpacked embedded collection keeps its room exactly (where a string keeps
+ * its length's low bits), so that a change of the same size resizes nothing.
  *
  * Embedding.  The store keeps a key's object inside the key's own entry
  * (store.c), not in a block of its own: object_embed() moves an object
@@ -93,7 +95,7 @@ struct object {
     uint8_t tf;       /* low nibble: enum object_type; high nibble: OBJ_* flags */
     uint8_t len_hi;   /* a string: bits 32..39 of the length (up to 1 TiB); a collection: its encoding */
     uint16_t units;   /* block size in 8-byte units, 0 if too big to say */
-    uint32_t len_lo;  /* low 32 bits of the string length */
+    uint32_t len_lo;  /* low 32 bits of the string length; an embedded collection: its exact room */
     char data[];      /* the bytes, or (OBJ_EXTERNAL, a collection) a pointer to them */
 };
 
@@ -164,11 +166,17 @@ static size_t obj_pack_size(const struct object *o)
     return ops && ops->packed_size ? ops->packed_size(obj_enc(o), obj_coll(o)) : 0;
 }
 
-/* the room a collection needs embedded: its packed structure, or header and pointer */
+/* the room a collection needs embedded: its packed structure of n bytes (n > 0), at least what
+ * header and pointer take (so it can always be unpacked in place), or (n 0) just those */
+static size_t obj_packed_room(size_t n)
+{
+    size_t plain = sizeof(struct object) + sizeof(void *);
+    return n && OBJ_PACKED_AT + n > plain ? OBJ_PACKED_AT + n : plain;
+}
+
 static size_t obj_coll_embed_size(const struct object *o)
 {
-    size_t n = OBJ_PACKED_AT + obj_pack_size(o), plain = sizeof(struct object) + sizeof(void *);
-    return n > OBJ_PACKED_AT && n > plain ? n : plain;
+    return obj_packed_room(obj_pack_size(o));
 }
 
 static char *obj_bytes(const struct object *o)
@@ -266,7 +274,11 @@ size_t object_embed_size(const struct object *o)
 
 size_t object_embed_room(const struct object *o)
 {
-    return obj_packed(o) ? obj_coll_embed_size(o) : obj_block(o);
+    if (obj_packed(o))
+        return obj_coll_embed_size(o);
+    if (object_type(o) != OBJ_STRING && object_embedded(o))
+        return o->len_lo;
+    return obj_block(o);
 }
 
 /* pack o's structure (packed_size n) into the header at o, freeing its block */
@@ -278,10 +290,9 @@ static void obj_pack(struct object *o, size_t n)
     obj_ops(o)->destroy(obj_enc(o), ptr);
 }
 
-/* a copy of o's packed structure in a block of its own */
-static void *obj_unpack(const struct object *o)
+/* a copy of o's packed structure (n bytes) in a block of its own */
+static void *obj_unpack(const struct object *o, size_t n)
 {
-    size_t n = obj_pack_size(o);
     void *c = mem_alloc(n);
     memcpy(c, obj_coll(o), n);
     return c;
@@ -291,11 +302,10 @@ void object_collection_own(struct object *o)
 {
     if (!obj_packed(o))
         return;
-    size_t room = object_embed_room(o);
-    void *c = obj_unpack(o);
+    size_t n = obj_pack_size(o);
+    void *c = obj_unpack(o, n);
     obj_set_flags(o, obj_flags(o) & ~(unsigned)OBJ_PACKED);
-    o->units = (uint16_t)(obj_room(room) / 8);
-    o->len_lo = 0;
+    o->len_lo = (uint32_t)obj_packed_room(n); /* the room it had (at least) */
     obj_set_ext(o, c);
 }
 
@@ -311,7 +321,7 @@ struct object *object_repack(struct object *o, size_t room)
     if (n)
         obj_pack(o, n);
     else
-        o->units = (uint16_t)(obj_room(room) / 8);
+        o->len_lo = (uint32_t)room;
     return o;
 }
 
@@ -334,6 +344,8 @@ struct object *object_embed(void *at, size_t room, struct object *o)
     }
     memcpy(e, o, object_embed_size(o));
     e->units = (uint16_t)(obj_room(room) / 8);
+    if (object_type(o) != OBJ_STRING)
+        e->len_lo = (uint32_t)room;
     obj_set_flags(e, obj_flags(o) | OBJ_EMBED);
     mem_release(o);
     return e;
@@ -343,7 +355,7 @@ struct object *object_unembed(const struct object *o)
 {
     assert(object_embedded(o));
     if (obj_packed(o))
-        return object_collection_create(object_type(o), obj_enc(o), obj_unpack(o));
+        return object_collection_create(object_type(o), obj_enc(o), obj_unpack(o, obj_pack_size(o)));
     size_t n = object_embed_size(o);
     struct object *c = mem_alloc(n);
     memcpy(c, o, n);

@@ -261,6 +261,18 @@ static void dirty_forget(struct store *s, const struct object *o)
             dirty_sync(s, &s->dirty[i]);
 }
 
+/* o's accounted bytes, brought up to date, and o out of the ring (it is about to move or go) */
+static size_t dirty_drop(struct store *s, const struct object *o)
+{
+    size_t m = object_memory(o);
+    for (int i = 0; i < STORE_DIRTY_MAX; i++)
+        if (s->dirty[i].o == o) {
+            s->mem += m - s->dirty[i].mem;
+            s->dirty[i].o = NULL;
+        }
+    return m;
+}
+
 static void dirty_sync_all(struct store *s)
 {
     for (int i = 0; i < STORE_DIRTY_MAX; i++)
@@ -688,16 +700,15 @@ int store_set_string(struct store *s, int db, const char *key, size_t klen, cons
     return added;
 }
 
-void store_settle(struct store *s, int db, const char *key, size_t klen)
+void store_settle(struct store *s, int db, const char *key, size_t klen, struct object *o)
 {
     struct db *d = store_db(s, db);
-    struct dict_entry *e = dict_peek(d->keys, key, klen);
-    if (e == NULL || object_packed(entry_obj(e)))
+    if (object_packed(o))
         return;
-    struct object *o = entry_obj(e);
+    (void)key; /* no lookup: o is the key's, its entry just in front */
+    struct dict_entry *e = dict_tail_entry(o, klen);
     size_t need = object_embed_size(o);
-    dirty_forget(s, o);
-    s->mem -= object_memory(o);
+    s->mem -= dirty_drop(s, o);
     if (need != object_embed_room(o)) {
         e = dict_entry_resize_tail(d->keys, e, need);
         if (e->aux != TTL_NONE)

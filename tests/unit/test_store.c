@@ -954,7 +954,7 @@ static void hset_key(struct store *s, const char *k, const char *f, const char *
     if (created)
         store_set(s, 0, k, kl, o, 0);
     else
-        store_settle(s, 0, k, kl);
+        store_settle(s, 0, k, kl, o);
 }
 
 /* HDEL as the command layer does it: an emptied hash deleted */
@@ -967,7 +967,7 @@ static void hdel_key(struct store *s, const char *k, const char *f)
     if (hash_length(o) == 0)
         store_delete(s, 0, k, kl, NOW);
     else
-        store_settle(s, 0, k, kl);
+        store_settle(s, 0, k, kl, o);
 }
 
 /* the bytes an allocation of n takes */
