@@ -316,8 +316,9 @@ bool object_packed(const struct object *o)
 
 struct object *object_repack(struct object *o, size_t room)
 {
-    assert(object_embedded(o) && !obj_packed(o) && room >= object_embed_size(o));
+    assert(object_embedded(o) && !obj_packed(o));
     size_t n = obj_pack_size(o);
+    assert(room >= obj_packed_room(n));
     if (n)
         obj_pack(o, n);
     else
