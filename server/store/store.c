@@ -705,8 +705,8 @@ void store_settle(struct store *s, int db, const char *key, size_t klen, struct 
     struct db *d = store_db(s, db);
     if (object_packed(o))
         return;
-    (void)key; /* no lookup: o is the key's, its entry just in front */
-    struct dict_entry *e = dict_tail_entry(o, klen);
+    struct dict_entry *e = dict_tail_entry(o, klen); /* no lookup: o is the key's, just past it */
+    assert(e->klen == klen && memcmp(e->key, key, klen) == 0);
     size_t need = object_embed_size(o);
     s->mem -= dirty_drop(s, o);
     if (need != object_embed_room(o)) {
