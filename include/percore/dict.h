@@ -59,7 +59,7 @@ struct dict_entry *dict_find(struct dict *d, const void *key, size_t len);
 struct dict_entry *dict_peek(const struct dict *d, const void *key, size_t len);
 /* add key; returns the new entry, or NULL when present (then *existing, if asked, is it) */
 struct dict_entry *dict_add(struct dict *d, const void *key, size_t len, struct dict_entry **existing);
-/* dict_add of a dict_create_meta dict's entry with room for `tail` bytes (8-aligned) after its key,
+/* dict_add of a dict_create_meta dict's entry with room for `tail` bytes (4-aligned) after its key,
  * dict_entry_tail() */
 struct dict_entry *dict_add_tail(struct dict *d, const void *key, size_t len, size_t tail,
                                  struct dict_entry **existing);
@@ -79,14 +79,20 @@ static inline void *dict_entry_meta(struct dict_entry *e, size_t meta)
 }
 /* bytes the entry's allocation holds (its record, key, tail; not a string value) */
 size_t dict_entry_memory(const struct dict *d, const struct dict_entry *e);
-/* the owner's tail of a dict_add_tail entry: 8-aligned, just past the key */
+/* the owner's tail of a dict_add_tail entry: 4-aligned, just past the key */
 static inline void *dict_entry_tail(const struct dict_entry *e)
 {
-    return (char *)e->key + (((size_t)e->klen + 7) & ~(size_t)7);
+    return (char *)e->key + (((size_t)e->klen + 3) & ~(size_t)3);
 }
-/* give e room for `tail` bytes of tail (the old tail's bytes kept): the entry may move, and the
- * new one is returned, linked where e was; the owner updates its own pointers to it */
-struct dict_entry *dict_entry_grow_tail(struct dict *d, struct dict_entry *e, size_t tail);
+/* the entry whose tail is at `tail`, its key klen bytes long */
+static inline struct dict_entry *dict_tail_entry(void *tail, size_t klen)
+{
+    return (struct dict_entry *)(void *)((char *)tail - ((klen + 3) & ~(size_t)3) - sizeof(struct dict_entry));
+}
+/* give e room for exactly `tail` bytes of tail (as much of the old tail's bytes kept as fit; a
+ * shrink returns the memory): the entry may move, and the new one is returned, linked where e
+ * was; the owner updates its own pointers to it */
+struct dict_entry *dict_entry_resize_tail(struct dict *d, struct dict_entry *e, size_t tail);
 /* string values (hashes): a copy of p[0..n) */
 void dict_entry_set_value(struct dict *d, struct dict_entry *e, const void *p, size_t n);
 const char *dict_entry_value(const struct dict_entry *e, size_t *len);

@@ -15,8 +15,14 @@
  * thresholds are passed in by the command layer (struct hash_limits, read
  * from the config), so this module does not read the config itself.
  *
+ * Once stored, a small listpack (up to 254 bytes) is packed into its key's
+ * entry (object.h's "Embedding"): the reads here work on it in place, and
+ * every change (hash_set, hash_delete, hash_convert, hash_try_conversion
+ * when it converts) first copies it out (object_collection_own); the caller
+ * then has the store pack it again (store_settle).
+ *
  * Pointers returned into a hash (field and value bytes) stay valid until the
- * next change to that hash.
+ * next change to that hash (or store_settle).
  *
  * Threading: a hash belongs to the shard that owns its key, like any object;
  * every function here is called by that shard's thread only.  The random

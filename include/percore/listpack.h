@@ -26,8 +26,8 @@ struct listpack;
 struct listpack *lp_create(void);
 void lp_destroy(struct listpack **lp);
 
-size_t lp_count(const struct listpack *lp);   /* entries */
-size_t lp_bytes(const struct listpack *lp);   /* bytes allocated, for memory accounting */
+size_t lp_count(const struct listpack *lp);   /* entries (walked when 65535 or more) */
+size_t lp_bytes(const struct listpack *lp);   /* bytes allocated, for memory accounting (a heap listpack) */
 
 /* walking */
 uint32_t lp_first(const struct listpack *lp);
@@ -59,8 +59,11 @@ uint32_t lp_delete(struct listpack **lp, uint32_t pos);
 /* delete `count` entries starting at index (negative: from the end) */
 void lp_delete_range(struct listpack **lp, long index, size_t count);
 
-/* the whole listpack as bytes (to serialize), and back (validated; NULL if malformed) */
+/* the whole listpack as bytes (to serialize, or to keep inline elsewhere: 2-aligned), and back
+ * (validated; NULL if malformed) */
 const void *lp_data(const struct listpack *lp, size_t *len);
 struct listpack *lp_from_data(const void *p, size_t n);
+/* a copy of lp (one kept inline elsewhere, to change it) in an allocation of its own */
+struct listpack *lp_dup(const struct listpack *lp);
 
 #endif

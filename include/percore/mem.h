@@ -15,6 +15,9 @@
 void *mem_alloc(size_t size);
 void *mem_calloc(size_t n, size_t size);
 void *mem_realloc(void *ptr, size_t size);
+/* mem_realloc that, shrinking, moves to a smaller block whenever one would do (mimalloc's realloc
+ * keeps a block down to half its size): what an owner that shrinks often gets back */
+void *mem_resize(void *ptr, size_t size);
 void  mem_release(void *ptr);
 char *mem_strndup(const char *s, size_t n);
 /* usable size of a block, for memory accounting */

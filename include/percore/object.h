@@ -66,6 +66,10 @@ struct object_type_ops {
     void (*serialize)(unsigned encoding, const void *ptr, object_emit_fn *emit, void *arg);
     /* rebuild from serialize's bytes; NULL when malformed */
     void *(*deserialize)(const void *p, size_t n, unsigned *encoding);
+    /* optional: the structure's size when it is one flat block (2-aligned, freed by destroy, a
+     * bytewise copy of it as good as it) small enough to be packed into an embedded object's
+     * room, else 0 (see "Embedding") */
+    size_t (*packed_size)(unsigned encoding, const void *ptr);
 };
 
 extern const struct object_type_ops list_type_ops;
@@ -73,12 +77,16 @@ extern const struct object_type_ops set_type_ops;
 extern const struct object_type_ops zset_type_ops;
 extern const struct object_type_ops hash_type_ops;
 
-/* a collection object owning ptr (a structure of its type's module) */
+/* a collection object owning ptr (a structure of its type's module); encoding < 256 */
 struct object *object_collection_create(enum object_type type, unsigned encoding, void *ptr);
 void *object_collection_ptr(const struct object *o);
 unsigned object_collection_encoding(const struct object *o);
-/* after a conversion (e.g. listpack -> hashtable): the new structure; the old one is the caller's */
+/* after a conversion (e.g. listpack -> hashtable): the new structure; the old one is the caller's.
+ * Not on a packed object (object_collection_own first) */
 void object_collection_set(struct object *o, unsigned encoding, void *ptr);
+/* before changing o's structure: a packed one (read-only in place) is copied out into a block of
+ * its own, and o (same address) points at it; the owner later calls object_repack() */
+void object_collection_own(struct object *o);
 /* elements of a collection (1 for a string) */
 size_t object_length(const struct object *o);
 /* lazy free: release up to `budget` elements of o; true (and o freed) once done */
@@ -89,11 +97,17 @@ size_t object_memory(const struct object *o);
 
 /*
  * Embedding: an owner (the store) keeps an object in its own memory, `room`
- * bytes at `at` (8-aligned).  An embedded object works as any other, except
+ * bytes at `at` (4-aligned).  An embedded object works as any other, except
  * that object_memory() leaves out, and object_destroy() does not free, the
- * header block, which is the owner's.
+ * header block, which is the owner's.  A collection whose type gives it a
+ * packed_size (a small hash's listpack) is packed: its structure itself
+ * sits in the room, 2 bytes in, with nothing of its own to free or count
+ * (object_memory 0).  It is read in place; object_collection_own() copies it
+ * out before a change, after which the owner resizes the room to
+ * object_embed_size() (the first 16 bytes kept) and calls object_repack().
  */
-/* the room o needs embedded: 16 bytes, or a short string's header and bytes */
+/* the room o needs embedded: 16 bytes, a short string's header and bytes, or a packable
+ * structure's 2 + its bytes (16 at least) */
 size_t object_embed_size(const struct object *o);
 /* the room a string of n bytes needs embedded */
 size_t object_string_embed_size(size_t n);
@@ -107,6 +121,11 @@ struct object *object_string_embed(void *at, size_t room, const void *p, size_t 
  * its room without object_destroy() */
 struct object *object_unembed(const struct object *o);
 bool object_embedded(const struct object *o);
+/* o's structure is packed in its owner's room (read-only there) */
+bool object_packed(const struct object *o);
+/* embedded, unpacked o, its room resized to room >= object_embed_size(o) bytes (the first 16 kept):
+ * its structure packed again when it can be, the room noted; returns o */
+struct object *object_repack(struct object *o, size_t room);
 
 /*
  * Cross-shard transfer (RENAME): serialize into a self-contained byte string

@@ -70,6 +70,13 @@ int store_set(struct store *s, int db, const char *key, size_t klen, struct obje
  */
 int store_set_string(struct store *s, int db, const char *key, size_t klen, const void *p, size_t n, int flags,
                      int64_t now);
+/*
+ * After changing the collection o in place, the value store_lookup() gave for key of db: its
+ * entry is resized to what the value now needs and a small one packed into it again (object.h's
+ * "Embedding"; the entry may move).  o is stale afterwards.  Nothing when o is packed (it was
+ * not changed).
+ */
+void store_settle(struct store *s, int db, const char *key, size_t klen, struct object *o);
 /* 1 if a live key was deleted, 0 if there was none (expired counts as none) */
 int store_delete(struct store *s, int db, const char *key, size_t klen, int64_t now);
 /* remove key and hand its object to the caller (NULL if none); TTL returned in *expire */

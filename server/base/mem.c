@@ -9,6 +9,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #ifdef PERCORE_LIBC_MALLOC
 #include <malloc.h>
@@ -17,6 +18,7 @@
 #define mi_realloc realloc
 #define mi_free free
 #define mi_usable_size malloc_usable_size
+#define mi_good_size(n) (n)
 #else
 #include <mimalloc.h>
 #endif
@@ -48,6 +50,17 @@ void *mem_realloc(void *ptr, size_t size)
     void *p = mi_realloc(ptr, size);
     if (p == NULL && size != 0)
         mem_oom(size);
+    return p;
+}
+
+void *mem_resize(void *ptr, size_t size)
+{
+    size_t have = mi_usable_size(ptr);
+    if (size >= have || mi_good_size(size) >= have)
+        return mem_realloc(ptr, size);
+    void *p = mem_alloc(size);
+    memcpy(p, ptr, size);
+    mi_free(ptr);
     return p;
 }
 

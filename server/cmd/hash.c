@@ -13,8 +13,11 @@
  * A write to a missing key builds the new hash first and hands it to the
  * store at the end (store_set measures it then), so the store's memory
  * figure never misses a change; an existing hash is changed in place right
- * after its lookup, which the store re-measures (store.h's rule).  A hash
- * emptied by HDEL is deleted, as in Redis.
+ * after its lookup, which the store re-measures (store.h's rule), and
+ * handed back with store_settle() once the handler is done with it (a small
+ * hash is kept packed in its key's entry, and a change takes it out first:
+ * hash.h), after which the object is not touched again.  A hash emptied by
+ * HDEL is deleted, as in Redis.
  *
  * Each write reports what it did where Redis's handler does (command.h): the
  * key modified and its event after the change ("hset" for HSET, HMSET and
@@ -68,8 +71,8 @@ static struct hash_limits hash_limits_of(const struct cmd_ctx *ctx)
 
 /*
  * Redis hashTypeLookupWriteOrCreate: the hash at key, or a new empty one
- * (*created set; the caller stores it with hash_store_created once filled),
- * or NULL after a WRONGTYPE reply.
+ * (*created set), or NULL after a WRONGTYPE reply; once changed the caller
+ * hands it to the store with hash_store_done.
  */
 static struct object *hash_lookup_write_or_create(struct cmd_ctx *ctx, const struct resp_arg *key,
                                                   bool *created)
@@ -87,13 +90,16 @@ static struct object *hash_lookup_write_or_create(struct cmd_ctx *ctx, const str
     return o;
 }
 
-/* hand a hash made by hash_lookup_write_or_create to the store: a new key ("new", Redis's dbAdd) */
-static void hash_store_created(struct cmd_ctx *ctx, const struct resp_arg *key, struct object *o,
-                               bool created)
+/* hand a changed hash of hash_lookup_write_or_create to the store: a new key ("new", Redis's
+ * dbAdd), or an existing one settled back into its entry; o is not to be used afterwards */
+static void hash_store_done(struct cmd_ctx *ctx, const struct resp_arg *key, struct object *o,
+                            bool created)
 {
     if (created) {
         store_set(ctx->store, ctx->db, key->ptr, key->len, o, 0);
         cmd_notify(ctx, NOTIFY_NEW, "new", key);
+    } else {
+        store_settle(ctx->store, ctx->db, key->ptr, key->len, o);
     }
 }
 
@@ -133,7 +139,7 @@ static void hset_generic(struct cmd_ctx *ctx, bool hmset)
         const struct resp_arg *f = &ctx->argv[i], *v = &ctx->argv[i + 1];
         created_fields += !hash_set(o, &lim, f->ptr, f->len, v->ptr, v->len);
     }
-    hash_store_created(ctx, key, o, created);
+    hash_store_done(ctx, key, o, created);
     if (hmset)
         reply_ok(ctx->out);
     else
@@ -167,7 +173,7 @@ static void cmd_hsetnx(struct cmd_ctx *ctx)
     }
     hash_try_conversion_args(ctx, o, &lim, 2, 3);
     hash_set(o, &lim, f->ptr, f->len, v->ptr, v->len);
-    hash_store_created(ctx, key, o, created);
+    hash_store_done(ctx, key, o, created);
     reply_int(ctx->out, 1);
     cmd_changed(ctx, NOTIFY_HASH, "hset", key);
 }
@@ -264,6 +270,8 @@ static void cmd_hdel(struct cmd_ctx *ctx)
             }
         }
     }
+    if (deleted && !keyremoved)
+        store_settle(ctx->store, ctx->db, key->ptr, key->len, o);
     if (deleted) {
         cmd_changed(ctx, NOTIFY_HASH, "hdel", key);
         if (keyremoved)
@@ -351,7 +359,7 @@ static void cmd_hincrby(struct cmd_ctx *ctx)
     value += incr;
     int n = util_ll_to_str(buf, value);
     hash_set(o, &lim, field->ptr, field->len, buf, (size_t)n);
-    hash_store_created(ctx, key, o, created);
+    hash_store_done(ctx, key, o, created);
     reply_int(ctx->out, value);
     cmd_changed(ctx, NOTIFY_HASH, "hincrby", key);
 }
@@ -395,7 +403,7 @@ static void cmd_hincrbyfloat(struct cmd_ctx *ctx)
     }
     int n = util_ld_to_str(buf, sizeof buf, value);
     hash_set(o, &lim, field->ptr, field->len, buf, (size_t)n);
-    hash_store_created(ctx, key, o, created);
+    hash_store_done(ctx, key, o, created);
     reply_bulk(ctx->out, buf, (size_t)n);
     cmd_changed(ctx, NOTIFY_HASH, "hincrbyfloat", key);
 }

@@ -39,10 +39,11 @@
  * as all-zero bits: NULL / 0.0.  A dict_create_meta dict has no value: its
  * owner's record takes that place (the store's keys: 8 bytes of access time
  * and LFU counter), and dict_add_tail puts the owner's bytes after the key,
- * 8-aligned (the store embeds the key's object there: a key with a 16-byte
- * string value is 24 + 16 + 8 + 16 = 64 bytes, one allocation).  Such an
- * entry may grow (dict_entry_grow_tail): reallocated and relinked in place of
- * the old one, found by its key's hash.
+ * 4-aligned (the store embeds the key's object there, whose fields need no
+ * more: a key with a 16-byte string value is 24 + 16 + 8 + 16 = 64 bytes,
+ * one allocation).  Such an entry may grow or shrink (dict_entry_resize_tail,
+ * mem_resize so that a shrink gives memory back): reallocated and relinked
+ * in place of the old one, found by its key's hash.
  *
  * The dict itself is 80 bytes (a small hash or set pays it per key): the
  * chain bounds are 32 bits (a chain is never 4G entries long) and sit with
@@ -359,7 +360,7 @@ struct dict_entry *dict_add(struct dict *d, const void *key, size_t len, struct 
 /* bytes of an entry with a key of len and `tail` bytes of tail after it */
 static size_t entry_size(const struct dict *d, size_t len, size_t tail)
 {
-    return d->meta + sizeof(struct dict_entry) + (tail ? ((len + 7) & ~(size_t)7) + tail : len);
+    return d->meta + sizeof(struct dict_entry) + (tail ? ((len + 3) & ~(size_t)3) + tail : len);
 }
 
 struct dict_entry *dict_add_tail(struct dict *d, const void *key, size_t len, size_t tail,
@@ -461,7 +462,7 @@ double dict_entry_double(const struct dict_entry *e)
     return val_of(e)->d;
 }
 
-struct dict_entry *dict_entry_grow_tail(struct dict *d, struct dict_entry *e, size_t tail)
+struct dict_entry *dict_entry_resize_tail(struct dict *d, struct dict_entry *e, size_t tail)
 {
     uint64_t h = hash_key(e->key, e->klen);
     struct dict_entry **ref = NULL;
@@ -474,7 +475,7 @@ struct dict_entry *dict_entry_grow_tail(struct dict *d, struct dict_entry *e, si
     assert(ref != NULL);
     char *block = (char *)e - d->meta;
     d->mem -= mem_usable(block);
-    block = mem_realloc(block, entry_size(d, e->klen, tail));
+    block = mem_resize(block, entry_size(d, e->klen, tail));
     d->mem += mem_usable(block);
     e = (struct dict_entry *)(void *)(block + d->meta);
     *ref = e;

@@ -3,12 +3,19 @@
  *
  * Design.  The object's pointer is the structure itself, with no wrapper:
  * a listpack hash costs the 16-byte object header block plus one listpack
- * allocation (a header and, per pair, the two entries with 2-4 bytes of
- * framing each), which is what Redis 7 spends (robj + listpack).  Every
+ * allocation (a 6-byte header and, per pair, the two entries with 2-4 bytes
+ * of framing each), which is what Redis 7 spends (robj + listpack).  Every
  * change to a listpack may move it, so the object's pointer is stored back
  * after each change (object_collection_set).  A hashtable is a dict with
  * string values; it keeps its own byte count, so hash_memory() is O(1) for
  * both encodings (a listpack's size is one mem_usable()).
+ *
+ * Once stored, a listpack of up to HASH_PACKED_MAX bytes is packed into its
+ * key's entry (packed_size, object.h's "Embedding"): no header block and no
+ * allocation of its own (nothing of its own to count either).  Reads work on
+ * it in place; every change here (hash_set, hash_delete, hash_convert) first
+ * takes it out (object_collection_own), and the command layer has the store
+ * pack it again afterwards (store_settle).
  *
  * Conversion follows Redis 7.0 t_hash.c step for step: hash_try_conversion
  * (hashTypeTryConversion) before a write looks at the longest argument and
@@ -36,6 +43,7 @@
 
 #define HASH_LP_SAFETY_SIZE (1u << 30) /* Redis LISTPACK_MAX_SAFETY_SIZE */
 #define HASH_SER_MAX_LEN UINT32_MAX    /* a dict value's length is 32 bits */
+#define HASH_PACKED_MAX 254            /* a listpack up to this size is packed into its key's entry */
 
 /* ---- helpers --------------------------------------------------------------- */
 
@@ -94,6 +102,22 @@ static size_t hash_ops_memory(unsigned encoding, const void *ptr)
     if (encoding == HASH_LISTPACK)
         return lp_bytes(ptr);
     return dict_memory(ptr);
+}
+
+/* a listpack's bytes, header included */
+static size_t lp_size(const struct listpack *lp)
+{
+    size_t n;
+    lp_data(lp, &n);
+    return n;
+}
+
+static size_t hash_ops_packed_size(unsigned encoding, const void *ptr)
+{
+    if (encoding != HASH_LISTPACK)
+        return 0;
+    size_t n = lp_size(ptr);
+    return n <= HASH_PACKED_MAX ? n : 0;
 }
 
 static void hash_ops_destroy(unsigned encoding, void *ptr)
@@ -235,6 +259,7 @@ const struct object_type_ops hash_type_ops = {
     .destroy_step = hash_ops_destroy_step,
     .serialize = hash_ops_serialize,
     .deserialize = hash_ops_deserialize,
+    .packed_size = hash_ops_packed_size,
 };
 
 /* ---- the hash API ------------------------------------------------------------ */
@@ -253,6 +278,7 @@ void hash_convert(struct object *o)
 {
     if (hash_enc(o) != HASH_LISTPACK)
         return;
+    object_collection_own(o);
     struct listpack *lp = hash_lp(o);
     struct dict *d = dict_create();
     for (uint32_t pos = lp_first(lp); pos != LP_NONE;) {
@@ -274,7 +300,7 @@ void hash_try_conversion(struct object *o, const struct hash_limits *lim, size_t
 {
     if (hash_enc(o) != HASH_LISTPACK)
         return;
-    if (maxlen > lim->max_value || lp_bytes(hash_lp(o)) + sumlen > HASH_LP_SAFETY_SIZE ||
+    if (maxlen > lim->max_value || lp_size(hash_lp(o)) + sumlen > HASH_LP_SAFETY_SIZE ||
         sumlen > HASH_LP_SAFETY_SIZE)
         hash_convert(o);
 }
@@ -306,6 +332,7 @@ bool hash_exists(const struct object *o, const void *f, size_t flen)
 int hash_set(struct object *o, const struct hash_limits *lim, const void *f, size_t flen,
              const void *v, size_t vlen)
 {
+    object_collection_own(o);
     if (hash_enc(o) == HASH_LISTPACK && (flen > lim->max_value || vlen > lim->max_value))
         hash_convert(o);
 
@@ -344,6 +371,8 @@ bool hash_delete(struct object *o, const void *f, size_t flen)
         uint32_t pos = lp_find_field(lp, f, flen);
         if (pos == LP_NONE)
             return false;
+        object_collection_own(o); /* positions are offsets into the entries: the copy's are the same */
+        lp = hash_lp(o);
         pos = lp_delete(&lp, pos); /* the field; pos is now its value */
         lp_delete(&lp, pos);
         object_collection_set(o, HASH_LISTPACK, lp);

@@ -1,7 +1,8 @@
 /*
  * listpack: a packed array of byte strings (see include/percore/listpack.h).
  *
- * Layout: struct listpack { used bytes, entry count } then the entries:
+ * Layout: a 6-byte header, struct listpack { used bytes, entry count }, then
+ * the entries:
  *
  *     [len: LEB128, 1-5 bytes] [len bytes] [back: 1-5 bytes]
  *
@@ -10,6 +11,13 @@
  * set high bit means more bytes precede.  So an entry can be found from the
  * one after it (lp_prev) without an index.  A position is the entry's offset
  * from the start of the entries.
+ *
+ * The header is 6 bytes, 2-aligned (a small hash keeps its listpack inline in
+ * its key's entry, object.c, 2 bytes into the object): `used` as two 16-bit
+ * halves and a 16-bit count that saturates, as Redis's listpack's does: at
+ * LP_COUNT_UNKNOWN the entries are counted by walking (lp_count), and a
+ * delete from a saturated listpack recounts them, so the count comes back
+ * once it fits again.
  *
  * Every change reallocates to the exact size (mimalloc often grows in
  * place), as Redis's listpack does: small collections stay small.
@@ -22,10 +30,26 @@
 #include <string.h>
 
 struct listpack {
-    uint32_t used;  /* bytes of entries */
-    uint32_t count; /* entries */
+    uint16_t used_lo; /* bytes of entries: low and high halves */
+    uint16_t used_hi;
+    uint16_t count;   /* entries, LP_COUNT_UNKNOWN when that many or more */
     unsigned char data[];
 };
+
+_Static_assert(sizeof(struct listpack) == 6, "a listpack's header is 6 bytes");
+
+#define LP_COUNT_UNKNOWN UINT16_MAX
+
+static size_t lp_used(const struct listpack *lp)
+{
+    return (size_t)lp->used_lo | (size_t)lp->used_hi << 16;
+}
+
+static void lp_set_used(struct listpack *lp, size_t used)
+{
+    lp->used_lo = (uint16_t)used;
+    lp->used_hi = (uint16_t)(used >> 16);
+}
 
 #define LP_VARINT_MAX 5
 
@@ -100,7 +124,7 @@ static size_t entry_size_for(size_t n)
 static size_t entry_size(const struct listpack *lp, uint32_t pos)
 {
     size_t len = 0;
-    varint_get(lp->data + pos, lp->used - pos, &len);
+    varint_get(lp->data + pos, lp_used(lp) - pos, &len);
     return entry_size_for(len);
 }
 
@@ -115,7 +139,7 @@ static void entry_write(unsigned char *b, const void *p, size_t n)
 struct listpack *lp_create(void)
 {
     struct listpack *lp = mem_alloc(sizeof(*lp));
-    lp->used = 0;
+    lp_set_used(lp, 0);
     lp->count = 0;
     return lp;
 }
@@ -128,7 +152,33 @@ void lp_destroy(struct listpack **lp)
     *lp = NULL;
 }
 
-size_t lp_count(const struct listpack *lp) { return lp->count; }
+/* entries counted by walking */
+static size_t lp_walk_count(const struct listpack *lp)
+{
+    size_t n = 0, used = lp_used(lp);
+    for (size_t pos = 0; pos < used; pos += entry_size(lp, (uint32_t)pos))
+        n++;
+    return n;
+}
+
+size_t lp_count(const struct listpack *lp)
+{
+    return lp->count != LP_COUNT_UNKNOWN ? lp->count : lp_walk_count(lp);
+}
+
+/* the count after n entries were added (n > 0) or removed (n < 0) */
+static void lp_count_add(struct listpack *lp, long n)
+{
+    if (lp->count == LP_COUNT_UNKNOWN) {
+        if (n < 0) {
+            size_t c = lp_walk_count(lp);
+            lp->count = c < LP_COUNT_UNKNOWN ? (uint16_t)c : LP_COUNT_UNKNOWN;
+        }
+        return;
+    }
+    long c = (long)lp->count + n;
+    lp->count = c < LP_COUNT_UNKNOWN ? (uint16_t)c : LP_COUNT_UNKNOWN;
+}
 size_t lp_bytes(const struct listpack *lp) { return mem_usable(lp); }
 
 uint32_t lp_first(const struct listpack *lp)
@@ -141,7 +191,7 @@ uint32_t lp_next(const struct listpack *lp, uint32_t pos)
     if (pos == LP_NONE)
         return LP_NONE;
     size_t next = pos + entry_size(lp, pos);
-    return next < lp->used ? (uint32_t)next : LP_NONE;
+    return next < lp_used(lp) ? (uint32_t)next : LP_NONE;
 }
 
 /* the entry that ends where `end` begins */
@@ -161,12 +211,12 @@ uint32_t lp_prev(const struct listpack *lp, uint32_t pos)
 
 uint32_t lp_last(const struct listpack *lp)
 {
-    return lp->count ? lp_before(lp, lp->used) : LP_NONE;
+    return lp->count ? lp_before(lp, lp_used(lp)) : LP_NONE;
 }
 
 uint32_t lp_seek(const struct listpack *lp, long index)
 {
-    long count = (long)lp->count;
+    long count = (long)lp_count(lp);
     if (index < 0)
         index += count;
     if (index < 0 || index >= count)
@@ -187,7 +237,7 @@ uint32_t lp_seek(const struct listpack *lp, long index)
 const char *lp_get(const struct listpack *lp, uint32_t pos, size_t *len)
 {
     *len = 0;
-    size_t h = varint_get(lp->data + pos, lp->used - pos, len);
+    size_t h = varint_get(lp->data + pos, lp_used(lp) - pos, len);
     return (const char *)lp->data + pos + h;
 }
 
@@ -215,7 +265,7 @@ uint32_t lp_find(const struct listpack *lp, uint32_t pos, const void *p, size_t 
 
 bool lp_unique(const struct listpack *lp, unsigned skip)
 {
-    if (lp->count <= LP_UNIQUE_PAIRWISE * (skip + 1)) {
+    if (lp_count(lp) <= LP_UNIQUE_PAIRWISE * (skip + 1)) {
         for (uint32_t a = lp_first(lp); a != LP_NONE; a = lp_skip(lp, a, skip)) {
             size_t len;
             const char *e = lp_get(lp, a, &len);
@@ -239,7 +289,7 @@ bool lp_unique(const struct listpack *lp, unsigned skip)
 /* open a gap of `grow` bytes at offset at (shrink when negative); returns the new lp */
 static struct listpack *lp_resize_at(struct listpack *lp, size_t at, long grow)
 {
-    size_t used = lp->used;
+    size_t used = lp_used(lp);
     if (grow > 0) {
         lp = mem_realloc(lp, sizeof(*lp) + used + (size_t)grow);
         memmove(lp->data + at + (size_t)grow, lp->data + at, used - at);
@@ -248,17 +298,17 @@ static struct listpack *lp_resize_at(struct listpack *lp, size_t at, long grow)
         memmove(lp->data + at, lp->data + at + shrink, used - at - shrink);
         lp = mem_realloc(lp, sizeof(*lp) + used - shrink);
     }
-    lp->used = (uint32_t)((long)used + grow);
+    lp_set_used(lp, (size_t)((long)used + grow));
     return lp;
 }
 
 uint32_t lp_insert(struct listpack **lp, uint32_t pos, const void *p, size_t n)
 {
-    size_t at = pos == LP_NONE ? (*lp)->used : pos;
+    size_t at = pos == LP_NONE ? lp_used(*lp) : pos;
     size_t size = entry_size_for(n);
     *lp = lp_resize_at(*lp, at, (long)size);
     entry_write((*lp)->data + at, p, n);
-    (*lp)->count++;
+    lp_count_add(*lp, 1);
     return (uint32_t)at;
 }
 
@@ -289,8 +339,8 @@ uint32_t lp_delete(struct listpack **lp, uint32_t pos)
 {
     size_t size = entry_size(*lp, pos);
     *lp = lp_resize_at(*lp, pos, -(long)size);
-    (*lp)->count--;
-    return pos < (*lp)->used ? pos : LP_NONE;
+    lp_count_add(*lp, -1);
+    return pos < lp_used(*lp) ? pos : LP_NONE;
 }
 
 void lp_delete_range(struct listpack **lp, long index, size_t count)
@@ -304,15 +354,23 @@ void lp_delete_range(struct listpack **lp, long index, size_t count)
         end = lp_next(*lp, end);
         n++;
     }
-    size_t stop = end == LP_NONE ? (*lp)->used : end;
+    size_t stop = end == LP_NONE ? lp_used(*lp) : end;
     *lp = lp_resize_at(*lp, start, -(long)(stop - start));
-    (*lp)->count -= (uint32_t)n;
+    lp_count_add(*lp, -(long)n);
 }
 
 const void *lp_data(const struct listpack *lp, size_t *len)
 {
-    *len = sizeof(*lp) + lp->used;
+    *len = sizeof(*lp) + lp_used(lp);
     return lp;
+}
+
+struct listpack *lp_dup(const struct listpack *lp)
+{
+    size_t n = sizeof(*lp) + lp_used(lp);
+    struct listpack *c = mem_alloc(n);
+    memcpy(c, lp, n);
+    return c;
 }
 
 struct listpack *lp_from_data(const void *p, size_t n)
@@ -321,25 +379,26 @@ struct listpack *lp_from_data(const void *p, size_t n)
     if (n < sizeof(head))
         return NULL;
     memcpy(&head, p, sizeof(head));
-    if (head.used != n - sizeof(head))
+    size_t used = lp_used(&head);
+    if (used != n - sizeof(head))
         return NULL;
     const unsigned char *d = (const unsigned char *)p + sizeof(head);
     size_t off = 0, count = 0;
-    while (off < head.used) {
+    while (off < used) {
         size_t len, bytes;
-        size_t h = varint_get(d + off, head.used - off, &len);
-        if (h == 0 || len > head.used - off - h)
+        size_t h = varint_get(d + off, used - off, &len);
+        if (h == 0 || len > used - off - h)
             return NULL;
         size_t end = off + h + len;
         size_t want = varint_size(h + len);
-        if (want > head.used - end)
+        if (want > used - end)
             return NULL;
         if (back_get(d + end + want, want, &bytes) != h + len || bytes != want)
             return NULL;
         off = end + want;
         count++;
     }
-    if (count != head.count)
+    if (count < LP_COUNT_UNKNOWN ? count != head.count : head.count != LP_COUNT_UNKNOWN)
         return NULL;
     struct listpack *lp = mem_alloc(n);
     memcpy(lp, p, n);

@@ -25,8 +25,24 @@
  * a fresh object for those results.
  *
  * A collection is a header whose data[] holds the pointer to its type's
- * structure and whose length field holds the encoding; the type module's
+ * structure and whose second byte holds the encoding; the type module's
  * struct object_type_ops does the rest.
+ *
+ * Packing.  An embedded collection whose structure is one flat block of at
+ * most a few hundred bytes (a small hash's listpack: the type's packed_size
+ * says which) keeps that block itself inside its owner's room, right after
+ * the first two bytes (type and flags, encoding), with no pointer and no
+ * allocation of its own (OBJ_PACKED): a 17-byte key holding 5 short fields is
+ * one 112-byte entry.  object_embed() packs what it can.  A packed structure
+ * is read in place but never changed there: object_collection_own() first
+ * copies it out into a block of its own and makes the object a plain
+ * embedded one again (the owner's room always has the 16 bytes that takes),
+ * and once the writer is done the owner resizes its room to
+ * object_embed_size() and calls object_repack(), which packs it again if it
+ * still fits.  A packed object's room is what its structure needs
+ * (object_embed_room), its memory all its owner's (object_memory 0); an
+ * unpacked embedded collection keeps its room exactly (where a string keeps
+ * its length's low bits), so that a change of the same size resizes nothing.
  *
  * Embedding.  The store keeps a key's object inside the key's own entry
  * (store.c), not in a block of its own: object_embed() moves an object
@@ -63,6 +79,7 @@ enum {
     OBJ_RAW = 2,      /* modified in place by APPEND/SETRANGE: encoding "raw" */
     OBJ_FLOAT = 4,    /* made from a float (INCRBYFLOAT): never "int", as in Redis */
     OBJ_EMBED = 8,    /* lives in its owner's memory (a key's entry): the header block is not ours */
+    OBJ_PACKED = 2,   /* a collection (OBJ_RAW is a string's): its structure is at OBJ_PACKED_AT, no pointer */
 };
 
 #define OBJ_EMBSTR_MAX 44          /* Redis OBJ_ENCODING_EMBSTR_SIZE_LIMIT */
@@ -71,13 +88,15 @@ enum {
 #define OBJ_SER_HEADER 10          /* type + flags + u64 length */
 #define OBJ_EMBED_MAX 64           /* longest string kept inline (else in an external buffer) */
 #define OBJ_ROOM_MAX (8u * 4096)   /* embedded room beyond this is not used (units stays small) */
+#define OBJ_PACKED_AT 2            /* where a packed structure starts: after tf and the encoding */
 
+/* tf and len_hi first: a packed collection keeps only those two */
 struct object {
-    uint32_t len_lo;  /* low 32 bits of the string length */
-    uint16_t units;   /* block size in 8-byte units, 0 if too big to say */
-    uint8_t len_hi;   /* bits 32..39 of the length: strings up to 1 TiB */
     uint8_t tf;       /* low nibble: enum object_type; high nibble: OBJ_* flags */
-    char data[];      /* the bytes, or (OBJ_EXTERNAL) a char * to them */
+    uint8_t len_hi;   /* a string: bits 32..39 of the length (up to 1 TiB); a collection: its encoding */
+    uint16_t units;   /* block size in 8-byte units, 0 if too big to say */
+    uint32_t len_lo;  /* low 32 bits of the string length; an embedded collection: its exact room */
+    char data[];      /* the bytes, or (OBJ_EXTERNAL, a collection) a pointer to them */
 };
 
 _Static_assert(sizeof(struct object) == 8, "object header is 8 bytes");
@@ -120,6 +139,44 @@ static char *obj_ext(const struct object *o)
 static void obj_set_ext(struct object *o, char *p)
 {
     memcpy(o->data, &p, sizeof p);
+}
+
+static const struct object_type_ops *obj_ops(const struct object *o);
+
+static bool obj_packed(const struct object *o)
+{
+    return object_type(o) != OBJ_STRING && (obj_flags(o) & OBJ_PACKED);
+}
+
+/* a collection's structure: packed in the header, or pointed at */
+static void *obj_coll(const struct object *o)
+{
+    return obj_packed(o) ? (char *)o + OBJ_PACKED_AT : obj_ext(o);
+}
+
+static unsigned obj_enc(const struct object *o)
+{
+    return o->len_hi;
+}
+
+/* bytes of a collection's structure when it may be packed, else 0 */
+static size_t obj_pack_size(const struct object *o)
+{
+    const struct object_type_ops *ops = obj_ops(o);
+    return ops && ops->packed_size ? ops->packed_size(obj_enc(o), obj_coll(o)) : 0;
+}
+
+/* the room a collection needs embedded: its packed structure of n bytes (n > 0), at least what
+ * header and pointer take (so it can always be unpacked in place), or (n 0) just those */
+static size_t obj_packed_room(size_t n)
+{
+    size_t plain = sizeof(struct object) + sizeof(void *);
+    return n && OBJ_PACKED_AT + n > plain ? OBJ_PACKED_AT + n : plain;
+}
+
+static size_t obj_coll_embed_size(const struct object *o)
+{
+    return obj_packed_room(obj_pack_size(o));
 }
 
 static char *obj_bytes(const struct object *o)
@@ -208,14 +265,65 @@ struct object *object_string_embed(void *at, size_t room, const void *p, size_t 
 
 size_t object_embed_size(const struct object *o)
 {
-    if (object_type(o) != OBJ_STRING || (obj_flags(o) & OBJ_EXTERNAL))
+    if (object_type(o) != OBJ_STRING)
+        return obj_coll_embed_size(o);
+    if (obj_flags(o) & OBJ_EXTERNAL)
         return sizeof(struct object) + sizeof(char *);
     return obj_inline_size(obj_len(o));
 }
 
 size_t object_embed_room(const struct object *o)
 {
+    if (obj_packed(o))
+        return obj_coll_embed_size(o);
+    if (object_type(o) != OBJ_STRING && object_embedded(o))
+        return o->len_lo;
     return obj_block(o);
+}
+
+/* pack o's structure (packed_size n) into the header at o, freeing its block */
+static void obj_pack(struct object *o, size_t n)
+{
+    void *ptr = obj_ext(o);
+    obj_set_flags(o, obj_flags(o) | OBJ_PACKED);
+    memcpy((char *)o + OBJ_PACKED_AT, ptr, n);
+    obj_ops(o)->destroy(obj_enc(o), ptr);
+}
+
+/* a copy of o's packed structure (n bytes) in a block of its own */
+static void *obj_unpack(const struct object *o, size_t n)
+{
+    void *c = mem_alloc(n);
+    memcpy(c, obj_coll(o), n);
+    return c;
+}
+
+void object_collection_own(struct object *o)
+{
+    if (!obj_packed(o))
+        return;
+    size_t n = obj_pack_size(o);
+    void *c = obj_unpack(o, n);
+    obj_set_flags(o, obj_flags(o) & ~(unsigned)OBJ_PACKED);
+    o->len_lo = (uint32_t)obj_packed_room(n); /* the room it had (at least) */
+    obj_set_ext(o, c);
+}
+
+bool object_packed(const struct object *o)
+{
+    return obj_packed(o);
+}
+
+struct object *object_repack(struct object *o, size_t room)
+{
+    assert(object_embedded(o) && !obj_packed(o));
+    size_t n = obj_pack_size(o);
+    assert(room >= obj_packed_room(n));
+    if (n)
+        obj_pack(o, n);
+    else
+        o->len_lo = (uint32_t)room;
+    return o;
 }
 
 bool object_embedded(const struct object *o)
@@ -227,8 +335,18 @@ struct object *object_embed(void *at, size_t room, struct object *o)
 {
     assert(!object_embedded(o) && room >= object_embed_size(o));
     struct object *e = at;
+    size_t n = obj_pack_size(o);
+    if (n) {
+        memcpy(e, o, sizeof(struct object) + sizeof(void *));
+        obj_set_flags(e, obj_flags(o) | OBJ_EMBED);
+        obj_pack(e, n);
+        mem_release(o);
+        return e;
+    }
     memcpy(e, o, object_embed_size(o));
     e->units = (uint16_t)(obj_room(room) / 8);
+    if (object_type(o) != OBJ_STRING)
+        e->len_lo = (uint32_t)room;
     obj_set_flags(e, obj_flags(o) | OBJ_EMBED);
     mem_release(o);
     return e;
@@ -237,6 +355,8 @@ struct object *object_embed(void *at, size_t room, struct object *o)
 struct object *object_unembed(const struct object *o)
 {
     assert(object_embedded(o));
+    if (obj_packed(o))
+        return object_collection_create(object_type(o), obj_enc(o), obj_unpack(o, obj_pack_size(o)));
     size_t n = object_embed_size(o);
     struct object *c = mem_alloc(n);
     memcpy(c, o, n);
@@ -273,40 +393,41 @@ struct object *object_collection_create(enum object_type type, unsigned encoding
     size_t block = mem_usable(o);
     o->units = block / 8 <= UINT16_MAX ? (uint16_t)(block / 8) : 0;
     o->tf = (uint8_t)type;
-    o->len_lo = encoding; /* a collection keeps its encoding where a string keeps its length */
-    o->len_hi = 0;
+    o->len_hi = (uint8_t)encoding; /* where a string keeps its length's high bits */
+    o->len_lo = 0;
     obj_set_ext(o, ptr);
     return o;
 }
 
 void *object_collection_ptr(const struct object *o)
 {
-    return obj_ext(o);
+    return obj_coll(o);
 }
 
 unsigned object_collection_encoding(const struct object *o)
 {
-    return o->len_lo;
+    return obj_enc(o);
 }
 
 void object_collection_set(struct object *o, unsigned encoding, void *ptr)
 {
-    o->len_lo = encoding;
+    assert(!obj_packed(o) && encoding <= UINT8_MAX);
+    o->len_hi = (uint8_t)encoding;
     obj_set_ext(o, ptr);
 }
 
 size_t object_length(const struct object *o)
 {
     const struct object_type_ops *ops = obj_ops(o);
-    return ops ? ops->length(o->len_lo, obj_ext(o)) : 1;
+    return ops ? ops->length(obj_enc(o), obj_coll(o)) : 1;
 }
 
 bool object_destroy_step(struct object **o, size_t budget)
 {
-    const struct object_type_ops *ops = obj_ops(*o);
-    if (ops && !ops->destroy_step((*o)->len_lo, obj_ext(*o), budget))
-        return false;
     assert(!object_embedded(*o));
+    const struct object_type_ops *ops = obj_ops(*o);
+    if (ops && !ops->destroy_step(obj_enc(*o), obj_ext(*o), budget))
+        return false;
     if (ops)
         mem_release(*o); /* the structure is gone already */
     else
@@ -320,9 +441,10 @@ void object_destroy(struct object **o)
     if (o == NULL || *o == NULL)
         return;
     const struct object_type_ops *ops = obj_ops(*o);
-    if (ops)
-        ops->destroy((*o)->len_lo, obj_ext(*o));
-    else if (obj_flags(*o) & OBJ_EXTERNAL)
+    if (ops) {
+        if (!obj_packed(*o))
+            ops->destroy(obj_enc(*o), obj_ext(*o));
+    } else if (obj_flags(*o) & OBJ_EXTERNAL)
         mem_release(obj_ext(*o));
     if (!object_embedded(*o))
         mem_release(*o);
@@ -369,7 +491,7 @@ const char *object_encoding_name(const struct object *o)
 {
     const struct object_type_ops *ops = obj_ops(o);
     if (ops)
-        return ops->encoding_name(o->len_lo);
+        return ops->encoding_name(obj_enc(o));
     size_t len = obj_len(o);
     if (obj_flags(o) & OBJ_RAW)
         return "raw";
@@ -436,7 +558,7 @@ size_t object_memory(const struct object *o)
     size_t m = object_embedded(o) ? 0 : obj_block(o);
     const struct object_type_ops *ops = obj_ops(o);
     if (ops)
-        return m + ops->memory(o->len_lo, obj_ext(o));
+        return obj_packed(o) ? m : m + ops->memory(obj_enc(o), obj_ext(o));
     if (obj_flags(o) & OBJ_EXTERNAL)
         m += mem_usable(obj_ext(o));
     return m;
@@ -448,7 +570,7 @@ void object_serialize(const struct object *o, object_emit_fn *emit, void *arg)
     if (ops) {
         unsigned char h[2] = {(unsigned char)object_type(o), 0};
         emit(arg, h, sizeof h);
-        ops->serialize(o->len_lo, obj_ext(o), emit, arg);
+        ops->serialize(obj_enc(o), obj_coll(o), emit, arg);
         return;
     }
     size_t len = obj_len(o);

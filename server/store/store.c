@@ -11,15 +11,20 @@
  *
  * A key is one dict entry, a single allocation: the store's record in front
  * (struct key_meta: access time and LFU counter, dict_create_meta), then the
- * chain link, key length, TTL index (aux), the key bytes inline and, 8-aligned
+ * chain link, key length, TTL index (aux), the key bytes inline and, 4-aligned
  * after them (the entry's tail, dict_add_tail), the key's object itself,
- * embedded (object.h): a collection's 16-byte header, or a string's header
- * and, up to 64 bytes, its bytes (24 bytes + key + 16 or more).  A 16-byte key
+ * embedded (object.h): a collection's 16-byte header, a string's header
+ * and, up to 64 bytes, its bytes (24 bytes + key + 16 or more), or a small
+ * hash packed whole, its listpack after a 2-byte header (a 17-byte key with
+ * 5 short fields: one 112-byte block).  A 16-byte key
  * with a 16-byte value is one 64-byte block, where an entry pointing at an
  * object of its own took 48 + 32.  store_set() moves the caller's object in
  * (store_set_string() builds a string there directly); a value that needs
- * more room than the entry has grows the entry (dict_entry_grow_tail: it may
- * move, and its TTL slot is pointed at the new place); a key taken out
+ * more room than the entry has grows the entry (dict_entry_resize_tail: it may
+ * move, and its TTL slot is pointed at the new place); after a packed hash
+ * was changed (taken out of the entry to be written, object_collection_own),
+ * store_settle() resizes the entry to what the hash now needs, moving it
+ * the same way, and packs it again if it still fits; a key taken out
  * (store_take, MOVE) or a big collection sent to the lazy free list leaves
  * as a copy in a block of its own (object_unembed).  The expire time is
  * not in the entry: keys with a TTL also sit in the db's TTL array, slots of
@@ -254,6 +259,18 @@ static void dirty_forget(struct store *s, const struct object *o)
     for (int i = 0; i < STORE_DIRTY_MAX; i++)
         if (s->dirty[i].o == o)
             dirty_sync(s, &s->dirty[i]);
+}
+
+/* o's accounted bytes, brought up to date, and o out of the ring (it is about to move or go) */
+static size_t dirty_drop(struct store *s, const struct object *o)
+{
+    size_t m = object_memory(o);
+    for (int i = 0; i < STORE_DIRTY_MAX; i++)
+        if (s->dirty[i].o == o) {
+            s->mem += m - s->dirty[i].mem;
+            s->dirty[i].o = NULL;
+        }
+    return m;
 }
 
 static void dirty_sync_all(struct store *s)
@@ -652,7 +669,7 @@ static struct dict_entry *set_entry(struct store *s, struct db *d, const char *k
     if (!(flags & STORE_KEEPTTL) && e->aux != TTL_NONE)
         ttl_remove(s, d, e);
     if (*room < need) {
-        e = dict_entry_grow_tail(d->keys, e, need);
+        e = dict_entry_resize_tail(d->keys, e, need);
         if (e->aux != TTL_NONE)
             ttl_at(d, e->aux)->e = e;
         *room = need;
@@ -681,6 +698,24 @@ int store_set_string(struct store *s, int db, const char *key, size_t klen, cons
     struct dict_entry *e = set_entry(s, d, key, klen, object_string_embed_size(n), flags, now, &added, &room);
     s->mem += object_memory(object_string_embed(dict_entry_tail(e), room, p, n));
     return added;
+}
+
+void store_settle(struct store *s, int db, const char *key, size_t klen, struct object *o)
+{
+    struct db *d = store_db(s, db);
+    if (object_packed(o))
+        return;
+    struct dict_entry *e = dict_tail_entry(o, klen); /* no lookup: o is the key's, just past it */
+    assert(e->klen == klen && memcmp(e->key, key, klen) == 0);
+    size_t need = object_embed_size(o);
+    s->mem -= dirty_drop(s, o);
+    if (need != object_embed_room(o)) {
+        e = dict_entry_resize_tail(d->keys, e, need);
+        if (e->aux != TTL_NONE)
+            ttl_at(d, e->aux)->e = e;
+        o = entry_obj(e);
+    }
+    s->mem += object_memory(object_repack(o, need));
 }
 
 int store_delete(struct store *s, int db, const char *key, size_t klen, int64_t now)

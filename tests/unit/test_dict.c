@@ -332,9 +332,9 @@ static void drain_cb(void *arg, struct dict_entry *e)
         seen[i]++;
 }
 
-/* a grown tail keeps the entry's bytes and its place in the table, mid-rehash too, and is
- * accounted */
-static void test_grow_tail(void)
+/* a grown or shrunk tail keeps the entry's bytes and its place in the table, mid-rehash too, and
+ * is accounted; a shrink gives the memory back */
+static void test_resize_tail(void)
 {
     struct dict *d = dict_create_meta(8);
     long bad = 0;
@@ -347,10 +347,17 @@ static void test_grow_tail(void)
         e->aux = (uint32_t)i;
         if (i % 3 == 0) { /* while the table grows (rehashing much of the time) */
             size_t before = dict_memory(d) - dict_entry_memory(d, e);
-            e = dict_entry_grow_tail(d, e, 200);
-            CHECK(dict_entry_memory(d, e) >= 8 + sizeof *e + ((n + 7) & ~(size_t)7) + 200);
-            CHECK_EQ_LL(dict_memory(d), before + dict_entry_memory(d, e));
+            e = dict_entry_resize_tail(d, e, 200);
+            size_t grown = dict_entry_memory(d, e);
+            CHECK(grown >= 8 + sizeof *e + ((n + 3) & ~(size_t)3) + 200);
+            CHECK_EQ_LL(dict_memory(d), before + grown);
             bad += dict_peek(d, k, n) != e;
+            if (i % 2 == 0) { /* and back: a 200-byte tail's block is not kept for 8 bytes */
+                e = dict_entry_resize_tail(d, e, 8);
+                CHECK(dict_entry_memory(d, e) < grown);
+                CHECK_EQ_LL(dict_memory(d), before + dict_entry_memory(d, e));
+                bad += dict_peek(d, k, n) != e;
+            }
         }
     }
     for (long i = 0; i < 3000; i++) {
@@ -382,9 +389,9 @@ static void test_meta_drain(void)
         uint64_t rec = (uint64_t)i * 3 + 1;
         memcpy(dict_entry_meta(e, 8), &rec, 8);
         memcpy(dict_entry_tail(e), &d, sizeof d);
-        CHECK(((uintptr_t)dict_entry_tail(e) & 7) == 0);
+        CHECK(((uintptr_t)dict_entry_tail(e) & 3) == 0);
         e->aux = (uint32_t)i;
-        CHECK(dict_entry_memory(d, e) >= 8 + sizeof *e + ((n + 7) & ~(size_t)7) + 16);
+        CHECK(dict_entry_memory(d, e) >= 8 + sizeof *e + ((n + 3) & ~(size_t)3) + 16);
         dict_add(plain, k, n, NULL);
     }
     /* the records survive the growth's rehashes, and cost their bytes an entry */
@@ -483,7 +490,7 @@ int main(void)
     test_random();
     test_destroy_step();
     test_meta_drain();
-    test_grow_tail();
+    test_resize_tail();
     test_sample();
     test_memory();
     return check_done("test_dict");

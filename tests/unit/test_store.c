@@ -3,6 +3,8 @@
  * bytes); time is a fake `now` passed in, so expiry is deterministic.
  * RANDOMKEY's draws are checked for fairness by chi-square.
  */
+#include "percore/hash.h"
+#include "percore/mem.h"
 #include "percore/set.h"
 #include "percore/store.h"
 #include "percore/util.h"
@@ -940,6 +942,182 @@ static void test_snapshot(void)
     store_destroy(&s);
 }
 
+/* HSET as the command layer does it: a new hash stored, an existing one changed and settled */
+static void hset_key(struct store *s, const char *k, const char *f, const char *v, const struct hash_limits *lim)
+{
+    size_t kl = strlen(k);
+    struct object *o = store_lookup(s, 0, k, kl, NOW);
+    bool created = o == NULL;
+    if (created)
+        o = hash_create();
+    hash_set(o, lim, f, strlen(f), v, strlen(v));
+    if (created)
+        store_set(s, 0, k, kl, o, 0);
+    else
+        store_settle(s, 0, k, kl, o);
+}
+
+/* HDEL as the command layer does it: an emptied hash deleted */
+static void hdel_key(struct store *s, const char *k, const char *f)
+{
+    size_t kl = strlen(k);
+    struct object *o = store_lookup(s, 0, k, kl, NOW);
+    if (o == NULL || !hash_delete(o, f, strlen(f)))
+        return;
+    if (hash_length(o) == 0)
+        store_delete(s, 0, k, kl, NOW);
+    else
+        store_settle(s, 0, k, kl, o);
+}
+
+/* the bytes an allocation of n takes */
+static size_t block_of(size_t n)
+{
+    void *p = mem_alloc(n);
+    size_t u = mem_usable(p);
+    mem_release(p);
+    return u;
+}
+
+/* the hash under k holds fields f0..f(n-1) with values v(i) = "value<i>" (i < 5) or "<pad><i>" */
+static bool hash_is(struct store *s, const char *k, int n, const char *pad)
+{
+    struct object *o = store_peek(s, 0, k, strlen(k), NOW, NULL);
+    if (o == NULL || object_type(o) != OBJ_HASH || hash_length(o) != (size_t)n)
+        return false;
+    for (int i = 0; i < n; i++) {
+        char f[16], want[64];
+        snprintf(f, sizeof f, "f%d", i);
+        snprintf(want, sizeof want, "%s%d", i < 5 ? "value" : pad, i);
+        const char *v;
+        size_t vlen;
+        if (!hash_get(o, f, strlen(f), &v, &vlen) || vlen != strlen(want) || memcmp(v, want, vlen) != 0)
+            return false;
+    }
+    return true;
+}
+
+/* a small hash is packed whole into its key's entry: the benchmark's 17-byte key with 5 fields is one
+ * 112-byte block; it leaves the entry past 254 bytes of listpack (the entry shrinking, moving, its TTL
+ * following), comes back on HDEL, survives take/put (RENAME), and every byte stays accounted to a key */
+static void test_packed_hashes(void)
+{
+    const struct hash_limits lim = {128, 64};
+    const char *pad = "padpadpadpadpadpad";
+    struct store *s = store_create(1);
+    const char *k = "hash:000000000001";
+    char f[16], v[64];
+    for (int i = 0; i < 5; i++) {
+        snprintf(f, sizeof f, "f%d", i);
+        snprintf(v, sizeof v, "value%d", i);
+        hset_key(s, k, f, v, &lim);
+    }
+    struct object *o = store_peek(s, 0, k, 17, NOW, NULL);
+    CHECK(object_packed(o));
+    CHECK(strcmp(object_encoding_name(o), "listpack") == 0);
+    CHECK_EQ_LL(object_memory(o), 0);
+    /* 8 record + 16 entry + 20 key + 2 header + 6 listpack header + 5 * (4 + 8) */
+    CHECK_EQ_LL(store_key_memory(s, 0, k, 17, NOW), (long long)block_of(112));
+    CHECK(hash_is(s, k, 5, pad));
+    /* growth past the packed limit with a TTL, other keys' lookups and changes in between */
+    store_set_expire(s, 0, k, 17, NOW + 5000, NOW);
+    for (int j = 0; j < 8; j++)
+        hset_key(s, j % 2 ? "other:a" : "other:b", "x", j % 2 ? "1" : "22", &lim);
+    long long packed_max = 0;
+    int unpacked_at = -1;
+    for (int i = 5; i < 40; i++) {
+        snprintf(f, sizeof f, "f%d", i);
+        snprintf(v, sizeof v, "%s%d", pad, i);
+        store_lookup(s, 0, "other:a", 7, NOW); /* the dirty ring holds other objects meanwhile */
+        hset_key(s, k, f, v, &lim);
+        o = store_peek(s, 0, k, 17, NOW, NULL);
+        if (object_packed(o))
+            packed_max = store_key_memory(s, 0, k, 17, NOW);
+        else if (unpacked_at < 0)
+            unpacked_at = i;
+        CHECK_EQ_LL(store_get_expire(s, 0, k, 17, NOW), NOW + 5000);
+    }
+    CHECK(unpacked_at > 5 && packed_max > 200 && packed_max <= (long long)block_of(8 + 16 + 20 + 2 + 254));
+    o = store_peek(s, 0, k, 17, NOW, NULL);
+    CHECK(!object_packed(o) && strcmp(object_encoding_name(o), "listpack") == 0);
+    /* the entry shrank back to a plain one: 8 + 16 + 20 + 16 bytes, and the listpack's own block */
+    CHECK_EQ_LL(store_key_memory(s, 0, k, 17, NOW), (long long)(block_of(60) + object_memory(o)));
+    CHECK(hash_is(s, k, 40, pad));
+    /* HDEL back into the entry */
+    for (int i = 39; i >= 5; i--) {
+        snprintf(f, sizeof f, "f%d", i);
+        hdel_key(s, k, f);
+    }
+    o = store_peek(s, 0, k, 17, NOW, NULL);
+    CHECK(object_packed(o) && hash_is(s, k, 5, pad));
+    CHECK_EQ_LL(store_key_memory(s, 0, k, 17, NOW), (long long)block_of(112));
+    /* the TTL followed the entry through its moves: active expiry finds and reaps it */
+    CHECK_EQ_LL(store_get_expire(s, 0, k, 17, NOW), NOW + 5000);
+    CHECK(store_active_expire(s, NOW + 6000, 100000) >= 1);
+    CHECK(store_peek(s, 0, k, 17, NOW + 6000, NULL) == NULL);
+    CHECK_EQ_LL(store_expires_size(s, 0), 0);
+
+    /* take and put, as RENAME does across shards: out as a block of its own, packed again */
+    hset_key(s, k, "f0", "value0", &lim);
+    hset_key(s, k, "f1", "value1", &lim);
+    int64_t when;
+    o = store_take(s, 0, k, 17, NOW, &when);
+    CHECK(o != NULL && !object_embedded(o) && !object_packed(o) && hash_length(o) == 2);
+    store_set(s, 0, "hash:000000000002", 17, o, 0);
+    CHECK(object_packed(store_peek(s, 0, "hash:000000000002", 17, NOW, NULL)));
+    CHECK(hash_is(s, "hash:000000000002", 2, pad));
+    CHECK_EQ_LL(store_rename(s, 0, "hash:000000000002", 17, "h", 1, NOW), 1);
+    CHECK(object_packed(store_peek(s, 0, "h", 1, NOW, NULL)) && hash_is(s, "h", 2, pad));
+    /* conversion to a hashtable past hash-max-listpack-entries: never packed */
+    const struct hash_limits two = {2, 64};
+    hset_key(s, "h", "f2", "value2", &two);
+    o = store_peek(s, 0, "h", 1, NOW, NULL);
+    CHECK(!object_packed(o) && strcmp(object_encoding_name(o), "hashtable") == 0 && hash_is(s, "h", 3, pad));
+    store_destroy(&s);
+
+    /* MEMORY USAGE summed over 200 hashes changed many times (grown past the limit, shrunk, some with
+     * a TTL) is what the store accounts: its figure less the keys' is that of a store with the
+     * same keys (its table and TTL array) */
+    s = store_create(1);
+    struct store *ref = store_create(1);
+    char key[32];
+    for (int i = 0; i < 200; i++) {
+        snprintf(key, sizeof key, "hash:%012d", i);
+        int n = 1 + i % 30;
+        for (int round = 0; round < 3; round++) {
+            for (int j = 0; j < n; j++) {
+                snprintf(f, sizeof f, "f%d", j);
+                snprintf(v, sizeof v, "%s%d", j % 3 ? "v" : pad, round * 100 + j);
+                hset_key(s, key, f, v, &lim);
+            }
+            for (int j = round; j < n; j += 2) {
+                snprintf(f, sizeof f, "f%d", j);
+                hdel_key(s, key, f);
+            }
+        }
+        hset_key(s, key, "last", "1", &lim);
+        store_set_string(ref, 0, key, strlen(key), "x", 1, 0, -1);
+        if (i % 3 == 0) {
+            store_set_expire(s, 0, key, strlen(key), NOW + 100000, NOW);
+            store_set_expire(ref, 0, key, strlen(key), NOW + 100000, NOW);
+        }
+    }
+    settle(s);
+    settle(ref);
+    long long sum = 0, ref_sum = 0;
+    int packed = 0;
+    for (int i = 0; i < 200; i++) {
+        snprintf(key, sizeof key, "hash:%012d", i);
+        sum += store_key_memory(s, 0, key, strlen(key), NOW);
+        ref_sum += store_key_memory(ref, 0, key, strlen(key), NOW);
+        packed += object_packed(store_peek(s, 0, key, strlen(key), NOW, NULL));
+    }
+    CHECK(packed > 20 && packed < 200);
+    CHECK_EQ_LL((long long)store_memory(s) - sum, (long long)store_memory(ref) - ref_sum);
+    store_destroy(&s);
+    store_destroy(&ref);
+}
+
 int main(void)
 {
     uint8_t seed[16];
@@ -962,5 +1140,6 @@ int main(void)
     test_lazyfree();
     test_embedded_values();
     test_snapshot();
+    test_packed_hashes();
     return check_done("test_store");
 }
