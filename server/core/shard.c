@@ -27,6 +27,7 @@
 #include "txn.h"
 #include "block.h"
 #include "handoff.h"
+#include "load.h"
 
 #include "percore/monitor.h"
 #include "notify.h"
@@ -536,6 +537,7 @@ static void *shard_main(void *arg)
     self->blockers = block_create(self->index);
 #endif
     self->locks = keylock_create();
+    load_into(self->index, self->store, util_ms_time()); /* before the start barrier: nobody is served yet */
     tracking_setup_shard(self);
     self->now = util_ms_time();
     self->last_sleep_ns = INT64_MAX; /* idle until the first sleep says otherwise */
@@ -926,6 +928,8 @@ int shard_setup(void)
     shared_watches = watch_create();
     shared_blockers = block_create(0);
 #endif
+    if (load_setup(nshards) < 0)
+        return -1;
     pthread_barrier_init(&start_barrier, NULL, (unsigned)nshards + 1);
     pthread_barrier_init(&stop_barrier, NULL, (unsigned)nshards);
     for (int i = 0; i < nshards; i++) {
@@ -982,6 +986,7 @@ void shard_teardown(void)
         shard_listeners_close_all(start_listeners);
         shard_listeners_destroy(&start_listeners);
     }
+    load_teardown();
     mem_release(shard_places);
     shard_places = NULL;
     shards = NULL;
