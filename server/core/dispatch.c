@@ -374,6 +374,8 @@ static void part_ok(struct conn *c, struct slot *s, int part, const char *reply,
     rread_init(&r, reply, len);
     if (rread_type(&r) != '+')
         slot_fail(s, reply, len);
+    else if (!s->failed && s->reply.len == 0 && !(len == 5 && memcmp(reply, "+OK\r\n", 5) == 0))
+        reply_raw(&s->reply, reply, len); /* a status of its own ("+Background saving started") */
 }
 
 static void part_concat(struct conn *c, struct slot *s, int part, const char *reply, size_t len)
@@ -429,7 +431,7 @@ static void done_sum(struct conn *c, struct slot *s)
 
 static void done_ok(struct conn *c, struct slot *s)
 {
-    if (!s->failed)
+    if (!s->failed && s->reply.len == 0)
         reply_ok(&s->reply);
     dispatch_slot_complete(c, s);
 }

@@ -28,6 +28,7 @@
 #include "block.h"
 #include "handoff.h"
 #include "load.h"
+#include "percore/save.h"
 
 #include "percore/monitor.h"
 #include "notify.h"
@@ -293,6 +294,7 @@ static void shard_on_timer(evutil_socket_t fd, short what, void *arg)
         /* Redis: 25% of each timer period for active expiry */
         store_active_expire(self->store, self->now, 250000L / cfg->hz);
         store_rehash_step(self->store);
+        save_step(self->index, self->store); /* a save whose writer was behind when the shard went to sleep */
         /* maxmemory lowered: down to our share now, not at our next command (Redis's updateMaxmemory) */
         dispatch_memory_ok(self, cfg, NULL, NULL);
         shard_store_unlock();
@@ -470,6 +472,7 @@ static void shard_loop(struct shard *self)
         if (shard_runs_store_upkeep(self)) {
             shard_store_lock();
             lazy_work = store_lazyfree_pending(self->store) && store_lazyfree_step(self->store, SHARD_LAZYFREE_STEP);
+            lazy_work |= save_step(self->index, self->store);
             shard_store_unlock();
         }
         if (self->system_stalled)
@@ -930,6 +933,7 @@ int shard_setup(void)
 #endif
     if (load_setup(nshards) < 0)
         return -1;
+    save_setup(nshards);
     pthread_barrier_init(&start_barrier, NULL, (unsigned)nshards + 1);
     pthread_barrier_init(&stop_barrier, NULL, (unsigned)nshards);
     for (int i = 0; i < nshards; i++) {
@@ -987,6 +991,7 @@ void shard_teardown(void)
         shard_listeners_destroy(&start_listeners);
     }
     load_teardown();
+    save_teardown();
     mem_release(shard_places);
     shard_places = NULL;
     shards = NULL;
