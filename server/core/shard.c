@@ -976,6 +976,7 @@ void shard_run_until_signal(void)
 
 void shard_teardown(void)
 {
+    save_teardown(); /* the writer may still ring the shards' doorbells */
     for (int i = 0; i < nshards; i++) {
         if (shards && shards[i]) {
             close(shards[i]->doorbell_fd);
@@ -991,7 +992,6 @@ void shard_teardown(void)
         shard_listeners_destroy(&start_listeners);
     }
     load_teardown();
-    save_teardown();
     mem_release(shard_places);
     shard_places = NULL;
     shards = NULL;

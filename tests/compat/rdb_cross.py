@@ -14,7 +14,8 @@ RDB files between the candidate and a real redis-server (7.0).
 - During a BGSAVE: keys written after it began are not in the file, keys
   deleted or overwritten after it began are, as they were.
 - A failed save (its temp file cannot be created) keeps the old file,
-  replies -ERR to SAVE and sets rdb_last_bgsave_status:err.
+  replies -ERR to SAVE and sets rdb_last_bgsave_status:err; a shutdown
+  during a BGSAVE exits cleanly and leaves a whole file, no temp file.
 
 Standard library and Debian's python3-redis.  Exit 0 when all agree, 1
 otherwise, 77 when redis-server is missing."""
@@ -282,8 +283,14 @@ def failed_save(o, work):
         eq(P.info("persistence")["rdb_last_bgsave_status"], "ok", "status after a SAVE")
         check(open(path, "rb").read() != old, "the file is the new one")
         check(not os.path.exists(blocker), "no temp file left")
+        # a shutdown while a BGSAVE runs: a clean exit, a whole file (the old or the new), no temp file
+        for i in range(0, 100000, 10000):
+            P.mset({"s:%d" % j: "v" * 50 for j in range(i, i + 10000)})
+        eq(P.bgsave(), True, "BGSAVE before the shutdown")
     finally:
         eq(cand.stop(), 0, "candidate exit status")
+    check(not [f for f in os.listdir(d) if f.startswith("temp-")], "no temp file after the shutdown")
+    check_rdb(o.check_rdb, os.path.join(d, "dump.rdb"), "the file after the shutdown")
 
 
 def main():
