@@ -46,5 +46,8 @@ bool save_last_ok(void);              /* the last save succeeded (true before an
 long long save_last_duration(void);   /* seconds the last save took, -1 none yet */
 long long save_current_duration(void); /* seconds the one under way has taken, -1 none */
 long long save_count(void);           /* saves that succeeded */
+/* write commands (a multi-shard one: its parts) run since the cut of the last successful save, from
+ * the shards' live counters (Redis counts the keys changed: MSET of n keys is n there) */
+long long save_changes_since(void);
 
 #endif

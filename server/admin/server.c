@@ -1765,10 +1765,10 @@ static void info_persistence(struct reply *t)
                 "current_fork_perc:0.00\r\n"
                 "current_save_keys_processed:0\r\n"
                 "current_save_keys_total:0\r\n"
-                "rdb_changes_since_last_save:0\r\n"
+                "rdb_changes_since_last_save:%lld\r\n"
                 "rdb_bgsave_in_progress:%d\r\n"
                 "rdb_last_save_time:%lld\r\n",
-                save_in_progress(), save_last_time());
+                save_changes_since(), save_in_progress(), save_last_time());
     text_printf(t,
                 "rdb_last_bgsave_status:%s\r\n"
                 "rdb_last_bgsave_time_sec:%lld\r\n"

@@ -71,6 +71,7 @@ struct save_shard {
     int chunk_db;               /* the database of chunk's last record, -1 none yet */
     bool active;                /* its snapshot is being written */
     bool walked;                /* every key is out: only the last chunk is left to send */
+    uint64_t writes_at_begin;   /* the shard's write_commands at its cut */
     struct rdb_save_opts opts;  /* how values are laid out */
 };
 
@@ -85,6 +86,7 @@ static char *job_dir, *job_file; /* its dir and dbfilename (copies) */
 static int64_t job_start_ms;
 static _Atomic long long last_time, last_duration = -1, saves, start_ms;
 static atomic_bool last_ok = true;
+static _Atomic uint64_t saved_writes; /* write commands in the last successful save (sum of its cuts) */
 static atomic_bool job_abandoned; /* shutdown came first: the temp file is not renamed */
 
 static bool send_chunk(struct save_shard *p, bool last);
@@ -141,6 +143,15 @@ long long save_last_time(void) { return atomic_load(&last_time); }
 bool save_last_ok(void) { return atomic_load(&last_ok); }
 long long save_last_duration(void) { return atomic_load(&last_duration); }
 long long save_count(void) { return atomic_load(&saves); }
+long long save_changes_since(void)
+{
+    uint64_t writes = 0;
+    for (int i = 0; i < shard_count(); i++)
+        writes += STATS_GET(shard_stats(i), write_commands);
+    uint64_t saved = atomic_load(&saved_writes);
+    return writes > saved ? (long long)(writes - saved) : 0;
+}
+
 long long save_current_duration(void)
 {
     return save_in_progress() ? (util_ms_time() - atomic_load(&start_ms)) / 1000 : -1;
@@ -255,6 +266,10 @@ static void *writer_main(void *arg)
     }
     int64_t now = util_ms_time();
     if (ok) {
+        uint64_t writes = 0;
+        for (int i = 0; i < nparts; i++)
+            writes += parts[i].writes_at_begin; /* written before the shard's last chunk came */
+        atomic_store(&saved_writes, writes);
         atomic_store(&last_time, now / 1000);
         atomic_fetch_add(&saves, 1);
     }
@@ -319,8 +334,15 @@ static char *dup_str(const char *s)
     return memcpy(mem_alloc(n), s, n);
 }
 
-static void begin_shard(struct save_shard *p, struct store *s, const struct config *cfg)
+static void begin_shard(struct save_shard *p, int shard, struct store *s, const struct config *cfg)
 {
+    if (SHARD_STORE_SHARED) { /* one store: its cut covers every thread's writes (under the one lock) */
+        p->writes_at_begin = 0;
+        for (int i = 0; i < shard_count(); i++)
+            p->writes_at_begin += STATS_GET(shard_stats(i), write_commands);
+    } else {
+        p->writes_at_begin = STATS_GET(shard_stats(shard), write_commands);
+    }
     p->opts = (struct rdb_save_opts){cfg->rdbcompression, cfg->list_max_listpack_size, cfg->list_compress_depth};
     p->chunk_db = -1;
     p->walked = false;
@@ -361,7 +383,7 @@ void save_part(struct cmd_ctx *ctx, bool blocking)
         return;
     }
     struct save_shard *p = &parts[idx];
-    begin_shard(p, ctx->store, ctx->config);
+    begin_shard(p, ctx->shard, ctx->store, ctx->config);
     if (idx == 0) { /* the writer reads parts[0].opts */
         if (pthread_create(&writer, NULL, writer_main, NULL) == 0) {
             writer_joinable = true;

@@ -101,6 +101,7 @@ def to_redis(o, work):
         P = redis.Redis(port=cand.port)
         fill(P)
         want = everything(cand.port)
+        check(P.info("persistence")["rdb_changes_since_last_save"] > 0, "changes before a save")
         for how in ("SAVE", "BGSAVE"):
             os.path.exists(os.path.join(d, "dump.rdb")) and os.unlink(os.path.join(d, "dump.rdb"))
             reply = P.execute_command(how)
@@ -120,9 +121,14 @@ def to_redis(o, work):
                 same(everything(back.port), want, "%s file loaded by the candidate" % how)
             finally:
                 eq(back.stop(), 0, "exit status")
+        eq(P.info("persistence")["rdb_changes_since_last_save"], 0, "changes after a save")
+        P.set("one:more", "x")
+        eq(P.info("persistence")["rdb_changes_since_last_save"], 1, "changes after a SET")
         eq(P.execute_command("BGSAVE", "SCHEDULE"), True, "BGSAVE SCHEDULE")
         check(wait_idle(P), "BGSAVE SCHEDULE ends")
         check(abs(P.lastsave().timestamp() - time.time()) < 3600, "LASTSAVE is recent")
+        eq(P.info("persistence")["rdb_changes_since_last_save"], 0, "changes after BGSAVE SCHEDULE")
+        eq(P.info("persistence")["rdb_saves"], 3, "rdb_saves")
     finally:
         eq(cand.stop(), 0, "candidate exit status")
 
