@@ -41,6 +41,7 @@
 #include "percore/command_meta.h"
 #include "percore/config.h"
 #include "percore/conn.h"
+#include "percore/load.h"
 #include "percore/log.h"
 #include "percore/monitor.h"
 #include "percore/mem.h"
@@ -1777,8 +1778,8 @@ static void info_persistence(struct reply *t)
                 save_last_ok() ? "ok" : "err", save_last_duration(), save_current_duration(), save_count());
     text_printf(t,
                 "rdb_last_cow_size:0\r\n"
-                "rdb_last_load_keys_expired:0\r\n"
-                "rdb_last_load_keys_loaded:0\r\n"
+                "rdb_last_load_keys_expired:%lld\r\n"
+                "rdb_last_load_keys_loaded:%lld\r\n"
                 "aof_enabled:0\r\n"
                 "aof_rewrite_in_progress:0\r\n"
                 "aof_rewrite_scheduled:0\r\n"
@@ -1790,7 +1791,8 @@ static void info_persistence(struct reply *t)
                 "aof_last_write_status:ok\r\n"
                 "aof_last_cow_size:0\r\n"
                 "module_fork_in_progress:0\r\n"
-                "module_fork_last_cow_size:0\r\n");
+                "module_fork_last_cow_size:0\r\n",
+                load_keys_expired(), load_keys_loaded());
 }
 
 static void info_stats(struct reply *t, const struct info_totals *s, const struct stats_view *v)

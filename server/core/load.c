@@ -18,7 +18,7 @@
  * on shard `index` only, each touching its own list (written before the
  * threads were created, so thread creation orders it).
  */
-#include "load.h"
+#include "percore/load.h"
 
 #include "dispatch.h"
 #include "shard_internal.h"
@@ -55,6 +55,7 @@ struct load_list {
 
 static struct load_list *lists; /* per shard, NULL when nothing was loaded */
 static int list_count;
+static long long keys_loaded, keys_expired; /* written before the shards start */
 
 /* what rdb_file_load's callback needs */
 struct load_ctx {
@@ -154,6 +155,8 @@ int load_setup(int shards)
     if (info.functions_skipped)
         log_warn("The RDB file holds %u function libraries: percore has no functions, they were not loaded",
                  info.functions_skipped);
+    keys_loaded = (long long)(info.keys - lc.expired);
+    keys_expired = (long long)lc.expired;
     log_notice("Done loading RDB, keys loaded: %llu, keys expired: %llu.",
                (unsigned long long)(info.keys - lc.expired), (unsigned long long)lc.expired);
     log_notice("DB loaded from disk: %.3f seconds", (double)(util_mono_ns() - start) / 1e9);
@@ -187,3 +190,6 @@ void load_teardown(void)
     lists = NULL;
     list_count = 0;
 }
+
+long long load_keys_loaded(void) { return keys_loaded; }
+long long load_keys_expired(void) { return keys_expired; }

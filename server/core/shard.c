@@ -27,7 +27,7 @@
 #include "txn.h"
 #include "block.h"
 #include "handoff.h"
-#include "load.h"
+#include "percore/load.h"
 #include "percore/save.h"
 
 #include "percore/monitor.h"

@@ -152,6 +152,9 @@ def from_redis(o, work):
     cand = load_in(o.candidate, path, "rdb-cross-load", o.threads)
     try:
         same(everything(cand.port), want, "redis's file loaded by the candidate")
+        info = redis.Redis(port=cand.port).info("persistence")
+        eq((info["rdb_last_load_keys_loaded"], info["rdb_last_load_keys_expired"]), (len(want), 1),
+           "INFO: keys loaded, expired")
     finally:
         eq(cand.stop(), 0, "candidate exit status")
     # a corrupted copy: the candidate refuses to start, saying why
@@ -232,16 +235,24 @@ def during(o, work):
             P.flushall()
             for i in range(0, n, 5000):
                 P.mset({"old:%d" % j: "v%d" % j for j in range(i, i + 5000)})
+            saves = P.info("persistence")["rdb_saves"]
             pipe = P.pipeline(transaction=False)
             pipe.bgsave()
             for j in range(0, n, n // 50):
                 pipe.set("new:%d" % j, "x")
                 pipe.delete("old:%d" % j)
                 pipe.set("old:%d" % (j + 1), "changed")
+            pipe.bgsave()
             pipe.info("persistence")
-            res = pipe.execute()
+            res = pipe.execute(raise_on_error=False)
             seen = res[-1]["rdb_bgsave_in_progress"] == 1
             check(wait_idle(P), "BGSAVE ends")
+            if isinstance(res[-2], redis.ResponseError):
+                eq(str(res[-2]), "Background save already in progress", "a second BGSAVE meanwhile")
+                eq(P.info("persistence")["rdb_saves"], saves + 1, "one save")
+            else:  # the first was over already: the second is a save of its own
+                eq(P.info("persistence")["rdb_saves"], saves + 2, "two saves")
+                seen = False
             if seen:
                 break
             n *= 2

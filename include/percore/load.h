@@ -2,8 +2,8 @@
  * load: the RDB file read at start (dir/dbfilename), its keys handed to
  * the shards that own them.
  */
-#ifndef PERCORE_CORE_LOAD_H
-#define PERCORE_CORE_LOAD_H
+#ifndef PERCORE_LOAD_H
+#define PERCORE_LOAD_H
 
 #include <stdint.h>
 
@@ -16,5 +16,10 @@ int load_setup(int shards);
 void load_into(int index, struct store *s, int64_t now);
 /* main thread, after the shards stopped: release what is left (a start that failed) */
 void load_teardown(void);
+
+/* INFO rdb_last_load_keys_loaded / _expired: what the start loaded and skipped (any thread, once the
+ * shards run) */
+long long load_keys_loaded(void);
+long long load_keys_expired(void);
 
 #endif
