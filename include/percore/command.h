@@ -168,6 +168,8 @@ enum {
                                    * (every CLIENT subcommand, as Redis's resetClient) */
     CMD_LOCKS_ALL = 1u << 28,     /* ROUTE_FANOUT_OK without writing: its parts still run under every shard's
                                    * keyspace lock, in turn (SAVE BGSAVE: the snapshots are one cut) */
+    CMD_REPLIES_AFTER_SAVE = 1u << 29, /* ROUTE_FANOUT_OK whose reply, its parts done and its locks freed, waits
+                                        * for the save they began (SAVE; save.h) */
 };
 
 /* where a command runs (see dispatch.c) */

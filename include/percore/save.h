@@ -27,6 +27,9 @@
 #include <stdint.h>
 
 struct cmd_ctx;
+struct conn;
+struct shard;
+struct slot;
 struct store;
 
 /* main thread, before the shards start: room for `shards` shards' parts */
@@ -39,6 +42,11 @@ void save_teardown(void);
 void save_part(struct cmd_ctx *ctx, bool blocking);
 /* a shard's loop turn or timer: serialize some of its keys; true while it could go on now */
 bool save_step(int shard, struct store *s);
+/* SAVE over several shards, on its home once every part has begun (its locks freed): s is completed
+ * (+OK, or -ERR) once the file is renamed; the connection is held until then */
+void save_wait(struct conn *c, struct slot *s);
+/* a shard's loop turn: complete its SAVEs whose file is done (cheap when it has none) */
+void save_serve(struct shard *self);
 
 bool save_in_progress(void);
 long long save_last_time(void);       /* unix s of the last successful save (the start time before) */

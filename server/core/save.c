@@ -28,6 +28,9 @@
  */
 #include "percore/save.h"
 
+#include "conn_internal.h"
+#include "dispatch.h"
+#include "reply_slot.h"
 #include "shard_internal.h"
 
 #include "percore/command.h"
@@ -87,6 +90,18 @@ static int64_t job_start_ms;
 static _Atomic long long last_time, last_duration = -1, saves, start_ms;
 static atomic_bool last_ok = true;
 static _Atomic uint64_t saved_writes; /* write commands in the last successful save (sum of its cuts) */
+static _Atomic uint64_t save_gen;     /* saves begun */
+static _Atomic uint64_t done_gen;     /* the last save over (its last_ok set) */
+
+/* a SAVE's client waiting for its file (on its home shard's list, touched by that shard only) */
+struct save_waiter {
+    struct conn *c;
+    struct slot *s;
+    uint64_t gen;               /* the save it waits for */
+    struct save_waiter *next;
+};
+static struct save_waiter **waiters; /* per shard */
+static int nwaiters;
 static atomic_bool job_abandoned; /* shutdown came first: the temp file is not renamed */
 
 static bool send_chunk(struct save_shard *p, bool last);
@@ -96,6 +111,8 @@ void save_setup(int shards)
 {
     nparts = SHARD_STORE_SHARED ? 1 : shards;
     parts = mem_calloc((size_t)nparts, sizeof(*parts));
+    nwaiters = shards;
+    waiters = mem_calloc((size_t)shards, sizeof(*waiters));
     for (int i = 0; i < nparts; i++)
         parts[i].ring = ring_create(SAVE_RING);
     wake_fd = eventfd(0, EFD_CLOEXEC);
@@ -130,6 +147,15 @@ void save_teardown(void)
     }
     mem_release(parts);
     parts = NULL;
+    for (int i = 0; waiters && i < nwaiters; i++) { /* their connections went with their shards */
+        while (waiters[i]) {
+            struct save_waiter *w = waiters[i];
+            waiters[i] = w->next;
+            mem_release(w);
+        }
+    }
+    mem_release(waiters);
+    waiters = NULL;
     if (wake_fd >= 0)
         close(wake_fd);
     wake_fd = -1;
@@ -187,7 +213,7 @@ static void writer_put(int fd, bool *ok, uint64_t *crc, const struct rdb_buf *b)
 
 static void wake_shard(int i)
 {
-    struct shard *s = shard_at(SHARD_STORE_SHARED ? 0 : i);
+    struct shard *s = shard_at(i);
     if (s && atomic_load(&s->asleep)) {
         uint64_t one = 1;
         ssize_t rc = write(s->doorbell_fd, &one, sizeof one);
@@ -221,7 +247,7 @@ static void *writer_main(void *arg)
                 writer_put(fd, &ok, &crc, &ch->b);
                 done += ch->last;
                 chunk_release(ch);
-                wake_shard(i);
+                wake_shard(SHARD_STORE_SHARED ? 0 : i);
             }
         }
         if (!got && done < nparts) {
@@ -275,7 +301,10 @@ static void *writer_main(void *arg)
     }
     atomic_store(&last_duration, (now - job_start_ms) / 1000);
     atomic_store(&last_ok, ok);
+    atomic_store(&done_gen, atomic_load(&save_gen));
     atomic_store(&phase, PHASE_IDLE);
+    for (int i = 0; i < nwaiters; i++) /* SAVE's clients are answered on their shards' next turn */
+        wake_shard(i);
     return NULL;
 }
 
@@ -373,6 +402,7 @@ void save_part(struct cmd_ctx *ctx, bool blocking)
         job_dir = dup_str(ctx->config->dir && ctx->config->dir[0] ? ctx->config->dir : ".");
         job_file = dup_str(ctx->config->dbfilename);
         job_checksum = ctx->config->rdbchecksum;
+        atomic_fetch_add(&save_gen, 1);
         job_start_ms = util_ms_time();
         atomic_store(&job_abandoned, false);
         atomic_store(&start_ms, job_start_ms);
@@ -398,21 +428,52 @@ void save_part(struct cmd_ctx *ctx, bool blocking)
     }
     if (idx == nparts - 1) /* every shard has begun (before this one's last chunk can end the save) */
         atomic_store(&phase, PHASE_RUNNING);
-    if (!blocking) {
-        reply_simple(ctx->out, "Background saving started");
+    if (!blocking || nparts > 1) { /* SAVE over several shards: its home waits for the file (save_wait) */
+        reply_simple(ctx->out, blocking ? "OK" : "Background saving started");
         return;
     }
+    /* SAVE with one store: it runs inline, walks and waits here, as Redis's (the global-lock build's
+     * other threads wait for the store's lock) */
     while (p->active) /* SAVE: this shard's keys now (Redis's SAVE blocks the whole server) */
         if (!save_step(ctx->shard, ctx->store) && p->active)
             pause_briefly();
-    if (idx < nparts - 1) {
-        reply_ok(ctx->out);
-        return;
-    }
     while (atomic_load(&phase) != PHASE_IDLE)
         pause_briefly();
     if (atomic_load(&last_ok))
         reply_ok(ctx->out);
     else
         reply_error(ctx->out, "ERR");
+}
+
+void save_wait(struct conn *c, struct slot *s)
+{
+    struct save_waiter *w = mem_alloc(sizeof(*w));
+    *w = (struct save_waiter){c, s, atomic_load(&save_gen), waiters[c->home->index]};
+    waiters[c->home->index] = w;
+    c->inflight++; /* held until it is answered (conn_unref) */
+}
+
+void save_serve(struct shard *self)
+{
+    if (!waiters || !waiters[self->index])
+        return;
+    uint64_t done = atomic_load(&done_gen);
+    struct save_waiter **at = &waiters[self->index];
+    while (*at) {
+        struct save_waiter *w = *at;
+        if (w->gen > done) {
+            at = &w->next;
+            continue;
+        }
+        *at = w->next;
+        if (!w->c->closed) {
+            if (atomic_load(&last_ok))
+                reply_ok(&w->s->reply);
+            else
+                reply_error(&w->s->reply, "ERR");
+            dispatch_slot_complete(w->c, w->s);
+        }
+        conn_unref(w->c);
+        mem_release(w);
+    }
 }

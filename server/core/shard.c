@@ -475,6 +475,7 @@ static void shard_loop(struct shard *self)
             lazy_work |= save_step(self->index, self->store);
             shard_store_unlock();
         }
+        save_serve(self); /* SAVEs whose file is written */
         if (self->system_stalled)
             handoff_retry_system(self);
         if (self->stalled)

@@ -13,6 +13,9 @@ RDB files between the candidate and a real redis-server (7.0).
   absent.
 - During a BGSAVE: keys written after it began are not in the file, keys
   deleted or overwritten after it began are, as they were.
+- SAVE: its client waits for the file while other clients are served
+  (several stores; with one, it blocks the server as Redis's does); a
+  client gone before its reply harms nothing.
 - A failed save (its temp file cannot be created) keeps the old file,
   replies -ERR to SAVE and sets rdb_last_bgsave_status:err; a shutdown
   during a BGSAVE exits cleanly and leaves a whole file, no temp file.
@@ -310,13 +313,67 @@ def failed_save(o, work):
     check_rdb(o.check_rdb, os.path.join(d, "dump.rdb"), "the file after the shutdown")
 
 
+def save_waits(o, work):
+    """SAVE's client waits for the file while others are served; a client gone meanwhile harms nothing"""
+    import socket
+    d = os.path.join(work, "waits")
+    os.mkdir(d)
+    cand = Server(o.candidate, threads=o.threads, name="rdb-waits", extra=["--dir", d])
+    cand.start()
+    try:
+        P = redis.Redis(port=cand.port)
+        n, served = 50000, False
+        for attempt in range(6):
+            for i in range(0, n, 10000):
+                P.mset({"w:%d:%d" % (attempt, j): "v" * 50 for j in range(i, i + 10000)})
+            a = socket.create_connection(("127.0.0.1", cand.port))
+            a.sendall(b"*1\r\n$4\r\nSAVE\r\n")
+            a.settimeout(0.0)
+            got = b""
+            for _ in range(100000):
+                info = P.info("persistence")
+                try:
+                    got += a.recv(100)
+                except BlockingIOError:
+                    pass
+                if info["rdb_bgsave_in_progress"] == 1 and not got:
+                    served = True  # another client answered while SAVE's waited
+                if got.endswith(b"\r\n"):
+                    break
+            a.settimeout(60)
+            while not got.endswith(b"\r\n"):
+                got += a.recv(100)
+            a.close()
+            eq(got, b"+OK\r\n", "SAVE's reply")
+            if served:
+                break
+            n *= 2
+        one_store = o.threads == 1 or b"global-lock" in subprocess.run([o.candidate, "--version"],
+                                                                        stdout=subprocess.PIPE).stdout
+        check(served or one_store, "another client is served while SAVE waits for its file")
+        # the client of a SAVE goes away before its reply
+        saves = P.info("persistence")["rdb_saves"]
+        a = socket.create_connection(("127.0.0.1", cand.port))
+        a.sendall(b"*1\r\n$4\r\nSAVE\r\n")
+        a.close()
+        for _ in range(3000):
+            if P.info("persistence")["rdb_saves"] == saves + 1:
+                break
+            time.sleep(0.01)
+        eq(P.info("persistence")["rdb_saves"], saves + 1, "the save of a gone client is done")
+        eq(P.ping(), True, "PING after")
+        eq(P.save(), True, "SAVE after")
+    finally:
+        eq(cand.stop(), 0, "candidate exit status")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--candidate", required=True)
     ap.add_argument("--redis", default="/usr/bin/redis-server")
     ap.add_argument("--check-rdb", default="/usr/bin/redis-check-rdb")
     ap.add_argument("--threads", type=int, default=4)
-    ap.add_argument("--only", default="to_redis,from_redis,cut,during,failed_save")
+    ap.add_argument("--only", default="to_redis,from_redis,cut,during,failed_save,save_waits")
     o = ap.parse_args()
     if not os.access(o.redis, os.X_OK):
         print("SKIP: %s not found" % o.redis)
