@@ -23,6 +23,7 @@
 #ifndef PERCORE_SAVE_H
 #define PERCORE_SAVE_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -40,6 +41,12 @@ void save_teardown(void);
 /* BGSAVE's (blocking false) or SAVE's part on the running shard: begins its snapshot; replies
  * "+Background saving started" or "+OK" (SAVE's last part, once the file is renamed), or the error */
 void save_part(struct cmd_ctx *ctx, bool blocking);
+/* saves under way plus SAVE clients waiting: while 0, a shard's loop skips save_step and save_serve */
+extern atomic_int save_pending;
+static inline bool save_has_work(void)
+{
+    return atomic_load_explicit(&save_pending, memory_order_relaxed) != 0;
+}
 /* a shard's loop turn or timer: serialize some of its keys; true while it could go on now */
 bool save_step(int shard, struct store *s);
 /* SAVE over several shards, on its home once every part has begun (its locks freed): s is completed

@@ -91,6 +91,7 @@ static _Atomic long long last_time, last_duration = -1, saves, start_ms;
 static atomic_bool last_ok = true;
 static _Atomic uint64_t saved_writes; /* write commands in the last successful save (sum of its cuts) */
 static _Atomic uint64_t save_gen;     /* saves begun */
+atomic_int save_pending;
 static _Atomic uint64_t done_gen;     /* the last save over (its last_ok set) */
 
 /* a SAVE's client waiting for its file (on its home shard's list, touched by that shard only) */
@@ -303,6 +304,7 @@ static void *writer_main(void *arg)
     atomic_store(&last_ok, ok);
     atomic_store(&done_gen, atomic_load(&save_gen));
     atomic_store(&phase, PHASE_IDLE);
+    atomic_fetch_sub(&save_pending, 1);
     for (int i = 0; i < nwaiters; i++) /* SAVE's clients are answered on their shards' next turn */
         wake_shard(i);
     return NULL;
@@ -403,6 +405,7 @@ void save_part(struct cmd_ctx *ctx, bool blocking)
         job_file = dup_str(ctx->config->dbfilename);
         job_checksum = ctx->config->rdbchecksum;
         atomic_fetch_add(&save_gen, 1);
+        atomic_fetch_add(&save_pending, 1); /* until the writer is done */
         job_start_ms = util_ms_time();
         atomic_store(&job_abandoned, false);
         atomic_store(&start_ms, job_start_ms);
@@ -422,6 +425,7 @@ void save_part(struct cmd_ctx *ctx, bool blocking)
             store_snapshot_abort(ctx->store);
             p->active = false;
             atomic_store(&phase, PHASE_IDLE);
+            atomic_fetch_sub(&save_pending, 1);
             reply_error(ctx->out, "ERR");
             return;
         }
@@ -451,6 +455,7 @@ void save_wait(struct conn *c, struct slot *s)
     *w = (struct save_waiter){c, s, atomic_load(&save_gen), waiters[c->home->index]};
     waiters[c->home->index] = w;
     c->inflight++; /* held until it is answered (conn_unref) */
+    atomic_fetch_add(&save_pending, 1);
 }
 
 void save_serve(struct shard *self)
@@ -475,5 +480,6 @@ void save_serve(struct shard *self)
         }
         conn_unref(w->c);
         mem_release(w);
+        atomic_fetch_sub(&save_pending, 1);
     }
 }

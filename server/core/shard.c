@@ -472,10 +472,12 @@ static void shard_loop(struct shard *self)
         if (shard_runs_store_upkeep(self)) {
             shard_store_lock();
             lazy_work = store_lazyfree_pending(self->store) && store_lazyfree_step(self->store, SHARD_LAZYFREE_STEP);
-            lazy_work |= save_step(self->index, self->store);
+            if (save_has_work())
+                lazy_work |= save_step(self->index, self->store);
             shard_store_unlock();
         }
-        save_serve(self); /* SAVEs whose file is written */
+        if (save_has_work())
+            save_serve(self); /* SAVEs whose file is written */
         if (self->system_stalled)
             handoff_retry_system(self);
         if (self->stalled)
