@@ -13,8 +13,10 @@
  * the store hands out before a write just pile up in its current chunk)
  * until the writer has taken some.  The writer writes temp-<pid>.rdb in
  * dir, fsyncs it and renames it to dbfilename, as Redis; a save that fails
- * leaves the old file.  SAVE walks in its parts (each shard at once, the
- * client waiting) and answers once the file is renamed.
+ * leaves the old file.  SAVE begins the same way, then its client waits
+ * for the file (its home holds the reply, CMD_REPLIES_AFTER_SAVE) while
+ * every other client is served; with one store (threads 1, the global-lock
+ * build) it runs inline and blocks until the file is written, as Redis's.
  *
  * Threading: save_part and save_step on the shard whose store they get (in
  * the global-lock build: under the store lock); the save_last_* readers on

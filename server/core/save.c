@@ -24,7 +24,13 @@
  * and checksum, fsync, rename, fsync of the directory.  A write error is
  * logged once; the chunks still coming are taken and dropped, the temp file
  * removed, the old file kept.  The next save's shard-0 part (or teardown)
- * joins the finished thread.
+ * joins the finished thread, and it rings every shard once it is done.
+ *
+ * SAVE's client (several stores): its home's merge frees the locks and
+ * puts the connection (held: inflight) on its shard's waiter list with the
+ * number of the save it began; the shard's loop answers it once done_gen
+ * has reached that number.  save_pending counts saves under way and
+ * waiters, so that an idle server's loop turn costs one load for all this.
  */
 #include "percore/save.h"
 
