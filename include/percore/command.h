@@ -166,6 +166,10 @@ enum {
     CMD_SUBSCRIBER_OK = 1u << 26, /* allowed to a RESP2 subscriber ((P)SUBSCRIBE (P)UNSUBSCRIBE PING QUIT RESET) */
     CMD_KEEPS_CACHING = 1u << 27, /* the command after CLIENT CACHING yes|no that keeps it for the next one
                                    * (every CLIENT subcommand, as Redis's resetClient) */
+    CMD_LOCKS_ALL = 1u << 28,     /* ROUTE_FANOUT_OK without writing: its parts still run under every shard's
+                                   * keyspace lock, in turn (SAVE BGSAVE: the snapshots are one cut) */
+    CMD_REPLIES_AFTER_SAVE = 1u << 29, /* ROUTE_FANOUT_OK whose reply, its parts done and its locks freed, waits
+                                        * for the save they began (SAVE; save.h) */
 };
 
 /* where a command runs (see dispatch.c) */

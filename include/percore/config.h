@@ -131,6 +131,8 @@ struct config {
     char *logfile;              /* "" or NULL: stdout */
     char *pidfile;
     char *dir;
+    char *dbfilename;           /* the RDB file in dir, loaded at start */
+    bool rdbchecksum;           /* RDB files carry a CRC64 (checked on load when non-zero) */
     /* where the config was loaded from (CONFIG REWRITE, INFO config_file) */
     char *config_file;
     /* slot -> shard */

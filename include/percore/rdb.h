@@ -77,4 +77,50 @@ int rdb_verify_payload(const void *p, size_t n, unsigned *version);
 struct object *rdb_load_value(const void *p, size_t n, unsigned version, const struct rdb_limits *lim,
                               size_t *used);
 
+/*
+ * Whole RDB files, as Redis 7.0 writes them (rdbSaveRio): the magic and AUX
+ * fields, then per database a SELECTDB (and RESIZEDB when the count is
+ * known), then each key as [EXPIRETIME_MS] type key value, then EOF and the
+ * CRC64 of every byte before it.  A file may be written in chunks, each
+ * starting with its own SELECTDB (a loader only switches database), so
+ * several writers may interleave theirs; the caller keeps the CRC over the
+ * chunks in the order they are written.
+ */
+/* "REDIS0010", then the AUX fields redis-ver, redis-bits, ctime, used-mem, aof-base */
+void rdb_file_begin(struct rdb_buf *b, const char *redis_ver, long long ctime_s, long long used_mem,
+                    const struct rdb_save_opts *opts);
+/* SELECTDB db, and RESIZEDB keys expires when keys > 0 */
+void rdb_file_select(struct rdb_buf *b, int db, uint64_t keys, uint64_t expires);
+/* one key: its expire (ms unix time, -1 none), type, key, value */
+void rdb_file_key(struct rdb_buf *b, const char *key, size_t klen, int64_t expire_ms, const struct object *val,
+                  const struct rdb_save_opts *opts);
+/* EOF and the checksum: crc is crc64 of every byte of the file before this call (it adds the EOF's);
+ * !checksum writes 0 (rdbchecksum no) */
+void rdb_file_end(struct rdb_buf *b, uint64_t crc, bool checksum);
+
+/* a key read from a file: key bytes valid for the call, val the callee's to keep or destroy */
+struct rdb_file_key {
+    int db;             /* the last SELECTDB */
+    const char *key;
+    size_t klen;
+    struct object *val;
+    int64_t expire;     /* ms unix time, -1 none (EXPIRETIME / EXPIRETIME_MS) */
+    long long idle_s;   /* IDLE, -1 none */
+    int freq;           /* FREQ, -1 none */
+};
+/* 0 go on, -1 refuse the key (the load fails: its database is out of range) */
+typedef int rdb_file_fn(void *arg, struct rdb_file_key *k);
+struct rdb_file_info {
+    unsigned version;           /* the file's RDB version */
+    uint64_t keys;              /* keys handed to fn */
+    unsigned functions_skipped; /* FUNCTION2 records (libraries), not loaded */
+};
+/*
+ * Read the RDB file p[0..n) of any version 1..11 (Redis rdbLoadRioWithLoadingCtx): every key to fn
+ * in file order; the checksum checked when the file has a non-zero one.  0 ok; -1 not a valid file
+ * (err says why and where), keys handed out before stay handed.
+ */
+int rdb_file_load(const void *p, size_t n, const struct rdb_limits *lim, rdb_file_fn *fn, void *arg,
+                  struct rdb_file_info *info, char *err, size_t errcap);
+
 #endif

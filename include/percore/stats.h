@@ -51,7 +51,8 @@ struct command;
     ACTION(handoff_credit_waits, "sends delayed for want of credits")            \
     ACTION(handoff_parked, "batches that waited at their owner for a locked key") \
     ACTION(handoff_lock_queued, "multi-shard commands' parts that queued here for their keys' locks") \
-    ACTION(idle_poll_hits, "sleeps saved: work came while the shard polled (idle-poll-us)")
+    ACTION(idle_poll_hits, "sleeps saved: work came while the shard polled (idle-poll-us)") \
+    ACTION(write_commands, "write commands (or their parts) run on this shard's store")
 
 #define STATS_GAUGES(ACTION)                                                      \
     ACTION(connected_clients, "connections open now")                            \

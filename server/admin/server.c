@@ -41,11 +41,13 @@
 #include "percore/command_meta.h"
 #include "percore/config.h"
 #include "percore/conn.h"
+#include "percore/load.h"
 #include "percore/log.h"
 #include "percore/monitor.h"
 #include "percore/mem.h"
 #include "percore/pubsub.h"
 #include "percore/reply.h"
+#include "percore/save.h"
 #include "percore/rread.h"
 #include "percore/shard.h"
 #include "percore/slowlog.h"
@@ -1764,18 +1766,20 @@ static void info_persistence(struct reply *t)
                 "current_fork_perc:0.00\r\n"
                 "current_save_keys_processed:0\r\n"
                 "current_save_keys_total:0\r\n"
-                "rdb_changes_since_last_save:0\r\n"
-                "rdb_bgsave_in_progress:0\r\n"
+                "rdb_changes_since_last_save:%lld\r\n"
+                "rdb_bgsave_in_progress:%d\r\n"
                 "rdb_last_save_time:%lld\r\n",
-                (long long)(shard_start_time_ms() / 1000));
+                save_changes_since(), save_in_progress(), save_last_time());
     text_printf(t,
-                "rdb_last_bgsave_status:ok\r\n"
-                "rdb_last_bgsave_time_sec:-1\r\n"
-                "rdb_current_bgsave_time_sec:-1\r\n"
-                "rdb_saves:0\r\n"
+                "rdb_last_bgsave_status:%s\r\n"
+                "rdb_last_bgsave_time_sec:%lld\r\n"
+                "rdb_current_bgsave_time_sec:%lld\r\n"
+                "rdb_saves:%lld\r\n",
+                save_last_ok() ? "ok" : "err", save_last_duration(), save_current_duration(), save_count());
+    text_printf(t,
                 "rdb_last_cow_size:0\r\n"
-                "rdb_last_load_keys_expired:0\r\n"
-                "rdb_last_load_keys_loaded:0\r\n"
+                "rdb_last_load_keys_expired:%lld\r\n"
+                "rdb_last_load_keys_loaded:%lld\r\n"
                 "aof_enabled:0\r\n"
                 "aof_rewrite_in_progress:0\r\n"
                 "aof_rewrite_scheduled:0\r\n"
@@ -1787,7 +1791,8 @@ static void info_persistence(struct reply *t)
                 "aof_last_write_status:ok\r\n"
                 "aof_last_cow_size:0\r\n"
                 "module_fork_in_progress:0\r\n"
-                "module_fork_last_cow_size:0\r\n");
+                "module_fork_last_cow_size:0\r\n",
+                load_keys_expired(), load_keys_loaded());
 }
 
 static void info_stats(struct reply *t, const struct info_totals *s, const struct stats_view *v)
@@ -2074,7 +2079,22 @@ static void cmd_time(struct cmd_ctx *ctx)
 
 static void cmd_lastsave(struct cmd_ctx *ctx)
 {
-    reply_int(ctx->out, (long long)(shard_start_time_ms() / 1000));
+    reply_int(ctx->out, save_last_time());
+}
+
+/* SAVE, BGSAVE [SCHEDULE]: a part on every shard, each under its keyspace's lock (save.h) */
+static void cmd_save(struct cmd_ctx *ctx)
+{
+    save_part(ctx, true);
+}
+
+static void cmd_bgsave(struct cmd_ctx *ctx)
+{
+    if (ctx->argc > 2 || (ctx->argc == 2 && !arg_is(&ctx->argv[1], "schedule"))) {
+        reply_syntax_error(ctx->out);
+        return;
+    }
+    save_part(ctx, false);
 }
 
 static void cmd_shutdown(struct cmd_ctx *ctx)
@@ -2265,6 +2285,11 @@ const struct command command_family_server[] = {
     CMD("info", cmd_info, -1, LS, "@slow @dangerous"),
     CMD("time", cmd_time, 1, LS | CMD_FAST, "@fast"),
     CMD("lastsave", cmd_lastsave, 1, LS | CMD_FAST, "@admin @fast @dangerous"),
+    {"save", cmd_save, 1, CMD_ADMIN | CMD_NOSCRIPT | CMD_NO_MULTI | CMD_LOCKS_ALL | CMD_REPLIES_AFTER_SAVE, 0, 0, 0,
+     ROUTE_FANOUT_OK,
+     "@admin @slow @dangerous"},
+    {"bgsave", cmd_bgsave, -1, CMD_ADMIN | CMD_NOSCRIPT | CMD_NO_MULTI | CMD_LOCKS_ALL, 0, 0, 0, ROUTE_FANOUT_OK,
+     "@admin @slow @dangerous"},
     CMD("shutdown", cmd_shutdown, -1, ANLS | CMD_NO_MULTI, "@admin @slow @dangerous"),
     CMD("monitor", cmd_monitor, 1, ANLS, "@admin @slow @dangerous"),
     CMD("wait", cmd_wait, 3, CMD_NOSCRIPT, "@slow @connection"),

@@ -71,6 +71,18 @@ static const struct command_meta command_meta_table[] = {
         "password\r\n$4\r\ntype\r\n$6\r\nstring\r\n",
         430,
     },
+    {"bgsave",
+        "*10\r\n$6\r\nbgsave\r\n:-1\r\n~3\r\n+admin\r\n+noscript\r\n+no_async_loading\r\n:0\r\n"
+        ":0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n",
+        122,
+        "%6\r\n$7\r\nsummary\r\n$39\r\nAsynchronously save the dataset to disk\r\n$5\r\nsince\r\n"
+        "$5\r\n1.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$7\r\n"
+        "history\r\n~1\r\n*2\r\n$5\r\n3.2.2\r\n$28\r\nAdded the `SCHEDULE` option.\r\n$9\r\n"
+        "arguments\r\n*1\r\n%5\r\n$4\r\nname\r\n$8\r\nschedule\r\n$4\r\ntype\r\n$10\r\n"
+        "pure-token\r\n$5\r\ntoken\r\n$8\r\nSCHEDULE\r\n$5\r\nsince\r\n$5\r\n3.2.2\r\n$5\r\n"
+        "flags\r\n~1\r\n+optional\r\n",
+        349,
+    },
     {"blmove",
         "*10\r\n$6\r\nblmove\r\n:6\r\n~4\r\n+write\r\n+denyoom\r\n+noscript\r\n+blocking\r\n:1\r\n"
         ":2\r\n:1\r\n~4\r\n+@write\r\n+@list\r\n+@slow\r\n+@blocking\r\n~0\r\n~2\r\n%3\r\n$5\r\n"
@@ -2687,6 +2699,15 @@ static const struct command_meta command_meta_table[] = {
         "$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n%3\r\n$4\r\n"
         "name\r\n$6\r\nmember\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n",
         464,
+    },
+    {"save",
+        "*10\r\n$4\r\nsave\r\n:1\r\n~4\r\n+admin\r\n+noscript\r\n+no_async_loading\r\n+no_multi\r\n"
+        ":0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n",
+        130,
+        "%4\r\n$7\r\nsummary\r\n$38\r\nSynchronously save the dataset to disk\r\n$5\r\nsince\r\n"
+        "$5\r\n1.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$57\r\n"
+        "O(N) where N is the total number of keys in all databases\r\n",
+        188,
     },
     {"scan",
         "*10\r\n$4\r\nscan\r\n:-2\r\n~1\r\n+readonly\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@keyspace\r\n"

@@ -139,6 +139,10 @@ static const struct config_key config_keys[] = {
     {"dir", CT_STRING, OFF(dir), ".", 0, 0, false, "working directory"},
     {"rdbcompression", CT_ENUM, OFF(rdbcompression), "yes", 0, 0, true,
      "LZF-compress strings over 20 bytes in DUMP payloads"},
+    {"dbfilename", CT_STRING, OFF(dbfilename), "dump.rdb", 0, 0, false,
+     "the RDB file in dir loaded at start"},
+    {"rdbchecksum", CT_ENUM, OFF(rdbchecksum), "yes", 0, 0, false,
+     "RDB files end with a CRC64 of their bytes (no: 0, not checked on load)"},
     {"save", CT_PERSIST_OFF, 0, "", 0, 0, true, "no persistence: only \"\" is accepted"},
     {"appendonly", CT_PERSIST_OFF, 0, "no", 0, 0, true, "no persistence: only no is accepted"},
 };
@@ -891,7 +895,7 @@ bool config_set_reply(struct reply *out, const struct resp_arg *args, int n, con
         if (!k->runtime) {
             reply_errorf(out, "ERR CONFIG SET failed (possibly related to argument '%.*s') - "
                               "can't set %s config",
-                         (int)args[2 * i].len, args[2 * i].ptr, strcmp(k->name, "dir") == 0 ? "protected" : "immutable");
+                         (int)args[2 * i].len, args[2 * i].ptr, strcmp(k->name, "dir") == 0 || strcmp(k->name, "dbfilename") == 0 ? "protected" : "immutable");
             return false;
         }
         keys[i] = k;

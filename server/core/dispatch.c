@@ -35,6 +35,7 @@
 
 #include "call.h"
 
+#include "percore/save.h"
 #include "percore/cluster.h"
 #include "percore/config.h"
 #include "percore/keylock.h"
@@ -374,6 +375,8 @@ static void part_ok(struct conn *c, struct slot *s, int part, const char *reply,
     rread_init(&r, reply, len);
     if (rread_type(&r) != '+')
         slot_fail(s, reply, len);
+    else if (!s->failed && s->reply.len == 0 && !(len == 5 && memcmp(reply, "+OK\r\n", 5) == 0))
+        reply_raw(&s->reply, reply, len); /* a status of its own ("+Background saving started") */
 }
 
 static void part_concat(struct conn *c, struct slot *s, int part, const char *reply, size_t len)
@@ -429,9 +432,21 @@ static void done_sum(struct conn *c, struct slot *s)
 
 static void done_ok(struct conn *c, struct slot *s)
 {
-    if (!s->failed)
+    if (!s->failed && s->reply.len == 0)
         reply_ok(&s->reply);
     dispatch_slot_complete(c, s);
+}
+
+/* SAVE: every shard has begun; the keyspaces are free again while the file is written, the reply waits */
+static void done_after_save(struct conn *c, struct slot *s)
+{
+    if (s->failed) {
+        dispatch_slot_complete(c, s);
+        return;
+    }
+    txn_finish(c->home, s->txn);
+    s->txn = NULL;
+    save_wait(c, s);
 }
 
 static void done_concat(struct conn *c, struct slot *s)
@@ -1116,7 +1131,7 @@ static struct slot *run_split(struct conn *c, const struct command *cmd, int arg
     case ROUTE_SPLIT_OK: s->on_part = part_ok; s->on_done = done_ok; break;
     case ROUTE_FANOUT_OK: /* FLUSHALL FLUSHDB SWAPDB: the same part for every shard */
         s->on_part = part_ok;
-        s->on_done = done_ok;
+        s->on_done = (cmd->flags & CMD_REPLIES_AFTER_SAVE) ? done_after_save : done_ok;
         for (int i = 0; i < shard_count(); i++)
             txn_keep_part(keep, i, argc, argv);
         return s;

@@ -27,6 +27,8 @@
 #include "txn.h"
 #include "block.h"
 #include "handoff.h"
+#include "percore/load.h"
+#include "percore/save.h"
 
 #include "percore/monitor.h"
 #include "notify.h"
@@ -292,6 +294,7 @@ static void shard_on_timer(evutil_socket_t fd, short what, void *arg)
         /* Redis: 25% of each timer period for active expiry */
         store_active_expire(self->store, self->now, 250000L / cfg->hz);
         store_rehash_step(self->store);
+        save_step(self->index, self->store); /* a save whose writer was behind when the shard went to sleep */
         /* maxmemory lowered: down to our share now, not at our next command (Redis's updateMaxmemory) */
         dispatch_memory_ok(self, cfg, NULL, NULL);
         shard_store_unlock();
@@ -469,8 +472,12 @@ static void shard_loop(struct shard *self)
         if (shard_runs_store_upkeep(self)) {
             shard_store_lock();
             lazy_work = store_lazyfree_pending(self->store) && store_lazyfree_step(self->store, SHARD_LAZYFREE_STEP);
+            if (save_has_work())
+                lazy_work |= save_step(self->index, self->store);
             shard_store_unlock();
         }
+        if (save_has_work())
+            save_serve(self); /* SAVEs whose file is written */
         if (self->system_stalled)
             handoff_retry_system(self);
         if (self->stalled)
@@ -536,6 +543,7 @@ static void *shard_main(void *arg)
     self->blockers = block_create(self->index);
 #endif
     self->locks = keylock_create();
+    load_into(self->index, self->store, util_ms_time()); /* before the start barrier: nobody is served yet */
     tracking_setup_shard(self);
     self->now = util_ms_time();
     self->last_sleep_ns = INT64_MAX; /* idle until the first sleep says otherwise */
@@ -926,6 +934,9 @@ int shard_setup(void)
     shared_watches = watch_create();
     shared_blockers = block_create(0);
 #endif
+    if (load_setup(nshards) < 0)
+        return -1;
+    save_setup(nshards);
     pthread_barrier_init(&start_barrier, NULL, (unsigned)nshards + 1);
     pthread_barrier_init(&stop_barrier, NULL, (unsigned)nshards);
     for (int i = 0; i < nshards; i++) {
@@ -968,6 +979,7 @@ void shard_run_until_signal(void)
 
 void shard_teardown(void)
 {
+    save_teardown(); /* the writer may still ring the shards' doorbells */
     for (int i = 0; i < nshards; i++) {
         if (shards && shards[i]) {
             close(shards[i]->doorbell_fd);
@@ -982,6 +994,7 @@ void shard_teardown(void)
         shard_listeners_close_all(start_listeners);
         shard_listeners_destroy(&start_listeners);
     }
+    load_teardown();
     mem_release(shard_places);
     shard_places = NULL;
     shards = NULL;

@@ -161,8 +161,10 @@ void shard_publish_keyspace(struct shard *self, bool everything);
 /* a write command ran on db: its key count is published before the reply leaves */
 static inline void shard_note_write(struct shard *self, const struct command *cmd, int db)
 {
-    if (cmd->flags & CMD_WRITE)
-        self->dirty_dbs |= (cmd->route >= ROUTE_FANOUT_SUM || (cmd->flags & CMD_ANY_DB) || db >= 64) ? ~0ull : 1ull << db;
+    if (!(cmd->flags & CMD_WRITE))
+        return;
+    STATS_ADD(&self->stats, write_commands, 1); /* INFO rdb_changes_since_last_save (save.c) */
+    self->dirty_dbs |= (cmd->route >= ROUTE_FANOUT_SUM || (cmd->flags & CMD_ANY_DB) || db >= 64) ? ~0ull : 1ull << db;
 }
 
 #endif

@@ -224,10 +224,10 @@ static int unit_keys(const struct keyset *ks, int from, int end, struct keylock_
     return end - from;
 }
 
-/* FLUSHALL FLUSHDB SWAPDB: they lock whole keyspaces */
+/* FLUSHALL FLUSHDB SWAPDB, and SAVE BGSAVE (their cut): they lock whole keyspaces */
 static bool keyspace_wide(const struct command *cmd)
 {
-    return cmd->route == ROUTE_FANOUT_OK && (cmd->flags & CMD_WRITE);
+    return cmd->route == ROUTE_FANOUT_OK && (cmd->flags & (CMD_WRITE | CMD_LOCKS_ALL));
 }
 
 static void txn_unlock_all(struct shard *self, struct txn *t)

@@ -34,6 +34,7 @@
 #include "percore/util.h"
 #include "percore/zset.h"
 
+#include <limits.h>
 #include <lzf.h>
 #include <math.h>
 #include <stdio.h>
@@ -596,6 +597,87 @@ int rdb_verify_payload(const void *p, size_t n, unsigned *version)
         return -1;
     *version = ver;
     return 0;
+}
+
+/* ---- whole files ---- */
+
+/* file opcodes (Redis rdb.h) */
+enum {
+    RDB_OPCODE_FUNCTION2 = 245,
+    RDB_OPCODE_FUNCTION_PRE_GA = 246,
+    RDB_OPCODE_MODULE_AUX = 247,
+    RDB_OPCODE_IDLE = 248,
+    RDB_OPCODE_FREQ = 249,
+    RDB_OPCODE_AUX = 250,
+    RDB_OPCODE_RESIZEDB = 251,
+    RDB_OPCODE_EXPIRETIME_MS = 252,
+    RDB_OPCODE_EXPIRETIME = 253,
+    RDB_OPCODE_SELECTDB = 254,
+    RDB_OPCODE_EOF = 255,
+};
+
+static void save_aux(struct rdb_buf *b, const char *key, const char *val, bool compress)
+{
+    buf_byte(b, RDB_OPCODE_AUX);
+    save_string(b, key, strlen(key), compress);
+    save_string(b, val, strlen(val), compress);
+}
+
+static void save_aux_ll(struct rdb_buf *b, const char *key, long long v, bool compress)
+{
+    char tmp[24];
+    util_ll_to_str(tmp, v);
+    save_aux(b, key, tmp, compress);
+}
+
+void rdb_file_begin(struct rdb_buf *b, const char *redis_ver, long long ctime_s, long long used_mem,
+                    const struct rdb_save_opts *opts)
+{
+    char magic[16];
+    int n = snprintf(magic, sizeof magic, "REDIS%04d", RDB_VERSION);
+    buf_put(b, magic, (size_t)n);
+    save_aux(b, "redis-ver", redis_ver, opts->compress);
+    save_aux_ll(b, "redis-bits", (long long)(sizeof(void *) * 8), opts->compress);
+    save_aux_ll(b, "ctime", ctime_s, opts->compress);
+    save_aux_ll(b, "used-mem", used_mem, opts->compress);
+    save_aux_ll(b, "aof-base", 0, opts->compress);
+}
+
+void rdb_file_select(struct rdb_buf *b, int db, uint64_t keys, uint64_t expires)
+{
+    buf_byte(b, RDB_OPCODE_SELECTDB);
+    save_len(b, (uint64_t)db);
+    if (keys) {
+        buf_byte(b, RDB_OPCODE_RESIZEDB);
+        save_len(b, keys);
+        save_len(b, expires);
+    }
+}
+
+void rdb_file_key(struct rdb_buf *b, const char *key, size_t klen, int64_t expire_ms, const struct object *val,
+                  const struct rdb_save_opts *opts)
+{
+    if (expire_ms >= 0) {
+        buf_byte(b, RDB_OPCODE_EXPIRETIME_MS);
+        buf_le(b, (uint64_t)expire_ms, 8);
+    }
+    /* Redis writes the value's type, the key, then the value: the key goes in after the type byte */
+    size_t at = b->len;
+    rdb_save_value(b, val, opts);
+    size_t vlen = b->len - at;
+    struct rdb_buf k = {0};
+    save_string(&k, key, klen, opts->compress);
+    buf_room(b, k.len);
+    memmove(b->p + at + 1 + k.len, b->p + at + 1, vlen - 1);
+    memcpy(b->p + at + 1, k.p, k.len);
+    rdb_buf_release(&k);
+}
+
+void rdb_file_end(struct rdb_buf *b, uint64_t crc, bool checksum)
+{
+    buf_byte(b, RDB_OPCODE_EOF);
+    crc = checksum ? crc64(crc, b->p + b->len - 1, 1) : 0;
+    buf_le(b, crc, 8);
 }
 
 /* ==== reader ============================================================ */
@@ -1233,28 +1315,156 @@ static bool load_body(struct rd *r, unsigned type, unsigned version, struct sink
     }
 }
 
-struct object *rdb_load_value(const void *p, size_t n, unsigned version, const struct rdb_limits *lim,
-                              size_t *used)
+/* a value of RDB type `type` (its type byte read already) */
+static struct object *load_object(struct rd *r, unsigned type, unsigned version, const struct rdb_limits *lim)
 {
-    struct rd r = {p, n, 0};
-    const unsigned char *t;
     struct object *o = NULL;
-    if (version > RDB_VERSION_MAX || !rd_bytes(&r, 1, &t))
-        return NULL;
-    if (t[0] == RDB_TYPE_STRING) {
+    if (type == RDB_TYPE_STRING) {
         struct rstr s;
-        if (!rd_string(&r, &s))
+        if (!rd_string(r, &s))
             return NULL;
         o = object_string_create(s.p, s.n);
         rstr_release(&s);
     } else {
         struct sink k;
-        if (load_body(&r, t[0], version, &k, lim))
+        if (load_body(r, type, version, &k, lim))
             o = sink_finish(&k);
         else
             sink_destroy(&k);
     }
+    return o;
+}
+
+struct object *rdb_load_value(const void *p, size_t n, unsigned version, const struct rdb_limits *lim,
+                              size_t *used)
+{
+    struct rd r = {p, n, 0};
+    const unsigned char *t;
+    if (version > RDB_VERSION_MAX || !rd_bytes(&r, 1, &t))
+        return NULL;
+    struct object *o = load_object(&r, t[0], version, lim);
     if (o && used)
         *used = r.off;
     return o;
+}
+
+/* ---- whole files ---- */
+
+static int load_fail(char *err, size_t cap, const char *what, size_t off)
+{
+    snprintf(err, cap, "%s at offset %zu", what, off);
+    return -1;
+}
+
+int rdb_file_load(const void *p, size_t n, const struct rdb_limits *lim, rdb_file_fn *fn, void *arg,
+                  struct rdb_file_info *info, char *err, size_t errcap)
+{
+    struct rd r = {p, n, 0};
+    const unsigned char *at;
+    memset(info, 0, sizeof(*info));
+    if (!rd_bytes(&r, 9, &at) || memcmp(at, "REDIS", 5) != 0)
+        return load_fail(err, errcap, "Wrong signature trying to load DB from file", 0);
+    unsigned version = 0;
+    for (int i = 5; i < 9; i++) {
+        if (at[i] < '0' || at[i] > '9')
+            return load_fail(err, errcap, "Wrong signature trying to load DB from file", 0);
+        version = version * 10 + (unsigned)(at[i] - '0');
+    }
+    if (version < 1 || version > RDB_VERSION_MAX) {
+        snprintf(err, errcap, "Can't handle RDB format version %u", version);
+        return -1;
+    }
+    info->version = version;
+    struct rdb_file_key k = {.expire = -1, .idle_s = -1, .freq = -1};
+    for (;;) {
+        const unsigned char *t;
+        uint64_t v, v2;
+        if (!rd_bytes(&r, 1, &t))
+            return load_fail(err, errcap, "Unexpected EOF reading RDB file", r.off);
+        switch (t[0]) {
+        case RDB_OPCODE_EXPIRETIME:
+            if (!rd_bytes(&r, 4, &at))
+                return load_fail(err, errcap, "Unexpected EOF reading RDB file", r.off);
+            k.expire = (int64_t)(int32_t)get_le(at, 4) * 1000;
+            continue;
+        case RDB_OPCODE_EXPIRETIME_MS:
+            if (!rd_bytes(&r, 8, &at))
+                return load_fail(err, errcap, "Unexpected EOF reading RDB file", r.off);
+            k.expire = (int64_t)get_le(at, 8);
+            continue;
+        case RDB_OPCODE_FREQ:
+            if (!rd_bytes(&r, 1, &at))
+                return load_fail(err, errcap, "Unexpected EOF reading RDB file", r.off);
+            k.freq = at[0];
+            continue;
+        case RDB_OPCODE_IDLE:
+            if (!rd_len(&r, &v, NULL) || v > (uint64_t)LLONG_MAX)
+                return load_fail(err, errcap, "Bad LRU idle time in RDB file", r.off);
+            k.idle_s = (long long)v;
+            continue;
+        case RDB_OPCODE_SELECTDB:
+            if (!rd_len(&r, &v, NULL) || v > INT_MAX)
+                return load_fail(err, errcap, "Bad database number in RDB file", r.off);
+            k.db = (int)v;
+            continue;
+        case RDB_OPCODE_RESIZEDB:
+            if (!rd_len(&r, &v, NULL) || !rd_len(&r, &v2, NULL))
+                return load_fail(err, errcap, "Unexpected EOF reading RDB file", r.off);
+            continue;
+        case RDB_OPCODE_AUX: {
+            struct rstr a, b;
+            if (!rd_string(&r, &a))
+                return load_fail(err, errcap, "Bad AUX field in RDB file", r.off);
+            rstr_release(&a);
+            if (!rd_string(&r, &b))
+                return load_fail(err, errcap, "Bad AUX field in RDB file", r.off);
+            rstr_release(&b);
+            continue;
+        }
+        case RDB_OPCODE_MODULE_AUX:
+            return load_fail(err, errcap, "The RDB file contains AUX module data this server cannot load", r.off);
+        case RDB_OPCODE_FUNCTION2:
+        case RDB_OPCODE_FUNCTION_PRE_GA: {
+            struct rstr f;
+            if (t[0] == RDB_OPCODE_FUNCTION_PRE_GA || !rd_string(&r, &f))
+                return load_fail(err, errcap, "The RDB file contains functions this server cannot load", r.off);
+            rstr_release(&f);
+            info->functions_skipped++;
+            continue;
+        }
+        case RDB_OPCODE_EOF: {
+            if (version < 5)
+                return 0;
+            size_t end = r.off;
+            if (!rd_bytes(&r, 8, &at))
+                return load_fail(err, errcap, "Unexpected EOF reading RDB file", r.off);
+            uint64_t want = get_le(at, 8);
+            if (want != 0 && crc64(0, p, end) != want)
+                return load_fail(err, errcap, "Wrong RDB checksum", end);
+            return 0;
+        }
+        default: {
+            struct rstr key;
+            if (!rd_string(&r, &key))
+                return load_fail(err, errcap, "Bad key in RDB file", r.off);
+            struct object *o = load_object(&r, t[0], version, lim);
+            if (!o) {
+                rstr_release(&key);
+                return load_fail(err, errcap, "Bad value in RDB file", r.off);
+            }
+            k.key = key.p;
+            k.klen = key.n;
+            k.val = o;
+            info->keys++;
+            int rc = fn(arg, &k);
+            rstr_release(&key);
+            if (rc < 0)
+                return load_fail(err, errcap, "Database index out of range in RDB file", r.off);
+            k.expire = -1;
+            k.idle_s = -1;
+            k.freq = -1;
+            continue;
+        }
+        }
+    }
 }

@@ -8,7 +8,12 @@
  * ziplists, plain LIST/SET/ZSET/HASH, 7.2's set listpack) with their
  * expected contents; and corrupt input refused: every truncation of every
  * payload, byte flips, duplicates, bad listpack/ziplist/intset framing,
- * empty collections, unknown types.
+ * empty collections, unknown types.  Whole files: the writer's bytes
+ * (magic, AUX fields, SELECTDB/RESIZEDB, EXPIRETIME_MS, key records, EOF
+ * and CRC64) read back key by key; old versions' opcodes (EXPIRETIME in
+ * seconds, no checksum before version 5, IDLE, FREQ, FUNCTION2 skipped,
+ * MODULE_AUX refused); a zero checksum unchecked; every truncation and a
+ * flipped byte refused; a key the caller refuses fails the load.
  */
 #include "percore/rdb.h"
 
@@ -25,6 +30,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static const struct rdb_limits LIM = {
     .hash = {128, 64},
@@ -657,6 +663,164 @@ static void test_refused(void)
     CHECK(rdb_load_value("\x00\x01x", 3, RDB_VERSION_MAX + 1, &LIM, NULL) == NULL);
 }
 
+/* ---- whole files ---- */
+
+struct got {
+    int n;
+    int db[8];
+    char key[8][16];
+    int64_t expire[8];
+    long long idle[8];
+    int freq[8];
+    char val[8][16];   /* a string value's bytes, "" otherwise */
+    int refuse_at;     /* the key number the callback refuses, -1 none */
+};
+
+static int collect(void *arg, struct rdb_file_key *k)
+{
+    struct got *g = arg;
+    if (g->n == g->refuse_at) {
+        object_destroy(&k->val);
+        return -1;
+    }
+    if (g->n < 8) {
+        g->db[g->n] = k->db;
+        snprintf(g->key[g->n], sizeof g->key[0], "%.*s", (int)k->klen, k->key);
+        g->expire[g->n] = k->expire;
+        g->idle[g->n] = k->idle_s;
+        g->freq[g->n] = k->freq;
+        g->val[g->n][0] = '\0';
+        if (object_type(k->val) == OBJ_STRING) {
+            size_t len;
+            const char *p = object_string_ptr(k->val, &len);
+            snprintf(g->val[g->n], sizeof g->val[0], "%.*s", (int)len, p);
+        }
+    }
+    g->n++;
+    object_destroy(&k->val);
+    return 0;
+}
+
+static int load_file(const void *p, size_t n, struct got *g, struct rdb_file_info *info)
+{
+    char err[128];
+    memset(g, 0, sizeof(*g));
+    g->refuse_at = -1;
+    return rdb_file_load(p, n, &LIM, collect, g, info, err, sizeof err);
+}
+
+/* the file test_file writes */
+static struct rdb_buf sample_file(bool checksum)
+{
+    struct rdb_buf b = {0};
+    rdb_file_begin(&b, "7.0.15", 1700000000, 12345, &OPTS);
+    rdb_file_select(&b, 0, 2, 1);
+    struct object *s = object_string_create("hello", 5);
+    struct object *n = object_string_create("12345", 5);
+    rdb_file_key(&b, "a", 1, -1, s, &OPTS);
+    rdb_file_key(&b, "num", 3, 1700000000123LL, n, &OPTS);
+    rdb_file_select(&b, 5, 0, 0);
+    struct object *l = list_object_create();
+    list_push(l, LIST_TAIL, "x", 1, -2);
+    list_push(l, LIST_TAIL, "y", 1, -2);
+    rdb_file_key(&b, "l", 1, -1, l, &OPTS);
+    rdb_file_end(&b, crc64(0, b.p, b.len), checksum);
+    object_destroy(&s);
+    object_destroy(&n);
+    object_destroy(&l);
+    return b;
+}
+
+static void test_file(void)
+{
+    struct rdb_buf b = sample_file(true);
+    CHECK(b.len > 9 && memcmp(b.p, "REDIS0010", 9) == 0);
+    /* the first AUX field as Redis writes it: 0xFA, "redis-ver", "7.0.15" */
+    CHECK_MEM(b.p + 9, 18, "\xfa\x09redis-ver\x06" "7.0.15");
+    /* the string key record: type 0, key, value; the expire before its record */
+    static const char rec_a[] = "\x00\x01" "a\x05hello";
+    static const char rec_num[] = "\xfc\x7b\x68\xe5\xcf\x8b\x01\x00\x00\x00\x03num\xc1\x39\x30";
+    CHECK(memmem(b.p, b.len, rec_a, sizeof rec_a - 1) != NULL);
+    CHECK(memmem(b.p, b.len, rec_num, sizeof rec_num - 1) != NULL);
+    CHECK(memmem(b.p, b.len, "\xfe\x00\xfb\x02\x01", 5) != NULL); /* SELECTDB 0, RESIZEDB 2 1 */
+    CHECK(memmem(b.p, b.len, "\xfe\x05\x12", 3) != NULL);         /* SELECTDB 5, no RESIZEDB, a QUICKLIST_2 */
+    /* the trailer: EOF, then the CRC64 of every byte before it, little-endian */
+    CHECK((unsigned char)b.p[b.len - 9] == 0xff);
+    uint64_t crc = crc64(0, b.p, b.len - 8), want = 0;
+    for (int i = 7; i >= 0; i--)
+        want = want << 8 | (unsigned char)b.p[b.len - 8 + i];
+    CHECK(crc == want);
+
+    struct got g;
+    struct rdb_file_info info;
+    CHECK_EQ_LL(load_file(b.p, b.len, &g, &info), 0);
+    CHECK_EQ_LL(info.version, 10);
+    CHECK_EQ_LL(info.keys, 3);
+    CHECK_EQ_LL(g.n, 3);
+    CHECK(strcmp(g.key[0], "a") == 0 && g.db[0] == 0 && g.expire[0] == -1 && strcmp(g.val[0], "hello") == 0);
+    CHECK(strcmp(g.key[1], "num") == 0 && g.db[1] == 0 && g.expire[1] == 1700000000123LL &&
+          strcmp(g.val[1], "12345") == 0);
+    CHECK(strcmp(g.key[2], "l") == 0 && g.db[2] == 5 && g.expire[2] == -1 && g.idle[2] == -1 && g.freq[2] == -1);
+
+    /* every truncation refused; a flipped byte in a value caught by the checksum */
+    for (size_t k = 0; k < b.len; k++)
+        CHECK(load_file(b.p, k, &g, &info) < 0);
+    char *m = mem_alloc(b.len);
+    memcpy(m, b.p, b.len);
+    char *h = memmem(m, b.len, "hello", 5);
+    h[0] = 'j';
+    CHECK(load_file(m, b.len, &g, &info) < 0);
+    /* rdbchecksum no: 0 written, nothing checked */
+    struct rdb_buf z = sample_file(false);
+    for (int i = 1; i <= 8; i++)
+        CHECK(z.p[z.len - i] == 0);
+    h = memmem(z.p, z.len, "hello", 5);
+    h[0] = 'j';
+    CHECK_EQ_LL(load_file(z.p, z.len, &g, &info), 0);
+    CHECK(strcmp(g.val[0], "jello") == 0);
+    /* a key the caller refuses fails the load */
+    memset(&g, 0, sizeof g);
+    g.refuse_at = 1;
+    char err[128] = "";
+    CHECK(rdb_file_load(b.p, b.len, &LIM, collect, &g, &info, err, sizeof err) < 0);
+    CHECK(strstr(err, "Database") != NULL);
+    mem_release(m);
+    rdb_buf_release(&z);
+    rdb_buf_release(&b);
+}
+
+static void test_file_versions(void)
+{
+    struct got g;
+    struct rdb_file_info info;
+    /* RDB 3: EXPIRETIME in seconds, no checksum after the EOF */
+    static const char v3[] = "REDIS0003\xfe\x01\xfd\x00\xf1\x53\x65\x00\x01k\x01v\xff";
+    CHECK_EQ_LL(load_file(v3, sizeof v3 - 1, &g, &info), 0);
+    CHECK(g.n == 1 && g.db[0] == 1 && g.expire[0] == 1700000000LL * 1000 && strcmp(g.val[0], "v") == 0);
+    /* RDB 9: IDLE and FREQ before a key, a FUNCTION2 library skipped, checksum 0 */
+    static const char v9[] = "REDIS0009\xfa\x03" "foo\x03" "bar\xf8\x0a\x00\x01k\x01v\xf9\x07\x00\x01q\x01w"
+                             "\xf5\x04" "code\xff\x00\x00\x00\x00\x00\x00\x00\x00";
+    CHECK_EQ_LL(load_file(v9, sizeof v9 - 1, &g, &info), 0);
+    CHECK(g.n == 2 && g.idle[0] == 10 && g.freq[0] == -1 && g.freq[1] == 7 && g.idle[1] == -1);
+    CHECK_EQ_LL(info.functions_skipped, 1);
+    /* refused: a version past 11, a bad magic, module data, no EOF */
+    static const char *const bad[] = {"REDIS0012\xff", "REDIX0009\xff", "REDIS00a9\xff",
+                                      "REDIS0009\xf7\x01\x02\x03\xff", "REDIS0009\x00\x01k\x01v"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        CHECK(load_file(bad[i], strlen(bad[i]), &g, &info) < 0);
+    /* every version 1..11 is read */
+    char hdr[16];
+    for (int v = 1; v <= 11; v++) {
+        snprintf(hdr, sizeof hdr, "REDIS%04d\xff", v);
+        size_t n = strlen(hdr);
+        char file[32];
+        memcpy(file, hdr, n);
+        memset(file + n, 0, 8);
+        CHECK_EQ_LL(load_file(file, n + (v >= 5 ? 8 : 0), &g, &info), 0);
+        CHECK_EQ_LL(info.version, v);
+    }
+}
+
 int main(void)
 {
     test_crc64();
@@ -668,5 +832,7 @@ int main(void)
     test_zsets();
     test_old_encodings();
     test_refused();
+    test_file();
+    test_file_versions();
     return check_done("test_rdb");
 }

@@ -1,0 +1,491 @@
+/*
+ * save: SAVE and BGSAVE without a fork (save.h).
+ *
+ * Design.  One save at a time, its phase in `phase`: IDLE, STARTING
+ * (shard 0's part has claimed it and started the writer; the other parts
+ * begin in turn), RUNNING (every shard has begun).  The parts of one
+ * keyspace-wide command run one after another in shard order, and shard
+ * 0's lock is held until the last part is done, so no other save's part can
+ * run between them: a part that finds the phase other than STARTING (or
+ * shard 0's, other than IDLE) belongs to a save refused as "in progress".
+ *
+ * Per shard (struct save_shard, touched by its own thread only, the ring
+ * excepted): the chunk being filled, the database its last record is in
+ * (every chunk opens with its own SELECTDB, so chunks of different shards
+ * may interleave in the file), and a ring of SAVE_RING chunks to the
+ * writer.  save_step walks SAVE_STEP_BUCKETS buckets of the snapshot per
+ * call while the ring has room; a chunk leaves once it holds SAVE_CHUNK
+ * bytes, the last one (maybe empty) with `last` set.
+ *
+ * The writer thread, one per save: writes the header, then every chunk as
+ * it pops it (the CRC64 kept over the bytes in the order written), sleeping
+ * on an eventfd the shards ring after a push, and rings a sleeping shard's
+ * doorbell after taking from its ring; after every shard's last chunk: EOF
+ * and checksum, fsync, rename, fsync of the directory.  A write error is
+ * logged once; the chunks still coming are taken and dropped, the temp file
+ * removed, the old file kept.  The next save's shard-0 part (or teardown)
+ * joins the finished thread, and it rings every shard once it is done.
+ *
+ * SAVE's client (several stores): its home's merge frees the locks and
+ * puts the connection (held: inflight) on its shard's waiter list with the
+ * number of the save it began; the shard's loop answers it once done_gen
+ * has reached that number.  save_pending counts saves under way and
+ * waiters, so that an idle server's loop turn costs one load for all this.
+ */
+#include "percore/save.h"
+
+#include "conn_internal.h"
+#include "dispatch.h"
+#include "reply_slot.h"
+#include "shard_internal.h"
+
+#include "percore/command.h"
+#include "percore/config.h"
+#include "percore/crc64.h"
+#include "percore/log.h"
+#include "percore/mem.h"
+#include "percore/rdb.h"
+#include "percore/reply.h"
+#include "percore/ring.h"
+#include "percore/store.h"
+#include "percore/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#define SAVE_CHUNK (64 * 1024)   /* bytes a chunk holds before it leaves for the writer */
+#define SAVE_RING 8              /* chunks a shard may have waiting for the writer */
+#define SAVE_STEP_BUCKETS 128    /* snapshot buckets a shard walks per step */
+#define SAVE_REDIS_VER "7.0.15"  /* the redis-ver AUX field: the release whose format this is */
+
+enum { PHASE_IDLE, PHASE_STARTING, PHASE_RUNNING };
+
+/* a piece of the file, from one shard to the writer */
+struct save_chunk {
+    struct rdb_buf b;
+    bool last;  /* the shard's last: its walk is over */
+};
+
+/* one shard's side of the save under way (its thread only; `ring` shared with the writer) */
+struct save_shard {
+    struct ring *ring;          /* its chunks to the writer (SAVE_RING) */
+    struct rdb_buf chunk;       /* being filled */
+    int chunk_db;               /* the database of chunk's last record, -1 none yet */
+    bool active;                /* its snapshot is being written */
+    bool walked;                /* every key is out: only the last chunk is left to send */
+    uint64_t writes_at_begin;   /* the shard's write_commands at its cut */
+    struct rdb_save_opts opts;  /* how values are laid out */
+};
+
+static struct save_shard *parts;
+static int nparts;              /* shards taking part: every store */
+static atomic_int phase;
+static int wake_fd = -1;        /* the writer sleeps on it */
+static pthread_t writer;
+static bool writer_joinable;    /* shard 0's part (under its lock) and teardown only */
+static bool job_checksum;       /* the save under way: rdbchecksum */
+static char *job_dir, *job_file; /* its dir and dbfilename (copies) */
+static int64_t job_start_ms;
+static _Atomic long long last_time, last_duration = -1, saves, start_ms;
+static atomic_bool last_ok = true;
+static _Atomic uint64_t saved_writes; /* write commands in the last successful save (sum of its cuts) */
+static _Atomic uint64_t save_gen;     /* saves begun */
+atomic_int save_pending;
+static _Atomic uint64_t done_gen;     /* the last save over (its last_ok set) */
+
+/* a SAVE's client waiting for its file (on its home shard's list, touched by that shard only) */
+struct save_waiter {
+    struct conn *c;
+    struct slot *s;
+    uint64_t gen;               /* the save it waits for */
+    struct save_waiter *next;
+};
+static struct save_waiter **waiters; /* per shard */
+static int nwaiters;
+static atomic_bool job_abandoned; /* shutdown came first: the temp file is not renamed */
+
+static bool send_chunk(struct save_shard *p, bool last);
+static void pause_briefly(void);
+
+void save_setup(int shards)
+{
+    nparts = SHARD_STORE_SHARED ? 1 : shards;
+    parts = mem_calloc((size_t)nparts, sizeof(*parts));
+    nwaiters = shards;
+    waiters = mem_calloc((size_t)shards, sizeof(*waiters));
+    for (int i = 0; i < nparts; i++)
+        parts[i].ring = ring_create(SAVE_RING);
+    wake_fd = eventfd(0, EFD_CLOEXEC);
+    atomic_store(&last_time, util_ms_time() / 1000);
+}
+
+static void chunk_release(struct save_chunk *ch)
+{
+    rdb_buf_release(&ch->b);
+    mem_release(ch);
+}
+
+void save_teardown(void)
+{
+    if (save_in_progress()) { /* the shards stopped mid-walk: end the writer, keep the old file */
+        atomic_store(&job_abandoned, true);
+        for (int i = 0; i < nparts; i++) {
+            while (parts[i].active && !send_chunk(&parts[i], true))
+                pause_briefly();
+            parts[i].active = false;
+        }
+    }
+    if (writer_joinable)
+        pthread_join(writer, NULL);
+    writer_joinable = false;
+    for (int i = 0; parts && i < nparts; i++) {
+        struct save_chunk *ch;
+        while ((ch = ring_pop(parts[i].ring)))
+            chunk_release(ch);
+        ring_destroy(&parts[i].ring);
+        rdb_buf_release(&parts[i].chunk);
+    }
+    mem_release(parts);
+    parts = NULL;
+    for (int i = 0; waiters && i < nwaiters; i++) { /* their connections went with their shards */
+        while (waiters[i]) {
+            struct save_waiter *w = waiters[i];
+            waiters[i] = w->next;
+            mem_release(w);
+        }
+    }
+    mem_release(waiters);
+    waiters = NULL;
+    if (wake_fd >= 0)
+        close(wake_fd);
+    wake_fd = -1;
+    mem_release(job_dir);
+    mem_release(job_file);
+    job_dir = job_file = NULL;
+}
+
+bool save_in_progress(void) { return atomic_load(&phase) != PHASE_IDLE; }
+long long save_last_time(void) { return atomic_load(&last_time); }
+bool save_last_ok(void) { return atomic_load(&last_ok); }
+long long save_last_duration(void) { return atomic_load(&last_duration); }
+long long save_count(void) { return atomic_load(&saves); }
+long long save_changes_since(void)
+{
+    uint64_t writes = 0;
+    for (int i = 0; i < shard_count(); i++)
+        writes += STATS_GET(shard_stats(i), write_commands);
+    uint64_t saved = atomic_load(&saved_writes);
+    return writes > saved ? (long long)(writes - saved) : 0;
+}
+
+long long save_current_duration(void)
+{
+    return save_in_progress() ? (util_ms_time() - atomic_load(&start_ms)) / 1000 : -1;
+}
+
+/* ---------------------------------------------------------------- the writer */
+
+static bool write_all(int fd, const char *p, size_t n)
+{
+    while (n) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return false;
+        p += w;
+        n -= (size_t)w;
+    }
+    return true;
+}
+
+/* the file's bytes b go out (unless it already failed), the CRC kept */
+static void writer_put(int fd, bool *ok, uint64_t *crc, const struct rdb_buf *b)
+{
+    if (!*ok || b->len == 0)
+        return;
+    *crc = crc64(*crc, b->p, b->len);
+    if (!write_all(fd, b->p, b->len)) {
+        log_warn("Write error saving DB on disk: %s", strerror(errno));
+        *ok = false;
+    }
+}
+
+static void wake_shard(int i)
+{
+    struct shard *s = shard_at(i);
+    if (s && atomic_load(&s->asleep)) {
+        uint64_t one = 1;
+        ssize_t rc = write(s->doorbell_fd, &one, sizeof one);
+        (void)rc;
+    }
+}
+
+static void *writer_main(void *arg)
+{
+    (void)arg;
+    char tmp[4096], path[4096];
+    snprintf(tmp, sizeof tmp, "%s/temp-%d.rdb", job_dir, (int)getpid());
+    snprintf(path, sizeof path, "%s/%s", job_dir, job_file);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    bool ok = fd >= 0;
+    if (!ok)
+        log_warn("Failed opening the temp RDB file %s (in server root dir %s) for saving: %s", tmp, job_dir,
+                 strerror(errno));
+    uint64_t crc = 0;
+    struct rdb_buf b = {0};
+    struct rdb_save_opts opts = parts[0].opts;
+    rdb_file_begin(&b, SAVE_REDIS_VER, util_ms_time() / 1000, 0, &opts);
+    writer_put(fd, &ok, &crc, &b);
+    int done = 0;
+    while (done < nparts) {
+        bool got = false;
+        for (int i = 0; i < nparts; i++) {
+            struct save_chunk *ch;
+            while ((ch = ring_pop(parts[i].ring))) {
+                got = true;
+                writer_put(fd, &ok, &crc, &ch->b);
+                done += ch->last;
+                chunk_release(ch);
+                wake_shard(SHARD_STORE_SHARED ? 0 : i);
+            }
+        }
+        if (!got && done < nparts) {
+            uint64_t v;
+            ssize_t rc = read(wake_fd, &v, sizeof v);
+            (void)rc;
+        }
+    }
+    b.len = 0;
+    rdb_file_end(&b, crc, job_checksum);
+    if (ok) {
+        ok = write_all(fd, b.p, b.len);
+        if (!ok)
+            log_warn("Write error saving DB on disk: %s", strerror(errno));
+    }
+    rdb_buf_release(&b);
+    if (ok && fsync(fd) != 0) {
+        log_warn("Write error saving DB on disk: %s", strerror(errno));
+        ok = false;
+    }
+    if (fd >= 0)
+        close(fd);
+    if (atomic_load(&job_abandoned)) {
+        log_warn("Background saving terminated by the shutdown: %s kept", path);
+        ok = false;
+    }
+    if (ok && rename(tmp, path) != 0) {
+        log_warn("Error moving temp DB file %s on the final destination %s (in server root dir %s): %s", tmp,
+                 path, job_dir, strerror(errno));
+        ok = false;
+    }
+    if (ok) {
+        int dfd = open(job_dir, O_RDONLY | O_CLOEXEC);
+        if (dfd >= 0) {
+            if (fsync(dfd) != 0)
+                log_warn("Failed to fsync the directory %s: %s", job_dir, strerror(errno));
+            close(dfd);
+        }
+        log_notice("DB saved on disk");
+    } else if (fd >= 0) {
+        unlink(tmp);
+    }
+    int64_t now = util_ms_time();
+    if (ok) {
+        uint64_t writes = 0;
+        for (int i = 0; i < nparts; i++)
+            writes += parts[i].writes_at_begin; /* written before the shard's last chunk came */
+        atomic_store(&saved_writes, writes);
+        atomic_store(&last_time, now / 1000);
+        atomic_fetch_add(&saves, 1);
+    }
+    atomic_store(&last_duration, (now - job_start_ms) / 1000);
+    atomic_store(&last_ok, ok);
+    atomic_store(&done_gen, atomic_load(&save_gen));
+    atomic_store(&phase, PHASE_IDLE);
+    atomic_fetch_sub(&save_pending, 1);
+    for (int i = 0; i < nwaiters; i++) /* SAVE's clients are answered on their shards' next turn */
+        wake_shard(i);
+    return NULL;
+}
+
+/* ---------------------------------------------------------------- the shards */
+
+static void save_key(void *arg, const struct store_snapshot_key *k)
+{
+    struct save_shard *p = arg;
+    if (p->chunk_db != k->db) {
+        rdb_file_select(&p->chunk, k->db, 0, 0);
+        p->chunk_db = k->db;
+    }
+    rdb_file_key(&p->chunk, k->key, k->klen, k->expire, k->val, &p->opts);
+}
+
+/* the chunk to the writer; false when its ring is full (the chunk stays) */
+static bool send_chunk(struct save_shard *p, bool last)
+{
+    struct save_chunk *ch = mem_alloc(sizeof(*ch));
+    ch->b = p->chunk;
+    ch->last = last;
+    if (!ring_push(p->ring, ch)) {
+        mem_release(ch);
+        return false;
+    }
+    p->chunk = (struct rdb_buf){0};
+    p->chunk_db = -1;
+    uint64_t one = 1;
+    ssize_t rc = write(wake_fd, &one, sizeof one);
+    (void)rc;
+    return true;
+}
+
+bool save_step(int shard, struct store *s)
+{
+    if (!parts)
+        return false;
+    struct save_shard *p = &parts[SHARD_STORE_SHARED ? 0 : shard];
+    if (!p->active)
+        return false;
+    if (p->chunk.len >= SAVE_CHUNK && !send_chunk(p, false))
+        return false; /* the writer is behind: walk on once it has taken some */
+    if (!p->walked && !store_snapshot_step(s, SAVE_STEP_BUCKETS))
+        p->walked = true;
+    if (p->walked) {
+        if (!send_chunk(p, true))
+            return false;
+        p->active = false;
+    }
+    return p->active;
+}
+
+static char *dup_str(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    return memcpy(mem_alloc(n), s, n);
+}
+
+static void begin_shard(struct save_shard *p, int shard, struct store *s, const struct config *cfg)
+{
+    if (SHARD_STORE_SHARED) { /* one store: its cut covers every thread's writes (under the one lock) */
+        p->writes_at_begin = 0;
+        for (int i = 0; i < shard_count(); i++)
+            p->writes_at_begin += STATS_GET(shard_stats(i), write_commands);
+    } else {
+        p->writes_at_begin = STATS_GET(shard_stats(shard), write_commands);
+    }
+    p->opts = (struct rdb_save_opts){cfg->rdbcompression, cfg->list_max_listpack_size, cfg->list_compress_depth};
+    p->chunk_db = -1;
+    p->walked = false;
+    p->active = true;
+    store_snapshot_begin(s, save_key, p);
+}
+
+static void pause_briefly(void)
+{
+    struct timespec ts = {0, 100000};
+    nanosleep(&ts, NULL);
+}
+
+void save_part(struct cmd_ctx *ctx, bool blocking)
+{
+    int idx = SHARD_STORE_SHARED ? 0 : ctx->shard;
+    int expect = PHASE_IDLE;
+    if (idx == 0) {
+        if (!atomic_compare_exchange_strong(&phase, &expect, PHASE_STARTING)) {
+            reply_error(ctx->out, "ERR Background save already in progress");
+            return;
+        }
+        if (writer_joinable)
+            pthread_join(writer, NULL);
+        writer_joinable = false;
+        mem_release(job_dir);
+        mem_release(job_file);
+        job_dir = dup_str(ctx->config->dir && ctx->config->dir[0] ? ctx->config->dir : ".");
+        job_file = dup_str(ctx->config->dbfilename);
+        job_checksum = ctx->config->rdbchecksum;
+        atomic_fetch_add(&save_gen, 1);
+        atomic_fetch_add(&save_pending, 1); /* until the writer is done */
+        job_start_ms = util_ms_time();
+        atomic_store(&job_abandoned, false);
+        atomic_store(&start_ms, job_start_ms);
+        if (!blocking)
+            log_notice("Background saving started");
+    } else if (atomic_load(&phase) != PHASE_STARTING) {
+        reply_error(ctx->out, "ERR Background save already in progress");
+        return;
+    }
+    struct save_shard *p = &parts[idx];
+    begin_shard(p, ctx->shard, ctx->store, ctx->config);
+    if (idx == 0) { /* the writer reads parts[0].opts */
+        if (pthread_create(&writer, NULL, writer_main, NULL) == 0) {
+            writer_joinable = true;
+        } else {
+            log_warn("Can't save in background: cannot start the writer thread");
+            store_snapshot_abort(ctx->store);
+            p->active = false;
+            atomic_store(&phase, PHASE_IDLE);
+            atomic_fetch_sub(&save_pending, 1);
+            reply_error(ctx->out, "ERR");
+            return;
+        }
+    }
+    if (idx == nparts - 1) /* every shard has begun (before this one's last chunk can end the save) */
+        atomic_store(&phase, PHASE_RUNNING);
+    if (!blocking || nparts > 1) { /* SAVE over several shards: its home waits for the file (save_wait) */
+        reply_simple(ctx->out, blocking ? "OK" : "Background saving started");
+        return;
+    }
+    /* SAVE with one store: it runs inline, walks and waits here, as Redis's (the global-lock build's
+     * other threads wait for the store's lock) */
+    while (p->active) /* SAVE: this shard's keys now (Redis's SAVE blocks the whole server) */
+        if (!save_step(ctx->shard, ctx->store) && p->active)
+            pause_briefly();
+    while (atomic_load(&phase) != PHASE_IDLE)
+        pause_briefly();
+    if (atomic_load(&last_ok))
+        reply_ok(ctx->out);
+    else
+        reply_error(ctx->out, "ERR");
+}
+
+void save_wait(struct conn *c, struct slot *s)
+{
+    struct save_waiter *w = mem_alloc(sizeof(*w));
+    *w = (struct save_waiter){c, s, atomic_load(&save_gen), waiters[c->home->index]};
+    waiters[c->home->index] = w;
+    c->inflight++; /* held until it is answered (conn_unref) */
+    atomic_fetch_add(&save_pending, 1);
+}
+
+void save_serve(struct shard *self)
+{
+    if (!waiters || !waiters[self->index])
+        return;
+    uint64_t done = atomic_load(&done_gen);
+    struct save_waiter **at = &waiters[self->index];
+    while (*at) {
+        struct save_waiter *w = *at;
+        if (w->gen > done) {
+            at = &w->next;
+            continue;
+        }
+        *at = w->next;
+        if (!w->c->closed) {
+            if (atomic_load(&last_ok))
+                reply_ok(&w->s->reply);
+            else
+                reply_error(&w->s->reply, "ERR");
+            dispatch_slot_complete(w->c, w->s);
+        }
+        conn_unref(w->c);
+        mem_release(w);
+        atomic_fetch_sub(&save_pending, 1);
+    }
+}
