@@ -81,6 +81,15 @@ def wait_idle(r):
     return False
 
 
+def candidate_in(o, work, sub, name):
+    """a fresh directory work/sub, and the candidate started with it as its dir"""
+    d = os.path.join(work, sub)
+    os.mkdir(d)
+    cand = Server(o.candidate, threads=o.threads, name=name, extra=["--dir", d])
+    cand.start()
+    return d, cand
+
+
 def load_in(binary, path, name, threads=None):
     """a server of binary started on the file at path"""
     s = Server(binary, threads=threads, name=name,
@@ -96,10 +105,7 @@ def check_rdb(tool, path, what):
 
 
 def to_redis(o, work):
-    d = os.path.join(work, "c2r")
-    os.mkdir(d)
-    cand = Server(o.candidate, threads=o.threads, name="rdb-cross", extra=["--dir", d])
-    cand.start()
+    d, cand = candidate_in(o, work, "c2r", "rdb-cross")
     try:
         P = redis.Redis(port=cand.port)
         fill(P)
@@ -176,10 +182,7 @@ def from_redis(o, work):
 
 def cut(o, work):
     """groups MSET whole by writers while BGSAVEs run: every file has each group whole or absent"""
-    d = os.path.join(work, "cut")
-    os.mkdir(d)
-    cand = Server(o.candidate, threads=o.threads, name="rdb-cut", extra=["--dir", d])
-    cand.start()
+    d, cand = candidate_in(o, work, "cut", "rdb-cut")
     groups, width = 64, 16  # 16 keys with different hash slots: over every shard
     stop = threading.Event()
     errors = []
@@ -229,10 +232,7 @@ def cut(o, work):
 
 def during(o, work):
     """keys written after a BGSAVE began are not in its file; keys deleted or changed after, are as they were"""
-    d = os.path.join(work, "during")
-    os.mkdir(d)
-    cand = Server(o.candidate, threads=o.threads, name="rdb-during", extra=["--dir", d])
-    cand.start()
+    d, cand = candidate_in(o, work, "during", "rdb-during")
     try:
         P = redis.Redis(port=cand.port)
         n = 50000
@@ -278,10 +278,7 @@ def during(o, work):
 
 
 def failed_save(o, work):
-    d = os.path.join(work, "fail")
-    os.mkdir(d)
-    cand = Server(o.candidate, threads=o.threads, name="rdb-fail", extra=["--dir", d])
-    cand.start()
+    d, cand = candidate_in(o, work, "fail", "rdb-fail")
     try:
         P = redis.Redis(port=cand.port)
         P.set("k", "first")
@@ -319,10 +316,7 @@ def failed_save(o, work):
 def save_waits(o, work):
     """SAVE's client waits for the file while others are served; a client gone meanwhile harms nothing"""
     import socket
-    d = os.path.join(work, "waits")
-    os.mkdir(d)
-    cand = Server(o.candidate, threads=o.threads, name="rdb-waits", extra=["--dir", d])
-    cand.start()
+    d, cand = candidate_in(o, work, "waits", "rdb-waits")
     try:
         P = redis.Redis(port=cand.port)
         one_store = o.threads == 1 or b"global-lock" in subprocess.run([o.candidate, "--version"],
