@@ -204,6 +204,8 @@ static inline void config_note_quiescent(void) {}
 
 /* "allkeys-lru", ... as CONFIG GET and INFO print it */
 const char *config_maxmemory_policy_name(const struct config *c);
+/* the encoding thresholds an RDB value is loaded with (RESTORE, the file at start) */
+struct rdb_limits config_rdb_limits(const struct config *c);
 
 /* --help text: every key with its default */
 void config_print_help(void);

@@ -710,11 +710,6 @@ static const struct config *encodings_of(const struct cmd_ctx *ctx)
     return ctx->config ? ctx->config : &default_encodings;
 }
 
-static size_t nonneg(long long v)
-{
-    return v > 0 ? (size_t)v : 0;
-}
-
 /* Redis dumpCommand: the value as an RDB payload, nil when the key is missing */
 static void cmd_dump(struct cmd_ctx *ctx)
 {
@@ -785,13 +780,7 @@ static void cmd_restore(struct cmd_ctx *ctx)
         reply_error(ctx->out, "ERR DUMP payload version or checksum are wrong");
         return;
     }
-    struct rdb_limits lim = {
-        .hash = {nonneg(c->hash_max_listpack_entries), nonneg(c->hash_max_listpack_value)},
-        .set = {c->set_max_intset_entries, c->set_max_listpack_entries, c->set_max_listpack_value},
-        .zset_max_entries = nonneg(c->zset_max_listpack_entries),
-        .zset_max_value = nonneg(c->zset_max_listpack_value),
-        .list_fill = c->list_max_listpack_size,
-    };
+    struct rdb_limits lim = config_rdb_limits(c);
     struct object *o = rdb_load_value(payload->ptr, payload->len - 10, version, &lim, NULL);
     if (o == NULL) {
         reply_error(ctx->out, "ERR Bad data format");

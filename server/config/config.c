@@ -12,6 +12,7 @@
 #include "percore/config.h"
 
 #include "percore/mem.h"
+#include "percore/rdb.h"
 #include "percore/util.h"
 
 #include <ctype.h>
@@ -283,6 +284,22 @@ static const char *const *config_enum_names(const struct config_key *k, int *cou
     }
     *count = 2;
     return bool_names;
+}
+
+static size_t nonneg(long long v)
+{
+    return v > 0 ? (size_t)v : 0;
+}
+
+struct rdb_limits config_rdb_limits(const struct config *c)
+{
+    return (struct rdb_limits){
+        .hash = {nonneg(c->hash_max_listpack_entries), nonneg(c->hash_max_listpack_value)},
+        .set = {c->set_max_intset_entries, c->set_max_listpack_entries, c->set_max_listpack_value},
+        .zset_max_entries = nonneg(c->zset_max_listpack_entries),
+        .zset_max_value = nonneg(c->zset_max_listpack_value),
+        .list_fill = c->list_max_listpack_size,
+    };
 }
 
 const char *config_maxmemory_policy_name(const struct config *c)

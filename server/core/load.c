@@ -99,11 +99,6 @@ static void list_release(struct load_list *l)
     *l = (struct load_list){0};
 }
 
-static size_t nonneg(long long v)
-{
-    return v < 0 ? 0 : (size_t)v;
-}
-
 int load_setup(int shards)
 {
     const struct config *cfg = config_current();
@@ -134,13 +129,7 @@ int load_setup(int shards)
     fclose(f);
     list_count = shards;
     lists = mem_calloc((size_t)shards, sizeof(*lists));
-    struct rdb_limits lim = {
-        .hash = {nonneg(cfg->hash_max_listpack_entries), nonneg(cfg->hash_max_listpack_value)},
-        .set = {cfg->set_max_intset_entries, cfg->set_max_listpack_entries, cfg->set_max_listpack_value},
-        .zset_max_entries = nonneg(cfg->zset_max_listpack_entries),
-        .zset_max_value = nonneg(cfg->zset_max_listpack_value),
-        .list_fill = cfg->list_max_listpack_size,
-    };
+    struct rdb_limits lim = config_rdb_limits(cfg);
     struct load_ctx lc = {cfg, util_ms_time(), 0};
     struct rdb_file_info info;
     char err[256];
