@@ -626,7 +626,7 @@ static void save_aux(struct rdb_buf *b, const char *key, const char *val, bool c
 static void save_aux_ll(struct rdb_buf *b, const char *key, long long v, bool compress)
 {
     char tmp[24];
-    util_ll_to_str(tmp, v);
+    tmp[util_ll_to_str(tmp, v)] = '\0'; /* it writes no NUL; save_aux takes strlen */
     save_aux(b, key, tmp, compress);
 }
 

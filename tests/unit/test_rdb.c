@@ -731,12 +731,26 @@ static struct rdb_buf sample_file(bool checksum)
     return b;
 }
 
+/* the stack below the caller written over with 'x' (no NUL), as a deep call before leaves it */
+static __attribute__((noinline)) void dirty_stack(void)
+{
+    volatile char junk[8192];
+    for (size_t i = 0; i < sizeof junk; i++)
+        junk[i] = 'x';
+}
+
 static void test_file(void)
 {
+    dirty_stack();
     struct rdb_buf b = sample_file(true);
     CHECK(b.len > 9 && memcmp(b.p, "REDIS0010", 9) == 0);
     /* the first AUX field as Redis writes it: 0xFA, "redis-ver", "7.0.15" */
     CHECK_MEM(b.p + 9, 18, "\xfa\x09redis-ver\x06" "7.0.15");
+    /* the integer AUX fields as Redis writes them, integer-encoded: 64, 1700000000, 12345, 0, then
+     * SELECTDB (their digits were once read up to the next NUL on the stack, garbage and all) */
+    static const char aux_ints[] = "\xfa\x0aredis-bits\xc0\x40" "\xfa\x05" "ctime\xc2\x00\xf1\x53\x65"
+                                   "\xfa\x08used-mem\xc1\x39\x30" "\xfa\x08" "aof-base\xc0\x00" "\xfe";
+    CHECK_MEM(b.p + 27, sizeof aux_ints - 1, aux_ints);
     /* the string key record: type 0, key, value; the expire before its record */
     static const char rec_a[] = "\x00\x01" "a\x05hello";
     static const char rec_num[] = "\xfc\x7b\x68\xe5\xcf\x8b\x01\x00\x00\x00\x03num\xc1\x39\x30";
