@@ -88,6 +88,7 @@ int main(int argc, char **argv)
     sigaddset(&set, SIGINT);
     pthread_sigmask(SIG_BLOCK, &set, NULL);
     signal(SIGPIPE, SIG_IGN);
+    signal(SIGXFSZ, SIG_IGN); /* a file over RLIMIT_FSIZE fails its write (EFBIG), as a full disk does */
 
     /* once the shards run, CONFIG SET may replace cfg: this thread is no RCU reader */
     int threads = cfg->threads, port = cfg->port;
