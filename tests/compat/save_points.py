@@ -65,14 +65,15 @@ def start_in(work, sub, binary, threads, name, extra=()):
     return d, s
 
 
-def raw_start(binary, threads, args, cwd):
+def raw_start(binary, threads, args, cwd, preexec_fn=None):
     """binary ARGS with no --save added (its built-in default, or a conf file's); (proc, port)"""
     port = free_port()
     cmd = [binary] + args + ["--port", str(port), "--bind", "127.0.0.1", "--dir", cwd]
     if threads:
         cmd += ["--threads", str(threads)]
     log = open(os.path.join(cwd, "server.log"), "wb")
-    p = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=cwd)
+    p = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=cwd,
+                         preexec_fn=preexec_fn)
     log.close()
 
     def up():
@@ -211,6 +212,22 @@ def shutdown(o, work):
             eq(os.path.exists(path), want, "%s: %s (save %r): the file" % (who, how, points))
             if want and os.path.exists(path):
                 check(has_key(o, path, "k%d" % i), "%s: %s: the key is in the file" % (who, how))
+    # started with SIGINT ignored (a shell's background job): SIGINT still saves and stops it, as Redis
+    for who, binary, threads in both(o):
+        d = os.path.join(work, "sigint-ignored-" + who)
+        os.mkdir(d)
+        p, port = raw_start(binary, threads, ["--save", "3600 1"], d,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+        redis.Redis(port=port).set("k", "v")
+        p.send_signal(signal.SIGINT)
+        try:
+            rc = p.wait(30)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            rc = "running"
+            p.wait()
+        eq(rc, 0, "%s: SIGINT inherited ignored: exits 0" % who)
+        check(os.path.exists(os.path.join(d, "dump.rdb")), "%s: SIGINT inherited ignored: the file" % who)
 
 
 def multi(o, work):
