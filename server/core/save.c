@@ -568,8 +568,10 @@ static void cron_reply(const char *line, size_t len)
 static void cron_sink(void *arg, const char *bytes, size_t len)
 {
     (void)arg;
-    if (!bytes) {
+    if (!bytes) { /* closed (CLIENT KILL, teardown): a shutdown's save waiting for its reply is sent again */
         cron_client = NULL;
+        int fired = FINAL_FIRED;
+        atomic_compare_exchange_strong(&final_state, &fired, FINAL_WANTED);
         return;
     }
     for (const char *end; len && (end = memchr(bytes, '\n', len));) { /* whole replies only (engine.h) */

@@ -21,6 +21,7 @@ real redis-server (7.0) side by side.
   clear it.  A final save that cannot be written (its temp file blocked):
   SHUTDOWN answers Redis's error and the server keeps running, SIGTERM is
   logged and the server keeps running, SHUTDOWN FORCE exits.
+- retry: after a save point's BGSAVE failed, the next try waits 5 s.
 
 Every server runs in its own temporary directory.  Standard library and
 Debian's python3-redis.  Exit 0 when all agree, 1 otherwise, 77 when
@@ -377,12 +378,42 @@ def disk(o, work):
     eq(dict(x[:2] for x in got["candidate"]).get(("SET", "x", "1")), "ERR: " + MISCONF, "the MISCONF text")
 
 
+def retry(o, work):
+    """a save point whose BGSAVE failed tries again only after 5 s (CONFIG_BGSAVE_RETRY_DELAY), then does"""
+    if not shutil.which("prlimit"):
+        print("SKIP retry: no prlimit")
+        return
+    for who, binary, threads in both(o):
+        d, s = start_in(work, "retry-" + who, binary, threads, "sp-retry-" + who)
+        try:
+            r = redis.Redis(port=s.port)
+            for i in range(0, 20000, 5000):
+                r.mset({"d:%d" % j: os.urandom(50).hex() for j in range(i, i + 5000)})
+            prlimit(s.proc.pid, 64 * 1024)
+
+            def tries():
+                return s.tail(100000).count("Background saving started")
+            r.config_set("save", "1 1")
+            check(poll(lambda: tries() >= 1 and r.info("persistence")["rdb_last_bgsave_status"] == "err"),
+                  "%s: the save point's BGSAVE failed" % who)
+            first = tries()
+            time.sleep(4)  # a retry now would be early: a slower machine only makes it later
+            eq(tries(), first, "%s: no retry within 5 s of the failure" % who)
+            check(poll(lambda: tries() > first), "%s: a retry after 5 s" % who)
+            prlimit(s.proc.pid, "unlimited")
+            check(poll(lambda: r.info("persistence")["rdb_last_bgsave_status"] == "ok"),
+                  "%s: a retry succeeds once there is room" % who)
+            r.config_set("save", "")
+        finally:
+            eq(s.stop(), 0, "%s: exit status" % who)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--candidate", required=True)
     ap.add_argument("--redis", default="/usr/bin/redis-server")
     ap.add_argument("--threads", type=int, default=4)
-    ap.add_argument("--only", default="config,fires,multi,shutdown,kill9,disk")
+    ap.add_argument("--only", default="config,fires,multi,shutdown,kill9,disk,retry")
     o = ap.parse_args()
     o.candidate = os.path.abspath(o.candidate)
     if not os.access(o.redis, os.X_OK):
