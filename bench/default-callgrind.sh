@@ -14,7 +14,7 @@ trap 'rm -rf "$WD"' EXIT
 declare -A IR
 for who in percore redis; do
     # idle-poll-us 0: how often a shard polls depends on timing, and its polls are not per-request cost
-    if [ $who = percore ]; then port=17390; cmd=(build/percore-server --port $port --threads 1 --idle-poll-us 0)
+    if [ $who = percore ]; then port=17390; cmd=(build/percore-server --port $port --threads 1 --idle-poll-us 0 --save "")
     else port=17391; cmd=(redis-server --port $port --save "" --appendonly no); fi
     valgrind --tool=callgrind --callgrind-out-file="$WD/cg.$who.%p" "${cmd[@]}" >"$WD/$who.log" 2>&1 &
     pid=$!

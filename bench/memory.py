@@ -98,7 +98,7 @@ def main():
     ap.add_argument("--keys", type=int, default=1000000)
     ap.add_argument("--percore", default=os.path.join(ROOT, "build", "percore-server"))
     o = ap.parse_args()
-    servers = [("percore", [o.percore, "--threads", "1"]),
+    servers = [("percore", [o.percore, "--threads", "1", "--save", ""]),
                ("redis", ["redis-server", "--save", "", "--appendonly", "no"])]
     rows = []
     for kind in ("string", "hash", "set"):

@@ -191,12 +191,12 @@ static int start_once(struct pc_server *s, const char *bin, const char *const *e
     args[n++] = portbuf;
     args[n++] = "--bind";
     args[n++] = "127.0.0.1";
-    if (s->is_redis) {
-        args[n++] = "--save";
-        args[n++] = "";
-        args[n++] = "--appendonly";
-        args[n++] = "no";
-    }
+    /* no save points for either: a test's server writes no dump.rdb into the shared cwd (at its
+     * SHUTDOWN or SIGTERM, or meanwhile); a test that wants them passes --save in extra */
+    args[n++] = "--save";
+    args[n++] = "";
+    args[n++] = "--appendonly";
+    args[n++] = "no";
     char auxbuf[16];
     for (int i = first_extra; extra && extra[i] && n < 250; i++) {
         if (s->is_redis && strcmp(extra[i], "--threads") == 0 && extra[i + 1]) {

@@ -56,8 +56,9 @@ int pc_free_port(void);
 
 /* Start `bin [CONF] --port P --bind 127.0.0.1 [extra...]` (extra is
  * NULL-terminated, may be NULL; CONF is extra[0] when that is not an option,
- * a config file, which both servers take only as their first argument).  For a redis-server binary `--save "" --appendonly no` are
- * added and `--threads N` pairs in extra are dropped.  Waits up to 20 s for
+ * a config file, which both servers take only as their first argument).  `--save "" --appendonly no` are added
+ * before extra (no dump.rdb in the cwd; a later --save adds save points), and for a redis-server binary
+ * `--threads N` pairs in extra are dropped.  Waits up to 20 s for
  * PING; a server that exits first (a port taken after all) is started again
  * on fresh ports, up to 4 times.  0 ok, -1 (with a message on stderr and the
  * log tail) on failure. */

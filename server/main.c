@@ -81,6 +81,10 @@ int main(int argc, char **argv)
     store_set_seed(seed);
     admin_setup();
 
+    /* as Redis's own handlers: a SIGINT or SIGTERM ignored by whoever started us (a shell's background
+     * job) still stops us, saving first (shard_run_until_signal's sigwait takes them) */
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
     /* shard threads inherit this mask: only the main thread takes the signals */
     sigset_t set;
     sigemptyset(&set);
@@ -88,6 +92,7 @@ int main(int argc, char **argv)
     sigaddset(&set, SIGINT);
     pthread_sigmask(SIG_BLOCK, &set, NULL);
     signal(SIGPIPE, SIG_IGN);
+    signal(SIGXFSZ, SIG_IGN); /* a file over RLIMIT_FSIZE fails its write (EFBIG), as a full disk does */
 
     /* once the shards run, CONFIG SET may replace cfg: this thread is no RCU reader */
     int threads = cfg->threads, port = cfg->port;

@@ -170,6 +170,10 @@ enum {
                                    * keyspace lock, in turn (SAVE BGSAVE: the snapshots are one cut) */
     CMD_REPLIES_AFTER_SAVE = 1u << 29, /* ROUTE_FANOUT_OK whose reply, its parts done and its locks freed, waits
                                         * for the save they began (SAVE; save.h) */
+    CMD_DENIED_ON_DISK_ERROR = 1u << 30, /* not a write, yet refused with -MISCONF as writes are (PING, as Redis
+                                          * 7.0's processCommand) */
+    CMD_HOME_IN_EXEC = 1u << 31,  /* inside EXEC, runs once on its home, seeing the connection, instead of its
+                                   * route (BGSAVE: Redis schedules it there) */
 };
 
 /* where a command runs (see dispatch.c) */

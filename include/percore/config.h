@@ -50,6 +50,14 @@ struct obuf_limit {
 };
 
 #define CONFIG_MAX_PERCENTILES 16
+/* save points a config holds (Redis has no limit; more than this is refused with a clear error) */
+#define CONFIG_MAX_SAVE_POINTS 64
+
+/* one `save <seconds> <changes>` point: a BGSAVE once both are reached (Redis's struct saveparam) */
+struct config_save_point {
+    long long seconds;
+    int changes;
+};
 
 /* Redis's keyspace event classes, the same bits (notify-keyspace-events letters) */
 enum {
@@ -133,6 +141,9 @@ struct config {
     char *dir;
     char *dbfilename;           /* the RDB file in dir, loaded at start */
     bool rdbchecksum;           /* RDB files carry a CRC64 (checked on load when non-zero) */
+    struct config_save_point save_points[CONFIG_MAX_SAVE_POINTS]; /* `save`, in the order given */
+    int save_points_count;      /* 0: no automatic saves (save "") */
+    bool stop_writes_on_bgsave_error; /* with save points set, a failed BGSAVE refuses writes (-MISCONF) */
     /* where the config was loaded from (CONFIG REWRITE, INFO config_file) */
     char *config_file;
     /* slot -> shard */

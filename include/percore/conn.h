@@ -35,6 +35,8 @@ bool conn_authenticated(const struct conn *c);
 void conn_set_authenticated(struct conn *c, bool ok);
 /* reply, then close (QUIT) */
 void conn_close_after_reply(struct conn *c);
+/* c's command runs as one of the commands EXEC runs (Redis's server.in_exec) */
+bool conn_in_exec(const struct conn *c);
 /* "ip:port" of the peer and of our side */
 const char *conn_peer(const struct conn *c);
 const char *conn_local(const struct conn *c);

@@ -18,6 +18,11 @@
  * every other client is served; with one store (threads 1, the global-lock
  * build) it runs inline and blocks until the file is written, as Redis's.
  *
+ * Save points (`save`) fire a BGSAVE from shard 0's timer; a shutdown
+ * saves first when they are set (or SHUTDOWN SAVE), refusing to exit when
+ * that save fails (unless FORCE); a failed BGSAVE refuses writes with
+ * -MISCONF while stop-writes-on-bgsave-error and save points are set.
+ *
  * Threading: save_part and save_step on the shard whose store they get (in
  * the global-lock build: under the store lock); the save_last_* readers on
  * any thread.
@@ -30,6 +35,7 @@
 #include <stdint.h>
 
 struct cmd_ctx;
+struct config;
 struct conn;
 struct shard;
 struct slot;
@@ -54,8 +60,39 @@ bool save_step(int shard, struct store *s);
 /* SAVE over several shards, on its home once every part has begun (its locks freed): s is completed
  * (+OK, or -ERR) once the file is renamed; the connection is held until then */
 void save_wait(struct conn *c, struct slot *s);
-/* a shard's loop turn: complete its SAVEs whose file is done (cheap when it has none) */
+/* a shard's loop turn: complete its SAVEs whose file is done, and its SHUTDOWNs refused (cheap when it
+ * has none) */
 void save_serve(struct shard *self);
+/* SHUTDOWN that saves, on c's home: a reply slot held after its own (empty) one, and c reads nothing
+ * more, until the shutdown is refused (-ERR Errors trying to SHUTDOWN) or the process exits */
+void save_shutdown_wait(struct conn *c);
+
+/*
+ * Save points and the shutdown's save (save.c).  save_cron: shard 0's
+ * timer, under cfg; starts a BGSAVE when a save point is reached or one was
+ * scheduled.  save_schedule: any shard; the next timer starts a BGSAVE
+ * (Redis's rdb_bgsave_scheduled).  save_final: the main thread, the shards
+ * running; with save points set (or always), pauses writes and saves,
+ * blocking until done: 1 saved, 0 nothing to save, -1 failed, writes still
+ * paused until save_final_refused() lets them go on (and answers the
+ * SHUTDOWNs waiting).
+ */
+void save_cron(struct shard *self, const struct config *cfg);
+void save_schedule(void);
+int save_final(bool always);
+void save_final_refused(void);
+
+/* Redis's lastbgsave_status (C_OK: true), read on the write path (save_denies_writes) */
+extern atomic_bool save_bgsave_ok;
+/* the last BGSAVE failed: do cfg's save points and stop-writes-on-bgsave-error refuse writes? */
+bool save_denies_writes_now(const struct config *cfg);
+/* write commands (and PING) get -MISCONF: save points set, stop-writes-on-bgsave-error, the last
+ * BGSAVE failed (Redis's writeCommandsDeniedByDiskError); one relaxed load while all is well */
+static inline bool save_denies_writes(const struct config *cfg)
+{
+    return __builtin_expect(!atomic_load_explicit(&save_bgsave_ok, memory_order_relaxed), 0) &&
+           save_denies_writes_now(cfg);
+}
 
 bool save_in_progress(void);
 long long save_last_time(void);       /* unix s of the last successful save (the start time before) */

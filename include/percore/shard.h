@@ -29,8 +29,11 @@ int shard_numa_node(int i);
 const char *shard_build_name(void);
 /* process start, for INFO uptime */
 int64_t shard_start_time_ms(void);
-/* ask the process to stop (SHUTDOWN) */
-void shard_request_shutdown(void);
+/* how SHUTDOWN asks the process to stop (Redis's SHUTDOWN_* flags) */
+enum { SHARD_SHUTDOWN_NOSAVE = 1, SHARD_SHUTDOWN_SAVE = 2, SHARD_SHUTDOWN_FORCE = 4 };
+/* ask the process to stop (SHUTDOWN): the main thread saves first as flags and the save points say
+ * (save_final), and stops the shards unless that save failed without FORCE */
+void shard_request_shutdown(int flags);
 
 /*
  * CONFIG SET bind (Redis's changeBindAddr).  shard_listeners_open binds and

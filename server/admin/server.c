@@ -2094,6 +2094,17 @@ static void cmd_bgsave(struct cmd_ctx *ctx)
         reply_syntax_error(ctx->out);
         return;
     }
+    /* as Redis 7.0's bgsaveCommand: inside EXEC it is scheduled (the shard 0 timer starts it); with no
+     * other kind of child (no AOF rewrite here) SCHEDULE changes nothing else */
+    if (ctx->conn && conn_in_exec(ctx->conn)) {
+        if (save_in_progress()) {
+            reply_error(ctx->out, "ERR Background save already in progress");
+        } else {
+            save_schedule();
+            reply_simple(ctx->out, "Background saving scheduled");
+        }
+        return;
+    }
     save_part(ctx, false);
 }
 
@@ -2125,17 +2136,16 @@ static void cmd_shutdown(struct cmd_ctx *ctx)
         reply_error(ctx->out, "ERR No shutdown in progress.");
         return;
     }
-    if (save) {
-        /* Redis would write an RDB file; percore has no persistence, and
-         * acknowledging a save that never happened would lose data silently */
-        reply_error(ctx->out, "ERR SHUTDOWN SAVE is not supported: this server has no "
-                              "persistence (use SHUTDOWN NOSAVE)");
-        return;
-    }
-    /* like Redis, no reply on success: the connection closes as the server stops */
-    shard_request_shutdown();
-    if (ctx->conn)
+    /* like Redis, no reply on success: the connection closes as the server stops; with a final save
+     * (save points set and not NOSAVE, or SAVE) its reply waits: -ERR if that save fails without FORCE */
+    int flags = (nosave ? SHARD_SHUTDOWN_NOSAVE : 0) | (save ? SHARD_SHUTDOWN_SAVE : 0) |
+                (force ? SHARD_SHUTDOWN_FORCE : 0);
+    bool saves = save || (!nosave && ctx->config->save_points_count > 0);
+    if (ctx->conn && saves)
+        save_shutdown_wait(ctx->conn);
+    else if (ctx->conn)
         conn_close_after_reply(ctx->conn);
+    shard_request_shutdown(flags);
 }
 
 static void cmd_wait(struct cmd_ctx *ctx)
@@ -2268,7 +2278,7 @@ void server_redactions(const struct command *cmd, int argc, const struct resp_ar
     {name_, proc_, arity_, flags_, 0, 0, 0, ROUTE_HOME, cats_}
 
 const struct command command_family_server[] = {
-    CMD("ping", cmd_ping, -1, CMD_FAST | CMD_SUBSCRIBER_OK, "@fast @connection"),
+    CMD("ping", cmd_ping, -1, CMD_FAST | CMD_SUBSCRIBER_OK | CMD_DENIED_ON_DISK_ERROR, "@fast @connection"),
     CMD("echo", cmd_echo, 2, LS | CMD_FAST, "@fast @connection"),
     CMD("quit", cmd_quit, -1, NLS | CMD_FAST | CMD_NO_AUTH | CMD_NO_QUEUE | CMD_SUBSCRIBER_OK, "@fast @connection"),
     CMD("select", cmd_select, 2, LS | CMD_FAST | CMD_SELECTS_DB | CMD_NO_CLUSTER, "@fast @connection"),
@@ -2288,7 +2298,7 @@ const struct command command_family_server[] = {
     {"save", cmd_save, 1, CMD_ADMIN | CMD_NOSCRIPT | CMD_NO_MULTI | CMD_LOCKS_ALL | CMD_REPLIES_AFTER_SAVE, 0, 0, 0,
      ROUTE_FANOUT_OK,
      "@admin @slow @dangerous"},
-    {"bgsave", cmd_bgsave, -1, CMD_ADMIN | CMD_NOSCRIPT | CMD_NO_MULTI | CMD_LOCKS_ALL, 0, 0, 0, ROUTE_FANOUT_OK,
+    {"bgsave", cmd_bgsave, -1, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOCKS_ALL | CMD_HOME_IN_EXEC, 0, 0, 0, ROUTE_FANOUT_OK,
      "@admin @slow @dangerous"},
     CMD("shutdown", cmd_shutdown, -1, ANLS | CMD_NO_MULTI, "@admin @slow @dangerous"),
     CMD("monitor", cmd_monitor, 1, ANLS, "@admin @slow @dangerous"),

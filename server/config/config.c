@@ -38,7 +38,8 @@ enum config_type {
     CT_ENUM,        /* an enum or bool, names from config_enum_names() */
     CT_OBUF,        /* client-output-buffer-limit */
     CT_PERCENTILES, /* latency-tracking-info-percentiles */
-    CT_PERSIST_OFF, /* save / appendonly: only the persistence-off value */
+    CT_PERSIST_OFF, /* appendonly: only the persistence-off value */
+    CT_SAVE,        /* save: the save points */
     CT_NOTIFY,      /* notify-keyspace-events: Redis's class letters */
 };
 
@@ -144,7 +145,10 @@ static const struct config_key config_keys[] = {
      "the RDB file in dir loaded at start"},
     {"rdbchecksum", CT_ENUM, OFF(rdbchecksum), "yes", 0, 0, false,
      "RDB files end with a CRC64 of their bytes (no: 0, not checked on load)"},
-    {"save", CT_PERSIST_OFF, 0, "", 0, 0, true, "no persistence: only \"\" is accepted"},
+    {"save", CT_SAVE, OFF(save_points), "3600 1 300 100 60 10000", 0, 0, true,
+     "save points, <seconds> <changes> pairs: BGSAVE once both are reached; \"\" none"},
+    {"stop-writes-on-bgsave-error", CT_ENUM, OFF(stop_writes_on_bgsave_error), "yes", 0, 0, true,
+     "with save points set, writes get -MISCONF after a failed BGSAVE"},
     {"appendonly", CT_PERSIST_OFF, 0, "no", 0, 0, true, "no persistence: only no is accepted"},
 };
 #undef OFF
@@ -366,21 +370,49 @@ static const char *config_parse_percentiles(struct config *c, const char *v, siz
     return NULL;
 }
 
-/* Redis's check of a save value: pairs of integers, seconds >= 1, changes >= 0 */
-static bool config_save_params_valid(const char *v, size_t vlen)
+/*
+ * Redis's setConfigSaveOption on the words w[0..n): pairs of integers (strtoll
+ * over the whole word), seconds >= 1, changes >= 0, that replace c's save
+ * points or, append, follow them (the conf file's later `save` lines).
+ */
+static const char *config_save_set(struct config *c, const struct resp_arg *w, int n, bool append)
 {
-    char buf[512];
-    if (vlen >= sizeof(buf))
-        return false;
-    memcpy(buf, v, vlen);
-    buf[vlen] = '\0';
-    int n = 0;
-    for (char *save = NULL, *w = strtok_r(buf, " ", &save); w; w = strtok_r(NULL, " ", &save), n++) {
-        long long x;
-        if (!util_str_to_ll(w, strlen(w), &x) || x < (n % 2 == 0 ? 1 : 0))
-            return false;
+    if (n % 2)
+        return "Invalid save parameters";
+    long long v[2 * CONFIG_MAX_SAVE_POINTS];
+    int have = append ? c->save_points_count : 0;
+    if (have + n / 2 > CONFIG_MAX_SAVE_POINTS)
+        return "Invalid save parameters: more than 64 save points";
+    for (int i = 0; i < n; i++) {
+        char buf[64], *end;
+        if (w[i].len >= sizeof buf || memchr(w[i].ptr, '\0', w[i].len))
+            return "Invalid save parameters";
+        memcpy(buf, w[i].ptr, w[i].len);
+        buf[w[i].len] = '\0';
+        v[i] = strtoll(buf, &end, 10);
+        if (*end != '\0' || v[i] < (i % 2 == 0 ? 1 : 0))
+            return "Invalid save parameters";
     }
-    return n % 2 == 0;
+    for (int i = 0; i < n; i += 2)
+        c->save_points[have++] = (struct config_save_point){v[i], (int)v[i + 1]};
+    c->save_points_count = have;
+    return NULL;
+}
+
+/* CONFIG SET's (and the default's) one value, split at every single space as Redis's sdssplitlen */
+static const char *config_save_set_value(struct config *c, const char *v, size_t vlen)
+{
+    struct resp_arg w[2 * CONFIG_MAX_SAVE_POINTS + 1];
+    int n = 0;
+    for (size_t start = 0, j = 0; vlen && j <= vlen; j++) {
+        if (j < vlen && v[j] != ' ')
+            continue;
+        if (n == (int)(sizeof w / sizeof w[0]))
+            return "Invalid save parameters: more than 64 save points";
+        w[n++] = (struct resp_arg){v + start, j - start};
+        start = j + 1;
+    }
+    return config_save_set(c, w, n, false);
 }
 
 /* Redis's keyspaceEventsStringToFlags: the classes, or -1 for a letter that names none */
@@ -531,11 +563,13 @@ static const char *config_apply(struct config *c, const struct config_key *k, co
         return NULL;
     }
     case CT_PERSIST_OFF:
-        if (strcmp(k->name, "save") == 0 ? vlen == 0 : util_eq_nocase(v, vlen, "no"))
+        if (util_eq_nocase(v, vlen, "no"))
             return NULL;
-        if (strcmp(k->name, "save") == 0 ? !config_save_params_valid(v, vlen) : !util_eq_nocase(v, vlen, "yes"))
-            return strcmp(k->name, "save") == 0 ? "Invalid save parameters" : "argument must be 'yes' or 'no'";
+        if (!util_eq_nocase(v, vlen, "yes"))
+            return "argument must be 'yes' or 'no'";
         return "percore keeps no persistence: only the persistence-off value is accepted";
+    case CT_SAVE:
+        return config_save_set_value(c, v, vlen);
     }
     return "unknown type";
 }
@@ -579,7 +613,15 @@ static void config_format(const struct config *c, const struct config_key *k, ch
             off += (size_t)snprintf(buf + off, cap - off, "%s%g", i ? " " : "", c->latency_percentiles[i]);
         break;
     }
-    case CT_PERSIST_OFF: snprintf(buf, cap, "%s", strcmp(k->name, "save") == 0 ? "" : "no"); break;
+    case CT_PERSIST_OFF: snprintf(buf, cap, "no"); break;
+    case CT_SAVE: {
+        size_t off = 0;
+        buf[0] = '\0';
+        for (int i = 0; i < c->save_points_count && off < cap; i++)
+            off += (size_t)snprintf(buf + off, cap - off, "%s%lld %d", i ? " " : "", c->save_points[i].seconds,
+                                    c->save_points[i].changes);
+        break;
+    }
     case CT_NOTIFY: config_notify_format(*(const unsigned *)field, buf, cap); break;
     case CT_BIND: {
         size_t off = 0;
@@ -641,13 +683,55 @@ static int config_split_line(const char *line, char words[][1024], int max, bool
     }
 }
 
-static int config_directive(struct config *c, char words[][1024], int n, char *err, size_t errlen)
+/*
+ * A `save` line, as Redis reads its config: one non-empty value is split
+ * into words (`save "3600 1 300 100"`), "" alone means none; the first
+ * `save` line (of the file and the command line together) replaces the
+ * default points, each later one adds its own.
+ */
+static int config_save_directive(struct config *c, char words[][1024], int n, bool *save_seen, char *err,
+                                 size_t errlen)
+{
+    struct resp_arg w[2 * CONFIG_MAX_SAVE_POINTS + 1];
+    int nw = 0;
+    bool none = n == 2 && words[1][0] == '\0';
+    for (int i = 1; i < n && nw < (int)(sizeof w / sizeof w[0]); i++) {
+        if (n > 2) { /* several words: each is one */
+            w[nw++] = (struct resp_arg){words[i], strlen(words[i])};
+            continue;
+        }
+        for (const char *p = words[i]; *p && nw < (int)(sizeof w / sizeof w[0]);) { /* one: split at spaces */
+            while (isspace((unsigned char)*p))
+                p++;
+            const char *e = p;
+            while (*e && !isspace((unsigned char)*e))
+                e++;
+            if (e > p)
+                w[nw++] = (struct resp_arg){p, (size_t)(e - p)};
+            p = e;
+        }
+    }
+    if (none)
+        c->save_points_count = 0;
+    const char *why = config_save_set(c, w, nw, *save_seen);
+    if (why) {
+        snprintf(err, errlen, "%s", why);
+        return -1;
+    }
+    *save_seen = true;
+    return 0;
+}
+
+static int config_directive(struct config *c, char words[][1024], int n, bool *save_seen, char *err,
+                            size_t errlen)
 {
     const struct config_key *k = config_find(words[0], strlen(words[0]));
     if (!k) {
         snprintf(err, errlen, "Bad directive or wrong number of arguments");
         return -1;
     }
+    if (k->type == CT_SAVE && n >= 2)
+        return config_save_directive(c, words, n, save_seen, err, errlen);
     struct resp_arg vals[CONFIG_MAX_BIND + 1];
     int nvals = n - 1;
     if (nvals < 1 || nvals > CONFIG_MAX_BIND) {
@@ -676,7 +760,8 @@ static void config_fatal_line(char *err, size_t errlen, const char *where, int l
              PERCORE_VERSION, where, lineno, line, why);
 }
 
-static int config_load_text(struct config *c, FILE *f, const char *where, char *err, size_t errlen)
+static int config_load_text(struct config *c, FILE *f, const char *where, bool *save_seen, char *err,
+                            size_t errlen)
 {
     static char words[CONFIG_MAX_BIND + 2][1024];
     char line[4096];
@@ -698,7 +783,7 @@ static int config_load_text(struct config *c, FILE *f, const char *where, char *
                                          : "Too many arguments");
             return -1;
         }
-        if (config_directive(c, words, n, why, sizeof(why)) < 0) {
+        if (config_directive(c, words, n, save_seen, why, sizeof(why)) < 0) {
             config_fatal_line(err, errlen, where, lineno, line, why);
             return -1;
         }
@@ -754,6 +839,7 @@ int config_setup(int argc, char **argv, char *err, size_t errlen)
     struct config_box *box = mem_calloc(1, sizeof(*box));
     struct config *c = &box->config;
     config_defaults(c);
+    bool save_seen = false; /* a `save` line was read: the next ones add to it */
     int i = 1;
     if (argc > 1 && argv[1][0] != '-') {
         FILE *f = fopen(argv[1], "r");
@@ -761,7 +847,7 @@ int config_setup(int argc, char **argv, char *err, size_t errlen)
             snprintf(err, errlen, "Fatal error, can't open config file '%s': %s", argv[1], strerror(errno));
             goto fail;
         }
-        int rc = config_load_text(c, f, "file", err, errlen);
+        int rc = config_load_text(c, f, "file", &save_seen, err, errlen);
         fclose(f);
         if (rc < 0)
             goto fail;
@@ -801,7 +887,7 @@ int config_setup(int argc, char **argv, char *err, size_t errlen)
     }
     if (off) {
         FILE *f = fmemopen(line, off, "r");
-        int rc = config_load_text(c, f, "command line", err, errlen);
+        int rc = config_load_text(c, f, "command line", &save_seen, err, errlen);
         fclose(f);
         if (rc < 0)
             goto fail;
@@ -972,6 +1058,15 @@ static void config_rewrite_line(struct reply *line, const struct config *c, cons
     char value[1024];
     config_format(c, k, value, sizeof(value));
     reply_clear(line);
+    if (k->type == CT_SAVE) { /* as Redis's rewriteConfigSaveOption: a line per point, or save "" */
+        char one[64];
+        for (int i = 0; i < c->save_points_count; i++)
+            reply_raw(line, one, (size_t)snprintf(one, sizeof one, "%ssave %lld %d", i ? "\n" : "",
+                                                  c->save_points[i].seconds, c->save_points[i].changes));
+        if (c->save_points_count == 0)
+            reply_raw(line, "save \"\"", 7);
+        return;
+    }
     reply_raw(line, k->name, strlen(k->name));
     reply_raw(line, " ", 1);
     if (k->type != CT_STRING && k->type != CT_PERSIST_OFF) {
@@ -1093,7 +1188,7 @@ int config_rewrite(char *err, size_t errlen)
             continue;
         config_format(c, k, now, sizeof(now));
         config_format(dflt, k, was, sizeof(was));
-        if (strcmp(now, was) == 0)
+        if (strcmp(now, was) == 0 && k->type != CT_SAVE) /* Redis always writes its save lines */
             continue;
         if (!signature) {
             reply_raw(&out, CONFIG_REWRITE_SIGNATURE "\n", sizeof(CONFIG_REWRITE_SIGNATURE));

@@ -779,6 +779,7 @@ const char *conn_name(const struct conn *c) { return c->name; }
 bool conn_authenticated(const struct conn *c) { return c->authenticated; }
 void conn_set_authenticated(struct conn *c, bool ok) { c->authenticated = ok; }
 void conn_close_after_reply(struct conn *c) { c->close_after_reply = true; }
+bool conn_in_exec(const struct conn *c) { return c->exec_input != NULL && c->txid != 0; }
 const char *conn_peer(const struct conn *c) { return c->peer; }
 const char *conn_local(const struct conn *c) { return c->local; }
 int conn_fd(const struct conn *c) { return c->fd; }

@@ -71,6 +71,13 @@ struct reply *dispatch_reply_target(struct conn *c)
     return dispatch_push_target(c);
 }
 
+/* Redis 7.0's shared.bgsaveerr */
+static const char misconf_error[] =
+    "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. Commands that "
+    "may modify the data set are disabled, because this instance is configured to report errors during writes if RDB "
+    "snapshotting fails (stop-writes-on-bgsave-error option). Please check the Redis logs for details about the RDB "
+    "error.";
+
 /* Redis 7.0's shared.oomerr */
 static const char oom_error[] = "OOM command not allowed when used memory > 'maxmemory'.";
 
@@ -1269,6 +1276,13 @@ bool dispatch_command(struct conn *c, int argc, const struct resp_arg *argv)
         stats_cmd_rejected(&self->stats, cmd, "-NOAUTH", 7);
         return true;
     }
+    if (save_denies_writes(cfg) && /* Redis's processCommand: a write, an EXEC of writes, PING */
+        ((cmd->flags & (CMD_WRITE | CMD_DENIED_ON_DISK_ERROR)) ||
+         ((cmd->flags & CMD_RUNS_QUEUE) && txn_queued_writes(c)))) {
+        dispatch_reject(c, cmd, argc, argv, misconf_error);
+        stats_cmd_rejected(&self->stats, cmd, "-MISCONF", 8);
+        return true;
+    }
     const char *refused = c->pubsub && !c->exec_input ? pubsub_refused_command(c, cmd, argc, argv) : NULL;
     if (refused) {
         snprintf(err, sizeof err,
@@ -1334,8 +1348,9 @@ bool dispatch_command(struct conn *c, int argc, const struct resp_arg *argv)
             run_inline(c, cmd, argc, argv, out, cmd->route == ROUTE_HOME, feed);
         return true;
     }
-    if (cmd->route == ROUTE_HOME || shard_store_count() == 1) {
-        run_inline(c, cmd, argc, argv, dispatch_reply_target(c), cmd->route == ROUTE_HOME, feed);
+    if (cmd->route == ROUTE_HOME || shard_store_count() == 1 || (c->txid && (cmd->flags & CMD_HOME_IN_EXEC))) {
+        run_inline(c, cmd, argc, argv, dispatch_reply_target(c),
+                   cmd->route == ROUTE_HOME || (c->txid && (cmd->flags & CMD_HOME_IN_EXEC)), feed);
         return true;
     }
     switch (cmd->route) {

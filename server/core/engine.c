@@ -85,8 +85,9 @@ int engine_start(const char *name, int threads, const char *const *extra, engine
     char threads_arg[16], port_arg[16], err[1024];
     snprintf(threads_arg, sizeof threads_arg, "%d", threads);
     snprintf(port_arg, sizeof port_arg, "%d", engine_free_port());
-    const char *argv[64] = {name, "--threads", threads_arg, "--port", port_arg, "--bind", "127.0.0.1"};
-    int argc = 7;
+    /* no save points: a benchmark writes no dump.rdb, at its end or meanwhile (extra may set some) */
+    const char *argv[64] = {name, "--threads", threads_arg, "--port", port_arg, "--bind", "127.0.0.1", "--save", ""};
+    int argc = 9;
     for (int i = 0; extra && extra[i] && argc < 63; i++)
         argv[argc++] = extra[i];
     argv[argc] = NULL;

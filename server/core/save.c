@@ -31,6 +31,21 @@
  * number of the save it began; the shard's loop answers it once done_gen
  * has reached that number.  save_pending counts saves under way and
  * waiters, so that an idle server's loop turn costs one load for all this.
+ *
+ * Save points and the shutdown's save (Redis's serverCron and
+ * finishShutdown).  Shard 0's timer (save_cron) checks the points: the
+ * changes since the last successful save against each point's, and the
+ * seconds since it; after a failed BGSAVE, not before
+ * SAVE_BGSAVE_RETRY_DELAY seconds.  A save it starts is an ordinary BGSAVE
+ * sent by an in-process client of shard 0 (engine.h: no socket), so it
+ * takes the same keyspace-wide lock round as a client's, without any loop
+ * waiting.  The shutdown's save (save_final, on the main thread) is the same
+ * client's CLIENT PAUSE WRITE then SAVE (as Redis's, its failure leaves
+ * rdb_last_bgsave_status): writes wait from before its cut
+ * until the process exits (none is acknowledged and lost), or, when the
+ * file cannot be written and the shutdown is refused, until its CLIENT
+ * UNPAUSE.  final_state steps between the two threads.  A SHUTDOWN whose
+ * save failed is answered by its home (save_serve), as a SAVE's client.
  */
 #include "percore/save.h"
 
@@ -40,6 +55,7 @@
 #include "shard_internal.h"
 
 #include "percore/command.h"
+#include "percore/engine.h"
 #include "percore/config.h"
 #include "percore/crc64.h"
 #include "percore/log.h"
@@ -94,22 +110,46 @@ static bool job_checksum;       /* the save under way: rdbchecksum */
 static char *job_dir, *job_file; /* its dir and dbfilename (copies) */
 static int64_t job_start_ms;
 static _Atomic long long last_time, last_duration = -1, saves, start_ms;
-static atomic_bool last_ok = true;
+_Alignas(128) atomic_bool save_bgsave_ok = true; /* Redis's lastbgsave_status: the write path reads it */
+static _Alignas(128) atomic_bool last_job_ok = true; /* the last save, SAVE or BGSAVE, succeeded */
+static bool job_blocking;             /* the save under way is a SAVE's: its failure leaves save_bgsave_ok */
+static _Atomic long long last_try;    /* unix s the last BGSAVE began (Redis's lastbgsave_try) */
 static _Atomic uint64_t saved_writes; /* write commands in the last successful save (sum of its cuts) */
 static _Atomic uint64_t save_gen;     /* saves begun */
 atomic_int save_pending;
-static _Atomic uint64_t done_gen;     /* the last save over (its last_ok set) */
+static _Atomic uint64_t done_gen;     /* the last save over (its outcome set) */
 
 /* a SAVE's client waiting for its file (on its home shard's list, touched by that shard only) */
 struct save_waiter {
     struct conn *c;
     struct slot *s;
-    uint64_t gen;               /* the save it waits for */
+    uint64_t gen;               /* the save it waits for; a SHUTDOWN's: the refusals before it */
+    bool shutdown;              /* a SHUTDOWN's, answered only if the shutdown is refused */
     struct save_waiter *next;
 };
 static struct save_waiter **waiters; /* per shard */
 static int nwaiters;
 static atomic_bool job_abandoned; /* shutdown came first: the temp file is not renamed */
+static _Atomic uint64_t shutdown_refusals; /* shutdowns refused for a failed save (their SHUTDOWNs answered) */
+
+#define SAVE_BGSAVE_RETRY_DELAY 5 /* s after a failed BGSAVE before a save point tries again (Redis's) */
+
+/* the shutdown's save, between the main thread (save_final) and shard 0 (save_cron) */
+enum {
+    FINAL_NONE,
+    FINAL_WANTED,    /* main: save if save points are set (or always); shard 0 starts it once no save runs */
+    FINAL_FIRED,     /* shard 0 sent CLIENT PAUSE WRITE and SAVE */
+    FINAL_SAVED,     /* main reads the outcome */
+    FINAL_FAILED,
+    FINAL_SKIPPED,   /* no save points: nothing to save */
+    FINAL_UNPAUSE,   /* main: the shutdown is refused, writes go on */
+};
+static atomic_int final_state;
+static atomic_bool final_always; /* SHUTDOWN SAVE: even without save points */
+/* shard 0's thread only */
+static struct conn *cron_client; /* the in-process client that sends the timer's BGSAVE */
+static int cron_final_replies;   /* replies to the shutdown's CLIENT PAUSE and SAVE so far */
+static atomic_bool scheduled;    /* a BGSAVE waits for its turn (BGSAVE inside EXEC) */
 
 static bool send_chunk(struct save_shard *p, bool last);
 static void pause_briefly(void);
@@ -173,7 +213,7 @@ void save_teardown(void)
 
 bool save_in_progress(void) { return atomic_load(&phase) != PHASE_IDLE; }
 long long save_last_time(void) { return atomic_load(&last_time); }
-bool save_last_ok(void) { return atomic_load(&last_ok); }
+bool save_last_ok(void) { return atomic_load(&save_bgsave_ok); }
 long long save_last_duration(void) { return atomic_load(&last_duration); }
 long long save_count(void) { return atomic_load(&saves); }
 long long save_changes_since(void)
@@ -307,7 +347,9 @@ static void *writer_main(void *arg)
         atomic_fetch_add(&saves, 1);
     }
     atomic_store(&last_duration, (now - job_start_ms) / 1000);
-    atomic_store(&last_ok, ok);
+    atomic_store(&last_job_ok, ok);
+    if (ok || !job_blocking) /* as Redis: a failed SAVE leaves the BGSAVE status */
+        atomic_store(&save_bgsave_ok, ok);
     atomic_store(&done_gen, atomic_load(&save_gen));
     atomic_store(&phase, PHASE_IDLE);
     atomic_fetch_sub(&save_pending, 1);
@@ -410,9 +452,12 @@ void save_part(struct cmd_ctx *ctx, bool blocking)
         job_dir = dup_str(ctx->config->dir && ctx->config->dir[0] ? ctx->config->dir : ".");
         job_file = dup_str(ctx->config->dbfilename);
         job_checksum = ctx->config->rdbchecksum;
+        job_blocking = blocking;
         atomic_fetch_add(&save_gen, 1);
         atomic_fetch_add(&save_pending, 1); /* until the writer is done */
         job_start_ms = util_ms_time();
+        if (!blocking)
+            atomic_store(&last_try, job_start_ms / 1000);
         atomic_store(&job_abandoned, false);
         atomic_store(&start_ms, job_start_ms);
         if (!blocking)
@@ -449,7 +494,7 @@ void save_part(struct cmd_ctx *ctx, bool blocking)
             pause_briefly();
     while (atomic_load(&phase) != PHASE_IDLE)
         pause_briefly();
-    if (atomic_load(&last_ok))
+    if (atomic_load(&last_job_ok))
         reply_ok(ctx->out);
     else
         reply_error(ctx->out, "ERR");
@@ -458,7 +503,7 @@ void save_part(struct cmd_ctx *ctx, bool blocking)
 void save_wait(struct conn *c, struct slot *s)
 {
     struct save_waiter *w = mem_alloc(sizeof(*w));
-    *w = (struct save_waiter){c, s, atomic_load(&save_gen), waiters[c->home->index]};
+    *w = (struct save_waiter){c, s, atomic_load(&save_gen), false, waiters[c->home->index]};
     waiters[c->home->index] = w;
     c->inflight++; /* held until it is answered (conn_unref) */
     atomic_fetch_add(&save_pending, 1);
@@ -468,17 +513,19 @@ void save_serve(struct shard *self)
 {
     if (!waiters || !waiters[self->index])
         return;
-    uint64_t done = atomic_load(&done_gen);
+    uint64_t done = atomic_load(&done_gen), refusals = atomic_load(&shutdown_refusals);
     struct save_waiter **at = &waiters[self->index];
     while (*at) {
         struct save_waiter *w = *at;
-        if (w->gen > done) {
+        if (w->shutdown ? w->gen >= refusals : w->gen > done) {
             at = &w->next;
             continue;
         }
         *at = w->next;
         if (!w->c->closed) {
-            if (atomic_load(&last_ok))
+            if (w->shutdown)
+                reply_error(&w->s->reply, "ERR Errors trying to SHUTDOWN. Check logs.");
+            else if (atomic_load(&last_job_ok))
                 reply_ok(&w->s->reply);
             else
                 reply_error(&w->s->reply, "ERR");
@@ -488,4 +535,145 @@ void save_serve(struct shard *self)
         mem_release(w);
         atomic_fetch_sub(&save_pending, 1);
     }
+}
+
+void save_shutdown_wait(struct conn *c)
+{
+    struct slot *s = dispatch_slot_create(c, command_internal(CMD_I_UNLOCK)); /* a marker: no stats */
+    s->barrier = true; /* as Redis's blocked client: nothing more is read from it meanwhile */
+    struct save_waiter *w = mem_alloc(sizeof(*w));
+    *w = (struct save_waiter){c, s, atomic_load(&shutdown_refusals), true, waiters[c->home->index]};
+    waiters[c->home->index] = w;
+    c->inflight++;
+    atomic_fetch_add(&save_pending, 1);
+}
+
+/* ---------------------------------------------------------------- save points, the shutdown's save */
+
+/* each of the timer's client's replies: one line (+status or -error) */
+static void cron_reply(const char *line, size_t len)
+{
+    if (atomic_load(&final_state) == FINAL_FIRED && cron_final_replies++ == 1) { /* SAVE's, after PAUSE's */
+        if (len >= 3 && memcmp(line, "+OK", 3) == 0)
+            atomic_store(&final_state, FINAL_SAVED);
+        else if (memmem(line, len, "in progress", 11)) /* another save began first: ours after it */
+            atomic_store(&final_state, FINAL_WANTED);
+        else
+            atomic_store(&final_state, FINAL_FAILED);
+    } else if (len && line[0] == '-') {
+        log_warn("Background saving could not start: %.*s", (int)len - 1, line + 1);
+    }
+}
+
+static void cron_sink(void *arg, const char *bytes, size_t len)
+{
+    (void)arg;
+    if (!bytes) { /* closed (CLIENT KILL, teardown): a shutdown's save waiting for its reply is sent again */
+        cron_client = NULL;
+        int fired = FINAL_FIRED;
+        atomic_compare_exchange_strong(&final_state, &fired, FINAL_WANTED);
+        return;
+    }
+    for (const char *end; len && (end = memchr(bytes, '\n', len));) { /* whole replies only (engine.h) */
+        size_t n = (size_t)(end - bytes) + 1;
+        cron_reply(bytes, n >= 2 ? n - 2 : 0);
+        bytes += n;
+        len -= n;
+    }
+}
+
+/* commands (RESP) from the timer's own client */
+static void cron_send(struct shard *self, const char *resp)
+{
+    if (!cron_client) {
+        cron_client = conn_create(self, -1, cron_sink, NULL);
+        cron_client->authenticated = true;
+        snprintf(cron_client->peer, sizeof(cron_client->peer), "save-points");
+    }
+    conn_take_input(cron_client, resp, strlen(resp));
+}
+
+#define RESP_BGSAVE "*1\r\n$6\r\nBGSAVE\r\n"
+
+/* true: the shutdown's save, or its undoing, took this turn */
+static bool cron_final(struct shard *self, const struct config *cfg)
+{
+    switch (atomic_load(&final_state)) {
+    case FINAL_WANTED:
+        if (!atomic_load(&final_always) && cfg->save_points_count == 0) {
+            atomic_store(&final_state, FINAL_SKIPPED);
+        } else if (!save_in_progress()) {
+            log_notice("Saving the final RDB snapshot before exiting.");
+            atomic_store(&final_state, FINAL_FIRED);
+            cron_final_replies = 0;
+            cron_send(self, "*4\r\n$6\r\nCLIENT\r\n$5\r\nPAUSE\r\n$10\r\n2147483647\r\n$5\r\nWRITE\r\n"
+                            "*1\r\n$4\r\nSAVE\r\n");
+        }
+        return true;
+    case FINAL_UNPAUSE:
+        cron_send(self, "*2\r\n$6\r\nCLIENT\r\n$7\r\nUNPAUSE\r\n");
+        atomic_store(&final_state, FINAL_NONE);
+        return true;
+    case FINAL_NONE:
+        return false;
+    default: /* the main thread's turn */
+        return true;
+    }
+}
+
+void save_cron(struct shard *self, const struct config *cfg)
+{
+    if (cron_client && atomic_load(&final_state) == FINAL_NONE && engine_client_idle(cron_client))
+        conn_close(cron_client); /* its sink's last call clears cron_client */
+    if (cron_final(self, cfg) || save_in_progress())
+        return;
+    long long now = util_ms_time() / 1000;
+    if (!atomic_load(&save_bgsave_ok) && now - atomic_load(&last_try) <= SAVE_BGSAVE_RETRY_DELAY)
+        return;
+    if (atomic_exchange(&scheduled, false)) {
+        cron_send(self, RESP_BGSAVE);
+        return;
+    }
+    if (cfg->save_points_count == 0)
+        return;
+    long long changes = save_changes_since(), since = now - atomic_load(&last_time);
+    for (int i = 0; i < cfg->save_points_count; i++) {
+        const struct config_save_point *sp = &cfg->save_points[i];
+        if (changes >= sp->changes && since > sp->seconds) {
+            log_notice("%d changes in %lld seconds. Saving...", sp->changes, sp->seconds);
+            cron_send(self, RESP_BGSAVE);
+            return;
+        }
+    }
+}
+
+void save_schedule(void) { atomic_store(&scheduled, true); }
+
+int save_final(bool always)
+{
+    atomic_store(&final_always, always);
+    atomic_store(&final_state, FINAL_WANTED);
+    int st;
+    while ((st = atomic_load(&final_state)) != FINAL_SAVED && st != FINAL_FAILED && st != FINAL_SKIPPED) {
+        struct timespec ts = {0, 10 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    if (st != FINAL_FAILED) {
+        atomic_store(&final_state, FINAL_NONE); /* the shards stop next: writes stay paused */
+        return st == FINAL_SAVED ? 1 : 0;
+    }
+    return -1;
+}
+
+void save_final_refused(void)
+{
+    atomic_store(&final_state, FINAL_UNPAUSE);
+    atomic_fetch_add(&shutdown_refusals, 1);
+    for (int i = 0; i < nwaiters; i++) /* the SHUTDOWNs waiting are answered on their shards' next turn */
+        wake_shard(i);
+}
+
+bool save_denies_writes_now(const struct config *cfg)
+{
+    return cfg->stop_writes_on_bgsave_error && cfg->save_points_count > 0 && !atomic_load(&save_bgsave_ok);
 }

@@ -112,9 +112,11 @@ int shard_numa_node(int i) { return shards[i]->numa_node; }
 int64_t shard_start_time_ms(void) { return start_time_ms; }
 const char *shard_build_name(void) { return SHARD_STORE_SHARED ? "global-lock" : "sharded"; }
 
-void shard_request_shutdown(void)
+#define SHUTDOWN_ASKED 0x100 /* in shutdown_requested: a SHUTDOWN's flags are beside it */
+
+void shard_request_shutdown(int flags)
 {
-    atomic_store(&shutdown_requested, 1);
+    atomic_store(&shutdown_requested, SHUTDOWN_ASKED | flags);
     kill(getpid(), SIGTERM);
 }
 
@@ -299,6 +301,8 @@ static void shard_on_timer(evutil_socket_t fd, short what, void *arg)
         dispatch_memory_ok(self, cfg, NULL, NULL);
         shard_store_unlock();
     }
+    if (self->index == 0)
+        save_cron(self, cfg); /* save points, the shutdown's save */
     conn_reap_idle(self, cfg->timeout);
     shard_publish_keyspace(self, true);
     struct timeval tv = {0, 1000000 / cfg->hz};
@@ -969,9 +973,28 @@ void shard_run_until_signal(void)
     sigemptyset(&set);
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGINT);
-    int sig = 0;
-    sigwait(&set, &sig);
-    log_warn("Received %s scheduling shutdown...", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+    /* as Redis's prepareForShutdown: the final save when save points are set (or SHUTDOWN SAVE, not
+     * NOSAVE); one that fails keeps the server running, unless FORCE */
+    for (;;) {
+        int sig = 0;
+        sigwait(&set, &sig);
+        const char *name = sig == SIGTERM ? "SIGTERM" : "SIGINT";
+        int asked = atomic_exchange(&shutdown_requested, 0);
+        if (!asked)
+            log_warn("Received %s scheduling shutdown...", name);
+        log_warn("User requested shutdown...");
+        if (asked & SHARD_SHUTDOWN_NOSAVE)
+            break;
+        if (save_final(asked & SHARD_SHUTDOWN_SAVE) >= 0)
+            break;
+        if (asked & SHARD_SHUTDOWN_FORCE) {
+            log_warn("Error trying to save the DB. Exit anyway.");
+            break;
+        }
+        log_warn("Error trying to save the DB, can't exit.");
+        log_warn("Errors trying to shut down the server. Check the logs for more information.");
+        save_final_refused();
+    }
     shard_stop_all();
     for (int i = 0; i < nshards; i++)
         pthread_join(threads[i], NULL);

@@ -2,8 +2,8 @@
 """diff.py: differential tester, percore against a real redis-server 7.0.
 
 Starts `redis-server --port P --save '' --appendonly no` (the reference) and
-the candidate (percore-server --threads T, or another redis-server to validate
-this harness) on free ports, sends both the same commands over raw RESP in
+the candidate (percore-server --threads T with the same two, or another
+redis-server to validate this harness) on free ports, sends both the same commands over raw RESP in
 lockstep and compares the reply bytes.  Standard library only.
 
     diff.py --candidate build/percore-server --threads 4 [SCRIPT.txt ...]
@@ -330,10 +330,9 @@ class Server:
     def start(self):
         for _ in range(4):
             self.port = free_port()
-            args = [self.binary, "--port", str(self.port), "--bind", "127.0.0.1"]
-            if self.is_redis:
-                args += ["--save", "", "--appendonly", "no"]
-            elif self.threads:
+            # no save points for either: no dump.rdb written into the shared cwd
+            args = [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
+            if not self.is_redis and self.threads:
                 args += ["--threads", str(self.threads)]
             if FREE_PORT_ARG in self.extra:
                 self.aux_port = free_port()

@@ -1,6 +1,6 @@
 # lib.sh: helpers for the client compatibility scripts (sourced, bash).
-# start_server VAR BIN [args...]: starts BIN on a free port (redis-server gets
-#   --save '' --appendonly no and loses --threads N), waits for PING, and sets
+# start_server VAR BIN [args...]: starts BIN on a free port with --save ''
+#   --appendonly no (redis-server loses --threads N), waits for PING, and sets
 #   VAR_PORT VAR_PID VAR_LOG.  stop_server VAR: SIGTERM, returns its exit status.
 # fail MSG: counts a failure.  finish NAME: prints "N passed, M failed", exits.
 PASSES=0
@@ -41,7 +41,7 @@ start_server() {
     if [ "$is_redis" = 1 ] && [ "$1" = "--threads" ]; then shift 2; continue; fi
     args+=("$1"); shift
   done
-  [ "$is_redis" = 1 ] && args+=(--save "" --appendonly no)
+  args+=(--save "" --appendonly no) # either server: no dump.rdb written into the shared cwd
   local try port log pid
   for try in 1 2 3 4; do
     port=$(free_port)

@@ -1,7 +1,7 @@
 // node_harness.js: what the Node client tests (test_*.js here) share.
 // check/eq count results; main(name, run) takes `SERVER [THREADS]` from the
-// command line, starts SERVER on a free port (a redis-server gets --save ''
-// --appendonly no and no --threads), runs `await run(port)` under a 120 s
+// command line, starts SERVER on a free port (with --save '' --appendonly no;
+// a redis-server gets no --threads), runs `await run(port)` under a 120 s
 // limit, requires the server to exit 0 on SIGTERM, prints the tally and
 // exits 1 on any failure.  Clients load from tests/compat/node/node_modules
 // (npm ci there: tests/compat/clients/npm_ci.sh) with nodeModule(name).
@@ -54,9 +54,9 @@ async function startServer(name, bin, threads) {
   const isRedis = path.basename(bin).includes('redis-server');
   for (let attempt = 0; attempt < 4; attempt++) {
     const port = await freePort();
-    const args = ['--port', String(port), '--bind', '127.0.0.1'];
-    if (isRedis) args.push('--save', '', '--appendonly', 'no');
-    else args.push('--threads', String(threads));
+    // either server: no save points, no dump.rdb written into the shared cwd
+    const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'];
+    if (!isRedis) args.push('--threads', String(threads));
     const logPath = path.join(process.env.PC_LOG_DIR || '.', `${name}-${port}.log`);
     const log = fs.openSync(logPath, 'w');
     const child = spawn(bin, args, { stdio: ['ignore', log, log] });
