@@ -72,6 +72,9 @@ enum {
                  NOTIFY_EXPIRED | NOTIFY_EVICTED | NOTIFY_STREAM | NOTIFY_MODULE, /* A */
 };
 
+/* appendfsync, in Redis's names' order */
+enum config_appendfsync { APPENDFSYNC_ALWAYS, APPENDFSYNC_EVERYSEC, APPENDFSYNC_NO };
+
 struct config {
     /* network */
     char *bind[CONFIG_MAX_BIND];
@@ -137,6 +140,8 @@ struct config {
     char *appenddirname;        /* the AOF folder in dir (a name, never a path) */
     char *appendfilename;       /* the AOF files' base name (a name, never a path) */
     bool aof_load_truncated;    /* an AOF cut short at its end loads up to its last whole command */
+    enum config_appendfsync appendfsync; /* when the AOF's writes are fsynced (aof.h) */
+    bool aof_use_rdb_preamble;  /* the AOF's base file is an RDB snapshot, else commands */
     /* where the config was loaded from (CONFIG REWRITE, INFO config_file) */
     char *config_file;
     /* slot -> shard */

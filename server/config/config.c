@@ -153,6 +153,10 @@ static const struct config_key config_keys[] = {
      "the AOF files' base name (<name>.manifest, <name>.<seq>.base.rdb, <name>.<seq>.incr.aof)"},
     {"aof-load-truncated", CT_ENUM, OFF(aof_load_truncated), "yes", 0, 0, true,
      "an AOF cut short at its end is loaded up to its last whole command (no: refuse to start)"},
+    {"appendfsync", CT_ENUM, OFF(appendfsync), "everysec", 0, 0, true,
+     "always: a write's reply waits for its fsync; everysec: an fsync a second; no: the kernel's"},
+    {"aof-use-rdb-preamble", CT_ENUM, OFF(aof_use_rdb_preamble), "yes", 0, 0, true,
+     "the AOF's base file is an RDB snapshot (no: commands)"},
 };
 #undef OFF
 #define CONFIG_KEY_COUNT (sizeof(config_keys) / sizeof(config_keys[0]))
@@ -276,6 +280,7 @@ static const char *const loglevel_names[] = {"debug", "verbose", "notice", "warn
 static const char *const policy_names[] = {"volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl",
                                            "allkeys-lru",  "allkeys-lfu",  "allkeys-random",  "noeviction"};
 static const char *const bool_names[] = {"no", "yes"};
+static const char *const appendfsync_names[] = {"always", "everysec", "no"};
 static const char *const obuf_class_names[] = {"normal", "slave", "pubsub"};
 
 /* the names of an enum key's values, in value order */
@@ -288,6 +293,10 @@ static const char *const *config_enum_names(const struct config_key *k, int *cou
     if (k->offset == offsetof(struct config, maxmemory_policy)) {
         *count = 8;
         return policy_names;
+    }
+    if (k->offset == offsetof(struct config, appendfsync)) {
+        *count = 3;
+        return appendfsync_names;
     }
     *count = 2;
     return bool_names;

@@ -623,6 +623,7 @@ static size_t handoff_drain_done(struct shard *self)
     void *items[32];
     size_t total = 0, m;
     while ((m = ring_pop_batch(self->done, items, 32)) > 0) {
+        self->aof_replies_came = true;
         for (size_t i = 0; i < m; i++)
             handoff_complete(self, items[i]);
         total += m;
