@@ -144,6 +144,8 @@ static inline bool cmd_propagating(const struct cmd_ctx *ctx)
     return ctx->effects && ctx->effects->propagating;
 }
 void cmd_propagate(struct cmd_ctx *ctx, int argc, const struct resp_arg *argv);
+/* NAME key, or NAME key ms when ms is not NULL (PEXPIREAT key ms, DEL key, PERSIST key) */
+void cmd_propagate_key(struct cmd_ctx *ctx, const char *name, const struct resp_arg *key, const long long *ms);
 
 typedef void cmd_handler(struct cmd_ctx *ctx);
 

@@ -527,6 +527,15 @@ void cmd_propagate(struct cmd_ctx *ctx, int argc, const struct resp_arg *argv)
     fx->prop_n++;
 }
 
+void cmd_propagate_key(struct cmd_ctx *ctx, const char *name, const struct resp_arg *key, const long long *ms)
+{
+    char num[24];
+    struct resp_arg a[3] = {{name, strlen(name)}, *key, {num, 0}};
+    if (ms)
+        a[2].len = (size_t)snprintf(num, sizeof num, "%lld", *ms);
+    cmd_propagate(ctx, ms ? 3 : 2, a);
+}
+
 void cmd_block_or_nil(struct cmd_ctx *ctx, bool bulk)
 {
     if (ctx->may_block)
