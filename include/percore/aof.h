@@ -39,14 +39,20 @@ void aof_teardown(void);
 bool aof_enabled(void);
 
 /* a write that changed something ran on stream `stream`, in db: its argv, or (prop_n > 0) the
- * commands the handler propagated instead, RESP-encoded in prop[0..prop_len) */
-void aof_feed(int stream, int db, int argc, const struct resp_arg *argv, const char *prop, size_t prop_len,
-              int prop_n);
+ * commands the handler propagated instead, RESP-encoded in prop[0..prop_len).  txid: the multi-shard
+ * transaction it is part of (0 none), fanout: a keyspace-wide command's part (written once) */
+void aof_feed(int stream, uint64_t txid, bool fanout, int db, int argc, const struct resp_arg *argv, const char *prop,
+              size_t prop_len, int prop_n);
 /* a keyspace-wide write's part (FLUSHALL FLUSHDB SWAPDB; every shard runs one, in the same order on
  * every shard): written once, when every stream has reached it */
 void aof_feed_barrier(int stream, int db, int argc, const struct resp_arg *argv);
 /* key of db expired or was evicted: a DEL */
 void aof_feed_del(int stream, int db, const char *key, size_t len);
+/* transaction txid was granted (granted) or let go of a lock unit on this stream's shard (keylock.h) */
+void aof_feed_txn_lock(int stream, uint64_t txid, bool granted);
+/* transaction txid is over, on its home's stream (before it lets go of its locks): it sends units[i]
+ * unlocks to shards[i] */
+void aof_feed_txn_end(int stream, uint64_t txid, int n, const int *shards, const int *units);
 
 /* the end of a shard's loop turn: what the stream got this turn goes to the writer.  With
  * appendfsync always, the writer round that covers it (wait for aof_round_done() >= it), else 0 */
@@ -62,6 +68,5 @@ void aof_shard_stop(int stream);
 bool aof_info_last_write_ok(void);
 long long aof_info_current_size(void);
 long long aof_info_base_size(void);
-long long aof_info_delayed_fsync(void);
 
 #endif

@@ -14,27 +14,47 @@
  * One file from several streams.  Writes on different shards touch
  * different keys, so any interleaving of the streams that keeps each
  * stream's order replays to the same keyspace; the writer takes the chunks
- * as they come.  A keyspace-wide write (FLUSHALL FLUSHDB SWAPDB) is not
- * independent of the others: each shard runs its part under the lock of its
- * whole keyspace, every such command in the same order on every shard
- * (txn.c: strict two-phase, ascending shards), so the k-th barrier record of
- * every stream is the same command.  A stream that reaches a barrier stops
- * there until every stream has reached its k-th barrier; then the command is
- * written once and all go on.  No cycle can form: barriers are totally
- * ordered and every stream holds them in that order.  No global sequence
- * number is needed.
+ * as they come.  What spans shards needs more: a multi-shard transaction
+ * (EXEC, a split MSET/DEL, a keyspace-wide FLUSHALL; txn.c) must be one
+ * MULTI ... EXEC in the file, in an order consistent with the writes around
+ * it on every shard.  Without a global sequence number: each shard's stream
+ * gets a GRANT marker where the transaction takes a lock unit there and an
+ * UNLOCK marker where it lets go of one (keylock.h tells core of both), the
+ * transaction's commands on that shard go between them tagged with its id,
+ * and its home adds an END record (where it sent unlocks) before it lets go.
+ * The writer notes every chunk's transaction records as it takes it, sets
+ * the tagged commands aside, and merges: plain commands are written in
+ * stream order, a stream stops at an UNLOCK whose transaction is not yet
+ * written, and a transaction is written once its END and all its UNLOCKs
+ * have come and every participant's stream has gone past all its GRANTs
+ * (so whatever preceded its locks there is written).  Writing it at that
+ * point is right: on each shard the records between its GRANT and UNLOCK
+ * touch none of its keys (it held them).  And it cannot deadlock: a stream
+ * stopped at transaction A's UNLOCK before B's GRANT means A let go there
+ * before B locked there; if B in turn waited for A, some stream would have
+ * B's UNLOCK before A's GRANT -- under strict two-phase locking (every grant
+ * of a transaction before any of its unlocks, txn.c) the two orders cannot
+ * both hold.  Markers where each part merely ran, or at the unlocks alone,
+ * can: two transactions with disjoint keys on two shards let go in either
+ * order.  A keyspace-wide write outside a transaction (one store) is a
+ * BARRIER: written once every stream has reached it.  In the global-lock
+ * build there is one stream, written under the store lock, in the lock's
+ * order.
  *
  * Rounds and fsync.  The writer works in rounds: it announces round r
  * (`round_started`), takes every ring, merges what it can, writes, and with
  * appendfsync always fdatasyncs (one fsync covers every shard's writes of
- * the round: group commit), then publishes `round_done` = r -- only when no
- * stream is stopped at a barrier, since a record behind one is not written
- * yet.  A shard that pushed its chunk and then read round_started = r - 1
- * knows round r takes the chunk (r is announced after the read, so after
- * the push), so its replies of the turn wait until round_done >= r
- * (shard.c holds the connections).  everysec: the writer fdatasyncs when a
- * second has passed since the last one and something was written, off the
- * shards' loops.  no: write only.
+ * the round: group commit), then publishes `round_done`: the last round all
+ * of whose chunks are written (a chunk still queued behind a stopped stream,
+ * or holding a command of a transaction not yet written, holds it back).  A
+ * shard that pushed its chunk and then read round_started = r - 1 knows
+ * round r takes the chunk (r is announced after the read, so after the
+ * push), so its replies of the turn wait until round_done >= r (shard.c
+ * holds the connections; other shards' replies too, their writes having
+ * gone to their rings before their replies left).  everysec: the writer
+ * fdatasyncs when a second has passed since the last one and something was
+ * written, off the shards' loops.  no: write only.  A failed write keeps the
+ * bytes for the next round, and rounds are not published until it works.
  *
  * Files, as Redis 7.0: appenddirname/ holds the base (<name>.<seq>.base.rdb,
  * an RDB snapshot, or .base.aof with aof-use-rdb-preamble no), the incr files
@@ -73,16 +93,25 @@
 #include <unistd.h>
 #include <urcu-qsbr.h>
 
-#define AOF_RING 256              /* chunks a shard may have waiting for the writer */
+#define AOF_RING 1024             /* chunks a shard may have waiting for the writer */
 #define AOF_REDIS_VER "7.0.15"    /* the base's redis-ver AUX field (save.c's) */
 
-enum aof_rec_kind { REC_CMD, REC_BARRIER };
+enum aof_rec_kind {
+    REC_CMD,         /* a command: written where its stream is */
+    REC_BARRIER,     /* a keyspace-wide write outside a transaction: written once every stream has one */
+    REC_TXN_CMD,     /* a command of transaction txid: written with the transaction */
+    REC_TXN_FANOUT,  /* a keyspace-wide command's part in transaction txid: written once for all shards */
+    REC_TXN_GRANT,   /* txid was granted a lock unit on this shard */
+    REC_TXN_UNLOCK,  /* txid let go of a lock unit on this shard */
+    REC_TXN_END,     /* txid is over, at its home: where it sent unlocks (int n, then n x {shard, units}) */
+};
 
-/* a record's head in a chunk; its len bytes of RESP follow */
+/* a record's head in a chunk (unaligned there: copied out); its len bytes follow */
 struct aof_rec {
     uint32_t kind;  /* enum aof_rec_kind */
     int32_t db;
     uint32_t len;
+    uint64_t txid;  /* the transaction of a REC_TXN_*, else 0 */
 };
 
 /* records from one shard to the writer */
@@ -90,8 +119,11 @@ struct aof_chunk {
     char *p;
     size_t len;
     size_t cap;
+    uint64_t round;          /* the writer's round that took it */
     struct aof_chunk *next;  /* the writer's queue of the stream */
 };
+
+enum stream_stop { STREAM_RUNS, STREAM_AT_BARRIER, STREAM_AT_UNLOCK };
 
 /* one shard's stream */
 struct aof_stream {
@@ -100,9 +132,29 @@ struct aof_stream {
     /* the writer's side */
     struct aof_chunk *head, *tail; /* taken, not yet written past */
     size_t pos;              /* in head */
-    bool at_barrier;         /* stopped at a barrier record at pos */
+    enum stream_stop stop;   /* why it waits at the record at pos */
     /* the shard waits for a round: its doorbell is rung when one is done */
     _Alignas(128) atomic_bool waiting;
+};
+
+/* a byte buffer (the writer's) */
+struct outbuf {
+    char *p;
+    size_t len, cap;
+};
+
+/* a transaction as the writer sees it, from its records on every stream (writer thread) */
+struct wtxn {
+    uint64_t id;
+    bool end_seen;           /* its home's REC_TXN_END came: units is known */
+    bool emitted;            /* written */
+    uint64_t first_round;    /* the oldest round whose chunks held one of its commands (UINT64_MAX none) */
+    int *units;              /* per stream: the unlocks its home sent there */
+    int *grants_seen;        /* per stream: its grants taken from the rings */
+    int *grants_passed;      /* ... and merged past (what came before each is written) */
+    int *unlocks_seen;
+    int *unlocks_passed;
+    struct outbuf *cmds;     /* per stream: its commands there, as {int db, u32 len, u8 fanout, bytes} */
 };
 
 static struct aof_stream *streams;
@@ -116,24 +168,19 @@ static _Alignas(128) _Atomic uint64_t round_started;
 static _Alignas(128) _Atomic uint64_t round_done;
 static _Alignas(128) atomic_bool last_write_ok = true;
 static _Atomic long long current_size, base_size;
-/* the file (writer thread, after setup) */
+/* the file and the merge (writer thread, after setup) */
 static int fd = -1;
 static int file_db = -1;      /* the database the file's last command ran in */
+static struct wtxn **txns;    /* transactions not yet written, or whose unlocks are still to pass */
+static size_t ntxns, txns_cap;
 
 bool aof_enabled(void) { return enabled; }
 uint64_t aof_round_done(void) { return atomic_load(&round_done); }
 bool aof_info_last_write_ok(void) { return atomic_load(&last_write_ok); }
 long long aof_info_current_size(void) { return atomic_load(&current_size); }
 long long aof_info_base_size(void) { return atomic_load(&base_size); }
-long long aof_info_delayed_fsync(void) { return 0; }
 
 /* ---------------------------------------------------------------- the shards' side */
-
-static struct aof_chunk *chunk_create(void)
-{
-    struct aof_chunk *ch = mem_calloc(1, sizeof(*ch));
-    return ch;
-}
 
 static void chunk_destroy(struct aof_chunk *ch)
 {
@@ -171,12 +218,23 @@ static void put_bulk(struct aof_chunk *ch, const char *p, size_t n)
     put_bytes(ch, "\r\n", 2);
 }
 
-/* a record of kind in db; returns the offset of its head, whose len the caller fixes */
-static size_t rec_begin(struct aof_chunk *ch, int kind, int db)
+static void put_argv(struct aof_chunk *ch, int argc, const struct resp_arg *argv)
 {
-    size_t at = ch->len;
-    struct aof_rec r = {(uint32_t)kind, db, 0};
-    put_bytes(ch, &r, sizeof r);
+    put_head(ch, '*', argc);
+    for (int i = 0; i < argc; i++)
+        put_bulk(ch, argv[i].ptr, argv[i].len);
+}
+
+/* a record of kind in db for txid on the stream's chunk; returns the offset of its head (rec_end fixes its len) */
+static size_t rec_begin(struct aof_chunk **chp, int stream, int kind, int db, uint64_t txid)
+{
+    struct aof_stream *s = &streams[stream];
+    if (!s->cur)
+        s->cur = mem_calloc(1, sizeof(*s->cur));
+    *chp = s->cur;
+    size_t at = s->cur->len;
+    struct aof_rec r = {(uint32_t)kind, db, 0, txid};
+    put_bytes(s->cur, &r, sizeof r);
     return at;
 }
 
@@ -186,26 +244,11 @@ static void rec_end(struct aof_chunk *ch, size_t at)
     memcpy(ch->p + at + offsetof(struct aof_rec, len), &len, sizeof len);
 }
 
-static struct aof_chunk *stream_chunk(int stream)
+void aof_feed(int stream, uint64_t txid, bool fanout, int db, int argc, const struct resp_arg *argv, const char *prop,
+              size_t prop_len, int prop_n)
 {
-    struct aof_stream *s = &streams[stream];
-    if (!s->cur)
-        s->cur = chunk_create();
-    return s->cur;
-}
-
-static void put_argv(struct aof_chunk *ch, int argc, const struct resp_arg *argv)
-{
-    put_head(ch, '*', argc);
-    for (int i = 0; i < argc; i++)
-        put_bulk(ch, argv[i].ptr, argv[i].len);
-}
-
-void aof_feed(int stream, int db, int argc, const struct resp_arg *argv, const char *prop, size_t prop_len,
-              int prop_n)
-{
-    struct aof_chunk *ch = stream_chunk(stream);
-    size_t at = rec_begin(ch, REC_CMD, db);
+    struct aof_chunk *ch;
+    size_t at = rec_begin(&ch, stream, txid ? (fanout ? REC_TXN_FANOUT : REC_TXN_CMD) : REC_CMD, db, txid);
     if (prop_n > 0)
         put_bytes(ch, prop, prop_len);
     else
@@ -215,19 +258,38 @@ void aof_feed(int stream, int db, int argc, const struct resp_arg *argv, const c
 
 void aof_feed_barrier(int stream, int db, int argc, const struct resp_arg *argv)
 {
-    struct aof_chunk *ch = stream_chunk(stream);
-    size_t at = rec_begin(ch, REC_BARRIER, db);
+    struct aof_chunk *ch;
+    size_t at = rec_begin(&ch, stream, REC_BARRIER, db, 0);
     put_argv(ch, argc, argv);
     rec_end(ch, at);
 }
 
 void aof_feed_del(int stream, int db, const char *key, size_t len)
 {
-    struct aof_chunk *ch = stream_chunk(stream);
-    size_t at = rec_begin(ch, REC_CMD, db);
+    struct aof_chunk *ch;
+    size_t at = rec_begin(&ch, stream, REC_CMD, db, 0);
     put_head(ch, '*', 2);
     put_bulk(ch, "DEL", 3);
     put_bulk(ch, key, len);
+    rec_end(ch, at);
+}
+
+void aof_feed_txn_lock(int stream, uint64_t txid, bool granted)
+{
+    struct aof_chunk *ch;
+    size_t at = rec_begin(&ch, stream, granted ? REC_TXN_GRANT : REC_TXN_UNLOCK, 0, txid);
+    rec_end(ch, at);
+}
+
+void aof_feed_txn_end(int stream, uint64_t txid, int n, const int *shards, const int *units)
+{
+    struct aof_chunk *ch;
+    size_t at = rec_begin(&ch, stream, REC_TXN_END, 0, txid);
+    put_bytes(ch, &n, sizeof n);
+    for (int i = 0; i < n; i++) {
+        put_bytes(ch, &shards[i], sizeof shards[i]);
+        put_bytes(ch, &units[i], sizeof units[i]);
+    }
     rec_end(ch, at);
 }
 
@@ -265,7 +327,8 @@ uint64_t aof_turn_end(int stream, bool cover)
 
 void aof_wait_round(int stream, bool waiting)
 {
-    atomic_store(&streams[stream].waiting, waiting);
+    if (atomic_load_explicit(&streams[stream].waiting, memory_order_relaxed) != waiting)
+        atomic_store(&streams[stream].waiting, waiting);
     if (waiting)
         wake_writer(); /* a round even if nothing is left to write: it covers what came before */
 }
@@ -283,26 +346,6 @@ void aof_shard_stop(int stream)
 }
 
 /* ---------------------------------------------------------------- the writer */
-
-static bool write_all(const char *p, size_t n)
-{
-    while (n) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return false;
-        p += w;
-        n -= (size_t)w;
-    }
-    return true;
-}
-
-/* the file's next bytes, gathered for one write per round */
-struct outbuf {
-    char *p;
-    size_t len, cap;
-};
 
 static void out_put(struct outbuf *o, const void *p, size_t n)
 {
@@ -326,7 +369,160 @@ static void out_command(struct outbuf *o, int db, const char *p, size_t n)
     out_put(o, p, n);
 }
 
-static const struct aof_rec *stream_peek(struct aof_stream *s)
+static struct wtxn *txn_find(uint64_t id, bool create)
+{
+    for (size_t i = 0; i < ntxns; i++)
+        if (txns[i]->id == id)
+            return txns[i];
+    if (!create)
+        return NULL;
+    if (ntxns == txns_cap) {
+        txns_cap = txns_cap ? txns_cap * 2 : 16;
+        txns = mem_realloc(txns, txns_cap * sizeof(*txns));
+    }
+    struct wtxn *t = mem_calloc(1, sizeof(*t));
+    t->id = id;
+    t->first_round = UINT64_MAX;
+    int *ints = mem_calloc((size_t)nstreams * 5, sizeof(int));
+    t->units = ints;
+    t->grants_seen = ints + nstreams;
+    t->grants_passed = ints + 2 * nstreams;
+    t->unlocks_seen = ints + 3 * nstreams;
+    t->unlocks_passed = ints + 4 * nstreams;
+    t->cmds = mem_calloc((size_t)nstreams, sizeof(*t->cmds));
+    txns[ntxns++] = t;
+    return t;
+}
+
+static void txn_destroy(struct wtxn *t)
+{
+    for (int i = 0; i < nstreams; i++)
+        mem_release(t->cmds[i].p);
+    mem_release(t->cmds);
+    mem_release(t->units);
+    mem_release(t);
+}
+
+/* written, and every unlock passed: forgotten */
+static void txn_forget_done(void)
+{
+    for (size_t i = 0; i < ntxns;) {
+        struct wtxn *t = txns[i];
+        bool done = t->emitted;
+        for (int s = 0; done && s < nstreams; s++)
+            done = t->unlocks_passed[s] >= t->units[s];
+        if (!done) {
+            i++;
+            continue;
+        }
+        txn_destroy(t);
+        txns[i] = txns[--ntxns];
+    }
+}
+
+static struct aof_rec rec_at(const char *p)
+{
+    struct aof_rec r;
+    memcpy(&r, p, sizeof r);
+    return r;
+}
+
+/* a chunk the writer just took: its transactions' records noted, their commands set aside */
+static void prescan(int stream, const struct aof_chunk *ch)
+{
+    for (size_t pos = 0; pos < ch->len;) {
+        struct aof_rec r = rec_at(ch->p + pos);
+        const char *body = ch->p + pos + sizeof r;
+        pos += sizeof r + r.len;
+        if (r.kind < REC_TXN_CMD)
+            continue;
+        struct wtxn *t = txn_find(r.txid, true);
+        switch (r.kind) {
+        case REC_TXN_CMD:
+        case REC_TXN_FANOUT: {
+            struct outbuf *b = &t->cmds[stream];
+            uint8_t fanout = r.kind == REC_TXN_FANOUT;
+            out_put(b, &r.db, sizeof r.db);
+            out_put(b, &r.len, sizeof r.len);
+            out_put(b, &fanout, 1);
+            out_put(b, body, r.len);
+            if (ch->round < t->first_round)
+                t->first_round = ch->round;
+            break;
+        }
+        case REC_TXN_GRANT: t->grants_seen[stream]++; break;
+        case REC_TXN_UNLOCK: t->unlocks_seen[stream]++; break;
+        case REC_TXN_END: {
+            int n;
+            memcpy(&n, body, sizeof n);
+            for (int i = 0; i < n; i++) {
+                int sh, units;
+                memcpy(&sh, body + sizeof n + (size_t)i * 2 * sizeof(int), sizeof sh);
+                memcpy(&units, body + sizeof n + (size_t)i * 2 * sizeof(int) + sizeof(int), sizeof units);
+                if (sh >= 0 && sh < nstreams)
+                    t->units[sh] += units;
+            }
+            t->end_seen = true;
+            break;
+        }
+        }
+    }
+}
+
+/* every participant's unlocks have come and its stream is past its grants: what came before them there
+ * is written, what comes after them waits at the unlocks (strict two-phase locking, see the top) */
+static bool txn_ready(const struct wtxn *t)
+{
+    if (!t->end_seen || t->emitted)
+        return false;
+    for (int s = 0; s < nstreams; s++)
+        if (t->unlocks_seen[s] < t->units[s] || t->grants_passed[s] < t->grants_seen[s])
+            return false;
+    return true;
+}
+
+/* its commands: one alone as it is, more as MULTI ... EXEC (Redis's propagation of a transaction); a
+ * keyspace-wide command's parts once, from the first stream that has them */
+static void txn_emit(struct outbuf *o, struct wtxn *t)
+{
+    int count = 0, fanout_stream = -1;
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1 && count > 1)
+            out_put(o, "*1\r\n$5\r\nMULTI\r\n", 15);
+        for (int s = 0; s < nstreams; s++) {
+            const struct outbuf *b = &t->cmds[s];
+            for (size_t at = 0; at < b->len;) {
+                int db;
+                uint32_t len;
+                memcpy(&db, b->p + at, sizeof db);
+                memcpy(&len, b->p + at + sizeof db, sizeof len);
+                bool fanout = b->p[at + sizeof db + sizeof len] != 0;
+                const char *cmd = b->p + at + sizeof db + sizeof len + 1;
+                at += sizeof db + sizeof len + 1 + len;
+                if (fanout) {
+                    if (fanout_stream == -1)
+                        fanout_stream = s;
+                    if (fanout_stream != s)
+                        continue;
+                }
+                if (pass == 0)
+                    count++;
+                else
+                    out_command(o, db, cmd, len);
+            }
+        }
+        fanout_stream = -1;
+    }
+    if (count > 1)
+        out_put(o, "*1\r\n$4\r\nEXEC\r\n", 14);
+    t->emitted = true;
+    for (int s = 0; s < nstreams; s++) {
+        mem_release(t->cmds[s].p);
+        t->cmds[s] = (struct outbuf){0};
+    }
+}
+
+static bool stream_peek(struct aof_stream *s, struct aof_rec *r, const char **body)
 {
     while (s->head && s->pos >= s->head->len) {
         struct aof_chunk *done = s->head;
@@ -336,7 +532,11 @@ static const struct aof_rec *stream_peek(struct aof_stream *s)
         s->pos = 0;
         chunk_destroy(done);
     }
-    return s->head ? (const struct aof_rec *)(const void *)(s->head->p + s->pos) : NULL;
+    if (!s->head)
+        return false;
+    *r = rec_at(s->head->p + s->pos);
+    *body = s->head->p + s->pos + sizeof *r;
+    return true;
 }
 
 static void stream_skip(struct aof_stream *s, const struct aof_rec *r)
@@ -344,38 +544,88 @@ static void stream_skip(struct aof_stream *s, const struct aof_rec *r)
     s->pos += sizeof(*r) + r->len;
 }
 
-/* every stream's records up to its next barrier; the barrier once all are there.  True when
- * some stream still waits at one */
+/* one stream as far as it goes now; true when it moved */
+static bool merge_stream(struct outbuf *o, int i)
+{
+    struct aof_stream *s = &streams[i];
+    struct aof_rec r;
+    const char *body;
+    bool moved = false;
+    while (s->stop != STREAM_AT_BARRIER && stream_peek(s, &r, &body)) {
+        struct wtxn *t = r.kind >= REC_TXN_CMD ? txn_find(r.txid, true) : NULL;
+        if (r.kind == REC_BARRIER) {
+            s->stop = STREAM_AT_BARRIER;
+            return true;
+        }
+        if (r.kind == REC_TXN_UNLOCK) {
+            if (!t->emitted) {
+                moved |= s->stop != STREAM_AT_UNLOCK;
+                s->stop = STREAM_AT_UNLOCK;
+                return moved;
+            }
+            t->unlocks_passed[i]++;
+        } else if (r.kind == REC_TXN_GRANT) {
+            t->grants_passed[i]++;
+        } else if (r.kind == REC_CMD) {
+            out_command(o, r.db, body, r.len);
+        }
+        s->stop = STREAM_RUNS;
+        stream_skip(s, &r);
+        moved = true;
+    }
+    return moved;
+}
+
+/* every stream as far as it goes; true when one still waits */
 static bool merge(struct outbuf *o)
 {
     for (;;) {
+        bool moved = false;
+        for (int i = 0; i < nstreams; i++)
+            moved |= merge_stream(o, i);
         int at_barrier = 0;
-        for (int i = 0; i < nstreams; i++) {
-            struct aof_stream *s = &streams[i];
-            const struct aof_rec *r;
-            while (!s->at_barrier && (r = stream_peek(s))) {
-                if (r->kind == REC_BARRIER) {
-                    s->at_barrier = true;
-                    break;
-                }
-                out_command(o, r->db, (const char *)(r + 1), r->len);
-                stream_skip(s, r);
+        for (int i = 0; i < nstreams; i++)
+            at_barrier += streams[i].stop == STREAM_AT_BARRIER;
+        if (at_barrier == nstreams) { /* the same command on every stream: written once */
+            for (int i = 0; i < nstreams; i++) {
+                struct aof_rec r;
+                const char *body;
+                stream_peek(&streams[i], &r, &body);
+                if (i == 0)
+                    out_command(o, r.db, body, r.len);
+                stream_skip(&streams[i], &r);
+                streams[i].stop = STREAM_RUNS;
             }
-            at_barrier += s->at_barrier;
+            moved = true;
         }
-        if (at_barrier == 0)
-            return false;
-        if (at_barrier < nstreams)
-            return true;
-        for (int i = 0; i < nstreams; i++) { /* the same command on every stream: written once */
-            struct aof_stream *s = &streams[i];
-            const struct aof_rec *r = stream_peek(s);
-            if (i == 0)
-                out_command(o, r->db, (const char *)(r + 1), r->len);
-            stream_skip(s, r);
-            s->at_barrier = false;
+        for (size_t k = 0; k < ntxns; k++) {
+            if (txn_ready(txns[k])) {
+                txn_emit(o, txns[k]);
+                moved = true;
+            }
         }
+        txn_forget_done();
+        if (!moved)
+            break;
     }
+    for (int i = 0; i < nstreams; i++)
+        if (streams[i].stop != STREAM_RUNS)
+            return true;
+    return false;
+}
+
+/* the last round all of whose chunks are written: every chunk of a later round is still queued, or holds a
+ * command of a transaction not yet written */
+static uint64_t rounds_written(uint64_t r)
+{
+    uint64_t oldest = r + 1;
+    for (int i = 0; i < nstreams; i++)
+        if (streams[i].head && streams[i].head->round < oldest)
+            oldest = streams[i].head->round;
+    for (size_t k = 0; k < ntxns; k++)
+        if (!txns[k]->emitted && txns[k]->first_round < oldest)
+            oldest = txns[k]->first_round;
+    return oldest - 1;
 }
 
 static void wake_waiting_shards(void)
@@ -395,13 +645,33 @@ static void wake_waiting_shards(void)
     }
 }
 
+/* o's bytes to the file; what could not be written stays in o for the next round */
+static bool out_write(struct outbuf *o)
+{
+    size_t done = 0;
+    bool ok = true;
+    while (done < o->len) {
+        ssize_t w = write(fd, o->p + done, o->len - done);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            ok = false;
+            break;
+        }
+        done += (size_t)w;
+    }
+    atomic_fetch_add(&current_size, (long long)done);
+    memmove(o->p, o->p + done, o->len - done);
+    o->len -= done;
+    return ok;
+}
+
 static void *writer_main(void *arg)
 {
     (void)arg;
     struct outbuf o = {0};
     int64_t last_fsync = util_ms_time();
     bool unsynced = false;
-    bool write_failed_logged = false;
     rcu_register_thread(); /* it reads appendfsync (CONFIG SET may change it) */
     for (;;) {
         rcu_quiescent_state();
@@ -415,6 +685,8 @@ static void *writer_main(void *arg)
             while ((ch = ring_pop(s->ring))) {
                 got = true;
                 ch->next = NULL;
+                ch->round = r;
+                prescan(i, ch);
                 if (s->tail)
                     s->tail->next = ch;
                 else
@@ -422,24 +694,17 @@ static void *writer_main(void *arg)
                 s->tail = ch;
             }
         }
-        o.len = 0;
-        bool blocked = merge(&o);
+        merge(&o);
         enum config_appendfsync policy = config_current()->appendfsync;
+        bool was_ok = atomic_load(&last_write_ok);
         if (o.len) {
-            if (write_all(o.p, o.len)) {
-                atomic_fetch_add(&current_size, (long long)o.len);
-                unsynced = true;
-                if (!atomic_load(&last_write_ok)) {
-                    log_warn("AOF write error looks solved, Redis can write again.");
-                    atomic_store(&last_write_ok, true);
-                }
-                write_failed_logged = false;
-            } else {
-                if (!write_failed_logged)
-                    log_warn("Error writing to the AOF file: %s", strerror(errno));
-                write_failed_logged = true;
-                atomic_store(&last_write_ok, false);
-            }
+            bool ok = out_write(&o);
+            unsynced = true;
+            if (ok && !was_ok)
+                log_warn("AOF write error looks solved, Redis can write again.");
+            else if (!ok && was_ok)
+                log_warn("Error writing to the AOF file: %s", strerror(errno));
+            atomic_store(&last_write_ok, ok);
         }
         int64_t now = util_ms_time();
         if (unsynced && (policy == APPENDFSYNC_ALWAYS || (policy == APPENDFSYNC_EVERYSEC && now - last_fsync >= 1000) ||
@@ -448,11 +713,13 @@ static void *writer_main(void *arg)
                 log_warn("Can't persist AOF for fsync error: %s", strerror(errno));
                 atomic_store(&last_write_ok, false);
             }
-            unsynced = false;
+            unsynced = o.len != 0;
             last_fsync = now;
         }
-        if (!blocked && atomic_load(&last_write_ok)) {
-            atomic_store(&round_done, r);
+        if (atomic_load(&last_write_ok) && o.len == 0) {
+            uint64_t done = rounds_written(r);
+            if (done > atomic_load(&round_done))
+                atomic_store(&round_done, done);
             wake_waiting_shards();
         }
         if (stop && !got)
@@ -470,6 +737,10 @@ static void *writer_main(void *arg)
             }
         }
     }
+    if (o.len)
+        log_warn("AOF: %zu bytes could not be written at shutdown", o.len);
+    if (ntxns)
+        log_warn("AOF: %zu transactions were not over at shutdown: not written", ntxns);
     rcu_unregister_thread();
     mem_release(o.p);
     return NULL;
@@ -495,6 +766,20 @@ static int fsync_dir(const char *dir)
     return rc;
 }
 
+static bool write_all(int to, const char *p, size_t n)
+{
+    while (n) {
+        ssize_t w = write(to, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return false;
+        p += w;
+        n -= (size_t)w;
+    }
+    return true;
+}
+
 /* bytes written to dir/name through a temp file, fsynced, renamed, the directory fsynced; 0 ok */
 static int write_file_atomic(const char *dir, const char *name, const char *p, size_t n)
 {
@@ -505,10 +790,7 @@ static int write_file_atomic(const char *dir, const char *name, const char *p, s
     int rc = -1;
     int tfd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (tfd >= 0) {
-        int saved = fd;
-        fd = tfd;
-        bool ok = write_all(p, n) && fsync(tfd) == 0;
-        fd = saved;
+        bool ok = write_all(tfd, p, n) && fsync(tfd) == 0;
         close(tfd);
         if (ok && rename(tmp, path) == 0 && fsync_dir(dir) == 0)
             rc = 0;
@@ -659,6 +941,11 @@ void aof_teardown(void)
         pthread_join(writer, NULL);
         writer_running = false;
     }
+    for (size_t k = 0; k < ntxns; k++)
+        txn_destroy(txns[k]);
+    mem_release(txns);
+    txns = NULL;
+    ntxns = txns_cap = 0;
     for (int i = 0; streams && i < nstreams; i++) {
         struct aof_stream *s = &streams[i];
         struct aof_chunk *ch;

@@ -62,8 +62,10 @@ void call_effects_apply(struct shard *self, const struct cmd_effects *fx, bool k
 void call_propagate(struct shard *self, const struct command *cmd, const struct call *c, const struct cmd_effects *fx)
 {
     int stream = SHARD_STORE_SHARED ? 0 : self->index;
-    if (cmd->route >= ROUTE_FANOUT_SUM && cmd->route <= ROUTE_FANOUT_CONCAT) /* every shard runs it: once */
+    bool fanout = cmd->route >= ROUTE_FANOUT_SUM && cmd->route <= ROUTE_FANOUT_CONCAT; /* every shard runs it */
+    uint64_t txid = SHARD_STORE_SHARED ? 0 : c->txid; /* one stream: the store lock orders everything */
+    if (fanout && !txid)
         aof_feed_barrier(stream, c->db, c->argc, c->argv);
-    else if (fx->changes)
-        aof_feed(stream, c->db, c->argc, c->argv, fx->prop.buf, fx->prop.len, fx->prop_n);
+    else if (fx->changes || fanout)
+        aof_feed(stream, txid, fanout, c->db, c->argc, c->argv, fx->prop.buf, fx->prop.len, fx->prop_n);
 }

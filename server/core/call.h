@@ -82,6 +82,8 @@ struct call {
     bool track;                     /* the client tracks what it reads (tracking.h): a read-only command
                                      * remembers its keys here */
     uint64_t *took;                 /* CALL_TIME_HOME: the handler's time is added here (ns) */
+    uint64_t txid;                  /* the multi-shard transaction (EXEC, a split or keyspace-wide command) it is
+                                     * part of, 0 none: its propagation is that transaction's (aof.h) */
 };
 
 enum call_result {

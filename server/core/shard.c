@@ -389,6 +389,13 @@ static void shard_key_gone(void *arg, enum store_gone why, int db, const char *k
         aof_feed_del(SHARD_STORE_SHARED ? 0 : shard_self->index, db, key, len);
 }
 
+/* a transaction was granted or let go of a lock unit here: its marker in the AOF stream (aof.h) */
+static void shard_txn_lock_event(void *arg, uint64_t txid, bool granted)
+{
+    struct shard *self = arg;
+    aof_feed_txn_lock(self->index, txid, granted);
+}
+
 /*
  * appendfsync always: what this turn wrote goes to the AOF writer, and the
  * connections with output wait for the writer's round that covers it (its
@@ -542,7 +549,12 @@ static void shard_loop(struct shard *self)
             monitor_flush(self);
         if (self->tracking.dirty)
             tracking_flush(self);
-        bool aof_again = self->propagating && shard_aof_turn_end(self);
+        bool aof_again = false;
+        if (self->propagating) {
+            shard_store_lock(); /* the global-lock build: the one stream is the store's */
+            aof_again = shard_aof_turn_end(self);
+            shard_store_unlock();
+        }
         shard_flush_dirty(self);
         conn_reap_dead(self);
         shard_empty_discard(self);
@@ -600,6 +612,8 @@ static void *shard_main(void *arg)
     self->locks = keylock_create();
     load_into(self->index, self->store, util_ms_time()); /* before the start barrier: nobody is served yet */
     self->propagating = aof_enabled();
+    if (self->propagating && !SHARD_STORE_SHARED) /* transactions' lock units mark their place in the stream */
+        keylock_set_listener(self->locks, shard_txn_lock_event, self);
     tracking_setup_shard(self);
     self->now = util_ms_time();
     self->last_sleep_ns = INT64_MAX; /* idle until the first sleep says otherwise */
@@ -637,8 +651,11 @@ static void *shard_main(void *arg)
     conn_close_all(self);
     pthread_barrier_wait(&stop_barrier); /* no client sends any more */
     shard_drain_all(self);
-    if (self->propagating)
-        aof_shard_stop(SHARD_STORE_SHARED ? 0 : self->index); /* its last records, before the writer ends */
+    if (self->propagating) { /* its last records, before the writer ends */
+        shard_store_lock();
+        aof_shard_stop(SHARD_STORE_SHARED ? 0 : self->index);
+        shard_store_unlock();
+    }
     shard_flush_dirty(self);
     conn_reap_dead(self);
     conn_free_closed(self);
