@@ -160,6 +160,8 @@ static void cmd_dump(struct cmd_ctx *ctx)
 static void propagate_restore(struct cmd_ctx *ctx, const struct resp_arg *key, const struct object *o,
                               long long expire)
 {
+    if (!o)
+        return;
     const struct config *c = ctx->config;
     struct rdb_save_opts opts = {c ? c->rdbcompression : true, c ? c->list_max_listpack_size : -2,
                                  c ? c->list_compress_depth : 0};
@@ -206,8 +208,8 @@ static void cmd_put(struct cmd_ctx *ctx)
     if (event)
         cmd_notify(ctx, NOTIFY_NEW, "new", key);
     cmd_modified(ctx, key);
-    if (cmd_propagating(ctx))
-        propagate_restore(ctx, key, o, expire);
+    if (cmd_propagating(ctx)) /* the value as stored (store_set may have taken o over) */
+        propagate_restore(ctx, key, store_peek(ctx->store, ctx->db, key->ptr, key->len, ctx->now, NULL), expire);
     if (event)
         cmd_notify(ctx, NOTIFY_GENERIC, event, key);
     reply_int(ctx->out, 1);

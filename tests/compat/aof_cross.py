@@ -75,7 +75,7 @@ def workload(port, seed, n):
         r = rs[rng.randrange(DBS)]
         k = rng.choice(keys)
         k2 = rng.choice(keys)
-        op = rng.randrange(24)
+        op = rng.randrange(34)
         try:
             if op == 0:
                 r.set(k, "v%d" % i)
@@ -131,6 +131,26 @@ def workload(port, seed, n):
                 r.expire(k, -1)  # in the past: a DEL
             elif op == 23:
                 r.persist(k)
+            elif op == 24:
+                r.spop("s" + k)
+            elif op == 25:
+                r.spop("s" + k, rng.randrange(1, 4))
+            elif op == 26:
+                r.rename(k, k2) if k != k2 else r.rename(k, k + "x")
+            elif op == 27:
+                r.smove("s" + k, "s" + k2, "m%d" % rng.randrange(20))
+            elif op == 28:
+                r.blpop(["l" + k, "l" + k2], timeout=0.01)
+            elif op == 29:
+                r.execute_command("LMPOP", 2, "l" + k, "l" + k2, "RIGHT", "COUNT", 2)
+            elif op == 30:
+                r.bzpopmin(["z" + k], timeout=0.01)
+            elif op == 31:
+                r.execute_command("ZMPOP", 1, "z" + k, "MAX", "COUNT", 2)
+            elif op == 32:
+                r.sunionstore("s" + k, ["s" + k2, "s" + k])
+            elif op == 33:
+                r.execute_command("SET", k, "px%d" % i, "PXAT", int(time.time() * 1000) + 600000)
         except redis.exceptions.ResponseError:
             pass  # WRONGTYPE and the like: nothing changed
 
@@ -184,7 +204,22 @@ def crash(a, d):
             except (redis.exceptions.ConnectionError, OSError):
                 return
 
-    ts = [threading.Thread(target=client, args=(i,)) for i in range(6)]
+    groups = {}
+
+    def mset_client(i):
+        r = redis.Redis(port=port)
+        keys = ["grp%d:%d" % (i, j) for j in range(8)]  # spread over the shards
+        n = 0
+        while not stop.is_set():
+            n += 1
+            try:
+                r.mset({k: n for k in keys})
+                groups[i] = (keys, n)
+            except (redis.exceptions.ConnectionError, OSError):
+                return
+
+    ts = [threading.Thread(target=client, args=(i,)) for i in range(4)]
+    ts += [threading.Thread(target=mset_client, args=(i,)) for i in range(2)]
     for t in ts:
         t.start()
     deadline = time.time() + 30
@@ -202,10 +237,17 @@ def crash(a, d):
             got = int(r.get(key) or 0)
             if got < v:
                 raise AssertionError("%s: acknowledged %d, the AOF has %d" % (key, v, got))
+        for i, (keys, n) in groups.items():
+            vals = r.mget(keys)
+            if len(set(vals)) != 1:
+                raise AssertionError("MSET over shards half in the file: %s" % vals)
+            if int(vals[0]) < n:
+                raise AssertionError("acknowledged MSET %d, the AOF has %s" % (n, vals[0]))
     finally:
         rp.terminate()
         rp.wait()
-    print("crash: %d acknowledged INCRs all in the files" % sum(acked.values()))
+    print("crash: %d acknowledged INCRs and %d MSET groups whole in the files" %
+          (sum(acked.values()), len(groups)))
 
 
 def main():
