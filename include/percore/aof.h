@@ -68,5 +68,6 @@ void aof_shard_stop(int stream);
 bool aof_info_last_write_ok(void);
 long long aof_info_current_size(void);
 long long aof_info_base_size(void);
+long long aof_info_buffer_length(void); /* bytes merged but not yet written (a failing disk) */
 
 #endif

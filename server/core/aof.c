@@ -167,7 +167,7 @@ static atomic_bool writer_stop;
 static _Alignas(128) _Atomic uint64_t round_started;
 static _Alignas(128) _Atomic uint64_t round_done;
 static _Alignas(128) atomic_bool last_write_ok = true;
-static _Atomic long long current_size, base_size;
+static _Atomic long long current_size, base_size, buffer_length;
 /* the file and the merge (writer thread, after setup) */
 static int fd = -1;
 static int file_db = -1;      /* the database the file's last command ran in */
@@ -179,6 +179,7 @@ uint64_t aof_round_done(void) { return atomic_load(&round_done); }
 bool aof_info_last_write_ok(void) { return atomic_load(&last_write_ok); }
 long long aof_info_current_size(void) { return atomic_load(&current_size); }
 long long aof_info_base_size(void) { return atomic_load(&base_size); }
+long long aof_info_buffer_length(void) { return atomic_load(&buffer_length); }
 
 /* ---------------------------------------------------------------- the shards' side */
 
@@ -663,6 +664,7 @@ static bool out_write(struct outbuf *o)
     atomic_fetch_add(&current_size, (long long)done);
     memmove(o->p, o->p + done, o->len - done);
     o->len -= done;
+    atomic_store(&buffer_length, (long long)o->len);
     return ok;
 }
 
