@@ -59,13 +59,15 @@ void call_effects_apply(struct shard *self, const struct cmd_effects *fx, bool k
         tracking_flush_databases(self);
 }
 
-void call_propagate(struct shard *self, const struct command *cmd, const struct call *c, const struct cmd_effects *fx)
+void call_propagate(struct shard *self, const struct command *cmd, uint64_t txid, int db, int argc,
+                    const struct resp_arg *argv, const struct cmd_effects *fx)
 {
     int stream = SHARD_STORE_SHARED ? 0 : self->index;
     bool fanout = cmd->route >= ROUTE_FANOUT_SUM && cmd->route <= ROUTE_FANOUT_CONCAT; /* every shard runs it */
-    uint64_t txid = SHARD_STORE_SHARED ? 0 : c->txid; /* one stream: the store lock orders everything */
+    if (SHARD_STORE_SHARED) /* one stream: the store lock orders everything */
+        txid = 0;
     if (fanout && !txid)
-        aof_feed_barrier(stream, c->db, c->argc, c->argv);
+        aof_feed_barrier(stream, db, argc, argv);
     else if (fx->changes || fanout)
-        aof_feed(stream, txid, fanout, c->db, c->argc, c->argv, fx->prop.buf, fx->prop.len, fx->prop_n);
+        aof_feed(stream, txid, fanout, db, argc, argv, fx->prop.buf, fx->prop.len, fx->prop_n);
 }

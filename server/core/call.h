@@ -95,7 +95,8 @@ enum call_result {
 /* the shard's effects record, emptied, for a handler about to run (call.c) */
 struct cmd_effects *call_effects_begin(struct shard *self, unsigned notify, bool keys, bool prop);
 /* a write ran with propagation on: what it changed goes to the shard's stream (aof.h) */
-void call_propagate(struct shard *self, const struct command *cmd, const struct call *c, const struct cmd_effects *fx);
+void call_propagate(struct shard *self, const struct command *cmd, uint64_t txid, int db, int argc,
+                    const struct resp_arg *argv, const struct cmd_effects *fx);
 /* the after-work for what it reported: keyspace events; with keys, watched keys, waiting clients and the
  * clients tracking the keys (client: the writer, for NOLOOP) */
 void call_effects_apply(struct shard *self, const struct cmd_effects *fx, bool keys, uint64_t client);
@@ -154,8 +155,8 @@ static inline __attribute__((always_inline)) enum call_result call(struct shard 
     if (__builtin_expect(c->track, 0))
         tracking_remember(self, cmd, c->argc, c->argv, c->client);
     if (__builtin_expect(ctx.effects != NULL, 0)) {
-        if (prop)
-            call_propagate(self, cmd, c, ctx.effects);
+        if (prop) /* scalars, not c: run must not escape, or its constant flags no longer fold away */
+            call_propagate(self, cmd, c->txid, c->db, c->argc, c->argv, ctx.effects);
         call_effects_apply(self, ctx.effects, keys, c->client);
     }
     shard_store_unlock();
