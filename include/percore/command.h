@@ -63,7 +63,7 @@ struct cmd_effects {
     size_t bytes_cap;
     cmd_replacing_fn *replacing;    /* the shard's hook for FLUSHALL FLUSHDB SWAPDB (core) */
     void *replacing_arg;
-    bool keys;                      /* the keys modified are wanted (else only counted) */
+    bool keys_unwanted;             /* the keys modified are only counted, not recorded (nothing reads them) */
     int changes;                    /* keys modified, databases replaced: 0, the command changed nothing (Redis's
                                      * server.dirty) and is not propagated */
     bool propagating;               /* its writes are propagated (the AOF): rewrites are kept in prop */

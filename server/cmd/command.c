@@ -494,7 +494,7 @@ void cmd_effect_record(struct cmd_ctx *ctx, int kind, int type, const char *even
     struct cmd_effects *fx = ctx->effects;
     if (kind == CMD_EFFECT_MODIFIED) {
         fx->changes++;
-        if (!fx->keys)
+        if (fx->keys_unwanted)
             return;
     }
     if (fx->n == fx->cap) {

@@ -27,7 +27,7 @@ struct cmd_effects *call_effects_begin(struct shard *self, unsigned notify, bool
     fx->notify = notify;
     fx->n = 0;
     fx->len = 0;
-    fx->keys = keys;
+    fx->keys_unwanted = !keys; /* call_effects_apply reads them only with keys */
     fx->changes = 0;
     fx->propagating = prop;
     fx->prop_n = 0;
