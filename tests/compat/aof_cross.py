@@ -219,7 +219,7 @@ def crash(a, d):
                 return
 
     ts = [threading.Thread(target=client, args=(i,)) for i in range(4)]
-    ts += [threading.Thread(target=mset_client, args=(i,)) for i in range(2)]
+    ts += [threading.Thread(target=mset_client, args=(i,)) for i in range(4)]
     for t in ts:
         t.start()
     deadline = time.time() + 30
