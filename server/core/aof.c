@@ -740,9 +740,10 @@ static void *writer_main(void *arg)
         }
         if (atomic_load(&last_write_ok) && o.len == 0) {
             uint64_t done = rounds_written(r);
-            if (done > atomic_load(&round_done))
+            if (done > atomic_load(&round_done)) { /* only then: a shard that waits for more sleeps */
                 atomic_store(&round_done, done);
-            wake_waiting_shards();
+                wake_waiting_shards();
+            }
         }
         if (stop && !got)
             break;
