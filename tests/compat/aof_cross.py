@@ -7,7 +7,8 @@
    file (appendfsync always: every acknowledged write is); redis-server loads
    percore's appenddirname and every key, value and TTL (to the second) must
    be what percore held; redis-check-aof accepts the directory.
-2. crash: clients INCR their own counters concurrently with appendfsync
+2. shutdown: the same with appendfsync everysec, stopped with SIGTERM.
+3. crash: clients INCR their own counters concurrently with appendfsync
    always; kill -9 mid-load; redis-server loads the files: no counter is
    below the last value its client was acknowledged.
 """
@@ -163,13 +164,13 @@ def check_aof(d):
         raise AssertionError("redis-check-aof refused the directory:\n" + out.stdout + out.stderr)
 
 
-def differential(a, d):
-    p, port = percore(a.candidate, a.threads, d, "always")
+def differential(a, d, fsync="always", stop=signal.SIGKILL):
+    p, port = percore(a.candidate, a.threads, d, fsync)
     try:
         workload(port, a.seed, a.ops)
         want = snapshot(port)
     finally:
-        p.send_signal(signal.SIGKILL)
+        p.send_signal(stop)
         p.wait()
     check_aof(d)
     rp, rport = redis_on(a.redis, d)
@@ -187,7 +188,12 @@ def differential(a, d):
         for b in bad[:10]:
             print("MISMATCH %s: percore %s redis %s" % b)
         raise AssertionError("%d keys differ after redis-server loaded percore's AOF" % len(bad))
-    print("differential: %d keys equal, redis-check-aof OK" % len(want))
+    print("differential (appendfsync %s, signal %d): %d keys equal, redis-check-aof OK" % (fsync, stop, len(want)))
+
+
+def shutdown(a, d):
+    """everysec, then SIGTERM: the writer writes and fsyncs what is left before the server exits"""
+    differential(a, d, "everysec", signal.SIGTERM)
 
 
 def crash(a, d):
@@ -258,7 +264,7 @@ def main():
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--ops", type=int, default=3000)
     a = ap.parse_args()
-    for test in (differential, crash):
+    for test in (differential, shutdown, crash):
         d = tempfile.mkdtemp(prefix="aof_cross.")
         try:
             test(a, d)
