@@ -8,7 +8,9 @@
    percore's appenddirname and every key, value and TTL (to the second) must
    be what percore held; redis-check-aof accepts the directory.
 2. shutdown: the same with appendfsync everysec, stopped with SIGTERM.
-3. crash: clients INCR their own counters concurrently with appendfsync
+3. from_rdb: appendonly yes on a directory with dump.rdb and no AOF: the
+   keys the start loads are in the base (a copy of the file).
+4. crash: clients INCR their own counters concurrently with appendfsync
    always; kill -9 mid-load; redis-server loads the files: no counter is
    below the last value its client was acknowledged.
 """
@@ -256,6 +258,39 @@ def crash(a, d):
           (sum(acked.values()), len(groups)))
 
 
+def from_rdb(a, d):
+    """appendonly yes on a dir with an RDB file and no AOF: the keys it loads are the AOF's base"""
+    port = free_port()
+    rp = start([a.redis, "--port", str(port), "--save", "", "--appendonly", "no", "--dir", d], port)
+    r = redis.Redis(port=port)
+    r.set("from:rdb", "1")
+    r.rpush("from:list", "a", "b")
+    r.save()
+    rp.terminate()
+    rp.wait()
+    p, pport = percore(a.candidate, a.threads, d, "always")
+    try:
+        pr = redis.Redis(port=pport)
+        loaded = pr.get("from:rdb") == b"1"
+        pr.set("after", "2")
+    finally:
+        p.send_signal(signal.SIGKILL)
+        p.wait()
+    check_aof(d)
+    os.unlink(os.path.join(d, "dump.rdb"))
+    rp, rport = redis_on(a.redis, d)
+    try:
+        r = redis.Redis(port=rport)
+        if r.get("after") != b"2":
+            raise AssertionError("the write after the start is not in the AOF")
+        if loaded and (r.get("from:rdb") != b"1" or r.lrange("from:list", 0, -1) != [b"a", b"b"]):
+            raise AssertionError("the keys loaded from the RDB file are not in the AOF's base")
+    finally:
+        rp.terminate()
+        rp.wait()
+    print("from_rdb: the start's keys %s, in the base" % ("loaded from dump.rdb" if loaded else "(none: the AOF is preferred)"))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--redis", default="/usr/bin/redis-server")
@@ -264,7 +299,7 @@ def main():
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--ops", type=int, default=3000)
     a = ap.parse_args()
-    for test in (differential, shutdown, crash):
+    for test in (differential, shutdown, crash, from_rdb):
         d = tempfile.mkdtemp(prefix="aof_cross.")
         try:
             test(a, d)
