@@ -174,6 +174,8 @@ def differential(a, d, fsync="always", stop=signal.SIGKILL):
     finally:
         p.send_signal(stop)
         p.wait()
+    if stop == signal.SIGTERM and p.returncode != 0:  # a clean exit (a sanitizer's report fails it)
+        raise AssertionError("percore exited with %d after SIGTERM" % p.returncode)
     check_aof(d)
     rp, rport = redis_on(a.redis, d)
     try:
