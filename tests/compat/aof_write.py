@@ -302,7 +302,7 @@ def main():
     ap.add_argument("--ops", type=int, default=3000)
     a = ap.parse_args()
     for test in (differential, shutdown, crash, from_rdb):
-        d = tempfile.mkdtemp(prefix="aof_cross.")
+        d = tempfile.mkdtemp(prefix="aof_write.")
         try:
             test(a, d)
         finally:
