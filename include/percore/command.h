@@ -63,6 +63,12 @@ struct cmd_effects {
     size_t bytes_cap;
     cmd_replacing_fn *replacing;    /* the shard's hook for FLUSHALL FLUSHDB SWAPDB (core) */
     void *replacing_arg;
+    bool keys_unwanted;             /* the keys modified are only counted, not recorded (nothing reads them) */
+    int changes;                    /* keys modified, databases replaced: 0, the command changed nothing (Redis's
+                                     * server.dirty) and is not propagated */
+    bool propagating;               /* its writes are propagated (the AOF): rewrites are kept in prop */
+    int prop_n;                     /* commands in prop; 0: the command propagates as it was sent */
+    struct reply prop;              /* what it propagates instead (cmd_propagate), RESP commands */
 };
 
 struct cmd_ctx {
@@ -119,9 +125,27 @@ static inline void cmd_changed(struct cmd_ctx *ctx, int type, const char *event,
 /* the handler is about to empty db (-1: every db), or swap it with db2 (else -1): FLUSHALL FLUSHDB SWAPDB */
 static inline void cmd_replacing_databases(struct cmd_ctx *ctx, int db, int db2)
 {
-    if (ctx->effects && ctx->effects->replacing)
-        ctx->effects->replacing(ctx->effects->replacing_arg, db, db2);
+    if (ctx->effects) {
+        ctx->effects->changes++;
+        if (ctx->effects->replacing)
+            ctx->effects->replacing(ctx->effects->replacing_arg, db, db2);
+    }
 }
+/*
+ * Propagation (the AOF, later replication): a write is logged as it was sent
+ * unless its handler says otherwise, as Redis's rewriteClientCommandVector
+ * and alsoPropagate do -- a relative expiry made absolute, a random pop made
+ * the SREM of what it popped.  cmd_propagating says whether anyone listens
+ * (build the arguments only then); each cmd_propagate call adds one command,
+ * in ctx->db, in place of the handler's argv.
+ */
+static inline bool cmd_propagating(const struct cmd_ctx *ctx)
+{
+    return ctx->effects && ctx->effects->propagating;
+}
+void cmd_propagate(struct cmd_ctx *ctx, int argc, const struct resp_arg *argv);
+/* NAME key, or NAME key ms when ms is not NULL (PEXPIREAT key ms, DEL key, PERSIST key) */
+void cmd_propagate_key(struct cmd_ctx *ctx, const char *name, const struct resp_arg *key, const long long *ms);
 
 typedef void cmd_handler(struct cmd_ctx *ctx);
 

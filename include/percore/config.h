@@ -80,6 +80,9 @@ enum {
                  NOTIFY_EXPIRED | NOTIFY_EVICTED | NOTIFY_STREAM | NOTIFY_MODULE, /* A */
 };
 
+/* appendfsync, in Redis's names' order */
+enum config_appendfsync { APPENDFSYNC_ALWAYS, APPENDFSYNC_EVERYSEC, APPENDFSYNC_NO };
+
 struct config {
     /* network */
     char *bind[CONFIG_MAX_BIND];
@@ -144,6 +147,12 @@ struct config {
     struct config_save_point save_points[CONFIG_MAX_SAVE_POINTS]; /* `save`, in the order given */
     int save_points_count;      /* 0: no automatic saves (save "") */
     bool stop_writes_on_bgsave_error; /* with save points set, a failed BGSAVE refuses writes (-MISCONF) */
+    bool appendonly;            /* the AOF (appenddirname) is what the start loads, not dbfilename */
+    char *appenddirname;        /* the AOF folder in dir (a name, never a path) */
+    char *appendfilename;       /* the AOF files' base name (a name, never a path) */
+    bool aof_load_truncated;    /* an AOF cut short at its end loads up to its last whole command */
+    enum config_appendfsync appendfsync; /* when the AOF's writes are fsynced (aof.h) */
+    bool aof_use_rdb_preamble;  /* the AOF's base file is an RDB snapshot, else commands */
     /* where the config was loaded from (CONFIG REWRITE, INFO config_file) */
     char *config_file;
     /* slot -> shard */

@@ -70,6 +70,10 @@ size_t keylock_waiting(const struct keylocks *kl);
 typedef void keylock_granted_fn(void *arg, uint64_t txid, int home);
 void keylock_grant_waiting(struct keylocks *kl, keylock_granted_fn *granted, void *arg);
 
+/* told of every unit txid is granted (granted) and of every release call for it, whether it held
+ * keys there or not (the AOF's transaction markers, aof.h) */
+typedef void keylock_event_fn(void *arg, uint64_t txid, bool granted);
+void keylock_set_listener(struct keylocks *kl, keylock_event_fn *fn, void *arg);
 /* is key of db held by a transaction other than txid (0: none)? */
 bool keylock_holds_other(struct keylocks *kl, uint64_t txid, int db, const char *key, size_t len);
 

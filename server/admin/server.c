@@ -47,6 +47,7 @@
 #include "percore/mem.h"
 #include "percore/pubsub.h"
 #include "percore/reply.h"
+#include "percore/aof.h"
 #include "percore/save.h"
 #include "percore/rread.h"
 #include "percore/shard.h"
@@ -1780,7 +1781,7 @@ static void info_persistence(struct reply *t)
                 "rdb_last_cow_size:0\r\n"
                 "rdb_last_load_keys_expired:%lld\r\n"
                 "rdb_last_load_keys_loaded:%lld\r\n"
-                "aof_enabled:0\r\n"
+                "aof_enabled:%d\r\n"
                 "aof_rewrite_in_progress:0\r\n"
                 "aof_rewrite_scheduled:0\r\n"
                 "aof_last_rewrite_time_sec:-1\r\n"
@@ -1788,11 +1789,20 @@ static void info_persistence(struct reply *t)
                 "aof_last_bgrewrite_status:ok\r\n"
                 "aof_rewrites:0\r\n"
                 "aof_rewrites_consecutive_failures:0\r\n"
-                "aof_last_write_status:ok\r\n"
+                "aof_last_write_status:%s\r\n"
                 "aof_last_cow_size:0\r\n"
                 "module_fork_in_progress:0\r\n"
                 "module_fork_last_cow_size:0\r\n",
-                load_keys_expired(), load_keys_loaded());
+                load_keys_expired(), load_keys_loaded(), aof_enabled(), aof_info_last_write_ok() ? "ok" : "err");
+    if (aof_enabled()) /* Redis 7.0 adds these with the AOF on */
+        text_printf(t,
+                    "aof_current_size:%lld\r\n"
+                    "aof_base_size:%lld\r\n"
+                    "aof_pending_rewrite:0\r\n"
+                    "aof_buffer_length:%lld\r\n"
+                    "aof_pending_bio_fsync:0\r\n"
+                    "aof_delayed_fsync:0\r\n",
+                    aof_info_current_size(), aof_info_base_size(), aof_info_buffer_length());
 }
 
 static void info_stats(struct reply *t, const struct info_totals *s, const struct stats_view *v)

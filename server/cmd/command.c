@@ -492,6 +492,11 @@ void cmd_effect_record(struct cmd_ctx *ctx, int kind, int type, const char *even
                        size_t len)
 {
     struct cmd_effects *fx = ctx->effects;
+    if (kind == CMD_EFFECT_MODIFIED) {
+        fx->changes++;
+        if (fx->keys_unwanted)
+            return;
+    }
     if (fx->n == fx->cap) {
         fx->cap = fx->cap ? fx->cap * 2 : 16;
         fx->v = mem_realloc(fx->v, (size_t)fx->cap * sizeof(*fx->v));
@@ -509,6 +514,26 @@ void cmd_effect_record(struct cmd_ctx *ctx, int kind, int type, const char *even
     e->key_len = (uint32_t)len;
     memcpy(fx->bytes + fx->len, key, len);
     fx->len += len;
+}
+
+void cmd_propagate(struct cmd_ctx *ctx, int argc, const struct resp_arg *argv)
+{
+    struct cmd_effects *fx = ctx->effects;
+    if (!fx || !fx->propagating)
+        return;
+    reply_array(&fx->prop, argc);
+    for (int i = 0; i < argc; i++)
+        reply_bulk(&fx->prop, argv[i].ptr, argv[i].len);
+    fx->prop_n++;
+}
+
+void cmd_propagate_key(struct cmd_ctx *ctx, const char *name, const struct resp_arg *key, const long long *ms)
+{
+    char num[24];
+    struct resp_arg a[3] = {{name, strlen(name)}, *key, {num, 0}};
+    if (ms)
+        a[2].len = (size_t)snprintf(num, sizeof num, "%lld", *ms);
+    cmd_propagate(ctx, ms ? 3 : 2, a);
 }
 
 void cmd_block_or_nil(struct cmd_ctx *ctx, bool bulk)

@@ -406,6 +406,10 @@ static void cmd_hincrbyfloat(struct cmd_ctx *ctx)
     hash_store_done(ctx, key, o, created);
     reply_bulk(ctx->out, buf, (size_t)n);
     cmd_changed(ctx, NOTIFY_HASH, "hincrbyfloat", key);
+    if (cmd_propagating(ctx)) { /* as HSET key field value */
+        struct resp_arg a[4] = {{"HSET", 4}, *key, *field, {buf, (size_t)n}};
+        cmd_propagate(ctx, 4, a);
+    }
 }
 
 /* ---- HRANDFIELD ------------------------------------------------------- */

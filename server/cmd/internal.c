@@ -64,11 +64,13 @@
 #include "percore/mem.h"
 #include "percore/watch.h"
 #include "percore/object.h"
+#include "percore/rdb.h"
 #include "percore/reply.h"
 #include "percore/store.h"
 #include "percore/util.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 static void emit_to_reply(void *arg, const void *p, size_t n)
@@ -135,6 +137,8 @@ static void cmd_take(struct cmd_ctx *ctx)
     cmd_modified(ctx, key);
     if (event)
         cmd_notify(ctx, NOTIFY_GENERIC, event, key);
+    if (cmd_propagating(ctx)) /* the half of a RENAME or gather on this shard: the key is gone */
+        cmd_propagate_key(ctx, "DEL", key, NULL);
     reply_dump(ctx, o, expire, freq);
     object_destroy(&o);
 }
@@ -149,6 +153,25 @@ static void cmd_dump(struct cmd_ctx *ctx)
     }
     reply_dump(ctx, o, store_get_expire(ctx->store, ctx->db, key->ptr, key->len, ctx->now),
                store_lfu_freq(ctx->store, ctx->db, key->ptr, key->len, ctx->now));
+}
+
+/* a value written here by another shard's command (RENAME's or a gather's write-back), propagated as what
+ * any Redis replays: RESTORE key ms payload REPLACE ABSTTL (ms 0: no TTL) */
+static void propagate_restore(struct cmd_ctx *ctx, const struct resp_arg *key, const struct object *o,
+                              long long expire)
+{
+    if (!o)
+        return;
+    const struct config *c = ctx->config;
+    struct rdb_save_opts opts = {c ? c->rdbcompression : true, c ? c->list_max_listpack_size : -2,
+                                 c ? c->list_compress_depth : 0};
+    struct rdb_buf b = {0};
+    rdb_dump_payload(&b, o, &opts);
+    char ttl[24];
+    struct resp_arg a[6] = {{"RESTORE", 7}, *key, {ttl, (size_t)snprintf(ttl, sizeof ttl, "%lld", expire < 0 ? 0 : expire)},
+                            {b.p, b.len}, {"REPLACE", 7}, {"ABSTTL", 6}};
+    cmd_propagate(ctx, 6, a);
+    rdb_buf_release(&b);
 }
 
 static void cmd_put(struct cmd_ctx *ctx)
@@ -185,6 +208,8 @@ static void cmd_put(struct cmd_ctx *ctx)
     if (event)
         cmd_notify(ctx, NOTIFY_NEW, "new", key);
     cmd_modified(ctx, key);
+    if (cmd_propagating(ctx)) /* the value as stored (store_set may have taken o over) */
+        propagate_restore(ctx, key, store_peek(ctx->store, ctx->db, key->ptr, key->len, ctx->now, NULL), expire);
     if (event)
         cmd_notify(ctx, NOTIFY_GENERIC, event, key);
     reply_int(ctx->out, 1);

@@ -215,9 +215,19 @@ static void expire_generic(struct cmd_ctx *ctx, long long basetime, int unit, co
         /* an expire in the past deletes the key */
         store_delete(ctx->store, ctx->db, key->ptr, key->len, ctx->now);
         cmd_changed(ctx, NOTIFY_GENERIC, "del", key);
+        if (cmd_propagating(ctx)) /* propagated as the DEL it was */
+            cmd_propagate_key(ctx, "DEL", key, NULL);
     } else {
         store_set_expire(ctx->store, ctx->db, key->ptr, key->len, when, ctx->now);
         cmd_changed(ctx, NOTIFY_GENERIC, "expire", key);
+        if (cmd_propagating(ctx)) { /* as PEXPIREAT key ms, its flags kept (Redis 7.0) */
+            char num[24];
+            struct resp_arg a[8] = {{"PEXPIREAT", 9}, *key, {num, (size_t)snprintf(num, sizeof num, "%lld", when)}};
+            int n = 3;
+            for (int i = 3; i < ctx->argc && n < 8; i++)
+                a[n++] = ctx->argv[i];
+            cmd_propagate(ctx, n, a);
+        }
     }
     reply_int(ctx->out, 1);
 }

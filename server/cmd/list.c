@@ -44,6 +44,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 /* ---- helpers ------------------------------------------------------------- */
@@ -677,9 +678,16 @@ static void lmpop_generic(struct cmd_ctx *ctx, int numkeys_idx, bool blocking)
         }
         if (list_length(o) == 0)
             continue;
+        long long popped = count < (long long)list_length(o) ? count : (long long)list_length(o);
         reply_array(ctx->out, 2);
         reply_bulk(ctx->out, key->ptr, key->len);
         pop_range_reply(ctx, o, key, where, count);
+        if (cmd_propagating(ctx)) { /* as [LR]POP key count (Redis 7.0's listPopRangeAndReplyWithKey) */
+            char num[24];
+            struct resp_arg a[3] = {{where == LIST_HEAD ? "LPOP" : "RPOP", 4}, *key,
+                                    {num, (size_t)snprintf(num, sizeof num, "%lld", popped)}};
+            cmd_propagate(ctx, 3, a);
+        }
         return;
     }
     if (blocking)
@@ -722,6 +730,10 @@ static void bpop_generic(struct cmd_ctx *ctx, enum list_where where)
         reply_bulk(ctx->out, p, n);
         list_delete_range(o, where == LIST_HEAD ? 0 : len - 1, 1, list_fill(ctx));
         note_popped(ctx, o, &ctx->argv[j], where);
+        if (cmd_propagating(ctx)) { /* as LPOP|RPOP key, as Redis 7.0 */
+            struct resp_arg a[2] = {{where == LIST_HEAD ? "LPOP" : "RPOP", 4}, ctx->argv[j]};
+            cmd_propagate(ctx, 2, a);
+        }
         return;
     }
     cmd_block_or_nil(ctx, false);
@@ -747,9 +759,15 @@ static void blmove_generic(struct cmd_ctx *ctx, enum list_where from, enum list_
     struct object *src = cmd_lookup_typed(ctx, &ctx->argv[1], OBJ_LIST, true, &wrong);
     if (wrong)
         return;
-    if (src)
+    if (src) {
         lmove_generic(ctx, from, to);
-    else
+        if (cmd_propagating(ctx)) { /* as LMOVE: never blocks on replay */
+            struct resp_arg a[5] = {{"LMOVE", 5}, ctx->argv[1], ctx->argv[2],
+                                    {from == LIST_HEAD ? "LEFT" : "RIGHT", from == LIST_HEAD ? 4u : 5u},
+                                    {to == LIST_HEAD ? "LEFT" : "RIGHT", to == LIST_HEAD ? 4u : 5u}};
+            cmd_propagate(ctx, 5, a);
+        }
+    } else
         cmd_block_or_nil(ctx, true);
 }
 

@@ -91,6 +91,15 @@ static void reply_member(struct reply *out, const struct set_member *m)
     reply_bulk(out, m->p, m->n);
 }
 
+/* a popped member, propagated as the SREM that replays it (Redis's SPOP rewrite) */
+static void propagate_srem(struct cmd_ctx *ctx, const struct resp_arg *key, const struct set_member *m)
+{
+    if (cmd_propagating(ctx)) {
+        struct resp_arg a[3] = {{"SREM", 4}, *key, {m->p, m->n}};
+        cmd_propagate(ctx, 3, a);
+    }
+}
+
 /* remove a member set_random() gave: m->p points into the
  * entry being removed, so a string member is copied first */
 static void remove_member(struct object *set, const struct set_member *m)
@@ -256,6 +265,8 @@ static void spop_with_count(struct cmd_ctx *ctx)
         store_delete(ctx->store, ctx->db, key->ptr, key->len, ctx->now);
         cmd_notify(ctx, NOTIFY_GENERIC, "del", key);
         cmd_modified(ctx, key);
+        if (cmd_propagating(ctx))
+            cmd_propagate_key(ctx, "DEL", key, NULL);
         return;
     }
 
@@ -266,6 +277,7 @@ static void spop_with_count(struct cmd_ctx *ctx)
         while (count--) {
             set_random(set, &m);
             reply_member(ctx->out, &m);
+            propagate_srem(ctx, key, &m);
             remove_member(set, &m);
         }
         cmd_modified(ctx, key);
@@ -290,8 +302,10 @@ static void spop_with_count(struct cmd_ctx *ctx)
     }
     struct set_iter it;
     set_iter_init(&it, set);
-    while (set_iter_next(&it, &m))
+    while (set_iter_next(&it, &m)) {
         reply_member(ctx->out, &m);
+        propagate_srem(ctx, key, &m);
+    }
     /* Redis dbOverwrite: the key keeps its TTL */
     store_set(ctx->store, ctx->db, key->ptr, key->len, newset, STORE_KEEPTTL);
     cmd_modified(ctx, key);
@@ -320,6 +334,7 @@ static void cmd_spop(struct cmd_ctx *ctx)
         return;
     set_random(set, &m);
     reply_member(ctx->out, &m);
+    propagate_srem(ctx, key, &m);
     remove_member(set, &m);
     cmd_notify(ctx, NOTIFY_SET, "spop", key);
     if (set_size(set) == 0) {

@@ -37,6 +37,7 @@
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #define DEFAULT_PROTO_MAX_BULK_LEN (512LL * 1024 * 1024)
@@ -249,6 +250,12 @@ static void set_generic(struct cmd_ctx *ctx, int flags, const struct resp_arg *k
     if (expire) {
         store_set_expire(ctx->store, ctx->db, key->ptr, key->len, ms, ctx->now);
         cmd_notify(ctx, NOTIFY_GENERIC, "expire", key);
+        if (cmd_propagating(ctx) && !(flags & SET_PXAT)) { /* as SET key value PXAT ms (Redis 7.0) */
+            char num[24];
+            struct resp_arg a[5] = {{"SET", 3}, *key, *val, {"PXAT", 4},
+                                    {num, (size_t)snprintf(num, sizeof num, "%lld", ms)}};
+            cmd_propagate(ctx, 5, a);
+        }
     }
 
     if (!(flags & SET_GET)) {
@@ -343,11 +350,17 @@ static void cmd_getex(struct cmd_ctx *ctx)
     if (((flags & SET_PXAT) || (flags & SET_EXAT)) && ms <= ctx->now) {
         store_delete(ctx->store, ctx->db, key->ptr, key->len, ctx->now);
         cmd_changed(ctx, NOTIFY_GENERIC, "del", key);
+        if (cmd_propagating(ctx))
+            cmd_propagate_key(ctx, "DEL", key, NULL);
     } else if (expire) {
         store_set_expire(ctx->store, ctx->db, key->ptr, key->len, ms, ctx->now);
         cmd_changed(ctx, NOTIFY_GENERIC, "expire", key);
+        if (cmd_propagating(ctx))
+            cmd_propagate_key(ctx, "PEXPIREAT", key, &ms);
     } else if ((flags & SET_PERSIST) && store_persist(ctx->store, ctx->db, key->ptr, key->len, ctx->now)) {
         cmd_changed(ctx, NOTIFY_GENERIC, "persist", key);
+        if (cmd_propagating(ctx))
+            cmd_propagate_key(ctx, "PERSIST", key, NULL);
     }
 }
 
@@ -498,6 +511,10 @@ static void cmd_incrbyfloat(struct cmd_ctx *ctx)
     set_key(ctx, key, result, STORE_KEEPTTL);
     cmd_notify(ctx, NOTIFY_STRING, "incrbyfloat", key);
     reply_bulk(ctx->out, buf, (size_t)len);
+    if (cmd_propagating(ctx)) { /* as SET key value KEEPTTL: float formatting may differ on replay */
+        struct resp_arg a[4] = {{"SET", 3}, ctx->argv[1], {buf, (size_t)len}, {"KEEPTTL", 7}};
+        cmd_propagate(ctx, 4, a);
+    }
 }
 
 static void cmd_append(struct cmd_ctx *ctx)

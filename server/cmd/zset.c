@@ -864,6 +864,12 @@ static void zpop_generic(struct cmd_ctx *ctx, const struct resp_arg *keyv, int k
     cmd_notify(ctx, NOTIFY_ZSET, rev ? "zpopmax" : "zpopmin", key);
     cmd_modified(ctx, key);
     delete_if_empty(ctx, key, o);
+    if (emitkey && cmd_propagating(ctx)) { /* BZPOP*, [B]ZMPOP: as ZPOPMIN|ZPOPMAX key count, as Redis 7.0 */
+        char num[24];
+        struct resp_arg a[3] = {{rev ? "ZPOPMAX" : "ZPOPMIN", 7}, *key,
+                                {num, (size_t)snprintf(num, sizeof num, "%lld", rangelen)}};
+        cmd_propagate(ctx, 3, a);
+    }
 }
 
 static void zpop_minmax(struct cmd_ctx *ctx, int where)

@@ -38,7 +38,6 @@ enum config_type {
     CT_ENUM,        /* an enum or bool, names from config_enum_names() */
     CT_OBUF,        /* client-output-buffer-limit */
     CT_PERCENTILES, /* latency-tracking-info-percentiles */
-    CT_PERSIST_OFF, /* appendonly: only the persistence-off value */
     CT_SAVE,        /* save: the save points */
     CT_NOTIFY,      /* notify-keyspace-events: Redis's class letters */
 };
@@ -149,7 +148,18 @@ static const struct config_key config_keys[] = {
      "save points, <seconds> <changes> pairs: BGSAVE once both are reached; \"\" none"},
     {"stop-writes-on-bgsave-error", CT_ENUM, OFF(stop_writes_on_bgsave_error), "yes", 0, 0, true,
      "with save points set, writes get -MISCONF after a failed BGSAVE"},
-    {"appendonly", CT_PERSIST_OFF, 0, "no", 0, 0, true, "no persistence: only no is accepted"},
+    {"appendonly", CT_ENUM, OFF(appendonly), "no", 0, 0, true,
+     "load the AOF (appenddirname) at start instead of the RDB file; set at start only"},
+    {"appenddirname", CT_STRING, OFF(appenddirname), "appendonlydir", 0, 0, false,
+     "the folder in dir that holds the AOF files and their manifest"},
+    {"appendfilename", CT_STRING, OFF(appendfilename), "appendonly.aof", 0, 0, false,
+     "the AOF files' base name (<name>.manifest, <name>.<seq>.base.rdb, <name>.<seq>.incr.aof)"},
+    {"aof-load-truncated", CT_ENUM, OFF(aof_load_truncated), "yes", 0, 0, true,
+     "an AOF cut short at its end is loaded up to its last whole command (no: refuse to start)"},
+    {"appendfsync", CT_ENUM, OFF(appendfsync), "everysec", 0, 0, true,
+     "always: a write's reply waits for its fsync; everysec: an fsync a second; no: the kernel's"},
+    {"aof-use-rdb-preamble", CT_ENUM, OFF(aof_use_rdb_preamble), "yes", 0, 0, true,
+     "the AOF's base file is an RDB snapshot (no: commands)"},
 };
 #undef OFF
 #define CONFIG_KEY_COUNT (sizeof(config_keys) / sizeof(config_keys[0]))
@@ -273,6 +283,7 @@ static const char *const loglevel_names[] = {"debug", "verbose", "notice", "warn
 static const char *const policy_names[] = {"volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl",
                                            "allkeys-lru",  "allkeys-lfu",  "allkeys-random",  "noeviction"};
 static const char *const bool_names[] = {"no", "yes"};
+static const char *const appendfsync_names[] = {"always", "everysec", "no"};
 static const char *const obuf_class_names[] = {"normal", "slave", "pubsub"};
 
 /* the names of an enum key's values, in value order */
@@ -285,6 +296,10 @@ static const char *const *config_enum_names(const struct config_key *k, int *cou
     if (k->offset == offsetof(struct config, maxmemory_policy)) {
         *count = 8;
         return policy_names;
+    }
+    if (k->offset == offsetof(struct config, appendfsync)) {
+        *count = 3;
+        return appendfsync_names;
     }
     *count = 2;
     return bool_names;
@@ -496,6 +511,12 @@ static const char *config_apply(struct config *c, const struct config_key *k, co
         return NULL;
     }
     case CT_STRING: {
+        bool aof_name = strcmp(k->name, "appendfilename") == 0, aof_dir = strcmp(k->name, "appenddirname") == 0;
+        if ((aof_name || aof_dir) && vlen == 0) /* Redis isValidAOFfilename / isValidAOFdirname */
+            return aof_name ? "appendfilename can't be empty" : "appenddirname can't be empty";
+        if ((aof_name || aof_dir) && (memchr(v, '/', vlen) || memchr(v, '\\', vlen)))
+            return aof_name ? "appendfilename can't be a path, just a filename"
+                            : "appenddirname can't be a path, just a dirname";
         char **s = field;
         mem_release(*s);
         *s = mem_strndup(v, vlen);
@@ -562,12 +583,6 @@ static const char *config_apply(struct config *c, const struct config_key *k, co
         *(unsigned *)field = (unsigned)flags;
         return NULL;
     }
-    case CT_PERSIST_OFF:
-        if (util_eq_nocase(v, vlen, "no"))
-            return NULL;
-        if (!util_eq_nocase(v, vlen, "yes"))
-            return "argument must be 'yes' or 'no'";
-        return "percore keeps no persistence: only the persistence-off value is accepted";
     case CT_SAVE:
         return config_save_set_value(c, v, vlen);
     }
@@ -613,7 +628,6 @@ static void config_format(const struct config *c, const struct config_key *k, ch
             off += (size_t)snprintf(buf + off, cap - off, "%s%g", i ? " " : "", c->latency_percentiles[i]);
         break;
     }
-    case CT_PERSIST_OFF: snprintf(buf, cap, "no"); break;
     case CT_SAVE: {
         size_t off = 0;
         buf[0] = '\0';
@@ -1012,6 +1026,13 @@ bool config_set_reply(struct reply *out, const struct resp_arg *args, int n, con
         why = config_apply(&box->config, keys[i], &args[2 * i + 1], 1, buf, sizeof(buf));
         failed = i;
     }
+    for (int i = 0; i < npairs && !why; i++) {
+        if (keys[i]->offset == offsetof(struct config, appendonly) && keys[i]->type == CT_ENUM &&
+            box->config.appendonly != config_published->appendonly) {
+            why = "percore turns the AOF on or off only at start";
+            failed = i;
+        }
+    }
     bool applied = false;
     for (int i = 0; i < npairs && !why && apply; i++) {
         if (keys[i]->type == CT_BIND && !config_bind_equal(config_published, &box->config)) {
@@ -1044,8 +1065,6 @@ bool config_set_reply(struct reply *out, const struct resp_arg *args, int n, con
 /* the key a file name stands for: an alias (hash-max-ziplist-*) is its first spelling in the table */
 static const struct config_key *config_canonical(const struct config_key *k)
 {
-    if (k->type == CT_PERSIST_OFF)
-        return k;
     for (size_t i = 0; i < CONFIG_KEY_COUNT; i++)
         if (config_keys[i].offset == k->offset && config_keys[i].type == k->type)
             return &config_keys[i];
@@ -1069,7 +1088,7 @@ static void config_rewrite_line(struct reply *line, const struct config *c, cons
     }
     reply_raw(line, k->name, strlen(k->name));
     reply_raw(line, " ", 1);
-    if (k->type != CT_STRING && k->type != CT_PERSIST_OFF) {
+    if (k->type != CT_STRING) {
         reply_raw(line, value, strlen(value));
         return;
     }

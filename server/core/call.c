@@ -7,6 +7,8 @@
 #include "notify.h"
 #include "txn.h"
 
+#include "percore/aof.h"
+
 /* FLUSHALL FLUSHDB SWAPDB, before they change the databases: watches of keys that exist now, waiters */
 static void call_replacing(void *arg, int db, int db2)
 {
@@ -19,12 +21,17 @@ static void call_replacing(void *arg, int db, int db2)
         self->tracking.flushed = true;                  /* told once the handler has replied */
 }
 
-struct cmd_effects *call_effects_begin(struct shard *self, unsigned notify, bool keys)
+struct cmd_effects *call_effects_begin(struct shard *self, unsigned notify, bool keys, bool prop)
 {
     struct cmd_effects *fx = &self->effects;
     fx->notify = notify;
     fx->n = 0;
     fx->len = 0;
+    fx->keys_unwanted = !keys; /* call_effects_apply reads them only with keys */
+    fx->changes = 0;
+    fx->propagating = prop;
+    fx->prop_n = 0;
+    reply_clear(&fx->prop);
     fx->replacing = keys ? call_replacing : NULL;
     fx->replacing_arg = self;
     return fx;
@@ -50,4 +57,17 @@ void call_effects_apply(struct shard *self, const struct cmd_effects *fx, bool k
         block_serve_ready(self);
     if (self->tracking.flushed)
         tracking_flush_databases(self);
+}
+
+void call_propagate(struct shard *self, const struct command *cmd, uint64_t txid, int db, int argc,
+                    const struct resp_arg *argv, const struct cmd_effects *fx)
+{
+    int stream = SHARD_STORE_SHARED ? 0 : self->index;
+    bool fanout = cmd->route >= ROUTE_FANOUT_SUM && cmd->route <= ROUTE_FANOUT_CONCAT; /* every shard runs it */
+    if (SHARD_STORE_SHARED) /* one stream: the store lock orders everything */
+        txid = 0;
+    if (fanout && !txid)
+        aof_feed_barrier(stream, db, argc, argv);
+    else if (fx->changes || fanout)
+        aof_feed(stream, txid, fanout, db, argc, argv, fx->prop.buf, fx->prop.len, fx->prop_n);
 }

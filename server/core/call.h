@@ -15,7 +15,10 @@
  *   handler  cmd->proc, timed once for the stats and the slowlog; it reports
  *            what it did into ctx->effects (command.h): the keys it modified,
  *            the keyspace events it caused, databases it is about to empty
- *   after    track: a tracking client's read remembers its keys;
+ *   after    propagate: a write that changed something (ctx->effects->changes)
+ *            goes to the shard's stream (aof.h), as its handler propagated
+ *            it (cmd_propagate) or as sent; a keyspace-wide one as a barrier;
+ *            track: a tracking client's read remembers its keys;
  *            CALL_EFFECTS: watches of the keys it modified, clients waiting on
  *            them, their tracking clients told, its keyspace events, the database's key count published
  *            before the reply leaves; CALL_STATS: time, latency histogram, the
@@ -79,6 +82,8 @@ struct call {
     bool track;                     /* the client tracks what it reads (tracking.h): a read-only command
                                      * remembers its keys here */
     uint64_t *took;                 /* CALL_TIME_HOME: the handler's time is added here (ns) */
+    uint64_t txid;                  /* the multi-shard transaction (EXEC, a split or keyspace-wide command) it is
+                                     * part of, 0 none: its propagation is that transaction's (aof.h) */
 };
 
 enum call_result {
@@ -88,7 +93,10 @@ enum call_result {
 };
 
 /* the shard's effects record, emptied, for a handler about to run (call.c) */
-struct cmd_effects *call_effects_begin(struct shard *self, unsigned notify, bool keys);
+struct cmd_effects *call_effects_begin(struct shard *self, unsigned notify, bool keys, bool prop);
+/* a write ran with propagation on: what it changed goes to the shard's stream (aof.h) */
+void call_propagate(struct shard *self, const struct command *cmd, uint64_t txid, int db, int argc,
+                    const struct resp_arg *argv, const struct cmd_effects *fx);
 /* the after-work for what it reported: keyspace events; with keys, watched keys, waiting clients and the
  * clients tracking the keys (client: the writer, for NOLOOP) */
 void call_effects_apply(struct shard *self, const struct cmd_effects *fx, bool keys, uint64_t client);
@@ -138,14 +146,19 @@ static inline __attribute__((always_inline)) enum call_result call(struct shard 
     unsigned notify = ctx.config->notify_keyspace_events;
     if (!(notify & (NOTIFY_KEYSPACE | NOTIFY_KEYEVENT)) || !(c->flags & (CALL_EFFECTS | CALL_EVENTS)))
         notify = 0;
-    if (__builtin_expect(keys || notify, 0))
-        ctx.effects = call_effects_begin(self, notify, keys);
+    /* propagated (the AOF): a real write on the shard's own store; a read pays the load and test */
+    bool prop = effects && self->propagating && (cmd->flags & CMD_WRITE) && !c->store;
+    if (__builtin_expect(keys || notify || prop, 0))
+        ctx.effects = call_effects_begin(self, notify, keys, prop);
     uint64_t t0 = stats_clock_ns();
     cmd->proc(&ctx);
     if (__builtin_expect(c->track, 0))
         tracking_remember(self, cmd, c->argc, c->argv, c->client);
-    if (__builtin_expect(ctx.effects != NULL, 0))
+    if (__builtin_expect(ctx.effects != NULL, 0)) {
+        if (prop) /* scalars, not c: run must not escape, or its constant flags no longer fold away */
+            call_propagate(self, cmd, c->txid, c->db, c->argc, c->argv, ctx.effects);
         call_effects_apply(self, ctx.effects, keys, c->client);
+    }
     shard_store_unlock();
     if (c->flags & CALL_STATS) {
         const struct command *stat_cmd = c->stat_cmd ? c->stat_cmd : cmd;

@@ -71,6 +71,10 @@ struct conn {
     struct conn *lock_wait_next;
     struct conn *pause_next;
     struct conn *dirty_next;
+    /* appendfsync always: its output waits for the AOF writer's round aof_ticket (shard.c) */
+    struct conn *aof_held_next;
+    uint64_t aof_ticket;
+    bool aof_held;
     struct conn *stalled_next;
     struct conn *dead_next;     /* closed, done, waiting to leave the shard's lists */
     struct conn *prev, *next;   /* the shard's list of open connections, or of closed ones (closing) */

@@ -128,6 +128,7 @@ static enum call_result run_handler(struct conn *c, const struct command *cmd, i
         .cmd = cmd, .argv = argv, .argc = argc, .db = c->db, .resp = c->resp, .client = c->id, .conn = c,
         .out = out, .flags = CALL_WHOLE | CALL_STATS | CALL_CHECK_MEMORY | CALL_EFFECTS | (with_conn ? CALL_CONN : 0),
         .track = c->track.reads,
+        .txid = c->txid,
     };
     return call(c->home, &run);
 }
@@ -317,6 +318,7 @@ void dispatch_send_part(struct conn *c, struct slot *s, int target, int part, co
                  ((cmd->flags & CMD_BLOCKING) && !s->txid ? CALL_MAY_BLOCK : 0),
         .track = c->track.reads,
         .took = &took,
+        .txid = s->txid,
     };
     /* the global-lock build: a command that finds no data is in line before any other thread may push
      * (its one lock held from the handler to block_register; nothing in the sharded build) */

@@ -53,6 +53,7 @@
 #include "call.h"
 #include "notify.h"
 
+#include "percore/aof.h"
 #include "percore/config.h"
 #include "percore/keylock.h"
 #include "percore/watch.h"
@@ -258,6 +259,8 @@ static bool handoff_try_push(struct shard *self, struct batch *b)
     /* once pushed, the batch is the target's until it comes back: read it before */
     int target = b->target;
     uint64_t commands = (uint64_t)b->n;
+    if (b->delivery && self->propagating && !SHARD_STORE_SHARED) /* a reply's writes reach the AOF writer before the reply its home */
+        aof_turn_end(self->index, false);
     if (!ring_push(shard_at(target)->inbox, b)) {
         STATS_ADD(&self->stats, handoff_inbox_full, 1);
         return false;
@@ -453,6 +456,7 @@ static int batch_run(struct shard *self, struct batch *b, int from)
                      (timed ? CALL_TIME_HOME : 0),
             .took = &e->ns,
             .track = e->track,
+            .txid = e->txid,
         };
         enum call_result ran = call(self, &run);
         e->waits = ran == CALL_BLOCKED;
@@ -623,6 +627,7 @@ static size_t handoff_drain_done(struct shard *self)
     void *items[32];
     size_t total = 0, m;
     while ((m = ring_pop_batch(self->done, items, 32)) > 0) {
+        self->aof_replies_came = true;
         for (size_t i = 0; i < m; i++)
             handoff_complete(self, items[i]);
         total += m;
@@ -756,10 +761,14 @@ size_t handoff_drain(struct shard *self)
         for (size_t i = 0; i < n; i++) {
             struct batch *b = items[i];
             int home = b->home; /* once pushed, the batch is its home's again */
-            if (b->delivery)
+            if (b->delivery) {
                 handoff_deliver(self, b);
-            else
+                self->aof_replies_came = true;
+            } else {
                 handoff_execute(self, b);
+                if (self->propagating && !SHARD_STORE_SHARED) /* its writes reach the AOF writer before its replies their home */
+                    aof_turn_end(self->index, false);
+            }
             bool pushed = ring_push(shard_at(home)->done, b);
             assert(pushed && "done ring sized by credits cannot be full");
             (void)pushed;

@@ -27,6 +27,7 @@
 #include "txn.h"
 #include "block.h"
 #include "handoff.h"
+#include "percore/aof.h"
 #include "percore/load.h"
 #include "percore/save.h"
 
@@ -388,6 +389,66 @@ static void shard_key_gone(void *arg, enum store_gone why, int db, const char *k
         notify_publish(shard_self, NOTIFY_EVICTED, "evicted", db, key, len);
     if (tracking_busy(shard_self->tracking.table)) /* Redis's signalModifiedKey for expired and evicted keys */
         tracking_invalidate(shard_self, key, len, 0);
+    if (shard_self->propagating) /* Redis's propagateDeletion (lazyfree-lazy-expire|eviction no: DEL) */
+        aof_feed_del(SHARD_STORE_SHARED ? 0 : shard_self->index, db, key, len);
+}
+
+/* a transaction was granted or let go of a lock unit here: its marker in the AOF stream (aof.h) */
+static void shard_txn_lock_event(void *arg, uint64_t txid, bool granted)
+{
+    struct shard *self = arg;
+    aof_feed_txn_lock(self->index, txid, granted);
+}
+
+/*
+ * appendfsync always: what this turn wrote goes to the AOF writer, and the
+ * connections with output wait for the writer's round that covers it (its
+ * fsync done) -- other shards' replies too, as their writes went to their
+ * streams before their replies left.  Their output stays where it is; a
+ * connection that gets more while it waits takes the later round.  True
+ * when a round is already done for some of them (the loop goes on).
+ */
+static bool shard_aof_turn_end(struct shard *self)
+{
+    int stream = SHARD_STORE_SHARED ? 0 : self->index;
+    bool always = config_current()->appendfsync == APPENDFSYNC_ALWAYS;
+    uint64_t ticket = aof_turn_end(stream, always && (self->aof_replies_came || self->aof_held));
+    self->aof_replies_came = false;
+    if (always && ticket) {
+        while (self->dirty) {
+            struct conn *c = self->dirty;
+            self->dirty = c->dirty_next;
+            c->in_dirty = false;
+            c->aof_ticket = ticket;
+            if (!c->aof_held) {
+                c->aof_held = true;
+                c->inflight++; /* kept until its output leaves */
+                c->aof_held_next = self->aof_held;
+                self->aof_held = c;
+            }
+        }
+        for (struct conn *c = self->aof_held; c; c = c->aof_held_next)
+            if (c->aof_ticket == UINT64_MAX) /* the writer's ring was full then */
+                c->aof_ticket = ticket;
+    }
+    uint64_t done = aof_round_done();
+    bool waiting = false;
+    struct conn **at = &self->aof_held;
+    while (*at) {
+        struct conn *c = *at;
+        if (c->aof_ticket > done && always) {
+            waiting = true;
+            at = &c->aof_held_next;
+            continue;
+        }
+        *at = c->aof_held_next;
+        c->aof_held = false;
+        if (!c->closed)
+            shard_mark_dirty(c);
+        conn_unref(c);
+    }
+    aof_wait_round(stream, waiting);
+    return self->dirty != NULL || (waiting && aof_round_done() != done);
 }
 
 /* the replies CLIENT REPLY OFF|SKIP dropped this turn: nothing holds a place in them between turns */
@@ -492,6 +553,12 @@ static void shard_loop(struct shard *self)
             monitor_flush(self);
         if (self->tracking.dirty)
             tracking_flush(self);
+        bool aof_again = false;
+        if (self->propagating) {
+            shard_store_lock(); /* the global-lock build: the one stream is the store's */
+            aof_again = shard_aof_turn_end(self);
+            shard_store_unlock();
+        }
         shard_flush_dirty(self);
         conn_reap_dead(self);
         shard_empty_discard(self);
@@ -502,7 +569,7 @@ static void shard_loop(struct shard *self)
         atomic_store(&self->asleep, 1);
         atomic_thread_fence(memory_order_seq_cst);
         bool locks_moved = keylock_generation(self->locks) != self->locks_seen; /* keys freed since */
-        if (!ring_empty(self->inbox) || !ring_empty(self->done) || lazy_work || locks_moved) {
+        if (!ring_empty(self->inbox) || !ring_empty(self->done) || lazy_work || locks_moved || aof_again) {
             atomic_store(&self->asleep, 0);
             event_base_loop(self->base, EVLOOP_NONBLOCK);
             continue;
@@ -548,6 +615,9 @@ static void *shard_main(void *arg)
 #endif
     self->locks = keylock_create();
     load_into(self->index, self->store, util_ms_time()); /* before the start barrier: nobody is served yet */
+    self->propagating = aof_enabled();
+    if (self->propagating && !SHARD_STORE_SHARED) /* transactions' lock units mark their place in the stream */
+        keylock_set_listener(self->locks, shard_txn_lock_event, self);
     tracking_setup_shard(self);
     self->now = util_ms_time();
     self->last_sleep_ns = INT64_MAX; /* idle until the first sleep says otherwise */
@@ -567,6 +637,14 @@ static void *shard_main(void *arg)
     pthread_barrier_wait(&start_barrier); /* every shard published */
     engine_start_driver(index);
     shard_loop(self);
+    while (self->aof_held) { /* stopping: their output goes with the rest (the writer's last fsync follows) */
+        struct conn *c = self->aof_held;
+        self->aof_held = c->aof_held_next;
+        c->aof_held = false;
+        if (!c->closed)
+            shard_mark_dirty(c);
+        conn_unref(c);
+    }
 
     /* teardown: send what is ready, finish what is in flight, free our own memory */
     shard_flush_dirty(self);
@@ -577,6 +655,11 @@ static void *shard_main(void *arg)
     conn_close_all(self);
     pthread_barrier_wait(&stop_barrier); /* no client sends any more */
     shard_drain_all(self);
+    if (self->propagating) { /* its last records, before the writer ends */
+        shard_store_lock();
+        aof_shard_stop(SHARD_STORE_SHARED ? 0 : self->index);
+        shard_store_unlock();
+    }
     shard_flush_dirty(self);
     conn_reap_dead(self);
     conn_free_closed(self);
@@ -586,6 +669,7 @@ static void *shard_main(void *arg)
     tracking_teardown_shard(self);
     mem_release(self->effects.v);
     mem_release(self->effects.bytes);
+    reply_deinit(&self->effects.prop);
     mem_release(self->listeners);
     event_free(self->doorbell_ev); /* its fd is closed by shard_teardown, after every thread joined */
     event_free(self->retry_ev);
@@ -940,6 +1024,8 @@ int shard_setup(void)
 #endif
     if (load_setup(nshards) < 0)
         return -1;
+    if (aof_setup(nshards, cfg) < 0)
+        return -1;
     save_setup(nshards);
     pthread_barrier_init(&start_barrier, NULL, (unsigned)nshards + 1);
     pthread_barrier_init(&stop_barrier, NULL, (unsigned)nshards);
@@ -1003,6 +1089,7 @@ void shard_run_until_signal(void)
 void shard_teardown(void)
 {
     save_teardown(); /* the writer may still ring the shards' doorbells */
+    aof_teardown();  /* so may the AOF's */
     for (int i = 0; i < nshards; i++) {
         if (shards && shards[i]) {
             close(shards[i]->doorbell_fd);

@@ -108,6 +108,9 @@ struct shard {
     int monitor_cap;
     struct shard_tracking tracking; /* client-side caching: keys read, prefixes, invalidations (tracking.h) */
     uint64_t dirty_dbs;       /* databases written since the last publish (bit per db) */
+    bool propagating;         /* appendonly: writes go to the shard's stream (aof.h; call.h reads it) */
+    bool aof_replies_came;    /* appendfsync always: other shards' replies came this turn (they may be writes') */
+    struct conn *aof_held;    /* appendfsync always: connections whose output waits for a writer round */
     /* read by other threads: each on its own cache line */
     _Alignas(128) atomic_int asleep;
     atomic_bool stopping;     /* set by the main thread at shutdown */

@@ -49,6 +49,7 @@
 #include "block.h"
 #include "handoff.h"
 
+#include "percore/aof.h"
 #include "percore/config.h"
 #include "percore/keylock.h"
 #include "percore/mem.h"
@@ -230,8 +231,25 @@ static bool keyspace_wide(const struct command *cmd)
     return cmd->route == ROUTE_FANOUT_OK && (cmd->flags & (CMD_WRITE | CMD_LOCKS_ALL));
 }
 
+/* the AOF: where t's unlocks go, before they leave (the writer writes t once they are all in, aof.h) */
+static void txn_note_end(struct shard *self, const struct txn *t)
+{
+    int n = shard_count();
+    int *units = mem_calloc((size_t)n * 2, sizeof(int)), *shards = units + n;
+    for (int i = 0; i < n; i++) {
+        shards[i] = i;
+        units[i] = t->whole ? 1 : 0;
+    }
+    for (int from = 0; from < t->ks.n; from = unit_end(&t->ks, from))
+        units[t->ks.keys[from].shard]++;
+    aof_feed_txn_end(self->index, t->id, n, shards, units);
+    mem_release(units);
+}
+
 static void txn_unlock_all(struct shard *self, struct txn *t)
 {
+    if (self->propagating && !SHARD_STORE_SHARED)
+        txn_note_end(self, t);
     if (t->whole) {
         char idbuf[24];
         struct resp_arg args[2] = {command_name_arg(command_internal(CMD_I_UNLOCK)), {idbuf, 0}};

@@ -35,6 +35,8 @@ struct keylocks {
     struct lock_wait *queue;  /* oldest first */
     struct lock_wait **queue_tail;
     size_t waiting;
+    keylock_event_fn *listener; /* told of every grant and release (the AOF's transaction markers), NULL none */
+    void *listener_arg;
 };
 
 static void lock_wait_free(struct lock_wait *w)
@@ -125,15 +127,26 @@ static bool take(struct keylocks *kl, uint64_t txid, int db, int n, const struct
     return true;
 }
 
+void keylock_set_listener(struct keylocks *kl, keylock_event_fn *fn, void *arg)
+{
+    kl->listener = fn;
+    kl->listener_arg = arg;
+}
+
 bool keylock_try(struct keylocks *kl, uint64_t txid, int db, int n, const struct keylock_key *keys)
 {
-    return !kl->hold_new && kl->waiting == 0 && take(kl, txid, db, n, keys);
+    bool held = !kl->hold_new && kl->waiting == 0 && take(kl, txid, db, n, keys);
+    if (held && kl->listener)
+        kl->listener(kl->listener_arg, txid, true);
+    return held;
 }
 
 void keylock_hold_new(struct keylocks *kl, bool hold) { kl->hold_new = hold; }
 
 void keylock_release(struct keylocks *kl, uint64_t txid, int db, int n, const struct keylock_key *keys)
 {
+    if (kl->listener)
+        kl->listener(kl->listener_arg, txid, false);
     if (n == KEYLOCK_ALL && kl->all_by == txid)
         kl->all_by = 0;
     for (int i = 0; i < n; i++) {
@@ -195,6 +208,8 @@ void keylock_grant_waiting(struct keylocks *kl, keylock_granted_fn *granted, voi
         if (!kl->queue)
             kl->queue_tail = &kl->queue;
         kl->waiting--;
+        if (kl->listener)
+            kl->listener(kl->listener_arg, w->txid, true);
         granted(arg, w->txid, w->home);
         lock_wait_free(w);
     }

@@ -1,0 +1,73 @@
+/*
+ * aof: the append-only file's writing side -- the propagation stream every
+ * write feeds (the one function call() hands a write to), and the writer
+ * thread that merges the shards' streams into Redis 7.0's multi-part AOF
+ * (appenddirname/: a base, an incr file, the manifest).
+ *
+ * The stream is per shard and in Redis's propagated form (what Redis's
+ * propagateNow hands to feedAppendOnlyFile and replicationFeedSlaves): a
+ * write that changed nothing is not in it, relative expiries are absolute,
+ * randomness is replaced by its outcome (the handlers' cmd_propagate), keys
+ * that expired or were evicted are DELs.  Records carry their database; a
+ * consumer writes SELECT where the database changes, as Redis keeps
+ * aof_selected_db and slaveseldb per consumer.  A replication feed reads the
+ * same records.
+ *
+ * Threading: aof_setup / aof_teardown on the main thread with no shard
+ * running; aof_feed*, aof_turn_end, aof_shard_stop on the shard thread of
+ * the stream (the global-lock build: the one stream, under the store lock);
+ * the aof_info_* readers on any thread.
+ */
+#ifndef PERCORE_AOF_H
+#define PERCORE_AOF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct command;
+struct config;
+struct resp_arg;
+
+/* main thread, after the load, before the shards start: with appendonly yes, the directory, its
+ * manifest (a new base and incr file when there is none) and the writer thread.  0 ok, -1 (logged) */
+int aof_setup(int shards, const struct config *cfg);
+/* main thread, after every shard's aof_shard_stop: the writer writes what is left, fsyncs, ends */
+void aof_teardown(void);
+
+/* is the stream on (appendonly yes at start)?  A shard copies this into its hot flag */
+bool aof_enabled(void);
+
+/* a write that changed something ran on stream `stream`, in db: its argv, or (prop_n > 0) the
+ * commands the handler propagated instead, RESP-encoded in prop[0..prop_len).  txid: the multi-shard
+ * transaction it is part of (0 none), fanout: a keyspace-wide command's part (written once) */
+void aof_feed(int stream, uint64_t txid, bool fanout, int db, int argc, const struct resp_arg *argv, const char *prop,
+              size_t prop_len, int prop_n);
+/* a keyspace-wide write's part (FLUSHALL FLUSHDB SWAPDB; every shard runs one, in the same order on
+ * every shard): written once, when every stream has reached it */
+void aof_feed_barrier(int stream, int db, int argc, const struct resp_arg *argv);
+/* key of db expired or was evicted: a DEL */
+void aof_feed_del(int stream, int db, const char *key, size_t len);
+/* transaction txid was granted (granted) or let go of a lock unit on this stream's shard (keylock.h) */
+void aof_feed_txn_lock(int stream, uint64_t txid, bool granted);
+/* transaction txid is over, on its home's stream (before it lets go of its locks): it sends units[i]
+ * unlocks to shards[i] */
+void aof_feed_txn_end(int stream, uint64_t txid, int n, const int *shards, const int *units);
+
+/* the end of a shard's loop turn: what the stream got this turn goes to the writer.  With
+ * appendfsync always, the writer round that covers it (wait for aof_round_done() >= it), else 0 */
+uint64_t aof_turn_end(int stream, bool cover);
+/* writer rounds whose writes (and, with appendfsync always, their fsync) are done */
+uint64_t aof_round_done(void);
+/* a shard waits for a round (its doorbell is rung when one is done) */
+void aof_wait_round(int stream, bool waiting);
+/* a stopping shard's last records go to the writer (it may wait here: nothing else is served) */
+void aof_shard_stop(int stream);
+
+/* INFO persistence */
+bool aof_info_last_write_ok(void);
+long long aof_info_current_size(void);
+long long aof_info_base_size(void);
+long long aof_info_buffer_length(void); /* bytes merged but not yet written (a failing disk) */
+
+#endif

@@ -1,0 +1,314 @@
+#!/usr/bin/env python3
+"""The append-only files percore writes, loaded by a real redis-server 7.0.
+
+1. differential: a seeded random write workload (every type, expiries,
+   INCRBYFLOAT, MULTI/EXEC, multi-key MSET/DEL, FLUSHDB, SELECT) on percore
+   with appendonly yes; percore is killed (-9) once the writes are in the
+   file (appendfsync always: every acknowledged write is); redis-server loads
+   percore's appenddirname and every key, value and TTL (to the second) must
+   be what percore held; redis-check-aof accepts the directory.
+2. shutdown: the same with appendfsync everysec, stopped with SIGTERM.
+3. from_rdb: appendonly yes on a directory with dump.rdb and no AOF: the
+   keys the start loads are in the base (a copy of the file).
+4. crash: clients INCR their own counters concurrently with appendfsync
+   always; kill -9 mid-load; redis-server loads the files: no counter is
+   below the last value its client was acknowledged.
+"""
+import argparse
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from diff import free_port  # noqa: E402
+from dump_cross import contents  # noqa: E402
+
+import redis  # noqa: E402
+
+DBS = 4
+
+
+def start(args, port):
+    p = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        try:
+            if redis.Redis(port=port).ping():
+                return p
+        except redis.exceptions.ConnectionError:
+            time.sleep(0.05)
+        except redis.exceptions.BusyLoadingError:
+            time.sleep(0.05)
+    p.kill()
+    raise RuntimeError("server did not start: %s" % args)
+
+
+def percore(binary, threads, d, fsync):
+    port = free_port()
+    return start([binary, "--port", str(port), "--threads", str(threads), "--save", "", "--appendonly", "yes",
+                  "--appendfsync", fsync, "--dir", d], port), port
+
+
+def redis_on(binary, d):
+    port = free_port()
+    return start([binary, "--port", str(port), "--save", "", "--appendonly", "yes", "--dir", d], port), port
+
+
+def snapshot(port):
+    out = {}
+    for db in range(DBS):
+        r = redis.Redis(port=port, db=db)
+        for k in r.keys("*"):
+            when = r.execute_command("PEXPIRETIME", k)  # absolute: the same on both, whenever read
+            out[(db, k)] = (contents(r, k), when)
+    return out
+
+
+def workload(port, seed, n):
+    rng = random.Random(seed)
+    rs = [redis.Redis(port=port, db=db) for db in range(DBS)]
+    keys = ["k%d" % i for i in range(40)] + ["{t}%d" % i for i in range(10)]
+    for i in range(n):
+        r = rs[rng.randrange(DBS)]
+        k = rng.choice(keys)
+        k2 = rng.choice(keys)
+        op = rng.randrange(34)
+        try:
+            if op == 0:
+                r.set(k, "v%d" % i)
+            elif op == 1:
+                r.set(k, "e%d" % i, ex=rng.randrange(100, 1000))
+            elif op == 2:
+                r.setex(k, rng.randrange(100, 1000), "x")
+            elif op == 3:
+                r.expire(k, rng.randrange(100, 1000))
+            elif op == 4:
+                r.pexpire(k, rng.randrange(100000, 1000000))
+            elif op == 5:
+                r.incrbyfloat("f" + k, rng.choice(["1.5", "0.1", "-3.25"]))
+            elif op == 6:
+                r.rpush("l" + k, *["a%d" % j for j in range(rng.randrange(1, 5))])
+            elif op == 7:
+                r.lpop("l" + k)
+            elif op == 8:
+                r.sadd("s" + k, *["m%d" % rng.randrange(20) for _ in range(3)])
+            elif op == 9:
+                r.srem("s" + k, "m%d" % rng.randrange(20))
+            elif op == 10:
+                r.hset("h" + k, "f%d" % rng.randrange(5), i)
+            elif op == 11:
+                r.hincrbyfloat("h" + k, "fl", "0.5")
+            elif op == 12:
+                r.zadd("z" + k, {"m%d" % rng.randrange(10): rng.random()})
+            elif op == 13:
+                r.zincrby("z" + k, 2, "m1")
+            elif op == 14:
+                r.mset({k: "m%d" % i, k2: "n%d" % i, "k%d" % rng.randrange(40): "o"})
+            elif op == 15:
+                r.delete(k, k2, "l" + k)
+            elif op == 16:
+                p = r.pipeline(transaction=True)
+                p.set(k, "t%d" % i)
+                p.incr("c" + k)
+                p.expire(k, 500)
+                p.rpush("l" + k2, "tx")
+                p.execute()
+            elif op == 17:
+                r.getex(k, ex=rng.randrange(100, 1000))
+            elif op == 18:
+                r.getex(k, persist=True)
+            elif op == 19:
+                if rng.randrange(30) == 0:
+                    r.flushdb()
+            elif op == 20:
+                r.append(k, "z")
+            elif op == 21:
+                r.incr("c" + k)
+            elif op == 22:
+                r.expire(k, -1)  # in the past: a DEL
+            elif op == 23:
+                r.persist(k)
+            elif op == 24:
+                r.spop("s" + k)
+            elif op == 25:
+                r.spop("s" + k, rng.randrange(1, 4))
+            elif op == 26:
+                r.rename(k, k2) if k != k2 else r.rename(k, k + "x")
+            elif op == 27:
+                r.smove("s" + k, "s" + k2, "m%d" % rng.randrange(20))
+            elif op == 28:
+                r.blpop(["l" + k, "l" + k2], timeout=0.01)
+            elif op == 29:
+                r.execute_command("LMPOP", 2, "l" + k, "l" + k2, "RIGHT", "COUNT", 2)
+            elif op == 30:
+                r.bzpopmin(["z" + k], timeout=0.01)
+            elif op == 31:
+                r.execute_command("ZMPOP", 1, "z" + k, "MAX", "COUNT", 2)
+            elif op == 32:
+                r.sunionstore("s" + k, ["s" + k2, "s" + k])
+            elif op == 33:
+                r.execute_command("SET", k, "px%d" % i, "PXAT", int(time.time() * 1000) + 600000)
+        except redis.exceptions.ResponseError:
+            pass  # WRONGTYPE and the like: nothing changed
+
+
+def check_aof(d):
+    manifest = os.path.join(d, "appendonlydir", "appendonly.aof.manifest")
+    out = subprocess.run(["redis-check-aof", manifest], capture_output=True)
+    out.stdout, out.stderr = out.stdout.decode("latin-1"), out.stderr.decode("latin-1")
+    if out.returncode != 0 or "valid" not in out.stdout:
+        raise AssertionError("redis-check-aof refused the directory:\n" + out.stdout + out.stderr)
+
+
+def differential(a, d, fsync="always", stop=signal.SIGKILL):
+    p, port = percore(a.candidate, a.threads, d, fsync)
+    try:
+        workload(port, a.seed, a.ops)
+        want = snapshot(port)
+    finally:
+        p.send_signal(stop)
+        p.wait()
+    if stop == signal.SIGTERM and p.returncode != 0:  # a clean exit (a sanitizer's report fails it)
+        raise AssertionError("percore exited with %d after SIGTERM" % p.returncode)
+    check_aof(d)
+    rp, rport = redis_on(a.redis, d)
+    try:
+        got = snapshot(rport)
+    finally:
+        rp.terminate()
+        rp.wait()
+    bad = []
+    for key in sorted(set(want) | set(got)):
+        w, g = want.get(key), got.get(key)
+        if w is None or g is None or w[0] != g[0] or abs(w[1] - g[1]) > 1000:  # TTL to the second
+            bad.append((key, w, g))
+    if bad:
+        for b in bad[:10]:
+            print("MISMATCH %s: percore %s redis %s" % b)
+        raise AssertionError("%d keys differ after redis-server loaded percore's AOF" % len(bad))
+    print("differential (appendfsync %s, signal %d): %d keys equal, redis-check-aof OK" % (fsync, stop, len(want)))
+
+
+def shutdown(a, d):
+    """everysec, then SIGTERM: the writer writes and fsyncs what is left before the server exits"""
+    differential(a, d, "everysec", signal.SIGTERM)
+
+
+def crash(a, d):
+    p, port = percore(a.candidate, a.threads, d, "always")
+    acked = {}
+    stop = threading.Event()
+
+    def client(i):
+        r = redis.Redis(port=port)
+        key = "counter:%d" % i
+        while not stop.is_set():
+            try:
+                acked[key] = r.incr(key)
+            except (redis.exceptions.ConnectionError, OSError):
+                return
+
+    groups = {}
+
+    def mset_client(i):
+        r = redis.Redis(port=port)
+        keys = ["grp%d:%d" % (i, j) for j in range(8)]  # spread over the shards
+        n = 0
+        while not stop.is_set():
+            n += 1
+            try:
+                r.mset({k: n for k in keys})
+                groups[i] = (keys, n)
+            except (redis.exceptions.ConnectionError, OSError):
+                return
+
+    ts = [threading.Thread(target=client, args=(i,)) for i in range(4)]
+    ts += [threading.Thread(target=mset_client, args=(i,)) for i in range(4)]
+    for t in ts:
+        t.start()
+    deadline = time.time() + 30
+    while time.time() < deadline and sum(acked.values()) < 600:
+        time.sleep(0.05)
+    p.send_signal(signal.SIGKILL)
+    p.wait()
+    stop.set()
+    for t in ts:
+        t.join()
+    rp, rport = redis_on(a.redis, d)
+    try:
+        r = redis.Redis(port=rport)
+        for key, v in acked.items():
+            got = int(r.get(key) or 0)
+            if got < v:
+                raise AssertionError("%s: acknowledged %d, the AOF has %d" % (key, v, got))
+        for i, (keys, n) in groups.items():
+            vals = r.mget(keys)
+            if len(set(vals)) != 1:
+                raise AssertionError("MSET over shards half in the file: %s" % vals)
+            if int(vals[0]) < n:
+                raise AssertionError("acknowledged MSET %d, the AOF has %s" % (n, vals[0]))
+    finally:
+        rp.terminate()
+        rp.wait()
+    print("crash: %d acknowledged INCRs and %d MSET groups whole in the files" %
+          (sum(acked.values()), len(groups)))
+
+
+def from_rdb(a, d):
+    """appendonly yes on a dir with an RDB file and no AOF: the keys it loads are the AOF's base"""
+    port = free_port()
+    rp = start([a.redis, "--port", str(port), "--save", "", "--appendonly", "no", "--dir", d], port)
+    r = redis.Redis(port=port)
+    r.set("from:rdb", "1")
+    r.rpush("from:list", "a", "b")
+    r.save()
+    rp.terminate()
+    rp.wait()
+    p, pport = percore(a.candidate, a.threads, d, "always")
+    try:
+        pr = redis.Redis(port=pport)
+        loaded = pr.get("from:rdb") == b"1"
+        pr.set("after", "2")
+    finally:
+        p.send_signal(signal.SIGKILL)
+        p.wait()
+    check_aof(d)
+    os.unlink(os.path.join(d, "dump.rdb"))
+    rp, rport = redis_on(a.redis, d)
+    try:
+        r = redis.Redis(port=rport)
+        if r.get("after") != b"2":
+            raise AssertionError("the write after the start is not in the AOF")
+        if loaded and (r.get("from:rdb") != b"1" or r.lrange("from:list", 0, -1) != [b"a", b"b"]):
+            raise AssertionError("the keys loaded from the RDB file are not in the AOF's base")
+    finally:
+        rp.terminate()
+        rp.wait()
+    print("from_rdb: the start's keys %s, in the base" % ("loaded from dump.rdb" if loaded else "(none: the AOF is preferred)"))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--redis", default="/usr/bin/redis-server")
+    ap.add_argument("--candidate", required=True)
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--ops", type=int, default=3000)
+    a = ap.parse_args()
+    for test in (differential, shutdown, crash, from_rdb):
+        d = tempfile.mkdtemp(prefix="aof_write.")
+        try:
+            test(a, d)
+        finally:
+            shutil.rmtree(d, ignore_errors=True)
+    print("OK")
+
+
+if __name__ == "__main__":
+    main()
