@@ -133,6 +133,10 @@ struct config {
     char *dir;
     char *dbfilename;           /* the RDB file in dir, loaded at start */
     bool rdbchecksum;           /* RDB files carry a CRC64 (checked on load when non-zero) */
+    bool appendonly;            /* the AOF (appenddirname) is what the start loads, not dbfilename */
+    char *appenddirname;        /* the AOF folder in dir (a name, never a path) */
+    char *appendfilename;       /* the AOF files' base name (a name, never a path) */
+    bool aof_load_truncated;    /* an AOF cut short at its end loads up to its last whole command */
     /* where the config was loaded from (CONFIG REWRITE, INFO config_file) */
     char *config_file;
     /* slot -> shard */

@@ -66,4 +66,14 @@ void resp_parser_reset(struct resp_parser *p);
 enum resp_status resp_parse(struct resp_parser *p, const char *buf, size_t len,
                             long long max_bulk, size_t *consumed);
 
+/*
+ * Split the line s[0..n) into words as an inline command is split (Redis
+ * sdssplitargs: blanks between words, "double quotes" with \xHH and \n-style
+ * escapes, 'single quotes' with \' only, a closing quote followed by a blank
+ * or the end), whatever its first byte; s holds no NUL byte.  The words are
+ * p->argv[0..p->argc), valid until the next call on p and while s lives.
+ * False: unbalanced quotes.
+ */
+bool resp_split_words(struct resp_parser *p, const char *s, size_t n);
+
 #endif

@@ -38,7 +38,7 @@ enum config_type {
     CT_ENUM,        /* an enum or bool, names from config_enum_names() */
     CT_OBUF,        /* client-output-buffer-limit */
     CT_PERCENTILES, /* latency-tracking-info-percentiles */
-    CT_PERSIST_OFF, /* save / appendonly: only the persistence-off value */
+    CT_PERSIST_OFF, /* save: only the persistence-off value */
     CT_NOTIFY,      /* notify-keyspace-events: Redis's class letters */
 };
 
@@ -145,7 +145,14 @@ static const struct config_key config_keys[] = {
     {"rdbchecksum", CT_ENUM, OFF(rdbchecksum), "yes", 0, 0, false,
      "RDB files end with a CRC64 of their bytes (no: 0, not checked on load)"},
     {"save", CT_PERSIST_OFF, 0, "", 0, 0, true, "no persistence: only \"\" is accepted"},
-    {"appendonly", CT_PERSIST_OFF, 0, "no", 0, 0, true, "no persistence: only no is accepted"},
+    {"appendonly", CT_ENUM, OFF(appendonly), "no", 0, 0, true,
+     "load the AOF (appenddirname) at start instead of the RDB file; set at start only"},
+    {"appenddirname", CT_STRING, OFF(appenddirname), "appendonlydir", 0, 0, false,
+     "the folder in dir that holds the AOF files and their manifest"},
+    {"appendfilename", CT_STRING, OFF(appendfilename), "appendonly.aof", 0, 0, false,
+     "the AOF files' base name (<name>.manifest, <name>.<seq>.base.rdb, <name>.<seq>.incr.aof)"},
+    {"aof-load-truncated", CT_ENUM, OFF(aof_load_truncated), "yes", 0, 0, true,
+     "an AOF cut short at its end is loaded up to its last whole command (no: refuse to start)"},
 };
 #undef OFF
 #define CONFIG_KEY_COUNT (sizeof(config_keys) / sizeof(config_keys[0]))
@@ -464,6 +471,12 @@ static const char *config_apply(struct config *c, const struct config_key *k, co
         return NULL;
     }
     case CT_STRING: {
+        bool aof_name = strcmp(k->name, "appendfilename") == 0, aof_dir = strcmp(k->name, "appenddirname") == 0;
+        if ((aof_name || aof_dir) && vlen == 0) /* Redis isValidAOFfilename / isValidAOFdirname */
+            return aof_name ? "appendfilename can't be empty" : "appenddirname can't be empty";
+        if ((aof_name || aof_dir) && (memchr(v, '/', vlen) || memchr(v, '\\', vlen)))
+            return aof_name ? "appendfilename can't be a path, just a filename"
+                            : "appenddirname can't be a path, just a dirname";
         char **s = field;
         mem_release(*s);
         *s = mem_strndup(v, vlen);
@@ -925,6 +938,13 @@ bool config_set_reply(struct reply *out, const struct resp_arg *args, int n, con
     for (int i = 0; i < npairs && !why; i++) {
         why = config_apply(&box->config, keys[i], &args[2 * i + 1], 1, buf, sizeof(buf));
         failed = i;
+    }
+    for (int i = 0; i < npairs && !why; i++) {
+        if (keys[i]->offset == offsetof(struct config, appendonly) && keys[i]->type == CT_ENUM &&
+            box->config.appendonly != config_published->appendonly) {
+            why = "percore turns the AOF on or off only at start";
+            failed = i;
+        }
     }
     bool applied = false;
     for (int i = 0; i < npairs && !why && apply; i++) {

@@ -411,6 +411,11 @@ static bool split_inline(struct resp_parser *p, const char *s, size_t n)
     }
 }
 
+bool resp_split_words(struct resp_parser *p, const char *s, size_t n)
+{
+    return split_inline(p, s, n);
+}
+
 static enum resp_status parse_inline(struct resp_parser *p, const char *buf, size_t len,
                                      size_t *consumed)
 {
