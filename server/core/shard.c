@@ -476,6 +476,8 @@ static void shard_loop(struct shard *self)
                 lazy_work |= save_step(self->index, self->store);
             shard_store_unlock();
         }
+        if (load_in_progress())
+            lazy_work |= load_step(self); /* keys the loader queued for this shard */
         if (save_has_work())
             save_serve(self); /* SAVEs whose file is written */
         if (self->system_stalled)
@@ -498,7 +500,8 @@ static void shard_loop(struct shard *self)
         atomic_store(&self->asleep, 1);
         atomic_thread_fence(memory_order_seq_cst);
         bool locks_moved = keylock_generation(self->locks) != self->locks_seen; /* keys freed since */
-        if (!ring_empty(self->inbox) || !ring_empty(self->done) || lazy_work || locks_moved) {
+        if (!ring_empty(self->inbox) || !ring_empty(self->done) || lazy_work || locks_moved ||
+            (load_in_progress() && load_queued(self))) {
             atomic_store(&self->asleep, 0);
             event_base_loop(self->base, EVLOOP_NONBLOCK);
             continue;
@@ -543,7 +546,6 @@ static void *shard_main(void *arg)
     self->blockers = block_create(self->index);
 #endif
     self->locks = keylock_create();
-    load_into(self->index, self->store, util_ms_time()); /* before the start barrier: nobody is served yet */
     tracking_setup_shard(self);
     self->now = util_ms_time();
     self->last_sleep_ns = INT64_MAX; /* idle until the first sleep says otherwise */
@@ -947,6 +949,7 @@ int shard_setup(void)
     }
     pthread_barrier_wait(&start_barrier);
     shard_listeners_destroy(&start_listeners); /* every shard took its row */
+    load_start(); /* the file loads while the shards serve (loading:1, -LOADING) */
     return 0;
 }
 
