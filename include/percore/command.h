@@ -170,6 +170,8 @@ enum {
                                    * keyspace lock, in turn (SAVE BGSAVE: the snapshots are one cut) */
     CMD_REPLIES_AFTER_SAVE = 1u << 29, /* ROUTE_FANOUT_OK whose reply, its parts done and its locks freed, waits
                                         * for the save they began (SAVE; save.h) */
+    CMD_OPENS_TXN = 1u << 30,     /* starts a transaction (MULTI): an AOF being loaded that ends inside one
+                                   * drops it (load.c) */
 };
 
 /* where a command runs (see dispatch.c) */

@@ -119,6 +119,7 @@ struct rdb_file_info {
     char redis_ver[32];         /* "redis-ver", "" none */
     long long ctime;            /* "ctime", unix s, -1 none */
     long long used_mem;         /* "used-mem", bytes, -1 none */
+    size_t used;                /* bytes the file took through its checksum (an AOF's tail may follow) */
 };
 /*
  * Read the RDB file p[0..n) of any version 1..11 (Redis rdbLoadRioWithLoadingCtx): every key to fn

@@ -1286,7 +1286,7 @@ bool dispatch_command(struct conn *c, int argc, const struct resp_arg *argv)
         stats_cmd_rejected(&self->stats, cmd, "-ERR", 4);
         return true;
     }
-    if (__builtin_expect(load_in_progress(), 0) && !c->exec_input && load_refuses(cmd, argc, argv)) {
+    if (__builtin_expect(load_in_progress(), 0) && !c->exec_input && !c->loads_aof && load_refuses(cmd, argc, argv)) {
         dispatch_reject(c, cmd, argc, argv, "LOADING Redis is loading the dataset in memory");
         stats_cmd_rejected(&self->stats, cmd, "-LOADING", 8);
         return true;

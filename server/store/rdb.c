@@ -1452,6 +1452,7 @@ int rdb_file_load(const void *p, size_t n, const struct rdb_limits *lim, rdb_fil
             continue;
         }
         case RDB_OPCODE_EOF: {
+            info->used = r.off;
             if (version < 5)
                 return 0;
             size_t end = r.off;
@@ -1460,6 +1461,7 @@ int rdb_file_load(const void *p, size_t n, const struct rdb_limits *lim, rdb_fil
             uint64_t want = get_le(at, 8);
             if (want != 0 && crc64(0, p, end) != want)
                 return load_fail(err, errcap, "Wrong RDB checksum", end);
+            info->used = r.off;
             return 0;
         }
         default: {
