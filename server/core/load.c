@@ -790,9 +790,10 @@ static void aof_sink(void *arg, const char *bytes, size_t len)
         aof_client = NULL; /* closed */
 }
 
+/* the pseudo-client has work left: replies to come, or commands not yet run (waiting for a key lock) */
 static bool aof_client_busy(void)
 {
-    return aof_client && !engine_client_idle(aof_client);
+    return aof_client && (!engine_client_idle(aof_client) || aof_client->rpos < aof_client->rlen);
 }
 
 /* one batch on its shard: false when it must wait (AOF commands, or a marker, while the pseudo-client
@@ -810,7 +811,7 @@ static bool batch_apply(struct shard *self, struct load_batch *b)
         batch_destroy(b);
         return true;
     }
-    if (b->last && aof_client)
+    if (b->last && self->index == 0 && aof_client)
         engine_client_close(aof_client); /* a MULTI the file left open is dropped with it */
     bool sync = b->sync;
     batch_insert(self, b);
