@@ -974,7 +974,10 @@ void shard_run_until_signal(void)
     sigaddset(&set, SIGINT);
     int sig = 0;
     sigwait(&set, &sig);
-    log_warn("Received %s scheduling shutdown...", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+    if (load_in_progress()) /* Redis: a shutdown while loading saves nothing */
+        log_warn("Received shutdown signal during loading, scheduling shutdown.");
+    else
+        log_warn("Received %s scheduling shutdown...", sig == SIGTERM ? "SIGTERM" : "SIGINT");
     shard_stop_all();
     for (int i = 0; i < nshards; i++)
         pthread_join(threads[i], NULL);
@@ -983,6 +986,7 @@ void shard_run_until_signal(void)
 void shard_teardown(void)
 {
     save_teardown(); /* the writer may still ring the shards' doorbells */
+    load_teardown(); /* and so may the loader (a shutdown while loading) */
     for (int i = 0; i < nshards; i++) {
         if (shards && shards[i]) {
             close(shards[i]->doorbell_fd);
@@ -997,7 +1001,6 @@ void shard_teardown(void)
         shard_listeners_close_all(start_listeners);
         shard_listeners_destroy(&start_listeners);
     }
-    load_teardown();
     mem_release(shard_places);
     shard_places = NULL;
     shards = NULL;

@@ -267,6 +267,22 @@ def big(o, work):
     log = open(cand.log, "rb").read()
     check(b"Done loading RDB, keys loaded: %d, keys expired:" % total in log, "log: Done loading RDB")
     check(b"DB loaded from disk: " in log, "log: DB loaded from disk")
+    shutdown_while_loading(o, d)
+
+
+def shutdown_while_loading(o, d):
+    """SIGTERM while loading: a clean exit (status 0) that saves nothing, the file as it was"""
+    path = os.path.join(d, "dump.rdb")
+    before = sha(path)
+    cand = LoadingServer(o.candidate, threads=o.threads, name="load-cross-stop", extra=["--dir", d])
+    cand.start()
+    was_loading = loading(cand.port)
+    eq(cand.stop(), 0, "SIGTERM while loading: exit status")
+    if was_loading:
+        check(b"Received shutdown signal during loading" in open(cand.log, "rb").read(),
+              "SIGTERM while loading: the log says so")
+    eq(sha(path), before, "SIGTERM while loading: the file is left as it was")
+    check(not any(f.startswith("temp-") for f in os.listdir(d)), "SIGTERM while loading: no temp file")
 
 
 def sha(path):
