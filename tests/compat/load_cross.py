@@ -75,7 +75,7 @@ DURING = [
     ("OBJECT", "ENCODING", "key:1"),
     ("TYPE", "key:1"),
     ("TTL", "key:1"),
-    ("SLOWLOG", "LEN"),
+    ("SLOWLOG", "GET", "0"),
     ("PING",),
 ]
 
