@@ -1,30 +1,47 @@
 /*
- * load: the RDB file read at start while the server serves (load.h).
+ * load: the dataset read at start while the server serves (load.h).
  *
- * Design.  As Redis 7.0, the server listens and answers while the file
+ * Design.  As Redis 7.0, the server listens and answers while the data
  * loads: every command without Redis's "loading" flag gets -LOADING (the
  * table's CMD_LOADING, of the subcommand for a container), INFO
  * persistence says loading:1 with the progress, and the log has Redis's
- * lines.  load_setup (main thread, before the shards exist) maps the file
- * and raises load_active; load_start (once every shard runs) starts the
- * loader thread, which parses the file once (rdb_file_load) and hands each
- * live key to its owner shard (the config's slot table, copied: the hash
- * the server routes by; shard 0, the one store, in the global-lock build) in batches
- * of LOAD_BATCH keys through that shard's own bounded ring of LOAD_RING
+ * lines.  load_setup (main thread, before the shards exist) finds what to
+ * load and raises load_active; load_start (once every shard runs) starts
+ * the loader thread, which parses it once and hands each live key to its
+ * owner shard (the config's slot table, copied: the hash the server routes
+ * by; shard 0, the one store, in the global-lock build) in batches of
+ * LOAD_BATCH keys through that shard's own bounded ring of LOAD_RING
  * batches.  A full ring makes the loader wait (it sleeps: it is no shard);
  * a push to a sleeping shard rings its doorbell.  Each shard, on its loop
  * turns, takes LOAD_STEP batches at most and puts their keys in its own
  * store (so a store is only ever filled by its own thread, and clients are
- * answered between batches), and counts itself done at the batch marked
- * last.  When every shard is done the loader logs Redis's "Done loading" /
- * "DB loaded from disk" lines and lowers load_active.  The objects were
- * built on the loader thread: mimalloc (and libc) free them from any
- * thread, and a string is re-made in the key's entry by store_set anyway.
+ * answered between batches).  A marker batch to every shard (shards_sync)
+ * is counted by each once all before it is in: the last one ends the load,
+ * the loader logs Redis's "Done loading" / "DB loaded from ..." lines and
+ * lowers load_active.  The objects were built on the loader thread:
+ * mimalloc (and libc) free them from any thread, and a string is re-made in
+ * the key's entry by store_set anyway.
  *
- * A file that does not parse (corrupt, truncated, a bad checksum) stops
- * the process as Redis's does: its log lines say what and at which offset,
- * and it exits 1 at once, saving nothing (the file is only ever read); a
+ * The RDB file (appendonly no): mapped and parsed by rdb_file_load.  A file
+ * that does not parse (corrupt, truncated, a bad checksum) stops the
+ * process as Redis's does: its log lines say what and at which offset, and
+ * it exits 1 at once, saving nothing (the file is only ever read); a
  * missing file is an empty dataset.
+ *
+ * The AOF (appendonly yes; Redis's loadAppendOnlyFiles): the manifest in
+ * appenddirname (an old dir/appendfilename is moved in first, as Redis
+ * upgrades it), then the base and incr files in order.  An RDB part (a
+ * base .rdb, an old file's preamble) goes as keys, then a marker, so every
+ * key is in before any command runs.  Commands are checked as Redis reads
+ * them (annotations, bad format, a short read, unknown commands) and go,
+ * re-encoded, in 64 KB chunks to one pseudo-client of shard 0 (engine.h: a
+ * connection without a socket, exempt from -LOADING) that runs them through
+ * the real dispatch: SELECT is its own, a cross-shard command takes the
+ * handoff, MULTI/EXEC is one transaction.  Shard 0 gives it the next chunk
+ * (or counts a marker) only once it has run all it was given; the last
+ * marker closes it, dropping a MULTI the file left open.  A short read
+ * truncates the file at its last whole command and goes on with
+ * aof-load-truncated yes (the last file only), else stops the start.
  *
  * Threading: load_setup, load_start, load_teardown on the main thread; the
  * loader thread owns the parse and the batches it fills; load_step and
