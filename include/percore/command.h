@@ -198,6 +198,8 @@ enum {
                                           * 7.0's processCommand) */
     CMD_HOME_IN_EXEC = 1u << 31,  /* inside EXEC, runs once on its home, seeing the connection, instead of its
                                    * route (BGSAVE: Redis schedules it there) */
+    CMD_OPENS_TXN = 1ull << 32,   /* starts a transaction (MULTI): an AOF being loaded that ends inside one
+                                   * drops it (load.c) */
 };
 
 /* where a command runs (see dispatch.c) */
@@ -235,7 +237,7 @@ struct command {
     const char *name;   /* lower case */
     cmd_handler *proc;
     int arity;          /* Redis's convention: -N means at least N */
-    uint32_t flags;
+    uint64_t flags;     /* CMD_* */
     int first_key;      /* 0: no keys */
     int last_key;       /* negative: counts from the end (-1 = last argument) */
     int key_step;

@@ -107,6 +107,7 @@ struct rdb_file_key {
     int64_t expire;     /* ms unix time, -1 none (EXPIRETIME / EXPIRETIME_MS) */
     long long idle_s;   /* IDLE, -1 none */
     int freq;           /* FREQ, -1 none */
+    size_t offset;      /* bytes of the file read so far (through this key) */
 };
 /* 0 go on, -1 refuse the key (the load fails: its database is out of range) */
 typedef int rdb_file_fn(void *arg, struct rdb_file_key *k);
@@ -114,10 +115,15 @@ struct rdb_file_info {
     unsigned version;           /* the file's RDB version */
     uint64_t keys;              /* keys handed to fn */
     unsigned functions_skipped; /* FUNCTION2 records (libraries), not loaded */
+    /* the AUX fields Redis logs at load, filled as they are read (fn may look at them) */
+    char redis_ver[32];         /* "redis-ver", "" none */
+    long long ctime;            /* "ctime", unix s, -1 none */
+    long long used_mem;         /* "used-mem", bytes, -1 none */
+    size_t used;                /* bytes the file took through its checksum (an AOF's tail may follow) */
 };
 /*
  * Read the RDB file p[0..n) of any version 1..11 (Redis rdbLoadRioWithLoadingCtx): every key to fn
- * in file order; the checksum checked when the file has a non-zero one.  0 ok; -1 not a valid file
+ * in file order (info is filled as the file is read); the checksum checked when the file has a non-zero one.  0 ok; -1 not a valid file
  * (err says why and where), keys handed out before stay handed.
  */
 int rdb_file_load(const void *p, size_t n, const struct rdb_limits *lim, rdb_file_fn *fn, void *arg,

@@ -1755,11 +1755,35 @@ static void info_memory(struct cmd_ctx *ctx, struct reply *t, const struct info_
                 config_maxmemory_policy_name(ctx->config));
 }
 
+/* Redis's loading_* lines, with its percentage and ETA arithmetic */
+static void info_loading(struct reply *t)
+{
+    struct load_progress p;
+    load_progress(&p);
+    double perc = 0;
+    long long remaining = 1;
+    if (p.total_bytes) {
+        perc = (double)p.loaded_bytes / (double)p.total_bytes * 100;
+        remaining = p.total_bytes - p.loaded_bytes;
+    }
+    long long elapsed = util_ms_time() / 1000 - p.start_time;
+    long long eta = elapsed == 0 ? 1 : elapsed * remaining / (p.loaded_bytes + 1); /* 1: a fake figure */
+    text_printf(t,
+                "loading_start_time:%lld\r\n"
+                "loading_total_bytes:%lld\r\n"
+                "loading_rdb_used_mem:%lld\r\n"
+                "loading_loaded_bytes:%lld\r\n"
+                "loading_loaded_perc:%.2f\r\n"
+                "loading_eta_seconds:%lld\r\n",
+                p.start_time, p.total_bytes, p.rdb_used_mem, p.loaded_bytes, perc, eta);
+}
+
 static void info_persistence(struct reply *t)
 {
+    bool loading = load_in_progress();
     text_printf(t,
                 "# Persistence\r\n"
-                "loading:0\r\n"
+                "loading:%d\r\n"
                 "async_loading:0\r\n"
                 "current_cow_peak:0\r\n"
                 "current_cow_size:0\r\n"
@@ -1770,7 +1794,7 @@ static void info_persistence(struct reply *t)
                 "rdb_changes_since_last_save:%lld\r\n"
                 "rdb_bgsave_in_progress:%d\r\n"
                 "rdb_last_save_time:%lld\r\n",
-                save_changes_since(), save_in_progress(), save_last_time());
+                loading, save_changes_since(), save_in_progress(), save_last_time());
     text_printf(t,
                 "rdb_last_bgsave_status:%s\r\n"
                 "rdb_last_bgsave_time_sec:%lld\r\n"
@@ -1803,6 +1827,8 @@ static void info_persistence(struct reply *t)
                     "aof_pending_bio_fsync:0\r\n"
                     "aof_delayed_fsync:0\r\n",
                     aof_info_current_size(), aof_info_base_size(), aof_info_buffer_length());
+    if (loading)
+        info_loading(t);
 }
 
 static void info_stats(struct reply *t, const struct info_totals *s, const struct stats_view *v)

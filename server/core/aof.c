@@ -59,10 +59,10 @@
  * Files, as Redis 7.0: appenddirname/ holds the base (<name>.<seq>.base.rdb,
  * an RDB snapshot, or .base.aof with aof-use-rdb-preamble no), the incr files
  * (<name>.<seq>.incr.aof) and <name>.manifest listing them
- * (aof_manifest.h).  At start with no manifest: the base is the RDB file
- * the start loaded, copied (the keyspace at start), or an empty one, then
- * incr 1 and the manifest are written (temp file, fsync, rename, fsync of
- * the directory), as Redis's "Creating AOF base file ... on server start";
+ * (aof_manifest.h).  At start with no manifest the keyspace is empty (with
+ * appendonly yes nothing else is loaded, as Redis 7.0): an empty base, incr
+ * 1 and the manifest are written (temp file, fsync, rename, fsync of the
+ * directory), as Redis's "Creating AOF base file ... on server start";
  * with one, the writer appends to its last incr file.
  *
  * Threading: see aof.h.  The writer thread owns the file and the merge
@@ -75,7 +75,6 @@
 #include "percore/aof_manifest.h"
 #include "percore/config.h"
 #include "percore/crc64.h"
-#include "percore/load.h"
 #include "percore/log.h"
 #include "percore/mem.h"
 #include "percore/rdb.h"
@@ -844,42 +843,6 @@ static int write_empty_base(const char *dir, const char *name, const struct conf
     return rc;
 }
 
-/* the RDB file the start loaded (dir/dbfilename), copied as the base: the keyspace at start; 0 ok */
-static int copy_loaded_rdb(const char *dir, const char *aof_dir, const char *name, const struct config *cfg)
-{
-    char *from = path_join(dir, cfg->dbfilename);
-    char *to = path_join(aof_dir, name);
-    size_t tn = strlen(to) + 32;
-    char *tmp = mem_alloc(tn);
-    snprintf(tmp, tn, "%s.temp-%d", to, (int)getpid());
-    int in = open(from, O_RDONLY | O_CLOEXEC);
-    int out = in >= 0 ? open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644) : -1;
-    bool ok = in >= 0 && out >= 0;
-    long long size = 0;
-    char buf[65536];
-    for (ssize_t n; ok && (n = read(in, buf, sizeof buf)) != 0;) {
-        ok = n > 0 && write_all(out, buf, (size_t)n);
-        size += n > 0 ? n : 0;
-    }
-    ok = ok && fsync(out) == 0;
-    if (out >= 0)
-        close(out);
-    if (in >= 0)
-        close(in);
-    ok = ok && rename(tmp, to) == 0 && fsync_dir(aof_dir) == 0;
-    if (!ok) {
-        log_warn("Can't copy %s as the AOF base %s: %s", from, to, strerror(errno));
-        unlink(tmp);
-    } else {
-        log_notice("Creating AOF base file %s on server start (the keys loaded from %s)", name, cfg->dbfilename);
-        atomic_store(&base_size, size);
-    }
-    mem_release(tmp);
-    mem_release(to);
-    mem_release(from);
-    return ok ? 0 : -1;
-}
-
 static char *read_whole(const char *path, size_t *len)
 {
     int rfd = open(path, O_RDONLY | O_CLOEXEC);
@@ -906,7 +869,7 @@ static long long file_size(const char *dir, const char *name)
 }
 
 /* the manifest in aof_dir (made when missing) and the incr file to append to, opened */
-static int open_files(const char *dir, const char *aof_dir, const struct config *cfg)
+static int open_files(const char *aof_dir, const struct config *cfg)
 {
     struct aof_manifest am;
     aof_manifest_init(&am);
@@ -923,12 +886,7 @@ static int open_files(const char *dir, const char *aof_dir, const struct config 
             goto out;
         }
     }
-    if (!am.base && am.incr_len == 0 && load_keys_loaded() > 0) { /* a new directory, keys loaded from the RDB */
-        const char *base = aof_manifest_new_base(&am, cfg->appendfilename, true);
-        if (copy_loaded_rdb(dir, aof_dir, base, cfg) < 0)
-            goto out;
-        changed = true;
-    } else if (!am.base && am.incr_len == 0) { /* a new directory: the keyspace is empty at start */
+    if (!am.base && am.incr_len == 0) { /* a new directory: the keyspace is empty at start (load.h) */
         const char *base = aof_manifest_new_base(&am, cfg->appendfilename, cfg->aof_use_rdb_preamble);
         if (write_empty_base(aof_dir, base, cfg) < 0)
             goto out;
@@ -979,7 +937,7 @@ int aof_setup(int shards, const struct config *cfg)
         mem_release(aof_dir);
         return -1;
     }
-    int rc = open_files(dir, aof_dir, cfg);
+    int rc = open_files(aof_dir, cfg);
     mem_release(aof_dir);
     if (rc < 0)
         return -1;

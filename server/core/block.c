@@ -1060,7 +1060,7 @@ static void bm_undo(struct conn *c, struct slot *s, int owner, const char *reply
     struct resp_arg *got = mem_alloc((size_t)max * sizeof(*got));
     struct resp_arg *args = mem_alloc((size_t)(max + 2) * sizeof(*args));
     int n = reply_strings(reply, len, got, max), argc = 0;
-    uint32_t flags = s->cmd->flags;
+    uint64_t flags = s->cmd->flags;
     const struct command *undo = NULL;
     if (s->bmulti->move && n == 1) { /* the element, from the source */
         undo = command_step(move_side_left(s->argc, s->argv, 3) ? CMD_S_LPUSH : CMD_S_RPUSH);

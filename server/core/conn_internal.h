@@ -94,6 +94,7 @@ struct conn {
     struct slot *blocked;    /* its blocking command waiting at the owner (block.c), NULL none */
     struct event *block_ev;  /* that command's timeout */
     char *exec_input;        /* EXEC's queued commands, parsed before the rest of the input */
+    bool loads_aof;          /* the AOF loader's pseudo-client (load.c): not refused -LOADING */
     size_t exec_len;
     size_t exec_pos;
     char peer[64];

@@ -35,6 +35,7 @@
 
 #include "call.h"
 
+#include "percore/load.h"
 #include "percore/save.h"
 #include "percore/cluster.h"
 #include "percore/config.h"
@@ -1299,6 +1300,11 @@ bool dispatch_command(struct conn *c, int argc, const struct resp_arg *argv)
         /* Redis's monitors are replicas, which may not touch the keyspace */
         dispatch_reject(c, cmd, argc, argv, "ERR Replica can't interact with the keyspace");
         stats_cmd_rejected(&self->stats, cmd, "-ERR", 4);
+        return true;
+    }
+    if (shard_loading(self) && !c->exec_input && !c->loads_aof && load_refuses(cmd, argc, argv)) {
+        dispatch_reject(c, cmd, argc, argv, "LOADING Redis is loading the dataset in memory");
+        stats_cmd_rejected(&self->stats, cmd, "-LOADING", 8);
         return true;
     }
     if (__builtin_expect(self->pause != 0, 0) && !c->exec_input && conn_wait_if_paused(c, cmd)) { /* CLIENT PAUSE */

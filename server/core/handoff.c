@@ -765,6 +765,7 @@ size_t handoff_drain(struct shard *self)
                 handoff_deliver(self, b);
                 self->aof_replies_came = true;
             } else {
+                shard_loading(self); /* a client's part after the load: its writes are propagated */
                 handoff_execute(self, b);
                 if (self->propagating && !SHARD_STORE_SHARED) /* its writes reach the AOF writer before its replies their home */
                     aof_turn_end(self->index, false);

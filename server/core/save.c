@@ -58,6 +58,7 @@
 #include "percore/engine.h"
 #include "percore/config.h"
 #include "percore/crc64.h"
+#include "percore/load.h"
 #include "percore/log.h"
 #include "percore/mem.h"
 #include "percore/rdb.h"
@@ -625,7 +626,7 @@ void save_cron(struct shard *self, const struct config *cfg)
 {
     if (cron_client && atomic_load(&final_state) == FINAL_NONE && engine_client_idle(cron_client))
         conn_close(cron_client); /* its sink's last call clears cron_client */
-    if (cron_final(self, cfg) || save_in_progress())
+    if (cron_final(self, cfg) || save_in_progress() || load_in_progress()) /* no save of a half-loaded dataset */
         return;
     long long now = util_ms_time() / 1000;
     if (!atomic_load(&save_bgsave_ok) && now - atomic_load(&last_try) <= SAVE_BGSAVE_RETRY_DELAY)

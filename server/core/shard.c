@@ -400,6 +400,24 @@ static void shard_txn_lock_event(void *arg, uint64_t txid, bool granted)
     aof_feed_txn_lock(self->index, txid, granted);
 }
 
+/* appendonly: this shard's writes go to its AOF stream from now on */
+static void shard_start_propagating(struct shard *self)
+{
+    self->propagating = true;
+    if (!SHARD_STORE_SHARED) /* transactions' lock units mark their place in the stream */
+        keylock_set_listener(self->locks, shard_txn_lock_event, self);
+}
+
+bool shard_still_loading(struct shard *self)
+{
+    if (load_in_progress())
+        return true;
+    self->loading = false;
+    if (aof_enabled())
+        shard_start_propagating(self);
+    return false;
+}
+
 /*
  * appendfsync always: what this turn wrote goes to the AOF writer, and the
  * connections with output wait for the writer's round that covers it (its
@@ -541,6 +559,8 @@ static void shard_loop(struct shard *self)
                 lazy_work |= save_step(self->index, self->store);
             shard_store_unlock();
         }
+        if (shard_loading(self))
+            lazy_work |= load_step(self); /* keys the loader queued for this shard */
         if (save_has_work())
             save_serve(self); /* SAVEs whose file is written */
         if (self->system_stalled)
@@ -569,7 +589,8 @@ static void shard_loop(struct shard *self)
         atomic_store(&self->asleep, 1);
         atomic_thread_fence(memory_order_seq_cst);
         bool locks_moved = keylock_generation(self->locks) != self->locks_seen; /* keys freed since */
-        if (!ring_empty(self->inbox) || !ring_empty(self->done) || lazy_work || locks_moved || aof_again) {
+        if (!ring_empty(self->inbox) || !ring_empty(self->done) || lazy_work || locks_moved || aof_again ||
+            (load_in_progress() && load_queued(self))) {
             atomic_store(&self->asleep, 0);
             event_base_loop(self->base, EVLOOP_NONBLOCK);
             continue;
@@ -614,10 +635,9 @@ static void *shard_main(void *arg)
     self->blockers = block_create(self->index);
 #endif
     self->locks = keylock_create();
-    load_into(self->index, self->store, util_ms_time()); /* before the start barrier: nobody is served yet */
-    self->propagating = aof_enabled();
-    if (self->propagating && !SHARD_STORE_SHARED) /* transactions' lock units mark their place in the stream */
-        keylock_set_listener(self->locks, shard_txn_lock_event, self);
+    self->loading = load_in_progress();
+    if (!self->loading && aof_enabled())
+        shard_start_propagating(self);
     tracking_setup_shard(self);
     self->now = util_ms_time();
     self->last_sleep_ns = INT64_MAX; /* idle until the first sleep says otherwise */
@@ -1037,6 +1057,7 @@ int shard_setup(void)
     }
     pthread_barrier_wait(&start_barrier);
     shard_listeners_destroy(&start_listeners); /* every shard took its row */
+    load_start(); /* the file loads while the shards serve (loading:1, -LOADING) */
     return 0;
 }
 
@@ -1060,12 +1081,16 @@ void shard_run_until_signal(void)
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGINT);
     /* as Redis's prepareForShutdown: the final save when save points are set (or SHUTDOWN SAVE, not
-     * NOSAVE); one that fails keeps the server running, unless FORCE */
+     * NOSAVE); one that fails keeps the server running, unless FORCE; while loading, none */
     for (;;) {
         int sig = 0;
         sigwait(&set, &sig);
         const char *name = sig == SIGTERM ? "SIGTERM" : "SIGINT";
         int asked = atomic_exchange(&shutdown_requested, 0);
+        if (load_in_progress()) { /* Redis: a shutdown while loading saves nothing */
+            log_warn("Received shutdown signal during loading, scheduling shutdown.");
+            break;
+        }
         if (!asked)
             log_warn("Received %s scheduling shutdown...", name);
         log_warn("User requested shutdown...");
@@ -1090,6 +1115,7 @@ void shard_teardown(void)
 {
     save_teardown(); /* the writer may still ring the shards' doorbells */
     aof_teardown();  /* so may the AOF's */
+    load_teardown(); /* and so may the loader (a shutdown while loading) */
     for (int i = 0; i < nshards; i++) {
         if (shards && shards[i]) {
             close(shards[i]->doorbell_fd);
@@ -1104,7 +1130,6 @@ void shard_teardown(void)
         shard_listeners_close_all(start_listeners);
         shard_listeners_destroy(&start_listeners);
     }
-    load_teardown();
     mem_release(shard_places);
     shard_places = NULL;
     shards = NULL;

@@ -109,6 +109,7 @@ struct shard {
     struct shard_tracking tracking; /* client-side caching: keys read, prefixes, invalidations (tracking.h) */
     uint64_t dirty_dbs;       /* databases written since the last publish (bit per db) */
     bool propagating;         /* appendonly: writes go to the shard's stream (aof.h; call.h reads it) */
+    bool loading;             /* the start's load was under way when this shard last looked (shard_loading) */
     bool aof_replies_came;    /* appendfsync always: other shards' replies came this turn (they may be writes') */
     struct conn *aof_held;    /* appendfsync always: connections whose output waits for a writer round */
     /* read by other threads: each on its own cache line */
@@ -122,6 +123,16 @@ extern __thread struct shard *shard_self;
 
 /* false once the shard is stopping: after conn_close_all nothing may be sent any more, so a closed
  * connection's command no longer goes on (to finish and free its keys) and no unlock is sent */
+/* the start's load is over (load.h): this shard's first look that finds so turns its propagation on
+ * (appendonly yes; the commands the load replayed are in the files already) */
+bool shard_still_loading(struct shard *self);
+/* is the dataset still loading?  Every path that runs a client's command asks it first (dispatch, a
+ * part from another shard), so no write runs unpropagated once the load is over */
+static inline bool shard_loading(struct shard *self)
+{
+    return __builtin_expect(self->loading, 0) && shard_still_loading(self);
+}
+
 static inline bool shard_running(struct shard *self)
 {
     return !atomic_load_explicit(&self->stopping, memory_order_relaxed);

@@ -730,7 +730,7 @@ struct multi {
     bool failed;             /* a command was refused while queued: EXEC answers EXECABORT */
     int count;               /* commands queued */
     size_t argv_mem;         /* their arguments' bytes and a pointer each (Redis's multi-mem) */
-    uint32_t flags;          /* their command flags, or'ed (CLIENT PAUSE WRITE holds an EXEC that writes) */
+    uint64_t flags;          /* their command flags, or'ed (CLIENT PAUSE WRITE holds an EXEC that writes) */
     bool whole;              /* one is a keyspace-wide write: EXEC locks every shard's keyspace */
     int db;                  /* the database the next queued command will run in (SELECT is queued too) */
     struct reply queue;      /* the queued commands, as RESP */

@@ -1356,12 +1356,28 @@ static int load_fail(char *err, size_t cap, const char *what, size_t off)
     return -1;
 }
 
+/* the AUX fields Redis logs (rdbLoadRioWithLoadingCtx: redis-ver, ctime, used-mem) into info */
+static void aux_note(struct rdb_file_info *info, const struct rstr *name, const struct rstr *val)
+{
+    long long v;
+    if (name->n == 9 && memcmp(name->p, "redis-ver", 9) == 0) {
+        size_t n = val->n < sizeof(info->redis_ver) - 1 ? val->n : sizeof(info->redis_ver) - 1;
+        memcpy(info->redis_ver, val->p, n);
+        info->redis_ver[n] = '\0';
+    } else if (name->n == 5 && memcmp(name->p, "ctime", 5) == 0 && util_str_to_ll(val->p, val->n, &v)) {
+        info->ctime = v;
+    } else if (name->n == 8 && memcmp(name->p, "used-mem", 8) == 0 && util_str_to_ll(val->p, val->n, &v)) {
+        info->used_mem = v;
+    }
+}
+
 int rdb_file_load(const void *p, size_t n, const struct rdb_limits *lim, rdb_file_fn *fn, void *arg,
                   struct rdb_file_info *info, char *err, size_t errcap)
 {
     struct rd r = {p, n, 0};
     const unsigned char *at;
     memset(info, 0, sizeof(*info));
+    info->ctime = info->used_mem = -1;
     if (!rd_bytes(&r, 9, &at) || memcmp(at, "REDIS", 5) != 0)
         return load_fail(err, errcap, "Wrong signature trying to load DB from file", 0);
     unsigned version = 0;
@@ -1415,9 +1431,12 @@ int rdb_file_load(const void *p, size_t n, const struct rdb_limits *lim, rdb_fil
             struct rstr a, b;
             if (!rd_string(&r, &a))
                 return load_fail(err, errcap, "Bad AUX field in RDB file", r.off);
-            rstr_release(&a);
-            if (!rd_string(&r, &b))
+            if (!rd_string(&r, &b)) {
+                rstr_release(&a);
                 return load_fail(err, errcap, "Bad AUX field in RDB file", r.off);
+            }
+            aux_note(info, &a, &b);
+            rstr_release(&a);
             rstr_release(&b);
             continue;
         }
@@ -1433,6 +1452,7 @@ int rdb_file_load(const void *p, size_t n, const struct rdb_limits *lim, rdb_fil
             continue;
         }
         case RDB_OPCODE_EOF: {
+            info->used = r.off;
             if (version < 5)
                 return 0;
             size_t end = r.off;
@@ -1441,6 +1461,7 @@ int rdb_file_load(const void *p, size_t n, const struct rdb_limits *lim, rdb_fil
             uint64_t want = get_le(at, 8);
             if (want != 0 && crc64(0, p, end) != want)
                 return load_fail(err, errcap, "Wrong RDB checksum", end);
+            info->used = r.off;
             return 0;
         }
         default: {
@@ -1455,6 +1476,7 @@ int rdb_file_load(const void *p, size_t n, const struct rdb_limits *lim, rdb_fil
             k.key = key.p;
             k.klen = key.n;
             k.val = o;
+            k.offset = r.off;
             info->keys++;
             int rc = fn(arg, &k);
             rstr_release(&key);

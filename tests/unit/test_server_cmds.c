@@ -186,6 +186,55 @@ static void test_config_client_errors(void)
     CHECK_REPLY("SHUTDOWN SAVE NOSAVE", "-ERR syntax error\r\n");
 }
 
+/* the flag the core refuses -LOADING by is Redis's "loading" flag (COMMAND INFO), for every command and
+ * subcommand percore has */
+static bool meta_has_loading(const char *name)
+{
+    size_t n;
+    const char *info = command_meta_info(name, &n);
+    if (!info)
+        return false;
+    /* *10, $len name, :arity, then the flags set ~k and its k simple strings (a container's entry
+     * ends with its subcommands' entries: their flags are not its own) */
+    const char *p = info, *end = info + n;
+    for (int line = 0; line < 4 && p < end; line++)
+        p = memchr(p, '\n', (size_t)(end - p)) + 1;
+    long k = strtol(p + 1, NULL, 10);
+    for (long i = 0; i < k && p < end; i++) {
+        p = memchr(p, '\n', (size_t)(end - p)) + 1;
+        if (strncmp(p, "+loading\r\n", 10) == 0)
+            return true;
+    }
+    return false;
+}
+
+static void test_loading_flags(void)
+{
+    for (size_t i = 0; i < command_count(); i++) {
+        const struct command *c = command_at(i);
+        size_t len;
+        if (command_meta_info(c->name, &len)) {
+            bool same = ((c->flags & CMD_LOADING) != 0) == meta_has_loading(c->name);
+            CHECK(same);
+            if (!same)
+                fprintf(stderr, "  %s: CMD_LOADING %d, Redis's loading flag %d\n", c->name,
+                        (c->flags & CMD_LOADING) != 0, meta_has_loading(c->name));
+        }
+        const struct subcommand *first;
+        size_t subs = command_subcommands_of(c->name, &first);
+        for (size_t j = 0; j < subs; j++) {
+            const struct command *sc = &first[j].cmd;
+            if (!command_meta_info(sc->name, &len))
+                continue;
+            bool same = ((sc->flags & CMD_LOADING) != 0) == meta_has_loading(sc->name);
+            CHECK(same);
+            if (!same)
+                fprintf(stderr, "  %s: CMD_LOADING %d, Redis's loading flag %d\n", sc->name,
+                        (sc->flags & CMD_LOADING) != 0, meta_has_loading(sc->name));
+        }
+    }
+}
+
 int main(void)
 {
     char err[256];
@@ -199,6 +248,7 @@ int main(void)
     test_connection();
     test_command();
     test_config_client_errors();
+    test_loading_flags();
     reply_deinit(&out);
     config_teardown();
     return check_done("test_server_cmds");
