@@ -13,12 +13,15 @@
  * excepted): the chunk being filled, the database its last record is in
  * (every chunk opens with its own SELECTDB, so chunks of different shards
  * may interleave in the file), and a ring of SAVE_RING chunks to the
- * writer.  save_step walks SAVE_STEP_BUCKETS buckets of the snapshot per
- * call while the ring has room; a chunk leaves once it holds SAVE_CHUNK
- * bytes, the last one (maybe empty) with `last` set.
+ * writer, and its databases' key counts at its cut.  save_step walks
+ * SAVE_STEP_BUCKETS buckets of the snapshot per call while the ring has
+ * room; a chunk leaves once it holds SAVE_CHUNK bytes, the last one (maybe
+ * empty) with `last` set.
  *
- * The writer thread, one per save: writes the header, then every chunk as
- * it pops it (the CRC64 kept over the bytes in the order written), sleeping
+ * The writer thread, one per save: writes the header and, once every shard
+ * has begun, per database with keys a SELECTDB and RESIZEDB of the totals
+ * at the cut (a loader presizes its table, as with Redis's own file), then
+ * every chunk as it pops it (the CRC64 kept over the bytes in the order written), sleeping
  * on an eventfd the shards ring after a push, and rings a sleeping shard's
  * doorbell after taking from its ring; after every shard's last chunk: EOF
  * and checksum, fsync, rename, fsync of the directory.  A write error is
@@ -97,6 +100,8 @@ struct save_shard {
     bool active;                /* its snapshot is being written */
     bool walked;                /* every key is out: only the last chunk is left to send */
     uint64_t writes_at_begin;   /* the shard's write_commands at its cut */
+    uint64_t *db_keys;          /* per database, its keys at the cut (job_databases) */
+    uint64_t *db_expires;       /* and those of them with a TTL */
     struct rdb_save_opts opts;  /* how values are laid out */
 };
 
@@ -107,6 +112,7 @@ static int wake_fd = -1;        /* the writer sleeps on it */
 static pthread_t writer;
 static bool writer_joinable;    /* shard 0's part (under its lock) and teardown only */
 static bool job_checksum;       /* the save under way: rdbchecksum */
+static int job_databases;       /* its stores' databases */
 static char *job_dir, *job_file; /* its dir and dbfilename (copies) */
 static int64_t job_start_ms;
 static _Atomic long long last_time, last_duration = -1, saves, start_ms;
@@ -191,6 +197,8 @@ void save_teardown(void)
             chunk_release(ch);
         ring_destroy(&parts[i].ring);
         rdb_buf_release(&parts[i].chunk);
+        mem_release(parts[i].db_keys);
+        mem_release(parts[i].db_expires);
     }
     mem_release(parts);
     parts = NULL;
@@ -283,6 +291,20 @@ static void *writer_main(void *arg)
     struct rdb_buf b = {0};
     struct rdb_save_opts opts = parts[0].opts;
     rdb_file_begin(&b, SAVE_REDIS_VER, util_ms_time() / 1000, 0, &opts);
+    while (atomic_load(&phase) == PHASE_STARTING && !atomic_load(&job_abandoned)) { /* every cut taken */
+        uint64_t v;
+        ssize_t rc = read(wake_fd, &v, sizeof v);
+        (void)rc;
+    }
+    for (int db = 0; db < job_databases; db++) { /* Redis's rdbSaveDb: SELECTDB, RESIZEDB */
+        uint64_t keys = 0, expires = 0;
+        for (int i = 0; i < nparts; i++) {
+            keys += parts[i].db_keys[db];
+            expires += parts[i].db_expires[db];
+        }
+        if (keys)
+            rdb_file_select(&b, db, keys, expires);
+    }
     writer_put(fd, &ok, &crc, &b);
     int done = 0;
     while (done < nparts) {
@@ -423,6 +445,12 @@ static void begin_shard(struct save_shard *p, int shard, struct store *s, const 
         p->writes_at_begin = STATS_GET(shard_stats(shard), write_commands);
     }
     p->opts = (struct rdb_save_opts){cfg->rdbcompression, cfg->list_max_listpack_size, cfg->list_compress_depth};
+    p->db_keys = mem_realloc(p->db_keys, (size_t)job_databases * sizeof(*p->db_keys));
+    p->db_expires = mem_realloc(p->db_expires, (size_t)job_databases * sizeof(*p->db_expires));
+    for (int db = 0; db < job_databases; db++) {
+        p->db_keys[db] = store_size(s, db);
+        p->db_expires[db] = store_expires_size(s, db);
+    }
     p->chunk_db = -1;
     p->walked = false;
     p->active = true;
@@ -452,6 +480,7 @@ void save_part(struct cmd_ctx *ctx, bool blocking)
         job_dir = dup_str(ctx->config->dir && ctx->config->dir[0] ? ctx->config->dir : ".");
         job_file = dup_str(ctx->config->dbfilename);
         job_checksum = ctx->config->rdbchecksum;
+        job_databases = store_databases(ctx->store);
         job_blocking = blocking;
         atomic_fetch_add(&save_gen, 1);
         atomic_fetch_add(&save_pending, 1); /* until the writer is done */
@@ -481,8 +510,12 @@ void save_part(struct cmd_ctx *ctx, bool blocking)
             return;
         }
     }
-    if (idx == nparts - 1) /* every shard has begun (before this one's last chunk can end the save) */
+    if (idx == nparts - 1) { /* every shard has begun (before this one's last chunk can end the save) */
         atomic_store(&phase, PHASE_RUNNING);
+        uint64_t one = 1; /* the writer waits for every cut before the RESIZEDBs */
+        ssize_t rc = write(wake_fd, &one, sizeof one);
+        (void)rc;
+    }
     if (!blocking || nparts > 1) { /* SAVE over several shards: its home waits for the file (save_wait) */
         reply_simple(ctx->out, blocking ? "OK" : "Background saving started");
         return;
