@@ -13,10 +13,12 @@
  * excepted): the chunk being filled, the database its last record is in
  * (every chunk opens with its own SELECTDB, so chunks of different shards
  * may interleave in the file), and a ring of SAVE_RING chunks to the
- * writer, and its databases' key counts at its cut.  save_step walks
- * SAVE_STEP_BUCKETS buckets of the snapshot per call while the ring has
- * room; a chunk leaves once it holds SAVE_CHUNK bytes, the last one (maybe
- * empty) with `last` set.
+ * writer, and its databases' key counts at its cut.  save_step walks the
+ * snapshot SAVE_STEP_BUCKETS buckets at a time while the ring has room, for
+ * at most SAVE_STEP_NS or SAVE_STEP_BYTES serialized (one clock read per
+ * few buckets), so a client of the shard waits for no more than that
+ * before its loop serves it; a chunk leaves once it holds SAVE_CHUNK bytes,
+ * the last one (maybe empty) with `last` set.
  *
  * The writer thread, one per save: writes the header and, once every shard
  * has begun, per database with keys a SELECTDB and RESIZEDB of the totals
@@ -81,7 +83,9 @@
 
 #define SAVE_CHUNK (64 * 1024)   /* bytes a chunk holds before it leaves for the writer */
 #define SAVE_RING 8              /* chunks a shard may have waiting for the writer */
-#define SAVE_STEP_BUCKETS 128    /* snapshot buckets a shard walks per step */
+#define SAVE_STEP_BUCKETS 8      /* snapshot buckets walked between two looks at the clock */
+#define SAVE_STEP_NS 30000       /* a step ends after this long (a client of the shard waits no more)... */
+#define SAVE_STEP_BYTES 4096     /* ...or once it has serialized this much */
 #define SAVE_REDIS_VER "7.0.15"  /* the redis-ver AUX field: the release whose format this is */
 
 enum { PHASE_IDLE, PHASE_STARTING, PHASE_RUNNING };
@@ -419,8 +423,16 @@ bool save_step(int shard, struct store *s)
         return false;
     if (p->chunk.len >= SAVE_CHUNK && !send_chunk(p, false))
         return false; /* the writer is behind: walk on once it has taken some */
-    if (!p->walked && !store_snapshot_step(s, SAVE_STEP_BUCKETS))
-        p->walked = true;
+    if (!p->walked) {
+        long long start = util_mono_ns();
+        size_t stop_at = p->chunk.len + SAVE_STEP_BYTES;
+        do {
+            if (!store_snapshot_step(s, SAVE_STEP_BUCKETS)) {
+                p->walked = true;
+                break;
+            }
+        } while (p->chunk.len < stop_at && util_mono_ns() - start < SAVE_STEP_NS);
+    }
     if (p->walked) {
         if (!send_chunk(p, true))
             return false;
