@@ -124,6 +124,9 @@ static inline void cmd_replacing_databases(struct cmd_ctx *ctx, int db, int db2)
 }
 
 typedef void cmd_handler(struct cmd_ctx *ctx);
+/* what FLUSHALL's part does once its store is empty (core's save: Redis's flushAllDataAndResetRDB);
+ * set once before any shard runs, NULL: nothing (keys.c) */
+void cmd_on_flushall(cmd_handler *after);
 
 /* flags, as COMMAND INFO names them */
 enum {

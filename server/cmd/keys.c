@@ -493,12 +493,21 @@ static void cmd_flushdb(struct cmd_ctx *ctx)
     reply_ok(ctx->out);
 }
 
+static cmd_handler *after_flushall;
+
+void cmd_on_flushall(cmd_handler *after)
+{
+    after_flushall = after;
+}
+
 static void cmd_flushall(struct cmd_ctx *ctx)
 {
     if (!flush_args_ok_or_reply(ctx))
         return;
     cmd_replacing_databases(ctx, -1, -1);
     store_flush(ctx->store, -1);
+    if (after_flushall)
+        after_flushall(ctx);
     reply_ok(ctx->out);
 }
 

@@ -44,7 +44,10 @@
  * SAVE_BGSAVE_RETRY_DELAY seconds.  A save it starts is an ordinary BGSAVE
  * sent by an in-process client of shard 0 (engine.h: no socket), so it
  * takes the same keyspace-wide lock round as a client's, without any loop
- * waiting.  The shutdown's save (save_final, on the main thread) is the same
+ * waiting.  A FLUSHALL with save points (Redis's flushAllDataAndResetRDB)
+ * asks the timer for the same save at its next tick (flush_save_wanted),
+ * which, begun by that client, is counted and fails as Redis's rdbSave
+ * there.  The shutdown's save (save_final, on the main thread) is the same
  * client's CLIENT PAUSE WRITE then SAVE (as Redis's, its failure leaves
  * rdb_last_bgsave_status): writes wait from before its cut
  * until the process exits (none is acknowledged and lost), or, when the
@@ -123,6 +126,7 @@ static _Atomic long long last_time, last_duration = -1, saves, start_ms;
 _Alignas(128) atomic_bool save_bgsave_ok = true; /* Redis's lastbgsave_status: the write path reads it */
 static _Alignas(128) atomic_bool last_job_ok = true; /* the last save, SAVE or BGSAVE, succeeded */
 static bool job_blocking;             /* the save under way is a SAVE's: its failure leaves save_bgsave_ok */
+static bool job_counted;              /* and it counts in rdb_saves (FLUSHALL's does not, as Redis's rdbSave) */
 static _Atomic long long last_try;    /* unix s the last BGSAVE began (Redis's lastbgsave_try) */
 static _Atomic uint64_t saved_writes; /* write commands in the last successful save (sum of its cuts) */
 static _Atomic uint64_t save_gen;     /* saves begun */
@@ -161,6 +165,9 @@ static struct conn *cron_client; /* the in-process client that sends the timer's
 static int cron_final_replies;   /* replies to the shutdown's CLIENT PAUSE and SAVE so far */
 static atomic_bool scheduled;    /* a BGSAVE waits for its turn (BGSAVE inside EXEC) */
 
+static _Atomic uint64_t cron_client_id; /* its connection id, 0 none */
+static atomic_bool flush_save_wanted; /* a FLUSHALL with save points ran: the timer's next save is its (below) */
+
 static bool send_chunk(struct save_shard *p, bool last);
 static void pause_briefly(void);
 
@@ -174,6 +181,7 @@ void save_setup(int shards)
         parts[i].ring = ring_create(SAVE_RING);
     wake_fd = eventfd(0, EFD_CLOEXEC);
     atomic_store(&last_time, util_ms_time() / 1000);
+    cmd_on_flushall(save_after_flushall);
 }
 
 static void chunk_release(struct save_chunk *ch)
@@ -370,7 +378,8 @@ static void *writer_main(void *arg)
             writes += parts[i].writes_at_begin; /* written before the shard's last chunk came */
         atomic_store(&saved_writes, writes);
         atomic_store(&last_time, now / 1000);
-        atomic_fetch_add(&saves, 1);
+        if (job_counted)
+            atomic_fetch_add(&saves, 1);
     }
     atomic_store(&last_duration, (now - job_start_ms) / 1000);
     atomic_store(&last_job_ok, ok);
@@ -484,6 +493,12 @@ void save_part(struct cmd_ctx *ctx, bool blocking)
             reply_error(ctx->out, "ERR Background save already in progress");
             return;
         }
+        /* the timer's save for a FLUSHALL is Redis's rdbSave there: no BGSAVE (its failure leaves the
+         * BGSAVE status), not in rdb_saves */
+        bool flush = ctx->client && ctx->client == atomic_load(&cron_client_id) &&
+                     atomic_exchange(&flush_save_wanted, false);
+        job_blocking = blocking || flush;
+        job_counted = !flush;
         if (writer_joinable)
             pthread_join(writer, NULL);
         writer_joinable = false;
@@ -493,15 +508,14 @@ void save_part(struct cmd_ctx *ctx, bool blocking)
         job_file = dup_str(ctx->config->dbfilename);
         job_checksum = ctx->config->rdbchecksum;
         job_databases = store_databases(ctx->store);
-        job_blocking = blocking;
         atomic_fetch_add(&save_gen, 1);
         atomic_fetch_add(&save_pending, 1); /* until the writer is done */
         job_start_ms = util_ms_time();
-        if (!blocking)
+        if (!job_blocking)
             atomic_store(&last_try, job_start_ms / 1000);
         atomic_store(&job_abandoned, false);
         atomic_store(&start_ms, job_start_ms);
-        if (!blocking)
+        if (!job_blocking)
             log_notice("Background saving started");
     } else if (atomic_load(&phase) != PHASE_STARTING) {
         reply_error(ctx->out, "ERR Background save already in progress");
@@ -543,6 +557,12 @@ void save_part(struct cmd_ctx *ctx, bool blocking)
         reply_ok(ctx->out);
     else
         reply_error(ctx->out, "ERR");
+}
+
+void save_after_flushall(struct cmd_ctx *ctx)
+{
+    if (ctx->config->save_points_count > 0)
+        atomic_store(&flush_save_wanted, true);
 }
 
 void save_wait(struct conn *c, struct slot *s)
@@ -633,6 +653,7 @@ static void cron_send(struct shard *self, const char *resp)
     if (!cron_client) {
         cron_client = conn_create(self, -1, cron_sink, NULL);
         cron_client->authenticated = true;
+        atomic_store(&cron_client_id, cron_client->id);
         snprintf(cron_client->peer, sizeof(cron_client->peer), "save-points");
     }
     conn_take_input(cron_client, resp, strlen(resp));
@@ -672,6 +693,10 @@ void save_cron(struct shard *self, const struct config *cfg)
         conn_close(cron_client); /* its sink's last call clears cron_client */
     if (cron_final(self, cfg) || save_in_progress())
         return;
+    if (atomic_load(&flush_save_wanted)) { /* a FLUSHALL's empty dataset, whatever the last save's outcome */
+        cron_send(self, RESP_BGSAVE);
+        return;
+    }
     long long now = util_ms_time() / 1000;
     if (!atomic_load(&save_bgsave_ok) && now - atomic_load(&last_try) <= SAVE_BGSAVE_RETRY_DELAY)
         return;
