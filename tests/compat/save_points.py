@@ -209,7 +209,8 @@ def flushall(o, work):
                     eq(p.execute(), [True, True], "%s: MULTI SET FLUSHALL EXEC" % who)
                 else:
                     eq(r.flushall(), True, "%s: FLUSHALL" % who)
-                check(poll(lambda: not holds_keys()), "%s: %s rewrote the file" % (who, how))
+                check(poll(lambda: not holds_keys() and r.info("persistence")["rdb_bgsave_in_progress"] == 0),
+                      "%s: %s rewrote the file" % (who, how))
                 check(not has_key(o, path, marker + b"0"), "%s: %s: redis loads an empty file" % (who, how))
                 info = r.info("persistence")
                 eq(info["rdb_changes_since_last_save"], 0, "%s: %s: rdb_changes_since_last_save" % (who, how))
