@@ -26,6 +26,8 @@
  * when its absolute TTL is already past and REPLACE deleted the key, "del"
  * only).  FLUSHDB, FLUSHALL and SWAPDB send no events; they
  * say which databases they are about to replace (cmd_replacing_databases).
+ * FLUSHALL's part, its store empty, calls the hook core sets (cmd_on_flushall:
+ * with save points, the file rewritten, as Redis's flushAllDataAndResetRDB).
  *
  * Each handler appends exactly one reply to ctx->out.
  */
