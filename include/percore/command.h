@@ -148,6 +148,9 @@ void cmd_propagate(struct cmd_ctx *ctx, int argc, const struct resp_arg *argv);
 void cmd_propagate_key(struct cmd_ctx *ctx, const char *name, const struct resp_arg *key, const long long *ms);
 
 typedef void cmd_handler(struct cmd_ctx *ctx);
+/* what FLUSHALL's part does once its store is empty (core's save: Redis's flushAllDataAndResetRDB);
+ * set once before any shard runs, NULL: nothing (keys.c) */
+void cmd_on_flushall(cmd_handler *after);
 
 /* flags, as COMMAND INFO names them */
 enum {

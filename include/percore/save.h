@@ -49,6 +49,10 @@ void save_teardown(void);
 /* BGSAVE's (blocking false) or SAVE's part on the running shard: begins its snapshot; replies
  * "+Background saving started" or "+OK" (SAVE's last part, once the file is renamed), or the error */
 void save_part(struct cmd_ctx *ctx, bool blocking);
+/* FLUSHALL's part, its store flushed: with save points set, as Redis's flushAllDataAndResetRDB, the
+ * empty dataset is saved: shard 0's timer starts that save at its next tick (after the save under
+ * way, if one is), not counted in rdb_saves, its failure leaving the BGSAVE status, as Redis's rdbSave */
+void save_after_flushall(struct cmd_ctx *ctx);
 /* saves under way plus SAVE clients waiting: while 0, a shard's loop skips save_step and save_serve */
 extern atomic_int save_pending;
 static inline bool save_has_work(void)

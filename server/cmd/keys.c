@@ -26,6 +26,8 @@
  * when its absolute TTL is already past and REPLACE deleted the key, "del"
  * only).  FLUSHDB, FLUSHALL and SWAPDB send no events; they
  * say which databases they are about to replace (cmd_replacing_databases).
+ * FLUSHALL's part, its store empty, calls the hook core sets (cmd_on_flushall:
+ * with save points, the file rewritten, as Redis's flushAllDataAndResetRDB).
  *
  * Each handler appends exactly one reply to ctx->out.
  */
@@ -503,12 +505,21 @@ static void cmd_flushdb(struct cmd_ctx *ctx)
     reply_ok(ctx->out);
 }
 
+static cmd_handler *after_flushall;
+
+void cmd_on_flushall(cmd_handler *after)
+{
+    after_flushall = after;
+}
+
 static void cmd_flushall(struct cmd_ctx *ctx)
 {
     if (!flush_args_ok_or_reply(ctx))
         return;
     cmd_replacing_databases(ctx, -1, -1);
     store_flush(ctx->store, -1);
+    if (after_flushall)
+        after_flushall(ctx);
     reply_ok(ctx->out);
 }
 

@@ -13,12 +13,17 @@
  * excepted): the chunk being filled, the database its last record is in
  * (every chunk opens with its own SELECTDB, so chunks of different shards
  * may interleave in the file), and a ring of SAVE_RING chunks to the
- * writer.  save_step walks SAVE_STEP_BUCKETS buckets of the snapshot per
- * call while the ring has room; a chunk leaves once it holds SAVE_CHUNK
- * bytes, the last one (maybe empty) with `last` set.
+ * writer, and its databases' key counts at its cut.  save_step walks the
+ * snapshot SAVE_STEP_BUCKETS buckets at a time while the ring has room, for
+ * at most SAVE_STEP_NS or SAVE_STEP_BYTES serialized (one clock read per
+ * few buckets), so a client of the shard waits for no more than that
+ * before its loop serves it; a chunk leaves once it holds SAVE_CHUNK bytes,
+ * the last one (maybe empty) with `last` set.
  *
- * The writer thread, one per save: writes the header, then every chunk as
- * it pops it (the CRC64 kept over the bytes in the order written), sleeping
+ * The writer thread, one per save: writes the header and, once every shard
+ * has begun, per database with keys a SELECTDB and RESIZEDB of the totals
+ * at the cut (a loader presizes its table, as with Redis's own file), then
+ * every chunk as it pops it (the CRC64 kept over the bytes in the order written), sleeping
  * on an eventfd the shards ring after a push, and rings a sleeping shard's
  * doorbell after taking from its ring; after every shard's last chunk: EOF
  * and checksum, fsync, rename, fsync of the directory.  A write error is
@@ -39,7 +44,10 @@
  * SAVE_BGSAVE_RETRY_DELAY seconds.  A save it starts is an ordinary BGSAVE
  * sent by an in-process client of shard 0 (engine.h: no socket), so it
  * takes the same keyspace-wide lock round as a client's, without any loop
- * waiting.  The shutdown's save (save_final, on the main thread) is the same
+ * waiting.  A FLUSHALL with save points (Redis's flushAllDataAndResetRDB)
+ * asks the timer for the same save at its next tick (flush_save_wanted),
+ * which, begun by that client, is counted and fails as Redis's rdbSave
+ * there.  The shutdown's save (save_final, on the main thread) is the same
  * client's CLIENT PAUSE WRITE then SAVE (as Redis's, its failure leaves
  * rdb_last_bgsave_status): writes wait from before its cut
  * until the process exits (none is acknowledged and lost), or, when the
@@ -79,7 +87,9 @@
 
 #define SAVE_CHUNK (64 * 1024)   /* bytes a chunk holds before it leaves for the writer */
 #define SAVE_RING 8              /* chunks a shard may have waiting for the writer */
-#define SAVE_STEP_BUCKETS 128    /* snapshot buckets a shard walks per step */
+#define SAVE_STEP_BUCKETS 8      /* snapshot buckets walked between two looks at the clock */
+#define SAVE_STEP_NS 30000       /* a step ends after this long (a client of the shard waits no more)... */
+#define SAVE_STEP_BYTES 4096     /* ...or once it has serialized this much */
 #define SAVE_REDIS_VER "7.0.15"  /* the redis-ver AUX field: the release whose format this is */
 
 enum { PHASE_IDLE, PHASE_STARTING, PHASE_RUNNING };
@@ -98,6 +108,8 @@ struct save_shard {
     bool active;                /* its snapshot is being written */
     bool walked;                /* every key is out: only the last chunk is left to send */
     uint64_t writes_at_begin;   /* the shard's write_commands at its cut */
+    uint64_t *db_keys;          /* per database, its keys at the cut (job_databases) */
+    uint64_t *db_expires;       /* and those of them with a TTL */
     struct rdb_save_opts opts;  /* how values are laid out */
 };
 
@@ -108,12 +120,14 @@ static int wake_fd = -1;        /* the writer sleeps on it */
 static pthread_t writer;
 static bool writer_joinable;    /* shard 0's part (under its lock) and teardown only */
 static bool job_checksum;       /* the save under way: rdbchecksum */
+static int job_databases;       /* its stores' databases */
 static char *job_dir, *job_file; /* its dir and dbfilename (copies) */
 static int64_t job_start_ms;
 static _Atomic long long last_time, last_duration = -1, saves, start_ms;
 _Alignas(128) atomic_bool save_bgsave_ok = true; /* Redis's lastbgsave_status: the write path reads it */
 static _Alignas(128) atomic_bool last_job_ok = true; /* the last save, SAVE or BGSAVE, succeeded */
 static bool job_blocking;             /* the save under way is a SAVE's: its failure leaves save_bgsave_ok */
+static bool job_counted;              /* and it counts in rdb_saves (FLUSHALL's does not, as Redis's rdbSave) */
 static _Atomic long long last_try;    /* unix s the last BGSAVE began (Redis's lastbgsave_try) */
 static _Atomic uint64_t saved_writes; /* write commands in the last successful save (sum of its cuts) */
 static _Atomic uint64_t save_gen;     /* saves begun */
@@ -152,6 +166,9 @@ static struct conn *cron_client; /* the in-process client that sends the timer's
 static int cron_final_replies;   /* replies to the shutdown's CLIENT PAUSE and SAVE so far */
 static atomic_bool scheduled;    /* a BGSAVE waits for its turn (BGSAVE inside EXEC) */
 
+static _Atomic uint64_t cron_client_id; /* its connection id, 0 none */
+static atomic_bool flush_save_wanted; /* a FLUSHALL with save points ran: the timer's next save is its (below) */
+
 static bool send_chunk(struct save_shard *p, bool last);
 static void pause_briefly(void);
 
@@ -165,6 +182,7 @@ void save_setup(int shards)
         parts[i].ring = ring_create(SAVE_RING);
     wake_fd = eventfd(0, EFD_CLOEXEC);
     atomic_store(&last_time, util_ms_time() / 1000);
+    cmd_on_flushall(save_after_flushall);
 }
 
 static void chunk_release(struct save_chunk *ch)
@@ -192,6 +210,8 @@ void save_teardown(void)
             chunk_release(ch);
         ring_destroy(&parts[i].ring);
         rdb_buf_release(&parts[i].chunk);
+        mem_release(parts[i].db_keys);
+        mem_release(parts[i].db_expires);
     }
     mem_release(parts);
     parts = NULL;
@@ -284,6 +304,20 @@ static void *writer_main(void *arg)
     struct rdb_buf b = {0};
     struct rdb_save_opts opts = parts[0].opts;
     rdb_file_begin(&b, SAVE_REDIS_VER, util_ms_time() / 1000, 0, &opts);
+    while (atomic_load(&phase) == PHASE_STARTING && !atomic_load(&job_abandoned)) { /* every cut taken */
+        uint64_t v;
+        ssize_t rc = read(wake_fd, &v, sizeof v);
+        (void)rc;
+    }
+    for (int db = 0; db < job_databases; db++) { /* Redis's rdbSaveDb: SELECTDB, RESIZEDB */
+        uint64_t keys = 0, expires = 0;
+        for (int i = 0; i < nparts; i++) {
+            keys += parts[i].db_keys[db];
+            expires += parts[i].db_expires[db];
+        }
+        if (keys)
+            rdb_file_select(&b, db, keys, expires);
+    }
     writer_put(fd, &ok, &crc, &b);
     int done = 0;
     while (done < nparts) {
@@ -345,7 +379,8 @@ static void *writer_main(void *arg)
             writes += parts[i].writes_at_begin; /* written before the shard's last chunk came */
         atomic_store(&saved_writes, writes);
         atomic_store(&last_time, now / 1000);
-        atomic_fetch_add(&saves, 1);
+        if (job_counted)
+            atomic_fetch_add(&saves, 1);
     }
     atomic_store(&last_duration, (now - job_start_ms) / 1000);
     atomic_store(&last_job_ok, ok);
@@ -398,8 +433,16 @@ bool save_step(int shard, struct store *s)
         return false;
     if (p->chunk.len >= SAVE_CHUNK && !send_chunk(p, false))
         return false; /* the writer is behind: walk on once it has taken some */
-    if (!p->walked && !store_snapshot_step(s, SAVE_STEP_BUCKETS))
-        p->walked = true;
+    if (!p->walked) {
+        long long start = util_mono_ns();
+        size_t stop_at = p->chunk.len + SAVE_STEP_BYTES;
+        do {
+            if (!store_snapshot_step(s, SAVE_STEP_BUCKETS)) {
+                p->walked = true;
+                break;
+            }
+        } while (p->chunk.len < stop_at && util_mono_ns() - start < SAVE_STEP_NS);
+    }
     if (p->walked) {
         if (!send_chunk(p, true))
             return false;
@@ -424,6 +467,12 @@ static void begin_shard(struct save_shard *p, int shard, struct store *s, const 
         p->writes_at_begin = STATS_GET(shard_stats(shard), write_commands);
     }
     p->opts = (struct rdb_save_opts){cfg->rdbcompression, cfg->list_max_listpack_size, cfg->list_compress_depth};
+    p->db_keys = mem_realloc(p->db_keys, (size_t)job_databases * sizeof(*p->db_keys));
+    p->db_expires = mem_realloc(p->db_expires, (size_t)job_databases * sizeof(*p->db_expires));
+    for (int db = 0; db < job_databases; db++) {
+        p->db_keys[db] = store_size(s, db);
+        p->db_expires[db] = store_expires_size(s, db);
+    }
     p->chunk_db = -1;
     p->walked = false;
     p->active = true;
@@ -445,6 +494,12 @@ void save_part(struct cmd_ctx *ctx, bool blocking)
             reply_error(ctx->out, "ERR Background save already in progress");
             return;
         }
+        /* the timer's save for a FLUSHALL is Redis's rdbSave there: no BGSAVE (its failure leaves the
+         * BGSAVE status), not in rdb_saves */
+        bool flush = ctx->client && ctx->client == atomic_load(&cron_client_id) &&
+                     atomic_exchange(&flush_save_wanted, false);
+        job_blocking = blocking || flush;
+        job_counted = !flush;
         if (writer_joinable)
             pthread_join(writer, NULL);
         writer_joinable = false;
@@ -453,15 +508,15 @@ void save_part(struct cmd_ctx *ctx, bool blocking)
         job_dir = dup_str(ctx->config->dir && ctx->config->dir[0] ? ctx->config->dir : ".");
         job_file = dup_str(ctx->config->dbfilename);
         job_checksum = ctx->config->rdbchecksum;
-        job_blocking = blocking;
+        job_databases = store_databases(ctx->store);
         atomic_fetch_add(&save_gen, 1);
         atomic_fetch_add(&save_pending, 1); /* until the writer is done */
         job_start_ms = util_ms_time();
-        if (!blocking)
+        if (!job_blocking)
             atomic_store(&last_try, job_start_ms / 1000);
         atomic_store(&job_abandoned, false);
         atomic_store(&start_ms, job_start_ms);
-        if (!blocking)
+        if (!job_blocking)
             log_notice("Background saving started");
     } else if (atomic_load(&phase) != PHASE_STARTING) {
         reply_error(ctx->out, "ERR Background save already in progress");
@@ -482,8 +537,12 @@ void save_part(struct cmd_ctx *ctx, bool blocking)
             return;
         }
     }
-    if (idx == nparts - 1) /* every shard has begun (before this one's last chunk can end the save) */
+    if (idx == nparts - 1) { /* every shard has begun (before this one's last chunk can end the save) */
         atomic_store(&phase, PHASE_RUNNING);
+        uint64_t one = 1; /* the writer waits for every cut before the RESIZEDBs */
+        ssize_t rc = write(wake_fd, &one, sizeof one);
+        (void)rc;
+    }
     if (!blocking || nparts > 1) { /* SAVE over several shards: its home waits for the file (save_wait) */
         reply_simple(ctx->out, blocking ? "OK" : "Background saving started");
         return;
@@ -499,6 +558,12 @@ void save_part(struct cmd_ctx *ctx, bool blocking)
         reply_ok(ctx->out);
     else
         reply_error(ctx->out, "ERR");
+}
+
+void save_after_flushall(struct cmd_ctx *ctx)
+{
+    if (ctx->config->save_points_count > 0)
+        atomic_store(&flush_save_wanted, true);
 }
 
 void save_wait(struct conn *c, struct slot *s)
@@ -589,6 +654,7 @@ static void cron_send(struct shard *self, const char *resp)
     if (!cron_client) {
         cron_client = conn_create(self, -1, cron_sink, NULL);
         cron_client->authenticated = true;
+        atomic_store(&cron_client_id, cron_client->id);
         snprintf(cron_client->peer, sizeof(cron_client->peer), "save-points");
     }
     conn_take_input(cron_client, resp, strlen(resp));
@@ -628,6 +694,10 @@ void save_cron(struct shard *self, const struct config *cfg)
         conn_close(cron_client); /* its sink's last call clears cron_client */
     if (cron_final(self, cfg) || save_in_progress() || load_in_progress()) /* no save of a half-loaded dataset */
         return;
+    if (atomic_load(&flush_save_wanted)) { /* a FLUSHALL's empty dataset, whatever the last save's outcome */
+        cron_send(self, RESP_BGSAVE);
+        return;
+    }
     long long now = util_ms_time() / 1000;
     if (!atomic_load(&save_bgsave_ok) && now - atomic_load(&last_try) <= SAVE_BGSAVE_RETRY_DELAY)
         return;

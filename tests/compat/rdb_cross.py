@@ -4,8 +4,10 @@ RDB files between the candidate and a real redis-server (7.0).
 
 - candidate -> Redis: every kind of value (dump_cross.py's list: every type
   and encoding, big values) in several databases, some with TTLs, written by
-  SAVE and by BGSAVE; redis-check-rdb accepts the file and a redis-server
-  started on it has every key with the same type, contents and expire time.
+  SAVE and by BGSAVE; redis-check-rdb accepts the file, which begins (as
+  Redis's) with a RESIZEDB of every database's keys and keys with a TTL,
+  and a redis-server started on it has every key with the same type,
+  contents and expire time.
 - Redis -> candidate: the same made in Redis, SAVEd; the candidate started on
   that file has the same (and refuses to start on a corrupted copy).
 - The cut: writers MSET groups of keys spread over every shard, all to one
@@ -105,6 +107,54 @@ def check_rdb(tool, path, what):
         check(p.returncode == 0 and b"RDB looks OK" in p.stdout, "%s: redis-check-rdb: %r" % (what, p.stdout[-300:]))
 
 
+def rdb_len(b, i):
+    """an RDB length at b[i]: (value, next index, special encoding?)"""
+    t = b[i] >> 6
+    if t == 0:
+        return b[i] & 0x3F, i + 1, False
+    if t == 1:
+        return ((b[i] & 0x3F) << 8) | b[i + 1], i + 2, False
+    if t == 3:
+        return b[i] & 0x3F, i + 1, True
+    n = 4 if b[i] == 0x80 else 8
+    return int.from_bytes(b[i + 1:i + 1 + n], "big"), i + 1 + n, False
+
+
+def rdb_skip_string(b, i):
+    v, i, special = rdb_len(b, i)
+    if not special:
+        return i + v
+    if v < 3:
+        return i + (1, 2, 4)[v]
+    clen, i, _ = rdb_len(b, i)  # LZF: compressed length, then the plain length
+    _, i, _ = rdb_len(b, i)
+    return i + clen
+
+
+def resizedb_records(path):
+    """{db: (keys, expires)} of the RESIZEDB records after the AUX fields, before the first key"""
+    with open(path, "rb") as f:
+        b = f.read()
+    out, i, db = {}, 9, None
+    while True:
+        op = b[i]
+        if op == 0xFA:  # AUX
+            i = rdb_skip_string(b, rdb_skip_string(b, i + 1))
+        elif op == 0xFE:  # SELECTDB
+            db, i, _ = rdb_len(b, i + 1)
+        elif op == 0xFB:  # RESIZEDB
+            keys, i, _ = rdb_len(b, i + 1)
+            expires, i, _ = rdb_len(b, i)
+            out[db] = (keys, expires)
+        else:
+            return out
+
+
+def key_counts(r):
+    """{db: (keys, expires)} from INFO keyspace"""
+    return {int(name[2:]): (v["keys"], v["expires"]) for name, v in r.info("keyspace").items()}
+
+
 def to_redis(o, work):
     d, cand = candidate_in(o, work, "c2r", "rdb-cross")
     try:
@@ -121,6 +171,7 @@ def to_redis(o, work):
             path = os.path.join(d, "dump.rdb")
             check(os.path.exists(path), "%s: the file is there" % how)
             check_rdb(o.check_rdb, path, how)
+            eq(resizedb_records(path), key_counts(P), "%s: RESIZEDB of every database with keys, first" % how)
             ref = load_in(o.redis, path, "rdb-cross-redis")
             try:
                 same(everything(ref.port), want, "%s file loaded by redis" % how)
@@ -159,9 +210,12 @@ def from_redis(o, work):
         R.pexpire("s:short", 1)
         time.sleep(0.05)
         eq(R.save(), True, "redis SAVE")
+        counts = key_counts(R)
     finally:
         ref.stop()
     path = os.path.join(d, "dump.rdb")
+    # Redis's has each before its db's keys: the reader, which stops at the first key, sees db 0's
+    eq(resizedb_records(path), {0: counts[0]}, "redis's file: its first RESIZEDB (the test's reader)")
     cand = load_in(o.candidate, path, "rdb-cross-load", o.threads)
     try:
         same(everything(cand.port), want, "redis's file loaded by the candidate")

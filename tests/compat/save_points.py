@@ -9,6 +9,10 @@ real redis-server (7.0) side by side.
   all the same bytes as Redis's.
 - fires: `save 1 1` writes the file by itself once a key changed, and not
   again without changes.
+- flushall: with save points FLUSHALL (also inside EXEC) rewrites the
+  file with the empty dataset, rdb_changes_since_last_save 0 and
+  rdb_saves unchanged after it, as Redis's flushAllDataAndResetRDB;
+  without save points the file stays.
 - multi: BGSAVE [SCHEDULE] inside MULTI/EXEC answers "Background saving
   scheduled" and runs after EXEC; SAVE is refused there.
 - shutdown: SHUTDOWN, SHUTDOWN SAVE / NOSAVE and SIGTERM, with and without
@@ -171,6 +175,55 @@ def fires(o, work):
             eq(r.info("persistence")["rdb_saves"], saves, "%s: no save without changes" % who)
             r.set("k", "w")
             check(poll(lambda: r.info("persistence")["rdb_saves"] > saves), "%s: saved again after a change" % who)
+        finally:
+            eq(s.stop(), 0, "%s: exit status" % who)
+
+
+def flushall(o, work):
+    """with save points FLUSHALL writes the empty dataset to the file (Redis's flushAllDataAndResetRDB),
+    inside EXEC too, leaving rdb_changes_since_last_save 0 and rdb_saves as they were; without, the
+    file is left as it is"""
+    marker = b"flushall:key:"
+    for who, binary, threads in both(o):
+        d, s = start_in(work, "flushall-" + who, binary, threads, "sp-flushall-" + who, ["--save", "3600 1"])
+        path = os.path.join(d, "dump.rdb")
+
+        def holds_keys():
+            with open(path, "rb") as f:
+                return marker in f.read()
+        try:
+            r = redis.Redis(port=s.port)
+            for how in ("FLUSHALL", "EXEC"):
+                for db in (0, 5):
+                    r.execute_command("SELECT", db)
+                    for i in range(50):
+                        r.set(marker + b"%d" % i, "v", px=3600 * 1000 if i % 2 else None)
+                r.execute_command("SELECT", 0)
+                eq(r.save(), True, "%s: SAVE" % who)
+                check(holds_keys(), "%s: the keys are in the file" % who)
+                saves = r.info("persistence")["rdb_saves"]
+                if how == "EXEC":
+                    p = r.pipeline(transaction=True)
+                    p.set(marker + b"x", "y")
+                    p.flushall()
+                    eq(p.execute(), [True, True], "%s: MULTI SET FLUSHALL EXEC" % who)
+                else:
+                    eq(r.flushall(), True, "%s: FLUSHALL" % who)
+                check(poll(lambda: not holds_keys() and r.info("persistence")["rdb_bgsave_in_progress"] == 0),
+                      "%s: %s rewrote the file" % (who, how))
+                check(not has_key(o, path, marker + b"0"), "%s: %s: redis loads an empty file" % (who, how))
+                info = r.info("persistence")
+                eq(info["rdb_changes_since_last_save"], 0, "%s: %s: rdb_changes_since_last_save" % (who, how))
+                eq(info["rdb_saves"], saves, "%s: %s: rdb_saves" % (who, how))
+                eq(info["rdb_last_bgsave_status"], "ok", "%s: %s: rdb_last_bgsave_status" % (who, how))
+            eq(r.config_set("save", ""), True, "%s: CONFIG SET save ''" % who)
+            r.set(marker + b"0", "v")
+            eq(r.save(), True, "%s: SAVE without save points" % who)
+            eq(r.flushall(), True, "%s: FLUSHALL without save points" % who)
+            time.sleep(1.5)  # a rewrite would have come by now: FLUSHALL's own is done before its reply
+            check(holds_keys(), "%s: without save points FLUSHALL leaves the file" % who)
+            check(r.info("persistence")["rdb_changes_since_last_save"] > 0,
+                  "%s: changes after FLUSHALL without save points" % who)
         finally:
             eq(s.stop(), 0, "%s: exit status" % who)
 
@@ -413,7 +466,7 @@ def main():
     ap.add_argument("--candidate", required=True)
     ap.add_argument("--redis", default="/usr/bin/redis-server")
     ap.add_argument("--threads", type=int, default=4)
-    ap.add_argument("--only", default="config,fires,multi,shutdown,kill9,disk,retry")
+    ap.add_argument("--only", default="config,fires,flushall,multi,shutdown,kill9,disk,retry")
     o = ap.parse_args()
     o.candidate = os.path.abspath(o.candidate)
     if not os.access(o.redis, os.X_OK):
