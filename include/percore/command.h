@@ -170,6 +170,8 @@ enum {
                                    * keyspace lock, in turn (SAVE BGSAVE: the snapshots are one cut) */
     CMD_REPLIES_AFTER_SAVE = 1u << 29, /* ROUTE_FANOUT_OK whose reply, its parts done and its locks freed, waits
                                         * for the save they began (SAVE; save.h) */
+    CMD_NUMKEYS_ZERO_OK = 1u << 30, /* CMD_NUMKEYS whose arguments before numkeys are no keys and whose
+                                     * numkeys may be 0 (EVAL EVALSHA: the script, then numkeys) */
 };
 
 /* where a command runs (see dispatch.c) */

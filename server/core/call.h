@@ -62,6 +62,8 @@ enum {
     CALL_TIME_HOME = 1u << 7,    /* a client's command, or part of one, whose slot is on its home: its time goes
                                   * back (*took) and the home takes the latency sample and writes the slowlog
                                   * entry, once for the whole command, with its client's addr and name */
+    CALL_NESTED = 1u << 8,       /* a command a script runs (script.c): what it does is reported into the
+                                  * script's record (c->effects), applied once when the script's call ends */
 };
 
 struct call {
@@ -79,6 +81,7 @@ struct call {
     bool track;                     /* the client tracks what it reads (tracking.h): a read-only command
                                      * remembers its keys here */
     uint64_t *took;                 /* CALL_TIME_HOME: the handler's time is added here (ns) */
+    struct cmd_effects *effects;    /* CALL_NESTED: the script's effects record (NULL: nothing wants them) */
 };
 
 enum call_result {
@@ -133,18 +136,23 @@ static inline __attribute__((always_inline)) enum call_result call(struct shard 
     /* what the handler does is recorded when something here wants it: watched keys, waiting clients
      * (real writes only), keyspace events (also from copies, CALL_EVENTS) */
     bool effects = (c->flags & CALL_EFFECTS) != 0;
-    bool keys = effects && (watch_count(self->watches) != 0 || block_waiting(self->blockers) != 0 ||
-                            tracking_busy(self->tracking.table) != 0);
-    unsigned notify = ctx.config->notify_keyspace_events;
-    if (!(notify & (NOTIFY_KEYSPACE | NOTIFY_KEYEVENT)) || !(c->flags & (CALL_EFFECTS | CALL_EVENTS)))
-        notify = 0;
-    if (__builtin_expect(keys || notify, 0))
-        ctx.effects = call_effects_begin(self, notify, keys);
+    bool keys = false;
+    if (c->flags & CALL_NESTED) {
+        ctx.effects = c->effects;
+    } else {
+        keys = effects && (watch_count(self->watches) != 0 || block_waiting(self->blockers) != 0 ||
+                           tracking_busy(self->tracking.table) != 0);
+        unsigned notify = ctx.config->notify_keyspace_events;
+        if (!(notify & (NOTIFY_KEYSPACE | NOTIFY_KEYEVENT)) || !(c->flags & (CALL_EFFECTS | CALL_EVENTS)))
+            notify = 0;
+        if (__builtin_expect(keys || notify, 0))
+            ctx.effects = call_effects_begin(self, notify, keys);
+    }
     uint64_t t0 = stats_clock_ns();
     cmd->proc(&ctx);
     if (__builtin_expect(c->track, 0))
         tracking_remember(self, cmd, c->argc, c->argv, c->client);
-    if (__builtin_expect(ctx.effects != NULL, 0))
+    if (__builtin_expect(ctx.effects != NULL, 0) && !(c->flags & CALL_NESTED))
         call_effects_apply(self, ctx.effects, keys, c->client);
     shard_store_unlock();
     if (c->flags & CALL_STATS) {
