@@ -47,6 +47,7 @@
 #include "percore/mem.h"
 #include "percore/reply.h"
 #include "percore/sha1.h"
+#include "percore/store.h"
 #include "percore/util.h"
 
 #include <ctype.h>
@@ -185,6 +186,8 @@ struct script_run {
     int db;                     /* SELECT inside the script changes it for the script only */
     int resp;                   /* redis.setresp: the protocol of redis.call's replies */
     bool read_only;             /* EVAL_RO, EVALSHA_RO, or the no-writes flag */
+    bool allow_oom;             /* the allow-oom flag: deny-oom commands run past maxmemory */
+    bool wrote;                 /* it ran a write: past maxmemory it goes on (Redis's SCRIPT_WRITE_DIRTY) */
     bool on_copies;             /* running on gathered copies: every key it touches must be declared */
     int nkeys;                  /* the declared keys */
     const struct resp_arg *keys;
@@ -583,14 +586,25 @@ static const char *keys_reachable(const struct script_run *run, const struct com
     const char *why = NULL;
     for (int i = 0; i < n && !why; i++) {
         const struct resp_arg *key = &argv[pos[i]];
-        if (key_declared(run, key))
+        if (run->on_copies && run->db != run->ctx->db) /* the copies are of the keys in the script's first db */
+            why = "Script attempted to access keys of several shards in another database than its own";
+        else if (key_declared(run, key))
             continue;
-        if (run->on_copies || dispatch_key_shard(cfg, key) != shard_self->index)
+        else if (run->on_copies || dispatch_key_shard(cfg, key) != shard_self->index)
             why = "Script attempted to access a key that is not in KEYS and lives on another shard";
     }
     if (pos != stack_pos)
         mem_release(pos);
     return why;
+}
+
+static const char oom_error[] = "-OOM command not allowed when used memory > 'maxmemory'.";
+
+/* is this shard past its share of maxmemory (dispatch.c's budget)?  Scripts do not evict: Redis evicts before
+ * the script, and refuses its first deny-oom command (or a shebang script that may write) when still over */
+static bool over_maxmemory(const struct config *cfg)
+{
+    return cfg->maxmemory && store_memory(shard_self->store) > (size_t)cfg->maxmemory / (size_t)shard_store_count();
 }
 
 /* the checks of Redis's scriptCall before a command runs: NULL, or the error */
@@ -614,6 +628,8 @@ static const char *command_refusal(const struct script_run *run, const struct co
         return "This Redis command is not allowed from script";
     if ((cmd->flags & CMD_WRITE) && run->read_only)
         return "Write commands are not allowed from read-only scripts.";
+    if ((cmd->flags & CMD_DENYOOM) && !run->wrote && !run->allow_oom && over_maxmemory(run->ctx->config))
+        return oom_error;
     /* connection commands need the connection, which a script has not: the few that do not */
     if (cmd->route == ROUTE_HOME && (!(cmd->flags & CMD_FAST) || (cmd->flags & CMD_PUBSUB)) &&
         !(cmd->flags & CMD_SELECTS_DB))
@@ -678,6 +694,8 @@ static int redis_generic_call(lua_State *L, bool raise)
     struct shard *self = shard_self;
     reply_clear(&e->reply);
     e->reply.resp = run->resp;
+    if (cmd->flags & CMD_WRITE)
+        run->wrote = true;
     if (cmd->flags & CMD_SELECTS_DB) {
         script_select(run, &e->argv[1], &e->reply);
     } else if (run->on_copies) {
@@ -1262,6 +1280,12 @@ static void eval_generic(struct cmd_ctx *ctx, bool by_sha, bool read_only)
         reply_error(ctx->out, "ERR Can not execute a script with write flag using *_ro command.");
         return;
     }
+    if ((flags & SCRIPT_FLAG_SHEBANG) && !(flags & (SCRIPT_FLAG_NO_WRITES | SCRIPT_FLAG_ALLOW_OOM)) && !read_only &&
+        over_maxmemory(ctx->config)) {
+        lua_pop(L, 2);
+        reply_error(ctx->out, oom_error + 1);
+        return;
+    }
     struct shard *self = shard_self;
     struct script_run run = {
         .ctx = ctx,
@@ -1269,6 +1293,7 @@ static void eval_generic(struct cmd_ctx *ctx, bool by_sha, bool read_only)
         .db = ctx->db,
         .resp = 2,
         .read_only = read_only || (flags & SCRIPT_FLAG_NO_WRITES),
+        .allow_oom = (flags & SCRIPT_FLAG_ALLOW_OOM) != 0,
         .on_copies = !SHARD_STORE_SHARED && ctx->store != self->store,
         .nkeys = (int)numkeys,
         .keys = &ctx->argv[3],
