@@ -11,8 +11,11 @@ what a differential script cannot show:
    deadlock) and keep the total;
  - redis-py's Lock (its scripts: acquire, release, extend, reacquire), held
    against a second client, released, taken again;
+ - a script's keyspace events are published once each; a client blocked on
+   a key the script pushes to is served after the script; WATCH sees it;
  - a key a script did not declare: works when it lives on the shard the
-   script runs on, refused with an error otherwise (with threads > 1).
+   script runs on, refused with an error otherwise (with threads > 1; the
+   global-lock build has one store, where every key is reachable).
 Starts its own server on a free port."""
 import hashlib
 import os
@@ -180,6 +183,63 @@ def run_lock(port, threads):
         lb.release()
 
 
+def run_effects(port, threads):
+    """A script's keyspace events are published once each, in order; a client blocked on a key the
+    script pushes to is served after the script, not between two of its calls; WATCH sees it."""
+    r = client(port)
+    r.flushall()
+    r.config_set("notify-keyspace-events", "KA")
+    sub = r.pubsub()
+    sub.psubscribe("__keyspace@0__:ev*")
+    deadline = time.time() + 30
+    while sub.get_message(timeout=1) is None and time.time() < deadline:  # the psubscribe confirmation
+        pass
+    r.eval("redis.call('set', KEYS[1], 'a'); redis.call('append', KEYS[1], 'b'); redis.call('del', KEYS[1])",
+           1, "ev1")
+    r.eval("redis.call('set', KEYS[1], 'a'); redis.call('set', KEYS[2], 'b'); redis.call('incr', KEYS[3])",
+           3, "ev2", "ev3", "ev4")
+    want = [("ev1", "set"), ("ev1", "append"), ("ev1", "del"), ("ev2", "set"), ("ev3", "set"), ("ev4", "incrby")]
+    got = []
+    while len(got) < len(want) + 1 and time.time() < deadline:
+        m = sub.get_message(timeout=0.5)
+        if m and m["type"] == "pmessage":
+            got.append((m["channel"].split(":", 1)[1], m["data"]))
+        elif m is None and len(got) >= len(want):
+            break
+    # one script's events keep their order; events of keys on different shards may interleave
+    eq(sorted(got), sorted(want), "each event of the scripts once")
+    eq([g for g in got if g[0] == "ev1"], want[:3], "one key's events in order")
+    sub.close()
+    r.config_set("notify-keyspace-events", "")
+
+    # BLPOP waiting on q: the script pushes a, b and pops a itself; the waiter gets b, after the script
+    popped = []
+    waiter = threading.Thread(target=lambda: popped.append(client(port).blpop("q", 30)))
+    waiter.start()
+    deadline = time.time() + 30
+    while time.time() < deadline and r.info("clients").get("blocked_clients") != 1:
+        time.sleep(0.02)
+    own = r.eval("redis.call('rpush', KEYS[1], 'a'); redis.call('rpush', KEYS[1], 'b'); "
+                 "return redis.call('lpop', KEYS[1])", 1, "q")
+    waiter.join(30)
+    eq(own, "a", "the script pops its own first push")
+    eq(popped, [("q", "b")], "the blocked client is served after the script")
+
+    # WATCH on another connection: a script's write aborts the EXEC
+    w = client(port)
+    w.set("wk", "1")
+    with w.pipeline() as pipe:
+        pipe.watch("wk")
+        r.eval("return redis.call('incr', KEYS[1])", 1, "wk")
+        pipe.multi()
+        pipe.get("wk")
+        try:
+            pipe.execute()
+            check(False, "EXEC after a script wrote a watched key fails")
+        except redis.exceptions.WatchError:
+            pass
+
+
 def run_undeclared(port, threads):
     r = client(port)
     r.flushall()
@@ -197,7 +257,10 @@ def run_undeclared(port, threads):
         except ResponseError as e:
             check("not in KEYS and lives on another shard" in str(e), "the error says why: %s" % e)
             refused += 1
-    check(refused > 0, "an undeclared key on another shard is refused")
+    if refused == 0:  # the global-lock build: one store, every key is local; each must be readable
+        eq(r.exists(*["x%d" % i for i in range(32)]), 32, "one store: every undeclared key was written")
+    else:
+        eq(r.exists(*["x%d" % i for i in range(32)]), 32 - refused, "the keys not refused were written")
 
 
 def main():
@@ -208,7 +271,7 @@ def main():
     srv = Server(sys.argv[1], threads=threads, name="scripting")
     srv.start()
     print("redis-py %s against %s --threads %d on port %d" % (redis.__version__, sys.argv[1], threads, srv.port))
-    for part in (run_cache, run_isolation, run_lock, run_undeclared):
+    for part in (run_cache, run_isolation, run_lock, run_effects, run_undeclared):
         try:
             part(srv.port, threads)
         except Exception as e:  # a crash of the test is a failure, with the server log
