@@ -66,6 +66,7 @@ int luaopen_bit(lua_State *L);
 
 #define SCRIPT_VERSION "7.0.15" /* redis.REDIS_VERSION: the Redis this server answers as */
 #define SCRIPT_VERSION_NUM 0x07000f
+#define SCRIPT_GC_PERIOD 50
 
 /* ---------------------------------------------------------------- the shared cache */
 
@@ -200,6 +201,12 @@ struct script_engine {
     struct reply reply;         /* redis.call's reply, reused */
     struct resp_arg *argv;      /* redis.call's arguments, reused (a Lua error may skip any free) */
     int argv_cap;
+    struct {
+        const struct command *cmd;
+        bool container;
+    } containers[256];          /* is a command a container (CONFIG CLIENT ...)?  Remembered, direct-mapped:
+                                 * the table's own answer is a scan of every subcommand */
+    unsigned calls;             /* scripts run: the garbage collector steps every SCRIPT_GC_PERIOD */
     uint32_t rand48[3];         /* math.random's state (Redis's rand.c): the shard's own sequence, as the
                                  * server's in Redis 7.0, which no longer reseeds it per script */
 };
@@ -607,6 +614,17 @@ static bool over_maxmemory(const struct config *cfg)
     return cfg->maxmemory && store_memory(shard_self->store) > (size_t)cfg->maxmemory / (size_t)shard_store_count();
 }
 
+static bool command_is_container(struct script_engine *e, const struct command *cmd)
+{
+    size_t h = ((uintptr_t)cmd >> 4) & 255;
+    if (e->containers[h].cmd != cmd) {
+        const struct subcommand *first;
+        e->containers[h].cmd = cmd;
+        e->containers[h].container = command_subcommands_of(cmd->name, &first) > 0;
+    }
+    return e->containers[h].container;
+}
+
 /* the checks of Redis's scriptCall before a command runs: NULL, or the error */
 static const char *command_refusal(const struct script_run *run, const struct command **cmdp, int argc,
                                    const struct resp_arg *argv)
@@ -614,8 +632,7 @@ static const char *command_refusal(const struct script_run *run, const struct co
     const struct command *cmd = command_lookup(argv[0].ptr, argv[0].len);
     if (!cmd)
         return "Unknown Redis command called from script";
-    const struct subcommand *first;
-    if (argc >= 2 && command_subcommands_of(cmd->name, &first) > 0) { /* a container: its subcommand */
+    if (argc >= 2 && command_is_container(engine, cmd)) { /* a container: its subcommand */
         const struct subcommand *sub = command_subcommand_find(cmd->name, argv[1].ptr, argv[1].len);
         if (!sub)
             return "Unknown Redis command called from script";
@@ -1308,7 +1325,8 @@ static void eval_generic(struct cmd_ctx *ctx, bool by_sha, bool read_only)
     else
         lua_to_reply(L, ctx->out, run.resp);
     lua_settop(L, 0);
-    lua_gc(L, LUA_GCSTEP, 1);
+    if (++e->calls % SCRIPT_GC_PERIOD == 0) /* as Redis: a step of 50 every 50 scripts, not a full cycle */
+        lua_gc(L, LUA_GCSTEP, SCRIPT_GC_PERIOD);
 }
 
 static void cmd_eval(struct cmd_ctx *ctx) { eval_generic(ctx, false, false); }
