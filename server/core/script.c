@@ -43,6 +43,7 @@
 
 #include "percore/command.h"
 #include "percore/config.h"
+#include "percore/keylock.h"
 #include "percore/log.h"
 #include "percore/mem.h"
 #include "percore/reply.h"
@@ -599,6 +600,9 @@ static const char *keys_reachable(const struct script_run *run, const struct com
             continue;
         else if (run->on_copies || dispatch_key_shard(cfg, key) != shard_self->index)
             why = "Script attempted to access a key that is not in KEYS and lives on another shard";
+        else if (keylock_count(shard_self->locks) &&
+                 keylock_holds_other(shard_self->locks, 0, run->db, key->ptr, key->len))
+            why = "Script attempted to access a key that is not in KEYS while a multi-shard command holds it";
     }
     if (pos != stack_pos)
         mem_release(pos);
