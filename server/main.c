@@ -9,6 +9,7 @@
 #include "percore/admin.h"
 #include "percore/config.h"
 #include "percore/log.h"
+#include "percore/script.h"
 #include "percore/shard.h"
 #include "percore/stats.h"
 #include "percore/store.h"
@@ -111,6 +112,7 @@ int main(int argc, char **argv)
     stats_teardown();
     shard_teardown();
     rcu_barrier();
+    script_teardown();
     if (config_current()->pidfile && config_current()->pidfile[0])
         unlink(config_current()->pidfile);
     log_teardown();

@@ -203,6 +203,8 @@ enum {
                                    * route (BGSAVE: Redis schedules it there) */
     CMD_OPENS_TXN = 1ull << 32,   /* starts a transaction (MULTI): an AOF being loaded that ends inside one
                                    * drops it (load.c) */
+    CMD_NUMKEYS_ZERO_OK = 1ull << 33, /* CMD_NUMKEYS whose arguments before numkeys are no keys and whose
+                                     * numkeys may be 0 (EVAL EVALSHA: the script, then numkeys) */
 };
 
 /* where a command runs (see dispatch.c) */

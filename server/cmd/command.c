@@ -418,7 +418,14 @@ int command_key_positions(const struct command *cmd, int argc, const struct resp
     if (cmd->flags & CMD_NUMKEYS) {
         int at = cmd->first_key;
         long long nk;
-        if (at >= argc || !util_str_to_ll(argv[at].ptr, argv[at].len, &nk) || nk <= 0 || nk > argc - at - 1)
+        if (at >= argc || !util_str_to_ll(argv[at].ptr, argv[at].len, &nk) || nk < 0 || nk > argc - at - 1)
+            return -1;
+        if (cmd->flags & CMD_NUMKEYS_ZERO_OK) {
+            for (long long i = 0; i < nk; i++)
+                pos[n++] = at + 1 + (int)i;
+            return n;
+        }
+        if (nk == 0)
             return -1;
         for (int i = 1; i < at && !(cmd->flags & CMD_BLOCKING); i++) /* BLMPOP's timeout is no key */
             pos[n++] = i;

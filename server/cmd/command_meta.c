@@ -1220,6 +1220,82 @@ static const struct command_meta command_meta_table[] = {
         "*1\r\n%2\r\n$4\r\nname\r\n$7\r\nmessage\r\n$4\r\ntype\r\n$6\r\nstring\r\n",
         190,
     },
+    {"eval",
+        "*10\r\n$4\r\neval\r\n:-3\r\n~5\r\n+noscript\r\n+stale\r\n+skip_monitor\r\n"
+        "+no_mandatory_keys\r\n+movablekeys\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@slow\r\n+@scripting\r\n"
+        "~0\r\n~1\r\n%4\r\n$5\r\nnotes\r\n$78\r\n"
+        "We cannot tell how the keys will be used so we assume the worst, RW and UPDATE\r\n$5\r\n"
+        "flags\r\n~3\r\n+RW\r\n+access\r\n+update\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n"
+        "$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n:2\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\n"
+        "type\r\n$6\r\nkeynum\r\n$4\r\nspec\r\n%3\r\n$9\r\nkeynumidx\r\n:0\r\n$8\r\nfirstkey\r\n"
+        ":1\r\n$7\r\nkeystep\r\n:1\r\n~0\r\n",
+        461,
+        "%5\r\n$7\r\nsummary\r\n$32\r\nExecute a Lua script server side\r\n$5\r\nsince\r\n$5\r\n"
+        "2.6.0\r\n$5\r\ngroup\r\n$9\r\nscripting\r\n$10\r\ncomplexity\r\n$39\r\n"
+        "Depends on the script that is executed.\r\n$9\r\narguments\r\n*4\r\n%2\r\n$4\r\nname\r\n"
+        "$6\r\nscript\r\n$4\r\ntype\r\n$6\r\nstring\r\n%2\r\n$4\r\nname\r\n$7\r\nnumkeys\r\n$4\r\n"
+        "type\r\n$7\r\ninteger\r\n%4\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n"
+        "$14\r\nkey_spec_index\r\n:0\r\n$5\r\nflags\r\n~2\r\n+optional\r\n+multiple\r\n%3\r\n$4\r\n"
+        "name\r\n$3\r\narg\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n~2\r\n+optional\r\n"
+        "+multiple\r\n",
+        470,
+    },
+    {"eval_ro",
+        "*10\r\n$7\r\neval_ro\r\n:-3\r\n~6\r\n+readonly\r\n+noscript\r\n+stale\r\n+skip_monitor\r\n"
+        "+no_mandatory_keys\r\n+movablekeys\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@slow\r\n+@scripting\r\n"
+        "~0\r\n~1\r\n%4\r\n$5\r\nnotes\r\n$78\r\n"
+        "We cannot tell how the keys will be used so we assume the worst, RO and ACCESS\r\n$5\r\n"
+        "flags\r\n~2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\n"
+        "index\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n:2\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n"
+        "$6\r\nkeynum\r\n$4\r\nspec\r\n%3\r\n$9\r\nkeynumidx\r\n:0\r\n$8\r\nfirstkey\r\n:1\r\n"
+        "$7\r\nkeystep\r\n:1\r\n~0\r\n",
+        466,
+        "%5\r\n$7\r\nsummary\r\n$42\r\nExecute a read-only Lua script server side\r\n$5\r\n"
+        "since\r\n$5\r\n7.0.0\r\n$5\r\ngroup\r\n$9\r\nscripting\r\n$10\r\ncomplexity\r\n$39\r\n"
+        "Depends on the script that is executed.\r\n$9\r\narguments\r\n*4\r\n%2\r\n$4\r\nname\r\n"
+        "$6\r\nscript\r\n$4\r\ntype\r\n$6\r\nstring\r\n%2\r\n$4\r\nname\r\n$7\r\nnumkeys\r\n$4\r\n"
+        "type\r\n$7\r\ninteger\r\n%4\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n"
+        "$14\r\nkey_spec_index\r\n:0\r\n$5\r\nflags\r\n~2\r\n+optional\r\n+multiple\r\n%3\r\n$4\r\n"
+        "name\r\n$3\r\narg\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n~2\r\n+optional\r\n"
+        "+multiple\r\n",
+        480,
+    },
+    {"evalsha",
+        "*10\r\n$7\r\nevalsha\r\n:-3\r\n~5\r\n+noscript\r\n+stale\r\n+skip_monitor\r\n"
+        "+no_mandatory_keys\r\n+movablekeys\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@slow\r\n+@scripting\r\n"
+        "~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~3\r\n+RW\r\n+access\r\n+update\r\n$12\r\n"
+        "begin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n"
+        ":2\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$6\r\nkeynum\r\n$4\r\nspec\r\n%3\r\n$9\r\n"
+        "keynumidx\r\n:0\r\n$8\r\nfirstkey\r\n:1\r\n$7\r\nkeystep\r\n:1\r\n~0\r\n",
+        368,
+        "%5\r\n$7\r\nsummary\r\n$32\r\nExecute a Lua script server side\r\n$5\r\nsince\r\n$5\r\n"
+        "2.6.0\r\n$5\r\ngroup\r\n$9\r\nscripting\r\n$10\r\ncomplexity\r\n$39\r\n"
+        "Depends on the script that is executed.\r\n$9\r\narguments\r\n*4\r\n%2\r\n$4\r\nname\r\n"
+        "$4\r\nsha1\r\n$4\r\ntype\r\n$6\r\nstring\r\n%2\r\n$4\r\nname\r\n$7\r\nnumkeys\r\n$4\r\n"
+        "type\r\n$7\r\ninteger\r\n%4\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n"
+        "$14\r\nkey_spec_index\r\n:0\r\n$5\r\nflags\r\n~2\r\n+optional\r\n+multiple\r\n%3\r\n$4\r\n"
+        "name\r\n$3\r\narg\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n~2\r\n+optional\r\n"
+        "+multiple\r\n",
+        468,
+    },
+    {"evalsha_ro",
+        "*10\r\n$10\r\nevalsha_ro\r\n:-3\r\n~6\r\n+readonly\r\n+noscript\r\n+stale\r\n"
+        "+skip_monitor\r\n+no_mandatory_keys\r\n+movablekeys\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@slow\r\n"
+        "+@scripting\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n+access\r\n$12\r\n"
+        "begin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n"
+        ":2\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$6\r\nkeynum\r\n$4\r\nspec\r\n%3\r\n$9\r\n"
+        "keynumidx\r\n:0\r\n$8\r\nfirstkey\r\n:1\r\n$7\r\nkeystep\r\n:1\r\n~0\r\n",
+        374,
+        "%5\r\n$7\r\nsummary\r\n$42\r\nExecute a read-only Lua script server side\r\n$5\r\n"
+        "since\r\n$5\r\n7.0.0\r\n$5\r\ngroup\r\n$9\r\nscripting\r\n$10\r\ncomplexity\r\n$39\r\n"
+        "Depends on the script that is executed.\r\n$9\r\narguments\r\n*4\r\n%2\r\n$4\r\nname\r\n"
+        "$4\r\nsha1\r\n$4\r\ntype\r\n$6\r\nstring\r\n%2\r\n$4\r\nname\r\n$7\r\nnumkeys\r\n$4\r\n"
+        "type\r\n$7\r\ninteger\r\n%4\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n"
+        "$14\r\nkey_spec_index\r\n:0\r\n$5\r\nflags\r\n~2\r\n+optional\r\n+multiple\r\n%3\r\n$4\r\n"
+        "name\r\n$3\r\narg\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n~2\r\n+optional\r\n"
+        "+multiple\r\n",
+        478,
+    },
     {"exec",
         "*10\r\n$4\r\nexec\r\n:1\r\n~4\r\n+noscript\r\n+loading\r\n+stale\r\n+skip_slowlog\r\n"
         ":0\r\n:0\r\n:0\r\n~2\r\n+@slow\r\n+@transaction\r\n~0\r\n~0\r\n~0\r\n",
@@ -2738,6 +2814,57 @@ static const struct command_meta command_meta_table[] = {
         "arguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\n"
         "key_spec_index\r\n:0\r\n",
         213,
+    },
+    {"script",
+        "*10\r\n$6\r\nscript\r\n:-2\r\n~0\r\n:0\r\n:0\r\n:0\r\n~1\r\n+@slow\r\n~0\r\n~0\r\n*6\r\n"
+        "*10\r\n$12\r\nscript|debug\r\n:3\r\n~1\r\n+noscript\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@slow\r\n"
+        "+@scripting\r\n~0\r\n~0\r\n~0\r\n*10\r\n$13\r\nscript|exists\r\n:-3\r\n~1\r\n+noscript\r\n"
+        ":0\r\n:0\r\n:0\r\n~2\r\n+@slow\r\n+@scripting\r\n~2\r\n$25\r\n"
+        "request_policy:all_shards\r\n$31\r\nresponse_policy:agg_logical_and\r\n~0\r\n~0\r\n*10\r\n"
+        "$12\r\nscript|flush\r\n:-2\r\n~1\r\n+noscript\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@slow\r\n"
+        "+@scripting\r\n~2\r\n$24\r\nrequest_policy:all_nodes\r\n$29\r\n"
+        "response_policy:all_succeeded\r\n~0\r\n~0\r\n*10\r\n$11\r\nscript|help\r\n:2\r\n~2\r\n"
+        "+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@slow\r\n+@scripting\r\n~0\r\n~0\r\n~0\r\n"
+        "*10\r\n$11\r\nscript|kill\r\n:2\r\n~2\r\n+noscript\r\n+allow_busy\r\n:0\r\n:0\r\n:0\r\n"
+        "~2\r\n+@slow\r\n+@scripting\r\n~2\r\n$25\r\nrequest_policy:all_shards\r\n$29\r\n"
+        "response_policy:one_succeeded\r\n~0\r\n~0\r\n*10\r\n$11\r\nscript|load\r\n:3\r\n~2\r\n"
+        "+noscript\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@slow\r\n+@scripting\r\n~2\r\n$24\r\n"
+        "request_policy:all_nodes\r\n$29\r\nresponse_policy:all_succeeded\r\n~0\r\n~0\r\n",
+        914,
+        "%5\r\n$7\r\nsummary\r\n$47\r\nA container for Lua scripts management commands\r\n$5\r\n"
+        "since\r\n$5\r\n2.6.0\r\n$5\r\ngroup\r\n$9\r\nscripting\r\n$10\r\ncomplexity\r\n$22\r\n"
+        "Depends on subcommand.\r\n$11\r\nsubcommands\r\n%6\r\n$12\r\nscript|debug\r\n%5\r\n$7\r\n"
+        "summary\r\n$40\r\nSet the debug mode for executed scripts.\r\n$5\r\nsince\r\n$5\r\n"
+        "3.2.0\r\n$5\r\ngroup\r\n$9\r\nscripting\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\n"
+        "arguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$4\r\nmode\r\n$4\r\ntype\r\n$5\r\noneof\r\n$9\r\n"
+        "arguments\r\n*3\r\n%3\r\n$4\r\nname\r\n$3\r\nyes\r\n$4\r\ntype\r\n$10\r\npure-token\r\n"
+        "$5\r\ntoken\r\n$3\r\nYES\r\n%3\r\n$4\r\nname\r\n$4\r\nsync\r\n$4\r\ntype\r\n$10\r\n"
+        "pure-token\r\n$5\r\ntoken\r\n$4\r\nSYNC\r\n%3\r\n$4\r\nname\r\n$2\r\nno\r\n$4\r\ntype\r\n"
+        "$10\r\npure-token\r\n$5\r\ntoken\r\n$2\r\nNO\r\n$13\r\nscript|exists\r\n%5\r\n$7\r\n"
+        "summary\r\n$47\r\nCheck existence of scripts in the script cache.\r\n$5\r\nsince\r\n$5\r\n"
+        "2.6.0\r\n$5\r\ngroup\r\n$9\r\nscripting\r\n$10\r\ncomplexity\r\n$100\r\n"
+        "O(N) with N being the number of scripts to check (so checking a single script is an O(1) operation).\r\n"
+        "$9\r\narguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$4\r\nsha1\r\n$4\r\ntype\r\n$6\r\nstring\r\n"
+        "$5\r\nflags\r\n~1\r\n+multiple\r\n$12\r\nscript|flush\r\n%6\r\n$7\r\nsummary\r\n$45\r\n"
+        "Remove all the scripts from the script cache.\r\n$5\r\nsince\r\n$5\r\n2.6.0\r\n$5\r\n"
+        "group\r\n$9\r\nscripting\r\n$10\r\ncomplexity\r\n$48\r\n"
+        "O(N) with N being the number of scripts in cache\r\n$7\r\nhistory\r\n~1\r\n*2\r\n$5\r\n"
+        "6.2.0\r\n$53\r\nAdded the `ASYNC` and `SYNC` flushing mode modifiers.\r\n$9\r\n"
+        "arguments\r\n*1\r\n%5\r\n$4\r\nname\r\n$5\r\nasync\r\n$4\r\ntype\r\n$5\r\noneof\r\n$5\r\n"
+        "since\r\n$5\r\n6.2.0\r\n$5\r\nflags\r\n~1\r\n+optional\r\n$9\r\narguments\r\n*2\r\n%3\r\n"
+        "$4\r\nname\r\n$5\r\nasync\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$5\r\n"
+        "ASYNC\r\n%3\r\n$4\r\nname\r\n$4\r\nsync\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\n"
+        "token\r\n$4\r\nSYNC\r\n$11\r\nscript|help\r\n%4\r\n$7\r\nsummary\r\n$49\r\n"
+        "Show helpful text about the different subcommands\r\n$5\r\nsince\r\n$5\r\n5.0.0\r\n$5\r\n"
+        "group\r\n$9\r\nscripting\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$11\r\nscript|kill\r\n"
+        "%4\r\n$7\r\nsummary\r\n$39\r\nKill the script currently in execution.\r\n$5\r\nsince\r\n"
+        "$5\r\n2.6.0\r\n$5\r\ngroup\r\n$9\r\nscripting\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n"
+        "$11\r\nscript|load\r\n%5\r\n$7\r\nsummary\r\n$52\r\n"
+        "Load the specified Lua script into the script cache.\r\n$5\r\nsince\r\n$5\r\n2.6.0\r\n"
+        "$5\r\ngroup\r\n$9\r\nscripting\r\n$10\r\ncomplexity\r\n$57\r\n"
+        "O(N) with N being the length in bytes of the script body.\r\n$9\r\narguments\r\n*1\r\n"
+        "%2\r\n$4\r\nname\r\n$6\r\nscript\r\n$4\r\ntype\r\n$6\r\nstring\r\n",
+        2183,
     },
     {"sdiff",
         "*10\r\n$5\r\nsdiff\r\n:-2\r\n~1\r\n+readonly\r\n:1\r\n:-1\r\n:1\r\n~3\r\n+@read\r\n"

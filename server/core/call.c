@@ -60,7 +60,7 @@ void call_effects_apply(struct shard *self, const struct cmd_effects *fx, bool k
 }
 
 void call_propagate(struct shard *self, const struct command *cmd, uint64_t txid, int db, int argc,
-                    const struct resp_arg *argv, const struct cmd_effects *fx)
+                    const struct resp_arg *argv, const struct cmd_effects *fx, struct call_mark from)
 {
     int stream = SHARD_STORE_SHARED ? 0 : self->index;
     bool fanout = cmd->route >= ROUTE_FANOUT_SUM && cmd->route <= ROUTE_FANOUT_CONCAT; /* every shard runs it */
@@ -68,6 +68,7 @@ void call_propagate(struct shard *self, const struct command *cmd, uint64_t txid
         txid = 0;
     if (fanout && !txid)
         aof_feed_barrier(stream, db, argc, argv);
-    else if (fx->changes || fanout)
-        aof_feed(stream, txid, fanout, db, argc, argv, fx->prop.buf, fx->prop.len, fx->prop_n);
+    else if (fx->changes != from.changes || fanout)
+        aof_feed(stream, txid, fanout, db, argc, argv, fx->prop.buf + from.prop_len, fx->prop.len - from.prop_len,
+                 fx->prop_n - from.prop_n);
 }

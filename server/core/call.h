@@ -65,6 +65,8 @@ enum {
     CALL_TIME_HOME = 1u << 7,    /* a client's command, or part of one, whose slot is on its home: its time goes
                                   * back (*took) and the home takes the latency sample and writes the slowlog
                                   * entry, once for the whole command, with its client's addr and name */
+    CALL_NESTED = 1u << 8,       /* a command a script runs (script.c): what it does is reported into the
+                                  * script's record (c->effects), applied once when the script's call ends */
 };
 
 struct call {
@@ -84,6 +86,7 @@ struct call {
     uint64_t *took;                 /* CALL_TIME_HOME: the handler's time is added here (ns) */
     uint64_t txid;                  /* the multi-shard transaction (EXEC, a split or keyspace-wide command) it is
                                      * part of, 0 none: its propagation is that transaction's (aof.h) */
+    struct cmd_effects *effects;    /* CALL_NESTED: the script's effects record (NULL: nothing wants them) */
 };
 
 enum call_result {
@@ -94,9 +97,15 @@ enum call_result {
 
 /* the shard's effects record, emptied, for a handler about to run (call.c) */
 struct cmd_effects *call_effects_begin(struct shard *self, unsigned notify, bool keys, bool prop);
-/* a write ran with propagation on: what it changed goes to the shard's stream (aof.h) */
+/* where a record stood before a handler ran: a script's commands share its record (CALL_NESTED) */
+struct call_mark {
+    int changes;
+    size_t prop_len;
+    int prop_n;
+};
+/* a write ran with propagation on: what it changed since `from` goes to the shard's stream (aof.h) */
 void call_propagate(struct shard *self, const struct command *cmd, uint64_t txid, int db, int argc,
-                    const struct resp_arg *argv, const struct cmd_effects *fx);
+                    const struct resp_arg *argv, const struct cmd_effects *fx, struct call_mark from);
 /* the after-work for what it reported: keyspace events; with keys, watched keys, waiting clients and the
  * clients tracking the keys (client: the writer, for NOLOOP) */
 void call_effects_apply(struct shard *self, const struct cmd_effects *fx, bool keys, uint64_t client);
@@ -141,22 +150,33 @@ static inline __attribute__((always_inline)) enum call_result call(struct shard 
     /* what the handler does is recorded when something here wants it: watched keys, waiting clients
      * (real writes only), keyspace events (also from copies, CALL_EVENTS) */
     bool effects = (c->flags & CALL_EFFECTS) != 0;
-    bool keys = effects && (watch_count(self->watches) != 0 || block_waiting(self->blockers) != 0 ||
-                            tracking_busy(self->tracking.table) != 0);
-    unsigned notify = ctx.config->notify_keyspace_events;
-    if (!(notify & (NOTIFY_KEYSPACE | NOTIFY_KEYEVENT)) || !(c->flags & (CALL_EFFECTS | CALL_EVENTS)))
-        notify = 0;
-    /* propagated (the AOF): a real write on the shard's own store; a read pays the load and test */
-    bool prop = effects && self->propagating && (cmd->flags & CMD_WRITE) && !c->store;
-    if (__builtin_expect(keys || notify || prop, 0))
-        ctx.effects = call_effects_begin(self, notify, keys, prop);
+    bool keys = false, prop;
+    struct call_mark mark = {0, 0, 0};
+    if (c->flags & CALL_NESTED) { /* a script's command: its record is the script's; its writes propagate alone */
+        ctx.effects = c->effects;
+        prop = effects && ctx.effects && ctx.effects->propagating && (cmd->flags & CMD_WRITE);
+        if (prop)
+            mark = (struct call_mark){ctx.effects->changes, ctx.effects->prop.len, ctx.effects->prop_n};
+    } else {
+        keys = effects && (watch_count(self->watches) != 0 || block_waiting(self->blockers) != 0 ||
+                           tracking_busy(self->tracking.table) != 0);
+        unsigned notify = ctx.config->notify_keyspace_events;
+        if (!(notify & (NOTIFY_KEYSPACE | NOTIFY_KEYEVENT)) || !(c->flags & (CALL_EFFECTS | CALL_EVENTS)))
+            notify = 0;
+        /* propagated (the AOF): a real write on the shard's own store (a script: its commands are, in the
+         * record begun here); a read pays the load and test */
+        bool record = effects && self->propagating && (cmd->flags & (CMD_WRITE | CMD_MAY_REPLICATE)) && !c->store;
+        prop = record && (cmd->flags & CMD_WRITE);
+        if (__builtin_expect(keys || notify || record, 0))
+            ctx.effects = call_effects_begin(self, notify, keys, record);
+    }
     uint64_t t0 = stats_clock_ns();
     cmd->proc(&ctx);
     if (__builtin_expect(c->track, 0))
         tracking_remember(self, cmd, c->argc, c->argv, c->client);
-    if (__builtin_expect(ctx.effects != NULL, 0)) {
-        if (prop) /* scalars, not c: run must not escape, or its constant flags no longer fold away */
-            call_propagate(self, cmd, c->txid, c->db, c->argc, c->argv, ctx.effects);
+    if (__builtin_expect(prop, 0)) /* scalars, not c: run must not escape, or its constant flags no longer fold away */
+        call_propagate(self, cmd, c->txid, c->db, c->argc, c->argv, ctx.effects, mark);
+    if (__builtin_expect(ctx.effects != NULL, 0) && !(c->flags & CALL_NESTED)) {
         call_effects_apply(self, ctx.effects, keys, c->client);
     }
     shard_store_unlock();

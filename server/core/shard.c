@@ -40,6 +40,7 @@
 #include "percore/log.h"
 #include "percore/mem.h"
 #include "percore/ring.h"
+#include "percore/script.h"
 #include "percore/slowlog.h"
 #include "percore/store.h"
 #include "percore/util.h"
@@ -709,6 +710,7 @@ static void *shard_main(void *arg)
     reply_deinit(&self->scratch);
     reply_deinit(&self->discard);
     slowlog_thread_teardown();
+    script_thread_teardown();
     config_note_quiescent();
     rcu_unregister_thread();
     return NULL;

@@ -78,7 +78,7 @@ def workload(port, seed, n):
         r = rs[rng.randrange(DBS)]
         k = rng.choice(keys)
         k2 = rng.choice(keys)
-        op = rng.randrange(34)
+        op = rng.randrange(36)
         try:
             if op == 0:
                 r.set(k, "v%d" % i)
@@ -154,6 +154,11 @@ def workload(port, seed, n):
                 r.sunionstore("s" + k, ["s" + k2, "s" + k])
             elif op == 33:
                 r.execute_command("SET", k, "px%d" % i, "PXAT", int(time.time() * 1000) + 600000)
+            elif op == 34:  # a script's writes propagate as its commands (one shard, or several: its write-backs)
+                r.eval("redis.call('SET', KEYS[1], ARGV[1]); redis.call('EXPIRE', KEYS[1], 700);"
+                       "return redis.call('INCRBY', KEYS[2], 3)", 2, k, "c" + k2, "lua%d" % i)
+            elif op == 35:  # no KEYS: its keys live on the connection's shard
+                r.eval("redis.call('SET', '{t}lua', ARGV[1]); return redis.call('SPOP', '{t}luaset')", 0, i)
         except redis.exceptions.ResponseError:
             pass  # WRONGTYPE and the like: nothing changed
 

@@ -1,0 +1,29 @@
+/*
+ * script: Lua scripting (EVAL, EVALSHA, EVAL_RO, EVALSHA_RO, SCRIPT LOAD |
+ * EXISTS | FLUSH | HELP), with Redis 7.0's sandbox, conversions and error
+ * texts (core/script.c).
+ *
+ * Every shard thread owns its own Lua 5.1 state, created on its first
+ * script; the script cache (sha -> body) is one read-mostly map published
+ * with RCU, from which each shard compiles a script the first time it runs
+ * it.  The admin layer registers the commands.
+ *
+ * Threading: the handlers run on a shard thread (the one that owns the keys,
+ * or the connection's home with the declared keys gathered and locked).
+ */
+#ifndef PERCORE_SCRIPT_H
+#define PERCORE_SCRIPT_H
+
+#include <stddef.h>
+
+#include "percore/command.h"
+
+extern const struct command command_family_script[];
+extern const size_t command_family_script_count;
+
+/* the calling shard thread's Lua state goes (its thread is ending); a no-op when it had none */
+void script_thread_teardown(void);
+/* the shared script cache is freed (at exit, after every shard thread has stopped) */
+void script_teardown(void);
+
+#endif

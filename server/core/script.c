@@ -1,0 +1,1425 @@
+/*
+ * script: Lua 5.1 scripting as Redis 7.0 has it (see percore/script.h).
+ *
+ * Per core.  Each shard thread owns one lua_State (`engine`, thread-local),
+ * made on its first script, never touched by another thread.  A script is
+ * compiled once per shard, into that state's registry as f_<sha>.
+ *
+ * The cache.  SCRIPT LOAD and EVAL publish the body into one map sha ->
+ * body (`cache`), an immutable array replaced whole with
+ * rcu_cmpxchg_pointer (copy, add, swap; a lost race retries) and freed by
+ * call_rcu: a reader (a shard that meets an EVALSHA it has not compiled) only
+ * loads the pointer, inside its loop's QSBR read side.  Bodies are shared
+ * by the versions of the map; SCRIPT FLUSH publishes an empty map with the
+ * next generation, and the map it replaced frees the bodies with itself.
+ * A shard whose state was made under an older generation closes it and
+ * starts afresh at its next script: SCRIPT FLUSH reaches every shard.
+ *
+ * Where a script runs.  EVAL is ROUTE_GATHER with its declared keys
+ * (CMD_NUMKEYS): keys all on one shard, it runs there inline, like any
+ * command (no lock, no message); no keys, on the connection's shard; keys on
+ * several shards, the transaction machinery locks them (two-phase, in shard
+ * order), copies them into this shard's scratch store, runs the script on
+ * the copies and writes back what changed, all before any other client may
+ * touch them (txn.c, dispatch.c's gather).  A redis.call on a key that is
+ * not declared works when the key lives on the shard the script runs on
+ * (and not on copies); elsewhere it is refused with an error (the script's
+ * earlier writes stand, as after any script error in Redis).
+ *
+ * redis.call goes through call() (core/call.h) with CALL_NESTED: stats,
+ * slowlog, keyspace events, WATCH and blocked clients, into the script's own
+ * effects record, applied once when the script's call() ends, so no blocked
+ * client is served in the middle of a script.  Blocking commands answer as
+ * if they timed out (ctx.may_block is false).
+ *
+ * Threading: every function here runs on the shard thread that owns
+ * `engine`; the cache is shared through RCU only.
+ */
+#include "percore/script.h"
+
+#include "call.h"
+#include "dispatch.h"
+#include "shard_internal.h"
+
+#include "percore/command.h"
+#include "percore/config.h"
+#include "percore/keylock.h"
+#include "percore/log.h"
+#include "percore/mem.h"
+#include "percore/reply.h"
+#include "percore/sha1.h"
+#include "percore/store.h"
+#include "percore/util.h"
+
+#include <ctype.h>
+#include <lauxlib.h>
+#include <lua.h>
+#include <lualib.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include <urcu-qsbr.h>
+
+/* Debian's lua-cjson and lua-bitop, linked in */
+int luaopen_cjson(lua_State *L);
+int luaopen_bit(lua_State *L);
+
+#define SCRIPT_VERSION "7.0.15" /* redis.REDIS_VERSION: the Redis this server answers as */
+#define SCRIPT_VERSION_NUM 0x07000f
+#define SCRIPT_GC_PERIOD 50
+
+/* ---------------------------------------------------------------- the shared cache */
+
+struct script_body {
+    char sha[41];
+    size_t len;
+    char text[];
+};
+
+struct script_cache {
+    struct rcu_head rcu;
+    uint64_t gen;               /* bumped by SCRIPT FLUSH */
+    bool owns_bodies;           /* replaced by a flush: it frees the bodies too */
+    size_t n;
+    struct script_body *v[];
+};
+
+static struct script_cache *cache; /* RCU-published; NULL: empty, generation 0 */
+
+static struct script_cache *cache_alloc(size_t n, uint64_t gen)
+{
+    struct script_cache *m = mem_alloc(sizeof(*m) + n * sizeof(m->v[0]));
+    m->gen = gen;
+    m->owns_bodies = false;
+    m->n = n;
+    return m;
+}
+
+static void cache_free(struct script_cache *m)
+{
+    if (m && m->owns_bodies)
+        for (size_t i = 0; i < m->n; i++)
+            mem_release(m->v[i]);
+    mem_release(m);
+}
+
+static void cache_free_rcu(struct rcu_head *h)
+{
+    cache_free(caa_container_of(h, struct script_cache, rcu));
+}
+
+/* the body of sha (40 hex digits, either case) in the cache, NULL none */
+static const struct script_body *cache_find(const struct script_cache *m, const char *sha)
+{
+    for (size_t i = 0; m && i < m->n; i++)
+        if (strncasecmp(m->v[i]->sha, sha, 40) == 0)
+            return m->v[i];
+    return NULL;
+}
+
+static uint64_t cache_gen(void)
+{
+    struct script_cache *m = rcu_dereference(cache);
+    return m ? m->gen : 0;
+}
+
+/* publish body under sha unless it is there already */
+static void cache_add(const char *sha, const char *body, size_t len)
+{
+    struct script_body *b = NULL;
+    for (;;) {
+        struct script_cache *old = rcu_dereference(cache);
+        if (cache_find(old, sha)) {
+            mem_release(b);
+            return;
+        }
+        if (!b) {
+            b = mem_alloc(sizeof(*b) + len + 1);
+            memcpy(b->sha, sha, 41);
+            b->len = len;
+            memcpy(b->text, body, len);
+            b->text[len] = 0;
+        }
+        size_t n = old ? old->n : 0;
+        struct script_cache *m = cache_alloc(n + 1, old ? old->gen : 0);
+        if (n)
+            memcpy(m->v, old->v, n * sizeof(m->v[0]));
+        m->v[n] = b;
+        if (rcu_cmpxchg_pointer(&cache, old, m) == old) {
+            if (old)
+                call_rcu(&old->rcu, cache_free_rcu);
+            return;
+        }
+        mem_release(m); /* another shard published first: look again */
+    }
+}
+
+static void cache_flush(void)
+{
+    for (;;) {
+        struct script_cache *old = rcu_dereference(cache);
+        struct script_cache *m = cache_alloc(0, (old ? old->gen : 0) + 1);
+        if (rcu_cmpxchg_pointer(&cache, old, m) == old) {
+            if (old) {
+                old->owns_bodies = true;
+                call_rcu(&old->rcu, cache_free_rcu);
+            }
+            return;
+        }
+        mem_release(m);
+    }
+}
+
+void script_teardown(void)
+{
+    struct script_cache *m = rcu_xchg_pointer(&cache, NULL);
+    if (m)
+        m->owns_bodies = true;
+    cache_free(m);
+}
+
+/* ---------------------------------------------------------------- the shard's Lua state */
+
+/* the script running now, for redis.call and friends */
+struct script_run {
+    struct cmd_ctx *ctx;        /* the EVAL's */
+    const char *sha;            /* its name in error texts */
+    int db;                     /* SELECT inside the script changes it for the script only */
+    int resp;                   /* redis.setresp: the protocol of redis.call's replies */
+    bool read_only;             /* EVAL_RO, EVALSHA_RO, or the no-writes flag */
+    bool allow_oom;             /* the allow-oom flag: deny-oom commands run past maxmemory */
+    bool wrote;                 /* it ran a write: past maxmemory it goes on (Redis's SCRIPT_WRITE_DIRTY) */
+    bool on_copies;             /* running on gathered copies: every key it touches must be declared */
+    int nkeys;                  /* the declared keys */
+    const struct resp_arg *keys;
+};
+
+struct script_engine {
+    lua_State *L;
+    uint64_t gen;               /* the cache generation it was made under */
+    struct script_run *run;     /* NULL between scripts */
+    struct reply reply;         /* redis.call's reply, reused */
+    struct resp_arg *argv;      /* redis.call's arguments, reused (a Lua error may skip any free) */
+    int argv_cap;
+    struct {
+        const struct command *cmd;
+        bool container;
+    } containers[256];          /* is a command a container (CONFIG CLIENT ...)?  Remembered, direct-mapped:
+                                 * the table's own answer is a scan of every subcommand */
+    unsigned calls;             /* scripts run: the garbage collector steps every SCRIPT_GC_PERIOD */
+    uint32_t rand48[3];         /* math.random's state (Redis's rand.c): the shard's own sequence, as the
+                                 * server's in Redis 7.0, which no longer reseeds it per script */
+};
+
+static __thread struct script_engine *engine;
+
+/* ---- Redis's redisLrand48 (a drand48); math.randomseed(n) makes it repeatable */
+static void rand48_seed(struct script_engine *e, int32_t seed)
+{
+    e->rand48[0] = 0x330E;
+    e->rand48[1] = (uint32_t)seed & 0xffff;
+    e->rand48[2] = ((uint32_t)seed >> 16) & 0xffff;
+}
+
+static int32_t rand48_next(struct script_engine *e)
+{
+    uint64_t x = (uint64_t)e->rand48[2] << 32 | (uint64_t)e->rand48[1] << 16 | e->rand48[0];
+    x = (x * 0x5DEECE66Dull + 0xB) & 0xffffffffffffull;
+    e->rand48[0] = (uint32_t)(x & 0xffff);
+    e->rand48[1] = (uint32_t)((x >> 16) & 0xffff);
+    e->rand48[2] = (uint32_t)((x >> 32) & 0xffff);
+    return (int32_t)(x >> 17);
+}
+
+static int lua_math_random(lua_State *L)
+{
+    lua_Number r = (lua_Number)(rand48_next(engine) % INT32_MAX) / (lua_Number)INT32_MAX;
+    switch (lua_gettop(L)) {
+    case 0:
+        lua_pushnumber(L, r);
+        break;
+    case 1: {
+        int u = luaL_checkint(L, 1);
+        luaL_argcheck(L, 1 <= u, 1, "interval is empty");
+        lua_pushnumber(L, floor(r * u) + 1);
+        break;
+    }
+    case 2: {
+        int l = luaL_checkint(L, 1);
+        int u = luaL_checkint(L, 2);
+        luaL_argcheck(L, l <= u, 2, "interval is empty");
+        lua_pushnumber(L, floor(r * (u - l + 1)) + l);
+        break;
+    }
+    default:
+        return luaL_error(L, "wrong number of arguments");
+    }
+    return 1;
+}
+
+static int lua_math_randomseed(lua_State *L)
+{
+    rand48_seed(engine, luaL_checkint(L, 1));
+    return 0;
+}
+
+/* ---- errors as Redis's luaPushError builds them: a table {err="CODE msg"} */
+static void push_error(lua_State *L, const char *msg, size_t len)
+{
+    const char *code = "ERR", *text = msg;
+    size_t code_len = 3, text_len = len;
+    if (len && msg[0] == '-') {
+        const char *sp = memchr(msg, ' ', len);
+        if (sp) {
+            code = msg + 1, code_len = (size_t)(sp - msg - 1);
+            text = sp + 1, text_len = len - (size_t)(sp + 1 - msg);
+        } else {
+            text = msg + 1, text_len = len - 1;
+        }
+    }
+    while (text_len && (text[text_len - 1] == '\r' || text[text_len - 1] == '\n'))
+        text_len--;
+    lua_newtable(L);
+    lua_pushstring(L, "err");
+    luaL_Buffer b;
+    luaL_buffinit(L, &b);
+    luaL_addlstring(&b, code, code_len);
+    luaL_addchar(&b, ' ');
+    luaL_addlstring(&b, text, text_len);
+    luaL_pushresult(&b);
+    lua_settable(L, -3);
+}
+
+static void push_error_cstr(lua_State *L, const char *msg) { push_error(L, msg, strlen(msg)); }
+
+static int raise_error(lua_State *L) { return lua_error(L); }
+
+/* ---- RESP (a command's reply) to Lua, as redisProtocolToLuaType */
+static const char *resp_to_lua(lua_State *L, const char *p, int depth);
+
+static const char *line_end(const char *p) { return strstr(p, "\r\n"); }
+
+static void push_field_table(lua_State *L, const char *field) /* {field = <top>} */
+{
+    lua_newtable(L);
+    lua_pushstring(L, field);
+    lua_pushvalue(L, -3);
+    lua_settable(L, -3);
+    lua_remove(L, -2);
+}
+
+static const char *resp_aggregate_to_lua(lua_State *L, const char *p, long long n, char type, int depth)
+{
+    lua_newtable(L);
+    for (long long i = 0; i < n; i++) {
+        if (type == '%' || type == '~') {
+            p = resp_to_lua(L, p, depth + 1);
+            if (type == '%')
+                p = resp_to_lua(L, p, depth + 1);
+            else
+                lua_pushboolean(L, 1);
+            lua_settable(L, -3);
+        } else {
+            p = resp_to_lua(L, p, depth + 1);
+            lua_rawseti(L, -2, (int)i + 1);
+        }
+    }
+    if (type == '%')
+        push_field_table(L, "map");
+    else if (type == '~')
+        push_field_table(L, "set");
+    return p;
+}
+
+static const char *resp_to_lua(lua_State *L, const char *p, int depth)
+{
+    luaL_checkstack(L, 5, "reached lua stack limit");
+    const char *e = line_end(p);
+    char type = p[0];
+    const char *body = p + 1;
+    size_t blen = (size_t)(e - body);
+    long long n = 0;
+    switch (type) {
+    case ':':
+        util_str_to_ll(body, blen, &n);
+        lua_pushnumber(L, (lua_Number)n);
+        return e + 2;
+    case '+':
+        lua_newtable(L);
+        lua_pushstring(L, "ok");
+        lua_pushlstring(L, body, blen);
+        lua_settable(L, -3);
+        return e + 2;
+    case '-':
+        push_error(L, p, blen + 1);
+        return e + 2;
+    case '$':
+    case '=':
+    case '(':
+        if (type == '(') {
+            lua_pushlstring(L, body, blen);
+            push_field_table(L, "big_number");
+            return e + 2;
+        }
+        util_str_to_ll(body, blen, &n);
+        if (n < 0) {
+            lua_pushboolean(L, 0);
+            return e + 2;
+        }
+        if (type == '=') { /* {verbatim_string={format=..., string=...}} */
+            lua_newtable(L);
+            lua_pushstring(L, "format");
+            lua_pushlstring(L, e + 2, 3);
+            lua_settable(L, -3);
+            lua_pushstring(L, "string");
+            lua_pushlstring(L, e + 6, (size_t)n - 4);
+            lua_settable(L, -3);
+            push_field_table(L, "verbatim_string");
+        } else {
+            lua_pushlstring(L, e + 2, (size_t)n);
+        }
+        return e + 2 + n + 2;
+    case '*':
+    case '%':
+    case '~':
+    case '>':
+        util_str_to_ll(body, blen, &n);
+        if (n < 0) {
+            lua_pushboolean(L, 0);
+            return e + 2;
+        }
+        return resp_aggregate_to_lua(L, e + 2, n, type == '>' ? '*' : type, depth);
+    case '_':
+        lua_pushnil(L);
+        return e + 2;
+    case '#':
+        lua_pushboolean(L, body[0] == 't');
+        return e + 2;
+    case ',': {
+        char buf[64];
+        size_t k = blen < sizeof buf - 1 ? blen : sizeof buf - 1;
+        memcpy(buf, body, k);
+        buf[k] = 0;
+        lua_pushnumber(L, strtod(buf, NULL));
+        push_field_table(L, "double");
+        return e + 2;
+    }
+    case '|': { /* an attribute: skipped, the value follows */
+        util_str_to_ll(body, blen, &n);
+        const char *q = e + 2;
+        for (long long i = 0; i < 2 * n; i++) {
+            q = resp_to_lua(L, q, depth + 1);
+            lua_pop(L, 1);
+        }
+        return resp_to_lua(L, q, depth);
+    }
+    default:
+        lua_pushnil(L);
+        return e + 2;
+    }
+}
+
+/* ---- Lua to the EVAL's reply, as luaReplyToRedisReply */
+static void reply_sanitized(struct reply *out, char prefix, const char *s, size_t n)
+{
+    char *p = reply_reserve(out, n + 3);
+    p[0] = prefix;
+    for (size_t i = 0; i < n; i++)
+        p[1 + i] = (s[i] == '\r' || s[i] == '\n') ? ' ' : s[i];
+    p[n + 1] = '\r';
+    p[n + 2] = '\n';
+    out->len += n + 3;
+}
+
+/* the string field `name` of the table at the top, NULL when it has none */
+static const char *table_string_field(lua_State *L, const char *name, size_t *len)
+{
+    lua_pushstring(L, name);
+    lua_rawget(L, -2);
+    const char *s = lua_type(L, -1) == LUA_TSTRING ? lua_tolstring(L, -1, len) : NULL;
+    lua_pop(L, 1); /* the string stays alive: the table holds it */
+    return s;
+}
+
+static void lua_to_reply(lua_State *L, struct reply *out, int script_resp)
+{
+    if (!lua_checkstack(L, 4)) {
+        reply_error(out, "ERR reached lua stack limit");
+        lua_pop(L, 1);
+        return;
+    }
+    size_t len;
+    const char *s;
+    switch (lua_type(L, -1)) {
+    case LUA_TSTRING:
+        s = lua_tolstring(L, -1, &len);
+        reply_bulk(out, s, len);
+        break;
+    case LUA_TBOOLEAN:
+        if (script_resp == 2) {
+            if (lua_toboolean(L, -1))
+                reply_int(out, 1);
+            else
+                reply_null(out);
+        } else {
+            reply_bool(out, lua_toboolean(L, -1));
+        }
+        break;
+    case LUA_TNUMBER:
+        reply_int(out, (long long)lua_tonumber(L, -1));
+        break;
+    case LUA_TTABLE:
+        if ((s = table_string_field(L, "err", &len))) {
+            reply_sanitized(out, '-', s, len);
+            break;
+        }
+        if ((s = table_string_field(L, "ok", &len))) {
+            reply_sanitized(out, '+', s, len);
+            break;
+        }
+        lua_pushstring(L, "double");
+        lua_rawget(L, -2);
+        if (lua_type(L, -1) == LUA_TNUMBER) {
+            reply_double(out, lua_tonumber(L, -1));
+            lua_pop(L, 2);
+            return;
+        }
+        lua_pop(L, 1);
+        if ((s = table_string_field(L, "big_number", &len))) {
+            if (out->resp == 3)
+                reply_sanitized(out, '(', s, len);
+            else
+                reply_bulk(out, s, len);
+            break;
+        }
+        lua_pushstring(L, "map");
+        lua_rawget(L, -2);
+        if (lua_type(L, -1) == LUA_TTABLE) {
+            long long n = 0;
+            lua_pushnil(L);
+            while (lua_next(L, -2)) {
+                lua_pop(L, 1);
+                n++;
+            }
+            reply_map(out, n);
+            lua_pushnil(L);
+            while (lua_next(L, -2)) {
+                lua_pushvalue(L, -2); /* key, value, key */
+                lua_to_reply(L, out, script_resp);
+                lua_to_reply(L, out, script_resp);
+            }
+            lua_pop(L, 2);
+            return;
+        }
+        lua_pop(L, 1);
+        lua_pushstring(L, "set");
+        lua_rawget(L, -2);
+        if (lua_type(L, -1) == LUA_TTABLE) {
+            long long n = 0;
+            lua_pushnil(L);
+            while (lua_next(L, -2)) {
+                lua_pop(L, 1);
+                n++;
+            }
+            reply_set(out, n);
+            lua_pushnil(L);
+            while (lua_next(L, -2)) {
+                lua_pop(L, 1);
+                lua_pushvalue(L, -1);
+                lua_to_reply(L, out, script_resp);
+            }
+            lua_pop(L, 2);
+            return;
+        }
+        lua_pop(L, 1);
+        {
+            /* an array up to its first nil; its length is known once it is converted */
+            struct reply items;
+            reply_init(&items);
+            items.resp = out->resp;
+            long long n = 0;
+            for (;;) {
+                lua_rawgeti(L, -1, (int)n + 1);
+                if (lua_isnil(L, -1)) {
+                    lua_pop(L, 1);
+                    break;
+                }
+                lua_to_reply(L, &items, script_resp);
+                n++;
+            }
+            reply_array(out, n);
+            if (items.len)
+                reply_raw(out, items.buf, items.len);
+            reply_deinit(&items);
+        }
+        break;
+    default:
+        reply_null(out);
+        break;
+    }
+    lua_pop(L, 1);
+}
+
+/* ---- redis.call and redis.pcall */
+static struct script_run *current_run_or_raise(lua_State *L, const char *what)
+{
+    if (engine && engine->run)
+        return engine->run;
+    char msg[128];
+    snprintf(msg, sizeof msg, "%s can only be called inside a script invocation", what);
+    push_error_cstr(L, msg);
+    raise_error(L);
+    return NULL;
+}
+
+static bool key_declared(const struct script_run *run, const struct resp_arg *key)
+{
+    for (int i = 0; i < run->nkeys; i++)
+        if (run->keys[i].len == key->len && memcmp(run->keys[i].ptr, key->ptr, key->len) == 0)
+            return true;
+    return false;
+}
+
+/* may the script touch cmd's keys from where it runs?  Else why not (a constant) */
+static const char *keys_reachable(const struct script_run *run, const struct command *cmd, int argc,
+                                  const struct resp_arg *argv)
+{
+    if (shard_store_count() == 1)
+        return NULL;
+    int stack_pos[16];
+    int *pos = argc <= 16 ? stack_pos : mem_alloc((size_t)argc * sizeof(int));
+    int n = command_key_positions(cmd, argc, argv, pos);
+    const struct config *cfg = config_current();
+    const char *why = NULL;
+    for (int i = 0; i < n && !why; i++) {
+        const struct resp_arg *key = &argv[pos[i]];
+        if (run->on_copies && run->db != run->ctx->db) /* the copies are of the keys in the script's first db */
+            why = "Script attempted to access keys of several shards in another database than its own";
+        else if (key_declared(run, key))
+            continue;
+        else if (run->on_copies || dispatch_key_shard(cfg, key) != shard_self->index)
+            why = "Script attempted to access a key that is not in KEYS and lives on another shard";
+        else if (keylock_count(shard_self->locks) &&
+                 keylock_holds_other(shard_self->locks, 0, run->db, key->ptr, key->len))
+            why = "Script attempted to access a key that is not in KEYS while a multi-shard command holds it";
+    }
+    if (pos != stack_pos)
+        mem_release(pos);
+    return why;
+}
+
+static const char oom_error[] = "-OOM command not allowed when used memory > 'maxmemory'.";
+
+/* is this shard past its share of maxmemory (dispatch.c's budget)?  Scripts do not evict: Redis evicts before
+ * the script, and refuses its first deny-oom command (or a shebang script that may write) when still over */
+static bool over_maxmemory(const struct config *cfg)
+{
+    return cfg->maxmemory && store_memory(shard_self->store) > (size_t)cfg->maxmemory / (size_t)shard_store_count();
+}
+
+static bool command_is_container(struct script_engine *e, const struct command *cmd)
+{
+    size_t h = ((uintptr_t)cmd >> 4) & 255;
+    if (e->containers[h].cmd != cmd) {
+        const struct subcommand *first;
+        e->containers[h].cmd = cmd;
+        e->containers[h].container = command_subcommands_of(cmd->name, &first) > 0;
+    }
+    return e->containers[h].container;
+}
+
+/* the checks of Redis's scriptCall before a command runs: NULL, or the error */
+static const char *command_refusal(const struct script_run *run, const struct command **cmdp, int argc,
+                                   const struct resp_arg *argv)
+{
+    const struct command *cmd = command_lookup(argv[0].ptr, argv[0].len);
+    if (!cmd)
+        return "Unknown Redis command called from script";
+    if (argc >= 2 && command_is_container(engine, cmd)) { /* a container: its subcommand */
+        const struct subcommand *sub = command_subcommand_find(cmd->name, argv[1].ptr, argv[1].len);
+        if (!sub)
+            return "Unknown Redis command called from script";
+        cmd = &sub->cmd;
+    }
+    if ((cmd->arity > 0 && cmd->arity != argc) || argc < -cmd->arity)
+        return "Wrong number of args calling Redis command from script";
+    *cmdp = cmd;
+    if (cmd->flags & (CMD_NOSCRIPT | CMD_BLOCKING)) /* Redis 7.0 flags every blocking command no-script */
+        return "This Redis command is not allowed from script";
+    if ((cmd->flags & CMD_WRITE) && run->read_only)
+        return "Write commands are not allowed from read-only scripts.";
+    if ((cmd->flags & CMD_DENYOOM) && !run->wrote && !run->allow_oom && over_maxmemory(run->ctx->config))
+        return oom_error;
+    /* connection commands need the connection, which a script has not: the few that do not */
+    if (cmd->route == ROUTE_HOME && (!(cmd->flags & CMD_FAST) || (cmd->flags & CMD_PUBSUB)) &&
+        !(cmd->flags & CMD_SELECTS_DB))
+        return "This Redis command is not allowed from script";
+    /* keyspace-wide commands see every shard only from a client */
+    if (shard_store_count() > 1 && cmd->route >= ROUTE_FANOUT_SUM && cmd->route <= ROUTE_RANDOMKEY)
+        return "This Redis command is not allowed from script when the keyspace spans several shards";
+    return keys_reachable(run, cmd, argc, argv);
+}
+
+/* SELECT inside a script: the script's own database */
+static void script_select(struct script_run *run, const struct resp_arg *arg, struct reply *out)
+{
+    long long id;
+    if (!util_str_to_ll(arg->ptr, arg->len, &id)) {
+        reply_error(out, "ERR value is not an integer or out of range");
+        return;
+    }
+    if (id < 0 || id >= run->ctx->config->databases) {
+        reply_error(out, "ERR DB index is out of range");
+        return;
+    }
+    run->db = (int)id;
+    reply_ok(out);
+}
+
+static int redis_generic_call(lua_State *L, bool raise)
+{
+    struct script_run *run = current_run_or_raise(L, "redis.call/pcall");
+    struct script_engine *e = engine;
+    int argc = lua_gettop(L);
+    if (argc == 0) {
+        push_error_cstr(L, "Please specify at least one argument for this redis lib call");
+        return raise ? raise_error(L) : 1;
+    }
+    if (argc > e->argv_cap) {
+        e->argv = mem_realloc(e->argv, (size_t)argc * sizeof(*e->argv));
+        e->argv_cap = argc;
+    }
+    for (int j = 1; j <= argc; j++) {
+        int t = lua_type(L, j);
+        if (t == LUA_TNUMBER) { /* %.17g: lua_tolstring would lose precision */
+            char buf[64];
+            int n = snprintf(buf, sizeof buf, "%.17g", (double)lua_tonumber(L, j));
+            lua_pushlstring(L, buf, (size_t)n);
+            lua_replace(L, j);
+        } else if (t != LUA_TSTRING) {
+            lua_settop(L, 0);
+            push_error_cstr(L, "Lua redis lib command arguments must be strings or integers");
+            return raise ? raise_error(L) : 1;
+        }
+        e->argv[j - 1].ptr = lua_tolstring(L, j, &e->argv[j - 1].len);
+    }
+    const struct command *cmd = NULL;
+    const char *why = command_refusal(run, &cmd, argc, e->argv);
+    if (why) {
+        lua_settop(L, 0);
+        push_error_cstr(L, why);
+        return raise ? raise_error(L) : 1;
+    }
+    struct cmd_ctx *ctx = run->ctx;
+    struct shard *self = shard_self;
+    reply_clear(&e->reply);
+    e->reply.resp = run->resp;
+    if (cmd->flags & CMD_WRITE)
+        run->wrote = true;
+    if (cmd->flags & CMD_SELECTS_DB) {
+        script_select(run, &e->argv[1], &e->reply);
+    } else if (run->on_copies) {
+        struct call c = {
+            .cmd = cmd, .argv = e->argv, .argc = argc, .db = run->db, .resp = run->resp, .client = ctx->client,
+            .store = ctx->store, .out = &e->reply, .flags = CALL_WHOLE | CALL_STATS | CALL_NESTED,
+            .effects = ctx->effects,
+        };
+        call(self, &c);
+    } else {
+        struct call c = {
+            .cmd = cmd, .argv = e->argv, .argc = argc, .db = run->db, .resp = run->resp, .client = ctx->client,
+            .store = ctx->store, .out = &e->reply,
+            .flags = CALL_WHOLE | CALL_STATS | CALL_EFFECTS | CALL_NESTED, .effects = ctx->effects,
+        };
+        call(self, &c);
+    }
+    lua_settop(L, 0);
+    reply_raw(&e->reply, "", 1); /* a NUL after the reply: the parser's strstr stops there */
+    bool is_error = e->reply.buf[0] == '-';
+    resp_to_lua(L, e->reply.buf, 0);
+    return raise && is_error ? raise_error(L) : 1;
+}
+
+static int lua_redis_call(lua_State *L) { return redis_generic_call(L, true); }
+
+static int lua_redis_pcall_command(lua_State *L) { return redis_generic_call(L, false); }
+
+/* pcall as Redis 7 has it: a table error ({err=...}) comes back as its message */
+static int lua_redis_pcall_builtin(lua_State *L)
+{
+    int argc = lua_gettop(L);
+    lua_pushboolean(L, 1);
+    lua_insert(L, 1);
+    if (lua_pcall(L, argc - 1, LUA_MULTRET, 0)) {
+        lua_remove(L, 1);
+        if (lua_istable(L, -1)) {
+            lua_getfield(L, -1, "err");
+            if (lua_isstring(L, -1))
+                lua_replace(L, -2);
+            else
+                lua_pop(L, 1);
+        }
+        lua_pushboolean(L, 0);
+        lua_insert(L, 1);
+    }
+    return lua_gettop(L);
+}
+
+static int lua_redis_sha1hex(lua_State *L)
+{
+    if (lua_gettop(L) != 1) {
+        push_error_cstr(L, "wrong number of arguments");
+        return raise_error(L);
+    }
+    size_t len;
+    const char *s = lua_tolstring(L, 1, &len);
+    char hex[41];
+    sha1_hex(hex, s ? s : "", s ? len : 0);
+    lua_pushstring(L, hex);
+    return 1;
+}
+
+static int lua_redis_error_reply(lua_State *L)
+{
+    if (lua_gettop(L) != 1 || lua_type(L, -1) != LUA_TSTRING) {
+        push_error_cstr(L, "wrong number or type of arguments");
+        return 1;
+    }
+    size_t len;
+    const char *s = lua_tolstring(L, -1, &len);
+    if (len && s[0] == '-') {
+        push_error(L, s, len);
+    } else {
+        luaL_Buffer b;
+        luaL_buffinit(L, &b);
+        luaL_addchar(&b, '-');
+        luaL_addlstring(&b, s, len);
+        luaL_pushresult(&b);
+        s = lua_tolstring(L, -1, &len);
+        push_error(L, s, len);
+    }
+    return 1;
+}
+
+static int lua_redis_status_reply(lua_State *L)
+{
+    if (lua_gettop(L) != 1 || lua_type(L, -1) != LUA_TSTRING) {
+        push_error_cstr(L, "wrong number or type of arguments");
+        return 1;
+    }
+    lua_newtable(L);
+    lua_pushstring(L, "ok");
+    lua_pushvalue(L, -3);
+    lua_settable(L, -3);
+    return 1;
+}
+
+static int lua_redis_log(lua_State *L)
+{
+    int argc = lua_gettop(L);
+    if (argc < 2) {
+        push_error_cstr(L, "redis.log() requires two arguments or more.");
+        return raise_error(L);
+    }
+    if (!lua_isnumber(L, -argc)) {
+        push_error_cstr(L, "First argument must be a number (log level).");
+        return raise_error(L);
+    }
+    int level = (int)lua_tonumber(L, -argc);
+    if (level < LOG_DEBUG || level > LOG_WARNING) {
+        push_error_cstr(L, "Invalid debug level.");
+        return raise_error(L);
+    }
+    if (!log_enabled((enum loglevel)level))
+        return 0;
+    luaL_Buffer b;
+    luaL_buffinit(L, &b);
+    for (int j = 1; j < argc; j++) {
+        size_t len;
+        const char *s = lua_tolstring(L, (-argc) + j, &len);
+        if (s) {
+            if (j != 1)
+                luaL_addchar(&b, ' ');
+            luaL_addlstring(&b, s, len);
+        }
+    }
+    luaL_pushresult(&b);
+    log_emit((enum loglevel)level, "%s", lua_tostring(L, -1));
+    return 0;
+}
+
+static int lua_redis_setresp(lua_State *L)
+{
+    struct script_run *run = current_run_or_raise(L, "redis.setresp");
+    if (lua_gettop(L) != 1) {
+        push_error_cstr(L, "redis.setresp() requires one argument.");
+        return raise_error(L);
+    }
+    int resp = (int)lua_tonumber(L, -1);
+    if (resp != 2 && resp != 3) {
+        push_error_cstr(L, "RESP version must be 2 or 3.");
+        return raise_error(L);
+    }
+    run->resp = resp;
+    return 0;
+}
+
+/* redis.set_repl: accepted (writes go out as the script's commands, whatever it asks) */
+static int lua_redis_set_repl(lua_State *L)
+{
+    current_run_or_raise(L, "redis.set_repl");
+    if (lua_gettop(L) != 1) {
+        push_error_cstr(L, "redis.set_repl() requires two arguments.");
+        return raise_error(L);
+    }
+    int flags = (int)lua_tonumber(L, -1);
+    if ((flags & ~3) != 0) {
+        push_error_cstr(L, "Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.");
+        return raise_error(L);
+    }
+    return 0;
+}
+
+/* redis.replicate_commands: always on since Redis 7 */
+static int lua_redis_true(lua_State *L)
+{
+    lua_pushboolean(L, 1);
+    return 1;
+}
+
+static int lua_redis_noop(lua_State *L)
+{
+    (void)L;
+    return 0;
+}
+
+/* ---- the sandbox: scripts see the globals through a read-only proxy (Redis 7.0.15's readonly _G) */
+static int globals_index(lua_State *L)
+{
+    /* (proxy, name): the real globals are the proxy's upvalue */
+    lua_pushvalue(L, 2);
+    lua_rawget(L, lua_upvalueindex(1));
+    if (!lua_isnil(L, -1))
+        return 1;
+    const char *name = lua_tostring(L, 2);
+    return luaL_error(L, "Script attempted to access nonexistent global variable '%s'", name ? name : "?");
+}
+
+static int globals_newindex(lua_State *L) { return luaL_error(L, "Attempt to modify a readonly table"); }
+
+static const char error_handler_src[] =
+    "local dbg = debug\n"
+    "return function(err)\n"
+    "  local i = dbg.getinfo(2,'nSl')\n"
+    "  if i and i.what == 'C' then\n"
+    "    i = dbg.getinfo(3,'nSl')\n"
+    "  end\n"
+    "  if type(err) ~= 'table' then\n"
+    "    err = {err='ERR ' .. tostring(err)}\n"
+    "  end\n"
+    "  if i then\n"
+    "    err['source'] = i.source\n"
+    "    err['line'] = i.currentline\n"
+    "  end\n"
+    "  return err\n"
+    "end\n";
+
+static void open_lib(lua_State *L, const char *name, lua_CFunction fn)
+{
+    lua_pushcfunction(L, fn);
+    lua_pushstring(L, name);
+    lua_call(L, 1, 0);
+}
+
+static void set_fn(lua_State *L, const char *name, lua_CFunction fn)
+{
+    lua_pushstring(L, name);
+    lua_pushcfunction(L, fn);
+    lua_settable(L, -3);
+}
+
+static void set_num(lua_State *L, const char *name, lua_Number v)
+{
+    lua_pushstring(L, name);
+    lua_pushnumber(L, v);
+    lua_settable(L, -3);
+}
+
+static lua_State *engine_state_create(void)
+{
+    lua_State *L = luaL_newstate();
+    open_lib(L, "", luaopen_base);
+    open_lib(L, LUA_TABLIBNAME, luaopen_table);
+    open_lib(L, LUA_STRLIBNAME, luaopen_string);
+    open_lib(L, LUA_MATHLIBNAME, luaopen_math);
+    open_lib(L, LUA_DBLIBNAME, luaopen_debug);
+    /* Debian's modules return their table (cjson sets no global): Redis has them as globals */
+    lua_pushcfunction(L, luaopen_cjson);
+    lua_call(L, 0, 1);
+    lua_setglobal(L, "cjson");
+    lua_pushcfunction(L, luaopen_bit);
+    lua_call(L, 0, 1);
+    lua_setglobal(L, "bit");
+    /* what Redis 7.0.15's allow list leaves out of the base library */
+    static const char *const denied[] = {"loadfile", "dofile", "print", "newproxy", "getfenv", "setfenv"};
+    for (size_t i = 0; i < sizeof denied / sizeof denied[0]; i++) {
+        lua_pushnil(L);
+        lua_setglobal(L, denied[i]);
+    }
+    /* math.random as Redis's: rand48, repeatable after math.randomseed */
+    lua_getglobal(L, "math");
+    set_fn(L, "random", lua_math_random);
+    set_fn(L, "randomseed", lua_math_randomseed);
+    lua_pop(L, 1);
+    /* the redis table */
+    lua_newtable(L);
+    set_fn(L, "call", lua_redis_call);
+    set_fn(L, "pcall", lua_redis_pcall_command);
+    set_fn(L, "log", lua_redis_log);
+    set_fn(L, "setresp", lua_redis_setresp);
+    set_fn(L, "sha1hex", lua_redis_sha1hex);
+    set_fn(L, "error_reply", lua_redis_error_reply);
+    set_fn(L, "status_reply", lua_redis_status_reply);
+    set_fn(L, "set_repl", lua_redis_set_repl);
+    set_fn(L, "replicate_commands", lua_redis_true);
+    set_fn(L, "breakpoint", lua_redis_noop);
+    set_fn(L, "debug", lua_redis_noop);
+    set_num(L, "LOG_DEBUG", LOG_DEBUG);
+    set_num(L, "LOG_VERBOSE", LOG_VERBOSE);
+    set_num(L, "LOG_NOTICE", LOG_NOTICE);
+    set_num(L, "LOG_WARNING", LOG_WARNING);
+    set_num(L, "REPL_NONE", 0);
+    set_num(L, "REPL_AOF", 1);
+    set_num(L, "REPL_SLAVE", 2);
+    set_num(L, "REPL_REPLICA", 2);
+    set_num(L, "REPL_ALL", 3);
+    lua_pushstring(L, "REDIS_VERSION");
+    lua_pushstring(L, SCRIPT_VERSION);
+    lua_settable(L, -3);
+    set_num(L, "REDIS_VERSION_NUM", SCRIPT_VERSION_NUM);
+    lua_setglobal(L, "redis");
+    lua_pushcfunction(L, lua_redis_pcall_builtin);
+    lua_setglobal(L, "pcall");
+    /* the error handler, in the registry, holding `debug`, which scripts do not see */
+    luaL_loadbuffer(L, error_handler_src, sizeof error_handler_src - 1, "@err_handler");
+    lua_call(L, 0, 1);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, LUA_REGISTRYINDEX, "__redis__err__handler");
+    lua_setglobal(L, "__redis__err__handler"); /* scripts see it, as in Redis; EVAL uses the registry's */
+    lua_pushnil(L);
+    lua_setglobal(L, "debug");
+    /* the proxy scripts see as their globals: reads fall through, writes are refused */
+    lua_newtable(L);                       /* proxy */
+    lua_newtable(L);                       /* its metatable */
+    lua_pushvalue(L, LUA_GLOBALSINDEX);
+    lua_pushcclosure(L, globals_index, 1);
+    lua_setfield(L, -2, "__index");
+    lua_pushcfunction(L, globals_newindex);
+    lua_setfield(L, -2, "__newindex");
+    lua_setmetatable(L, -2);
+    lua_pushvalue(L, -1);
+    lua_setglobal(L, "_G");                /* _G names the proxy: _G.x = 1 is refused too */
+    lua_setfield(L, LUA_REGISTRYINDEX, "__redis__globals");
+    return L;
+}
+
+static void engine_state_reset(struct script_engine *e)
+{
+    if (e->L)
+        lua_close(e->L);
+    e->L = engine_state_create();
+    e->gen = cache_gen();
+}
+
+static struct script_engine *engine_get(void)
+{
+    struct script_engine *e = engine;
+    if (!e) {
+        e = mem_alloc(sizeof(*e));
+        memset(e, 0, sizeof(*e));
+        reply_init(&e->reply);
+        e->rand48[0] = 0x330E, e->rand48[1] = 0xABCD, e->rand48[2] = 0x1234; /* rand.c's initial state */
+        engine = e;
+        engine_state_reset(e);
+    } else if (e->gen != cache_gen()) {
+        engine_state_reset(e); /* SCRIPT FLUSH since it compiled its scripts */
+    }
+    return e;
+}
+
+void script_thread_teardown(void)
+{
+    struct script_engine *e = engine;
+    if (!e)
+        return;
+    if (e->L)
+        lua_close(e->L);
+    reply_deinit(&e->reply);
+    mem_release(e->argv);
+    mem_release(e);
+    engine = NULL;
+}
+
+/* ---------------------------------------------------------------- shebang and compiling */
+
+enum {
+    SCRIPT_FLAG_NO_WRITES = 1u << 0,
+    SCRIPT_FLAG_ALLOW_OOM = 1u << 1,
+    SCRIPT_FLAG_ALLOW_STALE = 1u << 2,
+    SCRIPT_FLAG_NO_CLUSTER = 1u << 3,
+    SCRIPT_FLAG_ALLOW_CROSS_SLOT = 1u << 4,
+    SCRIPT_FLAG_SHEBANG = 1u << 5, /* it has one (not Redis's compatibility mode) */
+};
+
+static const struct {
+    const char *name;
+    unsigned flag;
+} script_flag_names[] = {
+    {"no-writes", SCRIPT_FLAG_NO_WRITES},
+    {"allow-oom", SCRIPT_FLAG_ALLOW_OOM},
+    {"allow-stale", SCRIPT_FLAG_ALLOW_STALE},
+    {"no-cluster", SCRIPT_FLAG_NO_CLUSTER},
+    {"allow-cross-slot-keys", SCRIPT_FLAG_ALLOW_CROSS_SLOT},
+};
+
+/*
+ * Redis's evalExtractShebangFlags: "#!lua [flags=a,b]" on the first line.
+ * *skip: the bytes of the shebang (the line feed stays, so lines keep their
+ * numbers).  False with the error written to out.
+ */
+static bool shebang_parse_or_reply(const char *body, size_t len, unsigned *flags, size_t *skip, struct reply *out)
+{
+    *flags = 0;
+    *skip = 0;
+    if (len < 2 || body[0] != '#' || body[1] != '!')
+        return true;
+    const char *nl = memchr(body, '\n', len);
+    if (!nl) {
+        reply_error(out, "ERR Invalid script shebang");
+        return false;
+    }
+    *skip = (size_t)(nl - body);
+    *flags = SCRIPT_FLAG_SHEBANG;
+    /* words split on blanks (sdssplitargs, which quoting the shebang never needs) */
+    const char *p = body, *end = nl;
+    int word = 0;
+    while (p < end) {
+        while (p < end && isspace((unsigned char)*p))
+            p++;
+        if (p == end)
+            break;
+        const char *w = p;
+        while (p < end && !isspace((unsigned char)*p))
+            p++;
+        size_t wl = (size_t)(p - w);
+        if (word++ == 0) {
+            if (wl != 5 || memcmp(w, "#!lua", 5) != 0) {
+                reply_errorf(out, "ERR Unexpected engine in script shebang: %.*s", (int)wl, w);
+                return false;
+            }
+            continue;
+        }
+        if (wl < 6 || memcmp(w, "flags=", 6) != 0) {
+            reply_errorf(out, "ERR Unknown lua shebang option: %.*s", (int)wl, w);
+            return false;
+        }
+        const char *f = w + 6, *fend = p;
+        while (f <= fend) {
+            const char *comma = memchr(f, ',', (size_t)(fend - f));
+            const char *stop = comma ? comma : fend;
+            size_t fl = (size_t)(stop - f);
+            size_t i = 0, n = sizeof script_flag_names / sizeof script_flag_names[0];
+            for (; i < n; i++)
+                if (strlen(script_flag_names[i].name) == fl && memcmp(script_flag_names[i].name, f, fl) == 0)
+                    break;
+            if (i == n) {
+                if (fl == 0 && !comma && f == w + 6) /* "flags=" with nothing: no flags */
+                    break;
+                reply_errorf(out, "ERR Unexpected flag in script shebang: %.*s", (int)fl, f);
+                return false;
+            }
+            *flags |= script_flag_names[i].flag;
+            if (!comma)
+                break;
+            f = comma + 1;
+        }
+    }
+    return true;
+}
+
+/* the script's function f_<sha> on the stack, compiled now if this shard has not yet: false with the error
+ * written to out */
+static bool script_function_or_reply(struct script_engine *e, const char *sha, const char *body, size_t len,
+                                     struct reply *out)
+{
+    lua_State *L = e->L;
+    char name[43] = "f_";
+    memcpy(name + 2, sha, 41);
+    lua_getfield(L, LUA_REGISTRYINDEX, name);
+    if (!lua_isnil(L, -1))
+        return true;
+    lua_pop(L, 1);
+    unsigned flags;
+    size_t skip;
+    if (!shebang_parse_or_reply(body, len, &flags, &skip, out))
+        return false;
+    if (luaL_loadbuffer(L, body + skip, len - skip, "@user_script")) {
+        reply_errorf(out, "ERR Error compiling script (new function): %s", lua_tostring(L, -1));
+        lua_pop(L, 1);
+        return false;
+    }
+    lua_getfield(L, LUA_REGISTRYINDEX, "__redis__globals");
+    lua_setfenv(L, -2);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, LUA_REGISTRYINDEX, name);
+    /* its flags beside it */
+    char fname[45] = "F_";
+    memcpy(fname + 2, sha, 41);
+    lua_pushnumber(L, flags);
+    lua_setfield(L, LUA_REGISTRYINDEX, fname);
+    return true;
+}
+
+static unsigned script_flags_of(lua_State *L, const char *sha)
+{
+    char fname[45] = "F_";
+    memcpy(fname + 2, sha, 41);
+    lua_getfield(L, LUA_REGISTRYINDEX, fname);
+    unsigned flags = (unsigned)lua_tonumber(L, -1);
+    lua_pop(L, 1);
+    return flags;
+}
+
+/* ---------------------------------------------------------------- EVAL and friends */
+
+static void array_global(lua_State *L, const char *name, const struct resp_arg *v, int n)
+{
+    lua_createtable(L, n, 0);
+    for (int i = 0; i < n; i++) {
+        lua_pushlstring(L, v[i].ptr, v[i].len);
+        lua_rawseti(L, -2, i + 1);
+    }
+    lua_setglobal(L, name);
+}
+
+/* the script failed: Redis's reply from its error table (luaCallFunction) */
+static void reply_script_error(lua_State *L, const char *sha, struct reply *out)
+{
+    if (!lua_istable(L, -1)) {
+        const char *msg = lua_isstring(L, -1) ? lua_tostring(L, -1) : "execution failure";
+        reply_errorf(out, "ERR Error running script f_%s, %.100s", sha, msg);
+        return;
+    }
+    size_t mlen = 0;
+    const char *msg = table_string_field(L, "err", &mlen);
+    const char *source = table_string_field(L, "source", NULL);
+    lua_pushstring(L, "line");
+    lua_rawget(L, -2);
+    const char *line = lua_isnumber(L, -1) || lua_isstring(L, -1) ? lua_tostring(L, -1) : NULL;
+    struct reply text;
+    reply_init(&text);
+    reply_raw(&text, msg ? msg : "", msg ? mlen : 0);
+    if (line && source) {
+        reply_raw(&text, " script: ", 9);
+        reply_raw(&text, sha, 40);
+        reply_raw(&text, ", on ", 5);
+        reply_raw(&text, source, strlen(source));
+        reply_raw(&text, ":", 1);
+        reply_raw(&text, line, strlen(line));
+        reply_raw(&text, ".", 1);
+    }
+    lua_pop(L, 1);
+    reply_sanitized(out, '-', text.buf ? text.buf : "", text.len);
+    reply_deinit(&text);
+}
+
+static void eval_generic(struct cmd_ctx *ctx, bool by_sha, bool read_only)
+{
+    long long numkeys;
+    if (!cmd_get_ll_or_reply(ctx, &ctx->argv[2], &numkeys))
+        return;
+    if (numkeys > ctx->argc - 3) {
+        reply_error(ctx->out, "ERR Number of keys can't be greater than number of args");
+        return;
+    }
+    if (numkeys < 0) {
+        reply_error(ctx->out, "ERR Number of keys can't be negative");
+        return;
+    }
+    struct script_engine *e = engine_get();
+    lua_State *L = e->L;
+    const struct resp_arg *body = &ctx->argv[1];
+    char sha[41];
+    if (by_sha) {
+        if (body->len != 40) {
+            reply_error(ctx->out, "NOSCRIPT No matching script. Please use EVAL.");
+            return;
+        }
+        for (int i = 0; i < 40; i++)
+            sha[i] = (char)tolower((unsigned char)body->ptr[i]);
+        sha[40] = 0;
+        char name[43] = "f_";
+        memcpy(name + 2, sha, 41);
+        lua_getfield(L, LUA_REGISTRYINDEX, name);
+        bool known = !lua_isnil(L, -1);
+        lua_pop(L, 1);
+        if (!known) {
+            const struct script_body *b = cache_find(rcu_dereference(cache), sha);
+            if (!b) {
+                reply_error(ctx->out, "NOSCRIPT No matching script. Please use EVAL.");
+                return;
+            }
+            if (!script_function_or_reply(e, sha, b->text, b->len, ctx->out))
+                return;
+            lua_pop(L, 1);
+        }
+    } else {
+        sha1_hex(sha, body->ptr, body->len);
+    }
+    lua_getfield(L, LUA_REGISTRYINDEX, "__redis__err__handler");
+    if (by_sha) {
+        char name[43] = "f_";
+        memcpy(name + 2, sha, 41);
+        lua_getfield(L, LUA_REGISTRYINDEX, name);
+    } else {
+        char name[43] = "f_";
+        memcpy(name + 2, sha, 41);
+        lua_getfield(L, LUA_REGISTRYINDEX, name);
+        if (lua_isnil(L, -1)) {
+            lua_pop(L, 1);
+            if (!script_function_or_reply(e, sha, body->ptr, body->len, ctx->out)) {
+                lua_pop(L, 1);
+                return;
+            }
+            cache_add(sha, body->ptr, body->len); /* first seen on this shard: every shard may run it by sha */
+        }
+    }
+    unsigned flags = script_flags_of(L, sha);
+    if (read_only && (flags & SCRIPT_FLAG_SHEBANG) && !(flags & SCRIPT_FLAG_NO_WRITES)) {
+        lua_pop(L, 2);
+        reply_error(ctx->out, "ERR Can not execute a script with write flag using *_ro command.");
+        return;
+    }
+    if ((flags & SCRIPT_FLAG_SHEBANG) && !(flags & (SCRIPT_FLAG_NO_WRITES | SCRIPT_FLAG_ALLOW_OOM)) && !read_only &&
+        over_maxmemory(ctx->config)) {
+        lua_pop(L, 2);
+        reply_error(ctx->out, oom_error + 1);
+        return;
+    }
+    struct shard *self = shard_self;
+    struct script_run run = {
+        .ctx = ctx,
+        .sha = sha,
+        .db = ctx->db,
+        .resp = 2,
+        .read_only = read_only || (flags & SCRIPT_FLAG_NO_WRITES),
+        .allow_oom = (flags & SCRIPT_FLAG_ALLOW_OOM) != 0,
+        .on_copies = !SHARD_STORE_SHARED && ctx->store != self->store,
+        .nkeys = (int)numkeys,
+        .keys = &ctx->argv[3],
+    };
+    array_global(L, "KEYS", &ctx->argv[3], (int)numkeys);
+    array_global(L, "ARGV", &ctx->argv[3 + numkeys], ctx->argc - 3 - (int)numkeys);
+    e->run = &run;
+    int err = lua_pcall(L, 0, 1, -2);
+    e->run = NULL;
+    if (err)
+        reply_script_error(L, sha, ctx->out);
+    else
+        lua_to_reply(L, ctx->out, run.resp);
+    lua_settop(L, 0);
+    if (++e->calls % SCRIPT_GC_PERIOD == 0) /* as Redis: a step of 50 every 50 scripts, not a full cycle */
+        lua_gc(L, LUA_GCSTEP, SCRIPT_GC_PERIOD);
+}
+
+static void cmd_eval(struct cmd_ctx *ctx) { eval_generic(ctx, false, false); }
+static void cmd_evalsha(struct cmd_ctx *ctx) { eval_generic(ctx, true, false); }
+static void cmd_eval_ro(struct cmd_ctx *ctx) { eval_generic(ctx, false, true); }
+static void cmd_evalsha_ro(struct cmd_ctx *ctx) { eval_generic(ctx, true, true); }
+
+/* ---------------------------------------------------------------- SCRIPT */
+
+static const char *const script_help[] = {
+    "SCRIPT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "DEBUG (YES|SYNC|NO)",
+    "    Set the debug mode for subsequent scripts executed.",
+    "EXISTS <sha1> [<sha1> ...]",
+    "    Return information about the existence of the scripts in the script cache.",
+    "FLUSH [ASYNC|SYNC]",
+    "    Flush the Lua scripts cache. Very dangerous on replicas.",
+    "    When called without the optional mode argument, the behavior is determined by the",
+    "    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
+    "    * ASYNC: Asynchronously flush the scripts cache.",
+    "    * SYNC: Synchronously flush the scripts cache.",
+    "KILL",
+    "    Kill the currently executing Lua script.",
+    "LOAD <script>",
+    "    Load a script into the scripts cache without executing it.",
+    "HELP",
+    "    Print this help.",
+};
+
+static void script_wrong_arity(struct cmd_ctx *ctx)
+{
+    char sub[32];
+    size_t n = ctx->argv[1].len < sizeof sub - 1 ? ctx->argv[1].len : sizeof sub - 1;
+    for (size_t i = 0; i < n; i++)
+        sub[i] = (char)tolower((unsigned char)ctx->argv[1].ptr[i]);
+    sub[n] = 0;
+    reply_errorf(ctx->out, "ERR wrong number of arguments for 'script|%s' command", sub);
+}
+
+static void cmd_script(struct cmd_ctx *ctx)
+{
+    const struct resp_arg *sub = &ctx->argv[1];
+    if (cmd_arg_is(sub, "help") && ctx->argc == 2) {
+        size_t n = sizeof script_help / sizeof script_help[0];
+        reply_array(ctx->out, (long long)n);
+        for (size_t i = 0; i < n; i++)
+            reply_simple(ctx->out, script_help[i]);
+    } else if (cmd_arg_is(sub, "load")) {
+        if (ctx->argc != 3)
+            return script_wrong_arity(ctx);
+        struct script_engine *e = engine_get();
+        char sha[41];
+        sha1_hex(sha, ctx->argv[2].ptr, ctx->argv[2].len);
+        if (!script_function_or_reply(e, sha, ctx->argv[2].ptr, ctx->argv[2].len, ctx->out))
+            return;
+        lua_settop(e->L, 0);
+        cache_add(sha, ctx->argv[2].ptr, ctx->argv[2].len);
+        reply_bulk(ctx->out, sha, 40);
+    } else if (cmd_arg_is(sub, "exists")) {
+        if (ctx->argc < 3)
+            return script_wrong_arity(ctx);
+        const struct script_cache *m = rcu_dereference(cache);
+        reply_array(ctx->out, ctx->argc - 2);
+        for (int i = 2; i < ctx->argc; i++)
+            reply_int(ctx->out, ctx->argv[i].len == 40 && cache_find(m, ctx->argv[i].ptr) ? 1 : 0);
+    } else if (cmd_arg_is(sub, "flush")) {
+        if (ctx->argc > 3 || (ctx->argc == 3 && !cmd_arg_is(&ctx->argv[2], "sync") && !cmd_arg_is(&ctx->argv[2], "async"))) {
+            reply_error(ctx->out, "ERR SCRIPT FLUSH only support SYNC|ASYNC option");
+            return;
+        }
+        cache_flush();
+        engine_get(); /* this shard's state goes now; the others' at their next script */
+        reply_ok(ctx->out);
+    } else if (cmd_arg_is(sub, "kill")) {
+        if (ctx->argc != 2)
+            return script_wrong_arity(ctx);
+        reply_error(ctx->out, "NOTBUSY No scripts in execution right now.");
+    } else {
+        cmd_reply_unknown_subcommand(ctx->out, ctx->argv);
+    }
+}
+
+#define SCRIPT_CMD (CMD_NOSCRIPT | CMD_STALE | CMD_NUMKEYS | CMD_NUMKEYS_ZERO_OK)
+
+const struct command command_family_script[] = {
+    {"eval", cmd_eval, -3, SCRIPT_CMD | CMD_MAY_REPLICATE, 2, 0, 0, ROUTE_GATHER, "@slow @scripting"},
+    {"evalsha", cmd_evalsha, -3, SCRIPT_CMD | CMD_MAY_REPLICATE, 2, 0, 0, ROUTE_GATHER, "@slow @scripting"},
+    {"eval_ro", cmd_eval_ro, -3, SCRIPT_CMD | CMD_READONLY, 2, 0, 0, ROUTE_GATHER, "@slow @scripting"},
+    {"evalsha_ro", cmd_evalsha_ro, -3, SCRIPT_CMD | CMD_READONLY, 2, 0, 0, ROUTE_GATHER, "@slow @scripting"},
+    {"script", cmd_script, -2, CMD_NOSCRIPT | CMD_STALE, 0, 0, 0, ROUTE_HOME, "@slow @scripting"},
+};
+const size_t command_family_script_count = sizeof command_family_script / sizeof command_family_script[0];
