@@ -75,6 +75,7 @@
 #include "percore/aof_manifest.h"
 #include "percore/config.h"
 #include "percore/crc64.h"
+#include "percore/fileio.h"
 #include "percore/log.h"
 #include "percore/mem.h"
 #include "percore/rdb.h"
@@ -780,30 +781,6 @@ static char *path_join(const char *a, const char *b)
     return p;
 }
 
-static int fsync_dir(const char *dir)
-{
-    int dfd = open(dir, O_RDONLY | O_CLOEXEC);
-    if (dfd < 0)
-        return -1;
-    int rc = fsync(dfd);
-    close(dfd);
-    return rc;
-}
-
-static bool write_all(int to, const char *p, size_t n)
-{
-    while (n) {
-        ssize_t w = write(to, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return false;
-        p += w;
-        n -= (size_t)w;
-    }
-    return true;
-}
-
 /* bytes written to dir/name through a temp file, fsynced, renamed, the directory fsynced; 0 ok */
 static int write_file_atomic(const char *dir, const char *name, const char *p, size_t n)
 {
@@ -814,9 +791,9 @@ static int write_file_atomic(const char *dir, const char *name, const char *p, s
     int rc = -1;
     int tfd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (tfd >= 0) {
-        bool ok = write_all(tfd, p, n) && fsync(tfd) == 0;
+        bool ok = fileio_write_all(tfd, p, n) && fsync(tfd) == 0;
         close(tfd);
-        if (ok && rename(tmp, path) == 0 && fsync_dir(dir) == 0)
+        if (ok && rename(tmp, path) == 0 && fileio_fsync_dir(dir) == 0)
             rc = 0;
         else
             unlink(tmp);
@@ -908,7 +885,7 @@ static int open_files(const char *aof_dir, const struct config *cfg)
         atomic_fetch_add(&current_size, file_size(aof_dir, am.incr[i].name));
     atomic_fetch_add(&current_size, atomic_load(&base_size));
     if (changed) {
-        if (fsync_dir(aof_dir) < 0)
+        if (fileio_fsync_dir(aof_dir) < 0)
             goto out;
         size_t n;
         char *mtext = aof_manifest_format(&am, &n);

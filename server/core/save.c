@@ -66,6 +66,7 @@
 #include "percore/engine.h"
 #include "percore/config.h"
 #include "percore/crc64.h"
+#include "percore/fileio.h"
 #include "percore/load.h"
 #include "percore/log.h"
 #include "percore/mem.h"
@@ -253,27 +254,13 @@ long long save_current_duration(void)
 
 /* ---------------------------------------------------------------- the writer */
 
-static bool write_all(int fd, const char *p, size_t n)
-{
-    while (n) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return false;
-        p += w;
-        n -= (size_t)w;
-    }
-    return true;
-}
-
 /* the file's bytes b go out (unless it already failed), the CRC kept */
 static void writer_put(int fd, bool *ok, uint64_t *crc, const struct rdb_buf *b)
 {
     if (!*ok || b->len == 0)
         return;
     *crc = crc64(*crc, b->p, b->len);
-    if (!write_all(fd, b->p, b->len)) {
+    if (!fileio_write_all(fd, b->p, b->len)) {
         log_warn("Write error saving DB on disk: %s", strerror(errno));
         *ok = false;
     }
@@ -341,7 +328,7 @@ static void *writer_main(void *arg)
     b.len = 0;
     rdb_file_end(&b, crc, job_checksum);
     if (ok) {
-        ok = write_all(fd, b.p, b.len);
+        ok = fileio_write_all(fd, b.p, b.len);
         if (!ok)
             log_warn("Write error saving DB on disk: %s", strerror(errno));
     }
@@ -362,12 +349,8 @@ static void *writer_main(void *arg)
         ok = false;
     }
     if (ok) {
-        int dfd = open(job_dir, O_RDONLY | O_CLOEXEC);
-        if (dfd >= 0) {
-            if (fsync(dfd) != 0)
-                log_warn("Failed to fsync the directory %s: %s", job_dir, strerror(errno));
-            close(dfd);
-        }
+        if (fileio_fsync_dir(job_dir) != 0)
+            log_warn("Failed to fsync the directory %s: %s", job_dir, strerror(errno));
         log_notice("DB saved on disk");
     } else if (fd >= 0) {
         unlink(tmp);
