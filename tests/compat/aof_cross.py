@@ -27,9 +27,7 @@ import argparse
 import os
 import random
 import shutil
-import subprocess
 import sys
-import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -339,18 +337,7 @@ def main():
     if not os.access(o.redis, os.X_OK):
         print("SKIP: %s not found" % o.redis)
         return 77
-    work = tempfile.mkdtemp(prefix="aof-cross-")
-    try:
-        for name in o.only.split(","):
-            before = expect.failed
-            try:
-                globals()[name](o, work)
-            except (OSError, redis.RedisError, subprocess.SubprocessError) as e:
-                check(False, "%s: exception: %r" % (name, e))
-            print("%-12s %s" % (name, "ok" if expect.failed == before else "FAILED"), flush=True)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    return expect.done("aof_cross")
+    return expect.scenarios(globals(), o, o.only, "aof_cross")
 
 
 if __name__ == "__main__":

@@ -30,7 +30,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 
@@ -430,18 +429,7 @@ def main():
     if not os.access(o.redis, os.X_OK):
         print("SKIP: %s not found" % o.redis)
         return 77
-    work = tempfile.mkdtemp(prefix="rdb-cross-")
-    try:
-        for name in o.only.split(","):
-            before = expect.failed
-            try:
-                globals()[name](o, work)
-            except (OSError, redis.RedisError, subprocess.SubprocessError) as e:
-                check(False, "%s: exception: %r" % (name, e))
-            print("%-12s %s" % (name, "ok" if expect.failed == before else "FAILED"), flush=True)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    return expect.done("rdb_cross")
+    return expect.scenarios(globals(), o, o.only, "rdb_cross")
 
 
 if __name__ == "__main__":

@@ -36,7 +36,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -472,18 +471,7 @@ def main():
     if not os.access(o.redis, os.X_OK):
         print("SKIP: %s not found" % o.redis)
         return 77
-    work = tempfile.mkdtemp(prefix="save-points-")
-    try:
-        for name in o.only.split(","):
-            before = expect.failed
-            try:
-                globals()[name](o, work)
-            except (OSError, redis.RedisError, subprocess.SubprocessError) as e:
-                check(False, "%s: exception: %r" % (name, e))
-            print("%-12s %s" % (name, "ok" if expect.failed == before else "FAILED"), flush=True)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    return expect.done("save_points")
+    return expect.scenarios(globals(), o, o.only, "save_points")
 
 
 if __name__ == "__main__":
