@@ -442,6 +442,18 @@ static const char *table_string_field(lua_State *L, const char *name, size_t *le
     return s;
 }
 
+/* entries of the table on top of the stack, every key counted (a RESP3 map's or set's length) */
+static long long lua_table_entries(lua_State *L)
+{
+    long long n = 0;
+    lua_pushnil(L);
+    while (lua_next(L, -2)) {
+        lua_pop(L, 1);
+        n++;
+    }
+    return n;
+}
+
 static void lua_to_reply(lua_State *L, struct reply *out, int script_resp)
 {
     if (!lua_checkstack(L, 4)) {
@@ -496,13 +508,7 @@ static void lua_to_reply(lua_State *L, struct reply *out, int script_resp)
         lua_pushstring(L, "map");
         lua_rawget(L, -2);
         if (lua_type(L, -1) == LUA_TTABLE) {
-            long long n = 0;
-            lua_pushnil(L);
-            while (lua_next(L, -2)) {
-                lua_pop(L, 1);
-                n++;
-            }
-            reply_map(out, n);
+            reply_map(out, lua_table_entries(L));
             lua_pushnil(L);
             while (lua_next(L, -2)) {
                 lua_pushvalue(L, -2); /* key, value, key */
@@ -516,13 +522,7 @@ static void lua_to_reply(lua_State *L, struct reply *out, int script_resp)
         lua_pushstring(L, "set");
         lua_rawget(L, -2);
         if (lua_type(L, -1) == LUA_TTABLE) {
-            long long n = 0;
-            lua_pushnil(L);
-            while (lua_next(L, -2)) {
-                lua_pop(L, 1);
-                n++;
-            }
-            reply_set(out, n);
+            reply_set(out, lua_table_entries(L));
             lua_pushnil(L);
             while (lua_next(L, -2)) {
                 lua_pop(L, 1);
