@@ -319,7 +319,7 @@ static int struct_size(lua_State *L)
         size_t size = option_size(L, (char)opt, &fmt);
         pos += padding(pos, &h, opt, size);
         if (opt == 's')
-            luaL_argerror(L, 1, "options 's' has no fixed size");
+            luaL_argerror(L, 1, "option 's' has no fixed size");
         else if (opt == 'c' && size == 0)
             luaL_argerror(L, 1, "option 'c0' has no fixed size");
         if (!isalnum(opt))
