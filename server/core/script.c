@@ -39,6 +39,8 @@
 
 #include "call.h"
 #include "dispatch.h"
+#include "lua_cmsgpack.h"
+#include "lua_struct.h"
 #include "shard_internal.h"
 
 #include "percore/command.h"
@@ -954,13 +956,17 @@ static lua_State *engine_state_create(void)
     open_lib(L, LUA_STRLIBNAME, luaopen_string);
     open_lib(L, LUA_MATHLIBNAME, luaopen_math);
     open_lib(L, LUA_DBLIBNAME, luaopen_debug);
-    /* Debian's modules return their table (cjson sets no global): Redis has them as globals */
+    /* Debian's modules and ours return their table (cjson sets no global): Redis has them as globals */
     lua_pushcfunction(L, luaopen_cjson);
     lua_call(L, 0, 1);
     lua_setglobal(L, "cjson");
     lua_pushcfunction(L, luaopen_bit);
     lua_call(L, 0, 1);
     lua_setglobal(L, "bit");
+    lua_cmsgpack_open(L);
+    lua_setglobal(L, "cmsgpack");
+    lua_struct_open(L);
+    lua_setglobal(L, "struct");
     /* what Redis 7.0.15's allow list leaves out of the base library */
     static const char *const denied[] = {"loadfile", "dofile", "print", "newproxy", "getfenv", "setfenv"};
     for (size_t i = 0; i < sizeof denied / sizeof denied[0]; i++) {
