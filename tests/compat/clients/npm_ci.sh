@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# npm_ci.sh: installs the Node clients (ioredis, node-redis 4 as redis4, node-redis 5) from
+# npm_ci.sh: installs the Node clients (ioredis, node-redis 4 as redis4, node-redis 5, bee-queue, rate-limiter-flexible, bullmq) from
 # the committed package-lock: npm ci in tests/compat/node.  Offline, the
 # node_modules already there do if they hold what package.json asks for.
 # Skips (exit 77) only when node or npm is absent.
