@@ -164,6 +164,26 @@ static void to_endian(char *bytes, size_t size, int endian)
     }
 }
 
+/* 'f' (size of a float) or 'd' (of a double), in `endian` order */
+static void pack_float(luaL_Buffer *b, lua_Number v, size_t size, int endian)
+{
+    float f = (float)v;
+    double d = v;
+    char *bytes = size == sizeof f ? (char *)&f : (char *)&d;
+    to_endian(bytes, size, endian);
+    luaL_addlstring(b, bytes, size);
+}
+
+static lua_Number unpack_float(const char *data, size_t size, int endian)
+{
+    float f;
+    double d;
+    char *bytes = size == sizeof f ? (char *)&f : (char *)&d;
+    memcpy(bytes, data, size);
+    to_endian(bytes, size, endian);
+    return size == sizeof f ? f : d;
+}
+
 static int struct_pack(lua_State *L)
 {
     const char *fmt = luaL_checkstring(L, 1);
@@ -188,18 +208,9 @@ static int struct_pack(lua_State *L)
         case 'x':
             luaL_addchar(&b, '\0');
             break;
-        case 'f': {
-            float f = (float)luaL_checknumber(L, arg++);
-            to_endian((char *)&f, sizeof f, h.endian);
-            luaL_addlstring(&b, (char *)&f, sizeof f);
+        case 'f': case 'd':
+            pack_float(&b, luaL_checknumber(L, arg++), size, h.endian);
             break;
-        }
-        case 'd': {
-            double d = luaL_checknumber(L, arg++);
-            to_endian((char *)&d, sizeof d, h.endian);
-            luaL_addlstring(&b, (char *)&d, sizeof d);
-            break;
-        }
         case 'c': case 's': {
             size_t len;
             const char *s = luaL_checklstring(L, arg++, &len);
@@ -262,22 +273,10 @@ static int struct_unpack(lua_State *L)
             break;
         case 'x':
             break;
-        case 'f': {
-            float f;
-            memcpy(&f, data + pos, sizeof f);
-            to_endian((char *)&f, sizeof f, h.endian);
-            lua_pushnumber(L, f);
+        case 'f': case 'd':
+            lua_pushnumber(L, unpack_float(data + pos, size, h.endian));
             n++;
             break;
-        }
-        case 'd': {
-            double d;
-            memcpy(&d, data + pos, sizeof d);
-            to_endian((char *)&d, sizeof d, h.endian);
-            lua_pushnumber(L, d);
-            n++;
-            break;
-        }
         case 'c':
             if (size == 0) {
                 if (n == 0 || !lua_isnumber(L, -1))
