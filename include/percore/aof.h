@@ -64,6 +64,40 @@ void aof_wait_round(int stream, bool waiting);
 /* a stopping shard's last records go to the writer (it may wait here: nothing else is served) */
 void aof_shard_stop(int stream);
 
+/*
+ * BGREWRITEAOF without a fork (Redis's rewriteAppendOnlyFileBackground).
+ * The rewrite is a keyspace-wide command like BGSAVE (save.h): its part on
+ * every shard, under that shard's keyspace lock, begins the shard's
+ * snapshot and puts the rewrite's cut in the shard's stream
+ * (aof_feed_rotate); the snapshot's writer writes the new base to a temp
+ * file (aof_rewrite_base_done).  Once every stream has reached the cut, the
+ * AOF writer starts a new incr file for what follows (listed in the
+ * manifest at once), and once the base is written too, makes it the base
+ * and deletes the files it replaces.  With the AOF off the directory gets
+ * the base and a manifest of it alone, as Redis 7.0's.
+ */
+/* shard 0's part, before any part's cut: a new rewrite is under way (the directory made when missing);
+ * 0, or -1 (logged): it cannot be */
+int aof_rewrite_begin(void);
+/* a part's cut on its shard's stream (appendonly yes) */
+void aof_feed_rotate(int stream);
+/* the snapshot's writer: the base is at tmp (fsynced), or could not be written (ok false) */
+void aof_rewrite_base_done(const char *tmp, bool ok);
+/* begun and not yet over */
+bool aof_rewrite_in_progress(void);
+/* BGREWRITEAOF while a BGSAVE runs: shard 0's timer begins it once no save runs */
+void aof_rewrite_schedule(void);
+bool aof_rewrite_scheduled(void);
+/* auto-aof-rewrite-percentage/min-size: the growth (%) that calls for a rewrite now, else -1 */
+long long aof_rewrite_growth(const struct config *cfg);
+
+/* INFO persistence's aof_rewrite_* / aof_rewrites* fields */
+struct aof_rewrite_info {
+    bool in_progress, scheduled, last_ok;
+    long long last_seconds, current_seconds, count, failures;
+};
+void aof_rewrite_info(struct aof_rewrite_info *out);
+
 /* INFO persistence */
 bool aof_info_last_write_ok(void);
 long long aof_info_current_size(void);

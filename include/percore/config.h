@@ -153,6 +153,8 @@ struct config {
     bool aof_load_truncated;    /* an AOF cut short at its end loads up to its last whole command */
     enum config_appendfsync appendfsync; /* when the AOF's writes are fsynced (aof.h) */
     bool aof_use_rdb_preamble;  /* the AOF's base file is an RDB snapshot, else commands */
+    int auto_aof_rewrite_percentage;     /* a rewrite once the AOF grew this many % (0 never)... */
+    long long auto_aof_rewrite_min_size; /* ... and is over this many bytes */
     /* where the config was loaded from (CONFIG REWRITE, INFO config_file) */
     char *config_file;
     /* slot -> shard */

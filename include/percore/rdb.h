@@ -49,6 +49,7 @@ struct rdb_save_opts {
     bool compress;            /* rdbcompression: LZF for strings over 20 bytes */
     int list_fill;            /* list-max-listpack-size: where list nodes are cut */
     int list_compress_depth;  /* list-compress-depth: inner nodes LZF-compressed */
+    bool aof_base;            /* the file is an AOF's base (its aof-base AUX field) */
 };
 
 /* a growing byte buffer the writer appends to (mem_alloc'ed; release with rdb_buf_release) */

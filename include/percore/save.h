@@ -48,7 +48,11 @@ void save_teardown(void);
 
 /* BGSAVE's (blocking false) or SAVE's part on the running shard: begins its snapshot; replies
  * "+Background saving started" or "+OK" (SAVE's last part, once the file is renamed), or the error */
-void save_part(struct cmd_ctx *ctx, bool blocking);
+void save_part(struct cmd_ctx *ctx, bool blocking, bool schedule);
+/* BGREWRITEAOF's part on the running shard (aof.h): the same snapshot, written as the AOF's new base;
+ * replies "+Background append only file rewriting started" (or "scheduled" after a save under way, or
+ * the error).  BGSAVE while it runs: Redis's "Another child process is active" (schedule: scheduled) */
+void save_rewrite_part(struct cmd_ctx *ctx);
 /* FLUSHALL's part, its store flushed: with save points set, as Redis's flushAllDataAndResetRDB, the
  * empty dataset is saved: shard 0's timer starts that save at its next tick (after the save under
  * way, if one is), not counted in rdb_saves, its failure leaving the BGSAVE status, as Redis's rdbSave */

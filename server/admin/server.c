@@ -1781,6 +1781,8 @@ static void info_loading(struct reply *t)
 static void info_persistence(struct reply *t)
 {
     bool loading = load_in_progress();
+    struct aof_rewrite_info rw;
+    aof_rewrite_info(&rw);
     text_printf(t,
                 "# Persistence\r\n"
                 "loading:%d\r\n"
@@ -1806,27 +1808,29 @@ static void info_persistence(struct reply *t)
                 "rdb_last_load_keys_expired:%lld\r\n"
                 "rdb_last_load_keys_loaded:%lld\r\n"
                 "aof_enabled:%d\r\n"
-                "aof_rewrite_in_progress:0\r\n"
-                "aof_rewrite_scheduled:0\r\n"
-                "aof_last_rewrite_time_sec:-1\r\n"
-                "aof_current_rewrite_time_sec:-1\r\n"
-                "aof_last_bgrewrite_status:ok\r\n"
-                "aof_rewrites:0\r\n"
-                "aof_rewrites_consecutive_failures:0\r\n"
+                "aof_rewrite_in_progress:%d\r\n"
+                "aof_rewrite_scheduled:%d\r\n"
+                "aof_last_rewrite_time_sec:%lld\r\n"
+                "aof_current_rewrite_time_sec:%lld\r\n"
+                "aof_last_bgrewrite_status:%s\r\n"
+                "aof_rewrites:%lld\r\n"
+                "aof_rewrites_consecutive_failures:%lld\r\n"
                 "aof_last_write_status:%s\r\n"
                 "aof_last_cow_size:0\r\n"
                 "module_fork_in_progress:0\r\n"
                 "module_fork_last_cow_size:0\r\n",
-                load_keys_expired(), load_keys_loaded(), aof_enabled(), aof_info_last_write_ok() ? "ok" : "err");
+                load_keys_expired(), load_keys_loaded(), aof_enabled(), rw.in_progress, rw.scheduled, rw.last_seconds,
+                rw.current_seconds, rw.last_ok ? "ok" : "err", rw.count, rw.failures,
+                aof_info_last_write_ok() ? "ok" : "err");
     if (aof_enabled()) /* Redis 7.0 adds these with the AOF on */
         text_printf(t,
                     "aof_current_size:%lld\r\n"
                     "aof_base_size:%lld\r\n"
-                    "aof_pending_rewrite:0\r\n"
+                    "aof_pending_rewrite:%d\r\n"
                     "aof_buffer_length:%lld\r\n"
                     "aof_pending_bio_fsync:0\r\n"
                     "aof_delayed_fsync:0\r\n",
-                    aof_info_current_size(), aof_info_base_size(), aof_info_buffer_length());
+                    aof_info_current_size(), aof_info_base_size(), rw.scheduled, aof_info_buffer_length());
     if (loading)
         info_loading(t);
 }
@@ -2121,7 +2125,7 @@ static void cmd_lastsave(struct cmd_ctx *ctx)
 /* SAVE, BGSAVE [SCHEDULE]: a part on every shard, each under its keyspace's lock (save.h) */
 static void cmd_save(struct cmd_ctx *ctx)
 {
-    save_part(ctx, true);
+    save_part(ctx, true, false);
 }
 
 static void cmd_bgsave(struct cmd_ctx *ctx)
@@ -2130,8 +2134,8 @@ static void cmd_bgsave(struct cmd_ctx *ctx)
         reply_syntax_error(ctx->out);
         return;
     }
-    /* as Redis 7.0's bgsaveCommand: inside EXEC it is scheduled (the shard 0 timer starts it); with no
-     * other kind of child (no AOF rewrite here) SCHEDULE changes nothing else */
+    /* as Redis 7.0's bgsaveCommand: inside EXEC it is scheduled (the shard 0 timer starts it); SCHEDULE
+     * schedules it while an AOF rewrite runs */
     if (ctx->conn && conn_in_exec(ctx->conn)) {
         if (save_in_progress()) {
             reply_error(ctx->out, "ERR Background save already in progress");
@@ -2141,7 +2145,22 @@ static void cmd_bgsave(struct cmd_ctx *ctx)
         }
         return;
     }
-    save_part(ctx, false);
+    save_part(ctx, false, ctx->argc == 2);
+}
+
+/* BGREWRITEAOF: a part on every shard, as BGSAVE's (save.h, aof.h) */
+static void cmd_bgrewriteaof(struct cmd_ctx *ctx)
+{
+    if (ctx->conn && conn_in_exec(ctx->conn)) { /* Redis's bgrewriteaofCommand in EXEC: scheduled */
+        if (aof_rewrite_in_progress()) {
+            reply_error(ctx->out, "ERR Background append only file rewriting already in progress");
+        } else {
+            aof_rewrite_schedule();
+            reply_simple(ctx->out, "Background append only file rewriting scheduled");
+        }
+        return;
+    }
+    save_rewrite_part(ctx);
 }
 
 static void cmd_shutdown(struct cmd_ctx *ctx)
@@ -2336,6 +2355,8 @@ const struct command command_family_server[] = {
      "@admin @slow @dangerous"},
     {"bgsave", cmd_bgsave, -1, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOCKS_ALL | CMD_HOME_IN_EXEC, 0, 0, 0, ROUTE_FANOUT_OK,
      "@admin @slow @dangerous"},
+    {"bgrewriteaof", cmd_bgrewriteaof, 1, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOCKS_ALL | CMD_HOME_IN_EXEC, 0, 0, 0,
+     ROUTE_FANOUT_OK, "@admin @slow @dangerous"},
     CMD("shutdown", cmd_shutdown, -1, ANLS | CMD_NO_MULTI, "@admin @slow @dangerous"),
     CMD("monitor", cmd_monitor, 1, ANLS, "@admin @slow @dangerous"),
     CMD("wait", cmd_wait, 3, CMD_NOSCRIPT, "@slow @connection"),

@@ -71,6 +71,14 @@ static const struct command_meta command_meta_table[] = {
         "password\r\n$4\r\ntype\r\n$6\r\nstring\r\n",
         430,
     },
+    {"bgrewriteaof",
+        "*10\r\n$12\r\nbgrewriteaof\r\n:1\r\n~3\r\n+admin\r\n+noscript\r\n+no_async_loading\r\n"
+        ":0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n",
+        128,
+        "%4\r\n$7\r\nsummary\r\n$43\r\nAsynchronously rewrite the append-only file\r\n$5\r\n"
+        "since\r\n$5\r\n1.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n",
+        139,
+    },
     {"bgsave",
         "*10\r\n$6\r\nbgsave\r\n:-1\r\n~3\r\n+admin\r\n+noscript\r\n+no_async_loading\r\n:0\r\n"
         ":0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n",

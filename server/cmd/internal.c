@@ -164,7 +164,7 @@ static void propagate_restore(struct cmd_ctx *ctx, const struct resp_arg *key, c
         return;
     const struct config *c = ctx->config;
     struct rdb_save_opts opts = {c ? c->rdbcompression : true, c ? c->list_max_listpack_size : -2,
-                                 c ? c->list_compress_depth : 0};
+                                 c ? c->list_compress_depth : 0, false};
     struct rdb_buf b = {0};
     rdb_dump_payload(&b, o, &opts);
     char ttl[24];

@@ -740,7 +740,7 @@ static void cmd_dump(struct cmd_ctx *ctx)
         reply_null(ctx->out);
         return;
     }
-    struct rdb_save_opts opts = {c->rdbcompression, c->list_max_listpack_size, c->list_compress_depth};
+    struct rdb_save_opts opts = {c->rdbcompression, c->list_max_listpack_size, c->list_compress_depth, false};
     struct rdb_buf b = {0};
     rdb_dump_payload(&b, o, &opts);
     reply_bulk(ctx->out, b.p, b.len);

@@ -160,6 +160,10 @@ static const struct config_key config_keys[] = {
      "always: a write's reply waits for its fsync; everysec: an fsync a second; no: the kernel's"},
     {"aof-use-rdb-preamble", CT_ENUM, OFF(aof_use_rdb_preamble), "yes", 0, 0, true,
      "the AOF's base file is an RDB snapshot (no: commands)"},
+    {"auto-aof-rewrite-percentage", CT_INT, OFF(auto_aof_rewrite_percentage), "100", 0, INT_MAX, true,
+     "BGREWRITEAOF by itself once the AOF grew this many % over its size after the last rewrite; 0 never"},
+    {"auto-aof-rewrite-min-size", CT_MEMORY, OFF(auto_aof_rewrite_min_size), "64mb", 0, LLONG_MAX, true,
+     "... and is over this size"},
 };
 #undef OFF
 #define CONFIG_KEY_COUNT (sizeof(config_keys) / sizeof(config_keys[0]))

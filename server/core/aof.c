@@ -106,6 +106,7 @@ enum aof_rec_kind {
     REC_TXN_GRANT,   /* txid was granted a lock unit on this shard */
     REC_TXN_UNLOCK,  /* txid let go of a lock unit on this shard */
     REC_TXN_END,     /* txid is over, at its home: where it sent unlocks (int n, then n x {shard, units}) */
+    REC_ROTATE,      /* a rewrite's cut on this shard: once every stream has one, a new incr file (below) */
 };
 
 /* a record's head in a chunk (unaligned there: copied out); its len bytes follow */
@@ -126,6 +127,8 @@ struct aof_chunk {
 };
 
 enum stream_stop { STREAM_RUNS, STREAM_AT_BARRIER, STREAM_AT_UNLOCK };
+
+static bool stops_at_barrier(uint32_t kind) { return kind == REC_BARRIER || kind == REC_ROTATE; }
 
 /* one shard's stream */
 struct aof_stream {
@@ -173,6 +176,23 @@ static _Atomic long long current_size, base_size, buffer_length;
 /* the file and the merge (writer thread, after setup) */
 static int fd = -1;
 static int file_db = -1;      /* the database the file's last command ran in */
+static bool unsynced;         /* written since the last fsync */
+static long long incr_size;   /* the bytes of the incr file being appended to */
+/* the manifest and where its files are (setup's, then the writer's; the main thread's after teardown) */
+static struct aof_manifest manifest;
+static char *aof_dir;         /* dir/appenddirname */
+static char *aof_name;        /* appendfilename */
+/* BGREWRITEAOF (Redis's rewriteAppendOnlyFileBackground): the rewrite numbered rewrite_gen begun by
+ * aof_rewrite_begin, its base written by the snapshot's writer (aof_rewrite_base_done), its cut reached by
+ * the writer (rotated_gen, rotate_failed_gen): then the writer installs the base (rewrite_conclude) */
+static _Atomic uint64_t rewrite_gen;
+static uint64_t rotated_gen, rotate_failed_gen; /* the writer's */
+static atomic_bool rewrite_running, rewrite_wanted, rewrite_ok = true, rewrite_base_ready;
+static _Atomic long long rewrite_count, rewrite_failures, rewrite_began_ms, rewrite_duration = -1;
+static _Atomic long long rewrite_base_size; /* aof_current_size at start or after the last rewrite (auto's base) */
+static pthread_mutex_t rewrite_lock = PTHREAD_MUTEX_INITIALIZER;
+static char *rewrite_tmp;                    /* the base's temp file, once written (under rewrite_lock) */
+static void rewrite_conclude(void);
 static struct wtxn **txns;    /* transactions not yet written, or whose unlocks are still to pass */
 static size_t ntxns, txns_cap;
 
@@ -457,7 +477,7 @@ static void prescan(int stream, const struct aof_chunk *ch)
         struct aof_rec r = rec_at(ch->p + pos);
         const char *body = ch->p + pos + sizeof r;
         pos += sizeof r + r.len;
-        if (r.kind < REC_TXN_CMD)
+        if (r.kind < REC_TXN_CMD || r.kind == REC_ROTATE)
             continue;
         struct wtxn *t = txn_find(r.txid, true);
         switch (r.kind) {
@@ -576,7 +596,7 @@ static bool merge_stream(struct outbuf *o, int i)
     bool moved = false;
     while (s->stop != STREAM_AT_BARRIER && stream_peek(s, &r, &body)) {
         struct wtxn *t = r.kind >= REC_TXN_CMD ? txn_find(r.txid, true) : NULL;
-        if (r.kind == REC_BARRIER) {
+        if (stops_at_barrier(r.kind)) {
             s->stop = STREAM_AT_BARRIER;
             return true;
         }
@@ -599,6 +619,8 @@ static bool merge_stream(struct outbuf *o, int i)
     return moved;
 }
 
+static bool rotate_at(struct outbuf *o, uint64_t gen);
+
 /* every stream as far as it goes; true when one still waits */
 static bool merge(struct outbuf *o)
 {
@@ -609,12 +631,14 @@ static bool merge(struct outbuf *o)
         int at_barrier = 0;
         for (int i = 0; i < nstreams; i++)
             at_barrier += streams[i].stop == STREAM_AT_BARRIER;
-        if (at_barrier == nstreams) { /* the same command on every stream: written once */
+        if (at_barrier == nstreams) { /* the same record on every stream: written (or done) once */
             for (int i = 0; i < nstreams; i++) {
                 struct aof_rec r;
                 const char *body;
                 stream_peek(&streams[i], &r, &body);
-                if (i == 0)
+                if (i == 0 && r.kind == REC_ROTATE && !rotate_at(o, r.txid))
+                    return true; /* the old file could not take what precedes the cut: the next round */
+                if (i == 0 && r.kind == REC_BARRIER)
                     out_command(o, r.db, body, r.len);
                 stream_skip(&streams[i], &r);
                 streams[i].stop = STREAM_RUNS;
@@ -684,6 +708,7 @@ static bool out_write(struct outbuf *o)
         done += (size_t)w;
     }
     atomic_fetch_add(&current_size, (long long)done);
+    incr_size += (long long)done;
     memmove(o->p, o->p + done, o->len - done);
     o->len -= done;
     atomic_store(&buffer_length, (long long)o->len);
@@ -695,7 +720,7 @@ static void *writer_main(void *arg)
     (void)arg;
     struct outbuf o = {0};
     int64_t last_fsync = util_ms_time();
-    bool unsynced = false;
+    unsynced = false;
     rcu_register_thread(); /* it reads appendfsync (CONFIG SET may change it) */
     for (;;) {
         rcu_quiescent_state();
@@ -747,6 +772,8 @@ static void *writer_main(void *arg)
                 wake_waiting_shards();
             }
         }
+        if (atomic_load(&rewrite_base_ready) && rotated_gen == atomic_load(&rewrite_gen))
+            rewrite_conclude();
         if (stop && !got)
             break;
         if (!got) {
@@ -810,7 +837,7 @@ static int write_empty_base(const char *dir, const char *name, const struct conf
 {
     struct rdb_buf b = {0};
     if (cfg->aof_use_rdb_preamble) {
-        struct rdb_save_opts opts = {cfg->rdbcompression, cfg->list_max_listpack_size, cfg->list_compress_depth};
+        struct rdb_save_opts opts = {cfg->rdbcompression, cfg->list_max_listpack_size, cfg->list_compress_depth, true};
         rdb_file_begin(&b, AOF_REDIS_VER, util_ms_time() / 1000, 0, &opts);
         rdb_file_end(&b, crc64(0, b.p, b.len), cfg->rdbchecksum);
     }
@@ -845,35 +872,57 @@ static long long file_size(const char *dir, const char *name)
     return n;
 }
 
-/* the manifest in aof_dir (made when missing) and the incr file to append to, opened */
-static int open_files(const char *aof_dir, const struct config *cfg)
+/* the manifest of dir (an empty one when it has none): 0, or -1 (logged) when it cannot be parsed */
+static int manifest_read(const char *dir, struct aof_manifest *am)
 {
-    struct aof_manifest am;
-    aof_manifest_init(&am);
-    char *mname = aof_manifest_file_name(cfg->appendfilename);
-    char *mpath = path_join(aof_dir, mname);
+    aof_manifest_init(am);
+    char *mname = aof_manifest_file_name(aof_name);
+    char *mpath = path_join(dir, mname);
     size_t mlen = 0;
     char *text = read_whole(mpath, &mlen);
+    int rc = 0;
+    struct aof_manifest_error err;
+    if (text && aof_manifest_parse(am, text, mlen, &err) < 0) {
+        log_warn("*** FATAL AOF MANIFEST FILE ERROR *** %s (line %d)", err.msg, err.line);
+        rc = -1;
+    }
+    mem_release(text);
+    mem_release(mpath);
+    mem_release(mname);
+    return rc;
+}
+
+/* am written to dir's manifest (temp file, fsync, rename, fsync of the directory): 0 ok, -1 (logged) */
+static int manifest_persist(const char *dir, const struct aof_manifest *am)
+{
+    char *mname = aof_manifest_file_name(aof_name);
+    size_t n;
+    char *text = aof_manifest_format(am, &n);
+    int rc = write_file_atomic(dir, mname, text, n);
+    mem_release(text);
+    mem_release(mname);
+    return rc;
+}
+
+/* the manifest and the incr file to append to, in aof_dir (made when missing), opened */
+static int open_files(const struct config *cfg)
+{
+    struct aof_manifest *am = &manifest;
     bool changed = false;
     int rc = -1;
-    if (text) {
-        struct aof_manifest_error err;
-        if (aof_manifest_parse(&am, text, mlen, &err) < 0) {
-            log_warn("*** FATAL AOF MANIFEST FILE ERROR *** %s (line %d)", err.msg, err.line);
-            goto out;
-        }
-    }
-    if (!am.base && am.incr_len == 0) { /* a new directory: the keyspace is empty at start (load.h) */
-        const char *base = aof_manifest_new_base(&am, cfg->appendfilename, cfg->aof_use_rdb_preamble);
+    if (manifest_read(aof_dir, am) < 0)
+        return -1;
+    if (!am->base && am->incr_len == 0) { /* a new directory: the keyspace is empty at start (load.h) */
+        const char *base = aof_manifest_new_base(am, aof_name, cfg->aof_use_rdb_preamble);
         if (write_empty_base(aof_dir, base, cfg) < 0)
             goto out;
         changed = true;
-    } else if (am.base) {
-        atomic_store(&base_size, file_size(aof_dir, am.base->name));
+    } else if (am->base) {
+        atomic_store(&base_size, file_size(aof_dir, am->base->name));
     }
-    size_t incr_before = am.incr_len;
-    const char *incr = aof_manifest_last_incr(&am, cfg->appendfilename);
-    changed |= am.incr_len != incr_before;
+    size_t incr_before = am->incr_len;
+    const char *incr = aof_manifest_last_incr(am, aof_name);
+    changed |= am->incr_len != incr_before;
     char *ipath = path_join(aof_dir, incr);
     fd = open(ipath, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0)
@@ -881,42 +930,239 @@ static int open_files(const char *aof_dir, const struct config *cfg)
     mem_release(ipath);
     if (fd < 0)
         goto out;
-    for (size_t i = 0; i < am.incr_len; i++)
-        atomic_fetch_add(&current_size, file_size(aof_dir, am.incr[i].name));
+    for (size_t i = 0; i < am->incr_len; i++)
+        atomic_fetch_add(&current_size, file_size(aof_dir, am->incr[i].name));
+    incr_size = file_size(aof_dir, incr);
     atomic_fetch_add(&current_size, atomic_load(&base_size));
-    if (changed) {
-        if (fileio_fsync_dir(aof_dir) < 0)
-            goto out;
-        size_t n;
-        char *mtext = aof_manifest_format(&am, &n);
-        int wrc = write_file_atomic(aof_dir, mname, mtext, n);
-        mem_release(mtext);
-        if (wrc < 0)
-            goto out;
-    }
+    atomic_store(&rewrite_base_size, atomic_load(&current_size)); /* Redis's, once the AOF is loaded */
+    if (changed && (fileio_fsync_dir(aof_dir) < 0 || manifest_persist(aof_dir, am) < 0))
+        goto out;
     rc = 0;
 out:
-    mem_release(text);
-    mem_release(mpath);
-    mem_release(mname);
-    aof_manifest_deinit(&am);
+    if (rc < 0)
+        aof_manifest_deinit(am);
     return rc;
+}
+
+/* ---------------------------------------------------------------- BGREWRITEAOF */
+
+/* a copy of am (through its text): 0, or -1 when it cannot be made */
+static int manifest_copy(const struct aof_manifest *am, struct aof_manifest *to)
+{
+    size_t n;
+    char *text = aof_manifest_format(am, &n);
+    struct aof_manifest_error err;
+    int rc = aof_manifest_parse(to, text, n, &err);
+    mem_release(text);
+    return rc;
+}
+
+/*
+ * Every stream is at the cut of rewrite `gen`: what precedes it goes to the
+ * incr file being written (fsynced), what follows to a new incr file, listed
+ * in the manifest before anything is written there (Redis's
+ * openNewIncrAofForAppend).  A crash from here on replays the old base, the
+ * old incr files and the new one: whole.  false: the old file cannot take
+ * what precedes the cut (a failing disk), so the cut waits for the next
+ * round.  A new file that cannot be made fails the rewrite, not the writes.
+ */
+static bool rotate_at(struct outbuf *o, uint64_t gen)
+{
+    if (o->len && !out_write(o))
+        return false;
+    if (unsynced && config_current()->appendfsync != APPENDFSYNC_NO && fdatasync(fd) != 0) {
+        log_warn("Can't persist AOF for fsync error: %s", strerror(errno));
+        return false;
+    }
+    unsynced = false;
+    struct aof_manifest next;
+    int nfd = -1;
+    char *path = NULL;
+    if (manifest_copy(&manifest, &next) == 0) {
+        path = path_join(aof_dir, aof_manifest_new_incr(&next, aof_name));
+        nfd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (nfd < 0)
+            log_warn("Can't open the append-only file %s: %s", path, strerror(errno));
+        if (nfd >= 0 && manifest_persist(aof_dir, &next) < 0) {
+            close(nfd);
+            unlink(path);
+            nfd = -1;
+        }
+        if (nfd < 0)
+            aof_manifest_deinit(&next);
+    }
+    mem_release(path);
+    if (nfd < 0) {
+        rotate_failed_gen = gen;
+        return true;
+    }
+    close(fd);
+    fd = nfd;
+    file_db = -1; /* the new file begins with a SELECT */
+    incr_size = 0;
+    aof_manifest_deinit(&manifest);
+    manifest = next;
+    rotated_gen = gen;
+    return true;
+}
+
+/* Redis's backgroundRewriteDoneHandler: the base written at tmp becomes am's base in dir, the incr files
+ * before the cut (all, keep_last false: the AOF is off) history, then deleted (aofDelHistoryFiles); false
+ * (logged) when it cannot be done, am as it was */
+static bool rewrite_install(struct aof_manifest *am, const char *tmp, bool keep_last)
+{
+    struct aof_manifest next;
+    if (manifest_copy(am, &next) < 0)
+        return false;
+    const char *base = aof_manifest_new_base(&next, aof_name, true);
+    char *path = path_join(aof_dir, base);
+    bool ok = rename(tmp, path) == 0;
+    if (!ok)
+        log_warn("Error trying to rename the temporary AOF file %s into %s: %s", tmp, base, strerror(errno));
+    mem_release(path);
+    if (ok) {
+        log_notice("Successfully renamed the temporary AOF base file %s into %s", tmp, base);
+        aof_manifest_incr_to_history(&next, keep_last);
+        ok = manifest_persist(aof_dir, &next) == 0;
+    }
+    if (!ok) {
+        aof_manifest_deinit(&next);
+        return false;
+    }
+    aof_manifest_deinit(am);
+    *am = next;
+    for (size_t i = 0; i < am->history_len; i++) {
+        log_notice("Removing the history file %s in the background", am->history[i].name);
+        char *hpath = path_join(aof_dir, am->history[i].name);
+        unlink(hpath);
+        mem_release(hpath);
+    }
+    if (am->history_len) {
+        aof_manifest_clear_history(am);
+        manifest_persist(aof_dir, am); /* a failure leaves history lines naming gone files: harmless */
+    }
+    return true;
+}
+
+static void rewrite_end(bool ok)
+{
+    atomic_store(&rewrite_duration, (util_ms_time() - atomic_load(&rewrite_began_ms)) / 1000);
+    atomic_store(&rewrite_ok, ok);
+    if (ok) {
+        atomic_store(&rewrite_failures, 0);
+        log_notice("Background AOF rewrite finished successfully");
+    } else {
+        atomic_fetch_add(&rewrite_failures, 1);
+        log_warn("Background AOF rewrite failed");
+    }
+    atomic_store(&rewrite_running, false);
+}
+
+/* the writer (or teardown, the writer gone): the base is written and the cut reached */
+static void rewrite_conclude(void)
+{
+    pthread_mutex_lock(&rewrite_lock);
+    char *tmp = rewrite_tmp;
+    rewrite_tmp = NULL;
+    atomic_store(&rewrite_base_ready, false);
+    pthread_mutex_unlock(&rewrite_lock);
+    bool ok = rotate_failed_gen != atomic_load(&rewrite_gen) && rewrite_install(&manifest, tmp, true);
+    if (ok) {
+        atomic_store(&base_size, file_size(aof_dir, manifest.base->name));
+        atomic_store(&current_size, atomic_load(&base_size) + incr_size);
+        atomic_store(&rewrite_base_size, atomic_load(&current_size));
+    } else {
+        unlink(tmp);
+    }
+    mem_release(tmp);
+    rewrite_end(ok);
+}
+
+int aof_rewrite_begin(void)
+{
+    if (mkdir(aof_dir, 0755) != 0 && errno != EEXIST) {
+        log_warn("Can't open or create append-only dir %s: %s", aof_dir, strerror(errno));
+        return -1;
+    }
+    atomic_fetch_add(&rewrite_gen, 1);
+    atomic_store(&rewrite_running, true);
+    atomic_store(&rewrite_wanted, false);
+    atomic_fetch_add(&rewrite_count, 1);
+    atomic_store(&rewrite_began_ms, util_ms_time());
+    log_notice("Background append only file rewriting started");
+    return 0;
+}
+
+void aof_feed_rotate(int stream)
+{
+    struct aof_chunk *ch;
+    size_t at = rec_begin(&ch, stream, REC_ROTATE, 0, atomic_load(&rewrite_gen));
+    rec_end(ch, at);
+}
+
+void aof_rewrite_base_done(const char *tmp, bool ok)
+{
+    if (ok)
+        log_notice("Successfully created the temporary AOF base file %s", tmp);
+    if (ok && enabled) { /* the writer installs it once it has reached the cut */
+        pthread_mutex_lock(&rewrite_lock);
+        rewrite_tmp = mem_strndup(tmp, strlen(tmp));
+        atomic_store(&rewrite_base_ready, true);
+        pthread_mutex_unlock(&rewrite_lock);
+        wake_writer();
+        return;
+    }
+    if (ok) { /* the AOF is off: the directory gets the base and a manifest of it alone (Redis 7.0) */
+        struct aof_manifest am;
+        ok = manifest_read(aof_dir, &am) == 0 && rewrite_install(&am, tmp, false);
+        aof_manifest_deinit(&am);
+    }
+    if (!ok)
+        unlink(tmp);
+    rewrite_end(ok);
+}
+
+bool aof_rewrite_in_progress(void) { return atomic_load(&rewrite_running); }
+void aof_rewrite_schedule(void) { atomic_store(&rewrite_wanted, true); }
+bool aof_rewrite_scheduled(void) { return atomic_load(&rewrite_wanted); }
+
+long long aof_rewrite_growth(const struct config *cfg)
+{
+    long long size = atomic_load(&current_size);
+    if (!enabled || atomic_load(&rewrite_running) || !cfg->auto_aof_rewrite_percentage ||
+        size <= cfg->auto_aof_rewrite_min_size)
+        return -1;
+    long long base = atomic_load(&rewrite_base_size);
+    long long growth = size * 100 / (base ? base : 1) - 100;
+    return growth >= cfg->auto_aof_rewrite_percentage ? growth : -1;
+}
+
+void aof_rewrite_info(struct aof_rewrite_info *out)
+{
+    bool running = atomic_load(&rewrite_running);
+    *out = (struct aof_rewrite_info){
+        .in_progress = running,
+        .scheduled = atomic_load(&rewrite_wanted),
+        .last_ok = atomic_load(&rewrite_ok),
+        .last_seconds = atomic_load(&rewrite_duration),
+        .current_seconds = running ? (util_ms_time() - atomic_load(&rewrite_began_ms)) / 1000 : -1,
+        .count = atomic_load(&rewrite_count),
+        .failures = atomic_load(&rewrite_failures),
+    };
 }
 
 int aof_setup(int shards, const struct config *cfg)
 {
+    const char *dir = cfg->dir && cfg->dir[0] ? cfg->dir : ".";
+    aof_dir = path_join(dir, cfg->appenddirname); /* a rewrite with the AOF off writes there too */
+    aof_name = mem_strndup(cfg->appendfilename, strlen(cfg->appendfilename));
     if (!cfg->appendonly)
         return 0;
-    const char *dir = cfg->dir && cfg->dir[0] ? cfg->dir : ".";
-    char *aof_dir = path_join(dir, cfg->appenddirname);
     if (mkdir(aof_dir, 0755) != 0 && errno != EEXIST) {
         log_warn("Can't open or create append-only dir %s: %s", aof_dir, strerror(errno));
-        mem_release(aof_dir);
         return -1;
     }
-    int rc = open_files(aof_dir, cfg);
-    mem_release(aof_dir);
-    if (rc < 0)
+    if (open_files(cfg) < 0)
         return -1;
     nstreams = SHARD_STORE_SHARED ? 1 : shards;
     streams = mem_calloc((size_t)nstreams, sizeof(*streams));
@@ -942,6 +1188,15 @@ void aof_teardown(void)
         pthread_join(writer, NULL);
         writer_running = false;
     }
+    if (atomic_load(&rewrite_base_ready)) { /* the writer is gone: the cut it reached, or none */
+        if (rotated_gen != atomic_load(&rewrite_gen))
+            rotate_failed_gen = atomic_load(&rewrite_gen);
+        rewrite_conclude();
+    }
+    aof_manifest_deinit(&manifest);
+    mem_release(aof_dir);
+    mem_release(aof_name);
+    aof_dir = aof_name = NULL;
     for (size_t k = 0; k < ntxns; k++)
         txn_destroy(txns[k]);
     mem_release(txns);

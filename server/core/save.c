@@ -62,6 +62,7 @@
 #include "reply_slot.h"
 #include "shard_internal.h"
 
+#include "percore/aof.h"
 #include "percore/command.h"
 #include "percore/engine.h"
 #include "percore/config.h"
@@ -94,6 +95,7 @@
 #define SAVE_REDIS_VER "7.0.15"  /* the redis-ver AUX field: the release whose format this is */
 
 enum { PHASE_IDLE, PHASE_STARTING, PHASE_RUNNING };
+enum { JOB_RDB, JOB_AOF_BASE }; /* what the snapshot is written as: dbfilename, or a BGREWRITEAOF's base */
 
 /* a piece of the file, from one shard to the writer */
 struct save_chunk {
@@ -117,6 +119,7 @@ struct save_shard {
 static struct save_shard *parts;
 static int nparts;              /* shards taking part: every store */
 static atomic_int phase;
+static atomic_int job_kind;     /* the save under way's (set while phase is IDLE, by shard 0's part) */
 static int wake_fd = -1;        /* the writer sleeps on it */
 static pthread_t writer;
 static bool writer_joinable;    /* shard 0's part (under its lock) and teardown only */
@@ -166,12 +169,16 @@ static atomic_bool final_always; /* SHUTDOWN SAVE: even without save points */
 static struct conn *cron_client; /* the in-process client that sends the timer's BGSAVE */
 static int cron_final_replies;   /* replies to the shutdown's CLIENT PAUSE and SAVE so far */
 static atomic_bool scheduled;    /* a BGSAVE waits for its turn (BGSAVE inside EXEC) */
+static bool part0_began;         /* shard 0's part of the keyspace-wide command under way began a save (the
+                                  * other parts, after it under its lock, follow it) */
 
 static _Atomic uint64_t cron_client_id; /* its connection id, 0 none */
 static atomic_bool flush_save_wanted; /* a FLUSHALL with save points ran: the timer's next save is its (below) */
 
 static bool send_chunk(struct save_shard *p, bool last);
 static void pause_briefly(void);
+static void job_over(void);
+static bool busy(void) { return atomic_load(&phase) != PHASE_IDLE; }
 
 void save_setup(int shards)
 {
@@ -194,7 +201,7 @@ static void chunk_release(struct save_chunk *ch)
 
 void save_teardown(void)
 {
-    if (save_in_progress()) { /* the shards stopped mid-walk: end the writer, keep the old file */
+    if (busy()) { /* the shards stopped mid-walk: end the writer, keep the old file */
         atomic_store(&job_abandoned, true);
         for (int i = 0; i < nparts; i++) {
             while (parts[i].active && !send_chunk(&parts[i], true))
@@ -233,7 +240,7 @@ void save_teardown(void)
     job_dir = job_file = NULL;
 }
 
-bool save_in_progress(void) { return atomic_load(&phase) != PHASE_IDLE; }
+bool save_in_progress(void) { return busy() && atomic_load(&job_kind) == JOB_RDB; }
 long long save_last_time(void) { return atomic_load(&last_time); }
 bool save_last_ok(void) { return atomic_load(&save_bgsave_ok); }
 long long save_last_duration(void) { return atomic_load(&last_duration); }
@@ -280,7 +287,11 @@ static void *writer_main(void *arg)
 {
     (void)arg;
     char tmp[4096], path[4096];
-    snprintf(tmp, sizeof tmp, "%s/temp-%d.rdb", job_dir, (int)getpid());
+    bool rdb = atomic_load(&job_kind) == JOB_RDB;
+    if (rdb)
+        snprintf(tmp, sizeof tmp, "%s/temp-%d.rdb", job_dir, (int)getpid());
+    else /* Redis's child's name; the AOF's writer renames it into appenddirname */
+        snprintf(tmp, sizeof tmp, "%s/temp-rewriteaof-bg-%d.aof", job_dir, (int)getpid());
     snprintf(path, sizeof path, "%s/%s", job_dir, job_file);
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     bool ok = fd >= 0;
@@ -340,8 +351,13 @@ static void *writer_main(void *arg)
     if (fd >= 0)
         close(fd);
     if (atomic_load(&job_abandoned)) {
-        log_warn("Background saving terminated by the shutdown: %s kept", path);
+        log_warn("Background saving terminated by the shutdown: %s kept", rdb ? path : "the AOF");
         ok = false;
+    }
+    if (!rdb) { /* a BGREWRITEAOF's base: the AOF's to install (or remove); the RDB's figures stay */
+        aof_rewrite_base_done(tmp, ok && fd >= 0);
+        job_over();
+        return NULL;
     }
     if (ok && rename(tmp, path) != 0) {
         log_warn("Error moving temp DB file %s on the final destination %s (in server root dir %s): %s", tmp,
@@ -369,12 +385,18 @@ static void *writer_main(void *arg)
     atomic_store(&last_job_ok, ok);
     if (ok || !job_blocking) /* as Redis: a failed SAVE leaves the BGSAVE status */
         atomic_store(&save_bgsave_ok, ok);
+    job_over();
+    return NULL;
+}
+
+/* the writer's last act: the next save may begin */
+static void job_over(void)
+{
     atomic_store(&done_gen, atomic_load(&save_gen));
     atomic_store(&phase, PHASE_IDLE);
     atomic_fetch_sub(&save_pending, 1);
     for (int i = 0; i < nwaiters; i++) /* SAVE's clients are answered on their shards' next turn */
         wake_shard(i);
-    return NULL;
 }
 
 /* ---------------------------------------------------------------- the shards */
@@ -434,12 +456,6 @@ bool save_step(int shard, struct store *s)
     return p->active;
 }
 
-static char *dup_str(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    return memcpy(mem_alloc(n), s, n);
-}
-
 static void begin_shard(struct save_shard *p, int shard, struct store *s, const struct config *cfg)
 {
     if (SHARD_STORE_SHARED) { /* one store: its cut covers every thread's writes (under the one lock) */
@@ -449,7 +465,8 @@ static void begin_shard(struct save_shard *p, int shard, struct store *s, const 
     } else {
         p->writes_at_begin = STATS_GET(shard_stats(shard), write_commands);
     }
-    p->opts = (struct rdb_save_opts){cfg->rdbcompression, cfg->list_max_listpack_size, cfg->list_compress_depth};
+    p->opts = (struct rdb_save_opts){cfg->rdbcompression, cfg->list_max_listpack_size, cfg->list_compress_depth,
+                                     atomic_load(&job_kind) == JOB_AOF_BASE};
     p->db_keys = mem_realloc(p->db_keys, (size_t)job_databases * sizeof(*p->db_keys));
     p->db_expires = mem_realloc(p->db_expires, (size_t)job_databases * sizeof(*p->db_expires));
     for (int db = 0; db < job_databases; db++) {
@@ -468,43 +485,40 @@ static void pause_briefly(void)
     nanosleep(&ts, NULL);
 }
 
-void save_part(struct cmd_ctx *ctx, bool blocking)
+/* shard 0's part of a save that begins: the job's settings (shard 0's lock holds off every other part) */
+static void job_begin(struct cmd_ctx *ctx, int kind, bool blocking, bool counted)
 {
-    int idx = SHARD_STORE_SHARED ? 0 : ctx->shard;
-    int expect = PHASE_IDLE;
-    if (idx == 0) {
-        if (!atomic_compare_exchange_strong(&phase, &expect, PHASE_STARTING)) {
-            reply_error(ctx->out, "ERR Background save already in progress");
-            return;
-        }
-        /* the timer's save for a FLUSHALL is Redis's rdbSave there: no BGSAVE (its failure leaves the
-         * BGSAVE status), not in rdb_saves */
-        bool flush = ctx->client && ctx->client == atomic_load(&cron_client_id) &&
-                     atomic_exchange(&flush_save_wanted, false);
-        job_blocking = blocking || flush;
-        job_counted = !flush;
-        if (writer_joinable)
-            pthread_join(writer, NULL);
-        writer_joinable = false;
-        mem_release(job_dir);
-        mem_release(job_file);
-        job_dir = dup_str(ctx->config->dir && ctx->config->dir[0] ? ctx->config->dir : ".");
-        job_file = dup_str(ctx->config->dbfilename);
-        job_checksum = ctx->config->rdbchecksum;
-        job_databases = store_databases(ctx->store);
-        atomic_fetch_add(&save_gen, 1);
-        atomic_fetch_add(&save_pending, 1); /* until the writer is done */
-        job_start_ms = util_ms_time();
+    part0_began = true;
+    atomic_store(&job_kind, kind);
+    job_blocking = blocking;
+    job_counted = counted;
+    if (writer_joinable)
+        pthread_join(writer, NULL);
+    writer_joinable = false;
+    mem_release(job_dir);
+    mem_release(job_file);
+    const char *dir = ctx->config->dir && ctx->config->dir[0] ? ctx->config->dir : ".";
+    job_dir = mem_strndup(dir, strlen(dir));
+    job_file = mem_strndup(ctx->config->dbfilename, strlen(ctx->config->dbfilename));
+    job_checksum = ctx->config->rdbchecksum;
+    job_databases = store_databases(ctx->store);
+    atomic_fetch_add(&save_gen, 1);
+    atomic_fetch_add(&save_pending, 1); /* until the writer is done */
+    job_start_ms = util_ms_time();
+    atomic_store(&job_abandoned, false);
+    if (kind == JOB_RDB) {
         if (!job_blocking)
             atomic_store(&last_try, job_start_ms / 1000);
-        atomic_store(&job_abandoned, false);
         atomic_store(&start_ms, job_start_ms);
         if (!job_blocking)
             log_notice("Background saving started");
-    } else if (atomic_load(&phase) != PHASE_STARTING) {
-        reply_error(ctx->out, "ERR Background save already in progress");
-        return;
     }
+}
+
+/* every part of a save that began: the shard's cut (shard 0's also starts the writer); false when the
+ * save cannot go on (answered) */
+static bool part_begin(struct cmd_ctx *ctx, int idx)
+{
     struct save_shard *p = &parts[idx];
     begin_shard(p, ctx->shard, ctx->store, ctx->config);
     if (idx == 0) { /* the writer reads parts[0].opts */
@@ -514,10 +528,13 @@ void save_part(struct cmd_ctx *ctx, bool blocking)
             log_warn("Can't save in background: cannot start the writer thread");
             store_snapshot_abort(ctx->store);
             p->active = false;
+            part0_began = false;
+            if (atomic_load(&job_kind) == JOB_AOF_BASE)
+                aof_rewrite_base_done("", false);
             atomic_store(&phase, PHASE_IDLE);
             atomic_fetch_sub(&save_pending, 1);
             reply_error(ctx->out, "ERR");
-            return;
+            return false;
         }
     }
     if (idx == nparts - 1) { /* every shard has begun (before this one's last chunk can end the save) */
@@ -526,12 +543,47 @@ void save_part(struct cmd_ctx *ctx, bool blocking)
         ssize_t rc = write(wake_fd, &one, sizeof one);
         (void)rc;
     }
+    return true;
+}
+
+void save_part(struct cmd_ctx *ctx, bool blocking, bool schedule)
+{
+    int idx = SHARD_STORE_SHARED ? 0 : ctx->shard;
+    if (idx == 0) {
+        part0_began = false;
+        int expect = PHASE_IDLE;
+        if (!blocking && (aof_rewrite_in_progress() || (busy() && atomic_load(&job_kind) == JOB_AOF_BASE))) {
+            if (schedule) { /* Redis's bgsaveCommand with an AOF child */
+                save_schedule();
+                reply_simple(ctx->out, "Background saving scheduled");
+            } else {
+                reply_error(ctx->out, "ERR Another child process is active (AOF?): can't BGSAVE right now. Use "
+                                      "BGSAVE SCHEDULE in order to schedule a BGSAVE whenever possible.");
+            }
+            return;
+        }
+        if (!atomic_compare_exchange_strong(&phase, &expect, PHASE_STARTING)) {
+            reply_error(ctx->out, "ERR Background save already in progress");
+            return;
+        }
+        /* the timer's save for a FLUSHALL is Redis's rdbSave there: no BGSAVE (its failure leaves the
+         * BGSAVE status), not in rdb_saves */
+        bool flush = ctx->client && ctx->client == atomic_load(&cron_client_id) &&
+                     atomic_exchange(&flush_save_wanted, false);
+        job_begin(ctx, JOB_RDB, blocking || flush, !flush);
+    } else if (!part0_began) { /* shard 0's part answered */
+        reply_ok(ctx->out);
+        return;
+    }
+    if (!part_begin(ctx, idx))
+        return;
     if (!blocking || nparts > 1) { /* SAVE over several shards: its home waits for the file (save_wait) */
         reply_simple(ctx->out, blocking ? "OK" : "Background saving started");
         return;
     }
     /* SAVE with one store: it runs inline, walks and waits here, as Redis's (the global-lock build's
      * other threads wait for the store's lock) */
+    struct save_shard *p = &parts[idx];
     while (p->active) /* SAVE: this shard's keys now (Redis's SAVE blocks the whole server) */
         if (!save_step(ctx->shard, ctx->store) && p->active)
             pause_briefly();
@@ -541,6 +593,39 @@ void save_part(struct cmd_ctx *ctx, bool blocking)
         reply_ok(ctx->out);
     else
         reply_error(ctx->out, "ERR");
+}
+
+void save_rewrite_part(struct cmd_ctx *ctx)
+{
+    int idx = SHARD_STORE_SHARED ? 0 : ctx->shard;
+    if (idx == 0) { /* Redis's bgrewriteaofCommand */
+        part0_began = false;
+        int expect = PHASE_IDLE;
+        if (aof_rewrite_in_progress()) {
+            reply_error(ctx->out, "ERR Background append only file rewriting already in progress");
+            return;
+        }
+        if (!atomic_compare_exchange_strong(&phase, &expect, PHASE_STARTING)) { /* after the save under way */
+            aof_rewrite_schedule();
+            reply_simple(ctx->out, "Background append only file rewriting scheduled");
+            return;
+        }
+        if (aof_rewrite_begin() < 0) {
+            atomic_store(&phase, PHASE_IDLE);
+            reply_error(ctx->out, "ERR Can't execute an AOF background rewriting. Please check the server logs "
+                                  "for more information.");
+            return;
+        }
+        job_begin(ctx, JOB_AOF_BASE, false, false);
+    } else if (!part0_began) {
+        reply_ok(ctx->out);
+        return;
+    }
+    if (!part_begin(ctx, idx))
+        return;
+    if (aof_enabled()) /* the cut in the AOF: what follows goes to the rewrite's new incr file */
+        aof_feed_rotate(idx);
+    reply_simple(ctx->out, "Background append only file rewriting started");
 }
 
 void save_after_flushall(struct cmd_ctx *ctx)
@@ -644,6 +729,7 @@ static void cron_send(struct shard *self, const char *resp)
 }
 
 #define RESP_BGSAVE "*1\r\n$6\r\nBGSAVE\r\n"
+#define RESP_BGREWRITEAOF "*1\r\n$12\r\nBGREWRITEAOF\r\n"
 
 /* true: the shutdown's save, or its undoing, took this turn */
 static bool cron_final(struct shard *self, const struct config *cfg)
@@ -652,7 +738,7 @@ static bool cron_final(struct shard *self, const struct config *cfg)
     case FINAL_WANTED:
         if (!atomic_load(&final_always) && cfg->save_points_count == 0) {
             atomic_store(&final_state, FINAL_SKIPPED);
-        } else if (!save_in_progress()) {
+        } else if (!busy()) {
             log_notice("Saving the final RDB snapshot before exiting.");
             atomic_store(&final_state, FINAL_FIRED);
             cron_final_replies = 0;
@@ -675,8 +761,13 @@ void save_cron(struct shard *self, const struct config *cfg)
 {
     if (cron_client && atomic_load(&final_state) == FINAL_NONE && engine_client_idle(cron_client))
         conn_close(cron_client); /* its sink's last call clears cron_client */
-    if (cron_final(self, cfg) || save_in_progress() || load_in_progress()) /* no save of a half-loaded dataset */
+    if (cron_final(self, cfg) || busy() || aof_rewrite_in_progress() ||
+        load_in_progress()) /* no save of a half-loaded dataset */
         return;
+    if (aof_rewrite_scheduled()) { /* Redis's serverCron: a scheduled rewrite first */
+        cron_send(self, RESP_BGREWRITEAOF);
+        return;
+    }
     if (atomic_load(&flush_save_wanted)) { /* a FLUSHALL's empty dataset, whatever the last save's outcome */
         cron_send(self, RESP_BGSAVE);
         return;
@@ -688,9 +779,7 @@ void save_cron(struct shard *self, const struct config *cfg)
         cron_send(self, RESP_BGSAVE);
         return;
     }
-    if (cfg->save_points_count == 0)
-        return;
-    long long changes = save_changes_since(), since = now - atomic_load(&last_time);
+    long long changes = cfg->save_points_count ? save_changes_since() : 0, since = now - atomic_load(&last_time);
     for (int i = 0; i < cfg->save_points_count; i++) {
         const struct config_save_point *sp = &cfg->save_points[i];
         if (changes >= sp->changes && since > sp->seconds) {
@@ -698,6 +787,11 @@ void save_cron(struct shard *self, const struct config *cfg)
             cron_send(self, RESP_BGSAVE);
             return;
         }
+    }
+    long long growth = aof_rewrite_growth(cfg);
+    if (growth >= 0) {
+        log_notice("Starting automatic rewriting of AOF on %lld%% growth", growth);
+        cron_send(self, RESP_BGREWRITEAOF);
     }
 }
 

@@ -640,7 +640,7 @@ void rdb_file_begin(struct rdb_buf *b, const char *redis_ver, long long ctime_s,
     save_aux_ll(b, "redis-bits", (long long)(sizeof(void *) * 8), opts->compress);
     save_aux_ll(b, "ctime", ctime_s, opts->compress);
     save_aux_ll(b, "used-mem", used_mem, opts->compress);
-    save_aux_ll(b, "aof-base", 0, opts->compress);
+    save_aux_ll(b, "aof-base", opts->aof_base, opts->compress);
 }
 
 void rdb_file_select(struct rdb_buf *b, int db, uint64_t keys, uint64_t expires)

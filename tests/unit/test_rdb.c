@@ -39,7 +39,7 @@ static const struct rdb_limits LIM = {
     .zset_max_value = 64,
     .list_fill = -2,
 };
-static const struct rdb_save_opts OPTS = {true, -2, 0};
+static const struct rdb_save_opts OPTS = {true, -2, 0, false};
 
 /* ---- helpers ---- */
 
@@ -136,7 +136,7 @@ static void test_payload(void)
 static void check_string(const char *s, size_t n, const char *want, size_t want_len, bool compress)
 {
     struct object *o = object_string_create(s, n);
-    struct rdb_save_opts opts = {compress, -2, 0};
+    struct rdb_save_opts opts = {compress, -2, 0, false};
     struct rdb_buf b = value_of(o, &opts);
     CHECK(b.len == want_len && memcmp(b.p, want, want_len) == 0);
     struct object *c = load(b.p, b.len, RDB_VERSION);
@@ -234,7 +234,7 @@ static void test_lists(void)
         if (c)
             check_lists_equal(o, c);
         object_destroy(&c);
-        struct rdb_save_opts deep = {true, -2, 1};
+        struct rdb_save_opts deep = {true, -2, 1, false};
         b = value_of(o, &deep);
         c = load(b.p, b.len, RDB_VERSION);
         CHECK(c != NULL);
@@ -246,7 +246,7 @@ static void test_lists(void)
     }
     /* fill 4: nodes of 4 elements */
     o = list_of(10, 1);
-    struct rdb_save_opts four = {false, 4, 0};
+    struct rdb_save_opts four = {false, 4, 0, false};
     b = value_of(o, &four);
     CHECK(b.len > 2 && b.p[1] == 3); /* 3 nodes */
     rdb_buf_release(&b);
