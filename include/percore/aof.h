@@ -35,8 +35,20 @@ int aof_setup(int shards, const struct config *cfg);
 /* main thread, after every shard's aof_shard_stop: the writer writes what is left, fsyncs, ends */
 void aof_teardown(void);
 
-/* is the stream on (appendonly yes at start)?  A shard copies this into its hot flag */
-bool aof_enabled(void);
+/*
+ * Whether the shards' writes are recorded (Redis's aof_state).  ON: appendonly yes at start, or once a
+ * rewrite that turned the AOF on is installed; WAIT_REWRITE: CONFIG SET appendonly yes, its rewrite's cut
+ * taken (the shards record into a temp incr file) or to come; OFF.  The changes happen at keyspace-wide
+ * cuts, every shard's part under its keyspace lock (save.c): shard 0's timer sends the BGREWRITEAOF that
+ * turns it on, and the one that turns it off (each part: aof_feed_stop, and its shard stops recording).
+ * A shard copies "recording" into its hot flag at its part, or at start (ON).
+ */
+enum aof_state { AOF_OFF, AOF_ON, AOF_WAIT_REWRITE };
+enum aof_state aof_state(void);
+/* shard 0's part of the cut that turns the AOF off (before any part feeds its stop) */
+void aof_turn_off(void);
+/* a part's stop on its shard's stream: once every stream has one, the file is fsynced and closed */
+void aof_feed_stop(int stream);
 
 /* a write that changed something ran on stream `stream`, in db: its argv, or (prop_n > 0) the
  * commands the handler propagated instead, RESP-encoded in prop[0..prop_len).  txid: the multi-shard
@@ -76,9 +88,9 @@ void aof_shard_stop(int stream);
  * and deletes the files it replaces.  With the AOF off the directory gets
  * the base and a manifest of it alone, as Redis 7.0's.
  */
-/* shard 0's part, before any part's cut: a new rewrite is under way (the directory made when missing);
- * 0, or -1 (logged): it cannot be */
-int aof_rewrite_begin(void);
+/* shard 0's part, before any part's cut: a new rewrite is under way (the directory made when missing),
+ * turn_on: it turns the AOF on (WAIT_REWRITE from now); 0, or -1 (logged): it cannot be */
+int aof_rewrite_begin(bool turn_on);
 /* a part's cut on its shard's stream (appendonly yes) */
 void aof_feed_rotate(int stream);
 /* the snapshot's writer: the base is at tmp (fsynced), or could not be written (ok false) */

@@ -1783,6 +1783,7 @@ static void info_persistence(struct reply *t)
     bool loading = load_in_progress();
     struct aof_rewrite_info rw;
     aof_rewrite_info(&rw);
+    const struct config *cfg = config_current();
     text_printf(t,
                 "# Persistence\r\n"
                 "loading:%d\r\n"
@@ -1819,10 +1820,10 @@ static void info_persistence(struct reply *t)
                 "aof_last_cow_size:0\r\n"
                 "module_fork_in_progress:0\r\n"
                 "module_fork_last_cow_size:0\r\n",
-                load_keys_expired(), load_keys_loaded(), aof_enabled(), rw.in_progress, rw.scheduled, rw.last_seconds,
+                load_keys_expired(), load_keys_loaded(), cfg->appendonly, rw.in_progress, rw.scheduled, rw.last_seconds,
                 rw.current_seconds, rw.last_ok ? "ok" : "err", rw.count, rw.failures,
                 aof_info_last_write_ok() ? "ok" : "err");
-    if (aof_enabled()) /* Redis 7.0 adds these with the AOF on */
+    if (cfg->appendonly) /* Redis 7.0 adds these with the AOF on */
         text_printf(t,
                     "aof_current_size:%lld\r\n"
                     "aof_base_size:%lld\r\n"

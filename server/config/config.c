@@ -149,7 +149,7 @@ static const struct config_key config_keys[] = {
     {"stop-writes-on-bgsave-error", CT_ENUM, OFF(stop_writes_on_bgsave_error), "yes", 0, 0, true,
      "with save points set, writes get -MISCONF after a failed BGSAVE"},
     {"appendonly", CT_ENUM, OFF(appendonly), "no", 0, 0, true,
-     "load the AOF (appenddirname) at start instead of the RDB file; set at start only"},
+     "record every write in the AOF (appenddirname), loaded at start instead of the RDB file"},
     {"appenddirname", CT_STRING, OFF(appenddirname), "appendonlydir", 0, 0, false,
      "the folder in dir that holds the AOF files and their manifest"},
     {"appendfilename", CT_STRING, OFF(appendfilename), "appendonly.aof", 0, 0, false,
@@ -1029,13 +1029,6 @@ bool config_set_reply(struct reply *out, const struct resp_arg *args, int n, con
     for (int i = 0; i < npairs && !why; i++) {
         why = config_apply(&box->config, keys[i], &args[2 * i + 1], 1, buf, sizeof(buf));
         failed = i;
-    }
-    for (int i = 0; i < npairs && !why; i++) {
-        if (keys[i]->offset == offsetof(struct config, appendonly) && keys[i]->type == CT_ENUM &&
-            box->config.appendonly != config_published->appendonly) {
-            why = "percore turns the AOF on or off only at start";
-            failed = i;
-        }
     }
     bool applied = false;
     for (int i = 0; i < npairs && !why && apply; i++) {

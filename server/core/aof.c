@@ -106,7 +106,9 @@ enum aof_rec_kind {
     REC_TXN_GRANT,   /* txid was granted a lock unit on this shard */
     REC_TXN_UNLOCK,  /* txid let go of a lock unit on this shard */
     REC_TXN_END,     /* txid is over, at its home: where it sent unlocks (int n, then n x {shard, units}) */
-    REC_ROTATE,      /* a rewrite's cut on this shard: once every stream has one, a new incr file (below) */
+    REC_ROTATE,      /* a rewrite's cut on this shard: once every stream has one, a new incr file (below);
+                      * db 1: the rewrite turns the AOF on (its incr file is a temp file until the base is in) */
+    REC_STOP,        /* the AOF is turned off at this cut: once every stream has one, the file is closed */
 };
 
 /* a record's head in a chunk (unaligned there: copied out); its len bytes follow */
@@ -128,7 +130,7 @@ struct aof_chunk {
 
 enum stream_stop { STREAM_RUNS, STREAM_AT_BARRIER, STREAM_AT_UNLOCK };
 
-static bool stops_at_barrier(uint32_t kind) { return kind == REC_BARRIER || kind == REC_ROTATE; }
+static bool stops_at_barrier(uint32_t kind) { return kind == REC_BARRIER || kind >= REC_ROTATE; }
 
 /* one shard's stream */
 struct aof_stream {
@@ -164,7 +166,7 @@ struct wtxn {
 
 static struct aof_stream *streams;
 static int nstreams;
-static bool enabled;
+static atomic_int state;      /* enum aof_state: shard 0's keyspace-wide parts set it, the writer ON once installed */
 static int wake_fd = -1;
 static pthread_t writer;
 static bool writer_running;
@@ -192,11 +194,12 @@ static _Atomic long long rewrite_count, rewrite_failures, rewrite_began_ms, rewr
 static _Atomic long long rewrite_base_size; /* aof_current_size at start or after the last rewrite (auto's base) */
 static pthread_mutex_t rewrite_lock = PTHREAD_MUTEX_INITIALIZER;
 static char *rewrite_tmp;                    /* the base's temp file, once written (under rewrite_lock) */
+static bool rewrite_by_writer;               /* begun with the AOF on (or turning on): the writer installs it */
 static void rewrite_conclude(void);
 static struct wtxn **txns;    /* transactions not yet written, or whose unlocks are still to pass */
 static size_t ntxns, txns_cap;
 
-bool aof_enabled(void) { return enabled; }
+enum aof_state aof_state(void) { return atomic_load(&state); }
 uint64_t aof_round_done(void) { return atomic_load(&round_done); }
 bool aof_info_last_write_ok(void) { return atomic_load(&last_write_ok); }
 long long aof_info_current_size(void) { return atomic_load(&current_size); }
@@ -378,8 +381,6 @@ void aof_wait_round(int stream, bool waiting)
 
 void aof_shard_stop(int stream)
 {
-    if (!enabled)
-        return;
     struct aof_stream *s = &streams[stream];
     while (!stream_push(s)) {
         wake_writer();
@@ -477,7 +478,7 @@ static void prescan(int stream, const struct aof_chunk *ch)
         struct aof_rec r = rec_at(ch->p + pos);
         const char *body = ch->p + pos + sizeof r;
         pos += sizeof r + r.len;
-        if (r.kind < REC_TXN_CMD || r.kind == REC_ROTATE)
+        if (r.kind < REC_TXN_CMD || r.kind >= REC_ROTATE)
             continue;
         struct wtxn *t = txn_find(r.txid, true);
         switch (r.kind) {
@@ -619,7 +620,8 @@ static bool merge_stream(struct outbuf *o, int i)
     return moved;
 }
 
-static bool rotate_at(struct outbuf *o, uint64_t gen);
+static bool rotate_at(struct outbuf *o, uint64_t gen, bool turning_on);
+static bool close_at(struct outbuf *o);
 
 /* every stream as far as it goes; true when one still waits */
 static bool merge(struct outbuf *o)
@@ -636,8 +638,10 @@ static bool merge(struct outbuf *o)
                 struct aof_rec r;
                 const char *body;
                 stream_peek(&streams[i], &r, &body);
-                if (i == 0 && r.kind == REC_ROTATE && !rotate_at(o, r.txid))
+                if (i == 0 && r.kind == REC_ROTATE && !rotate_at(o, r.txid, r.db == 1))
                     return true; /* the old file could not take what precedes the cut: the next round */
+                if (i == 0 && r.kind == REC_STOP && !close_at(o))
+                    return true;
                 if (i == 0 && r.kind == REC_BARRIER)
                     out_command(o, r.db, body, r.len);
                 stream_skip(&streams[i], &r);
@@ -695,6 +699,10 @@ static void wake_waiting_shards(void)
 /* o's bytes to the file; what could not be written stays in o for the next round */
 static bool out_write(struct outbuf *o)
 {
+    if (fd < 0) { /* the AOF is off: nothing is recorded (a stream's last records before its STOP are) */
+        o->len = 0;
+        return true;
+    }
     size_t done = 0;
     bool ok = true;
     while (done < o->len) {
@@ -748,7 +756,7 @@ static void *writer_main(void *arg)
         bool was_ok = atomic_load(&last_write_ok);
         if (o.len) {
             bool ok = out_write(&o);
-            unsynced = true;
+            unsynced = fd >= 0;
             if (ok && !was_ok)
                 log_warn("AOF write error looks solved, Redis can write again.");
             else if (!ok && was_ok)
@@ -949,6 +957,12 @@ out:
 /* a copy of am (through its text): 0, or -1 when it cannot be made */
 static int manifest_copy(const struct aof_manifest *am, struct aof_manifest *to)
 {
+    if (!am->base && !am->incr_len && !am->history_len) { /* no text parses to that ("empty manifest") */
+        aof_manifest_init(to);
+        to->base_seq = am->base_seq;
+        to->incr_seq = am->incr_seq;
+        return 0;
+    }
     size_t n;
     char *text = aof_manifest_format(am, &n);
     struct aof_manifest_error err;
@@ -966,7 +980,7 @@ static int manifest_copy(const struct aof_manifest *am, struct aof_manifest *to)
  * what precedes the cut (a failing disk), so the cut waits for the next
  * round.  A new file that cannot be made fails the rewrite, not the writes.
  */
-static bool rotate_at(struct outbuf *o, uint64_t gen)
+static bool flush_for_cut(struct outbuf *o)
 {
     if (o->len && !out_write(o))
         return false;
@@ -975,6 +989,40 @@ static bool rotate_at(struct outbuf *o, uint64_t gen)
         return false;
     }
     unsynced = false;
+    return true;
+}
+
+static char *temp_incr_path(void)
+{
+    char name[512];
+    snprintf(name, sizeof name, "temp-%s.incr", aof_name); /* Redis's getTempIncrAofName */
+    return path_join(aof_dir, name);
+}
+
+static bool rotate_at(struct outbuf *o, uint64_t gen, bool turning_on)
+{
+    if (!flush_for_cut(o))
+        return false;
+    if (turning_on) { /* what follows the cut goes to a temp incr file until the base is in (Redis's
+                       * AOF_WAIT_REWRITE); a rewrite tried again starts it afresh */
+        char *path = temp_incr_path();
+        int nfd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (nfd < 0)
+            log_warn("Can't open the append-only file %s: %s", path, strerror(errno));
+        mem_release(path);
+        if (nfd < 0) {
+            rotate_failed_gen = gen;
+            return true;
+        }
+        if (fd >= 0)
+            close(fd);
+        fd = nfd;
+        file_db = -1;
+        incr_size = 0;
+        atomic_store(&current_size, 0);
+        rotated_gen = gen;
+        return true;
+    }
     struct aof_manifest next;
     int nfd = -1;
     char *path = NULL;
@@ -1006,10 +1054,26 @@ static bool rotate_at(struct outbuf *o, uint64_t gen)
     return true;
 }
 
+/* every stream is at the cut of CONFIG SET appendonly no: what precedes it is written and fsynced, the
+ * file closed (Redis's stopAppendOnly); false: the file cannot take it yet */
+static bool close_at(struct outbuf *o)
+{
+    if (!flush_for_cut(o))
+        return false;
+    if (fd >= 0)
+        close(fd);
+    fd = -1;
+    return true;
+}
+
+/* how a rewrite's base is installed: after the cut's new incr file (ON), with the AOF off (OFF), or turning
+ * it on (WAIT: the temp incr file becomes the only incr file) */
+enum install_how { INSTALL_ON, INSTALL_OFF, INSTALL_WAIT };
+
 /* Redis's backgroundRewriteDoneHandler: the base written at tmp becomes am's base in dir, the incr files
- * before the cut (all, keep_last false: the AOF is off) history, then deleted (aofDelHistoryFiles); false
- * (logged) when it cannot be done, am as it was */
-static bool rewrite_install(struct aof_manifest *am, const char *tmp, bool keep_last)
+ * before the cut history, then deleted (aofDelHistoryFiles); false (logged) when it cannot be done, am as
+ * it was */
+static bool rewrite_install(struct aof_manifest *am, const char *tmp, enum install_how how)
 {
     struct aof_manifest next;
     if (manifest_copy(am, &next) < 0)
@@ -1022,9 +1086,18 @@ static bool rewrite_install(struct aof_manifest *am, const char *tmp, bool keep_
     mem_release(path);
     if (ok) {
         log_notice("Successfully renamed the temporary AOF base file %s into %s", tmp, base);
-        aof_manifest_incr_to_history(&next, keep_last);
-        ok = manifest_persist(aof_dir, &next) == 0;
+        aof_manifest_incr_to_history(&next, how == INSTALL_ON);
     }
+    if (ok && how == INSTALL_WAIT) { /* Redis's "Successfully renamed the temporary AOF incr file" */
+        char *from = temp_incr_path(), *to = path_join(aof_dir, aof_manifest_new_incr(&next, aof_name));
+        ok = rename(from, to) == 0;
+        if (!ok)
+            log_warn("Error trying to rename the temporary AOF incr file %s into %s: %s", from, to, strerror(errno));
+        mem_release(from);
+        mem_release(to);
+    }
+    if (ok)
+        ok = manifest_persist(aof_dir, &next) == 0;
     if (!ok) {
         aof_manifest_deinit(&next);
         return false;
@@ -1066,7 +1139,18 @@ static void rewrite_conclude(void)
     rewrite_tmp = NULL;
     atomic_store(&rewrite_base_ready, false);
     pthread_mutex_unlock(&rewrite_lock);
-    bool ok = rotate_failed_gen != atomic_load(&rewrite_gen) && rewrite_install(&manifest, tmp, true);
+    bool waiting = atomic_load(&state) == AOF_WAIT_REWRITE, ok = false;
+    if (rotate_failed_gen != atomic_load(&rewrite_gen)) {
+        if (waiting) { /* what the directory holds now (the AOF was off) */
+            aof_manifest_deinit(&manifest);
+            ok = manifest_read(aof_dir, &manifest) == 0;
+        }
+        ok = (ok || !waiting) && rewrite_install(&manifest, tmp, waiting ? INSTALL_WAIT : INSTALL_ON);
+    }
+    if (ok && waiting)
+        atomic_store(&state, AOF_ON);
+    else if (waiting) /* Redis: a rewrite turning the AOF on is tried again */
+        atomic_store(&rewrite_wanted, true);
     if (ok) {
         atomic_store(&base_size, file_size(aof_dir, manifest.base->name));
         atomic_store(&current_size, atomic_load(&base_size) + incr_size);
@@ -1078,12 +1162,15 @@ static void rewrite_conclude(void)
     rewrite_end(ok);
 }
 
-int aof_rewrite_begin(void)
+int aof_rewrite_begin(bool turn_on)
 {
     if (mkdir(aof_dir, 0755) != 0 && errno != EEXIST) {
         log_warn("Can't open or create append-only dir %s: %s", aof_dir, strerror(errno));
         return -1;
     }
+    if (turn_on)
+        atomic_store(&state, AOF_WAIT_REWRITE);
+    rewrite_by_writer = atomic_load(&state) != AOF_OFF;
     atomic_fetch_add(&rewrite_gen, 1);
     atomic_store(&rewrite_running, true);
     atomic_store(&rewrite_wanted, false);
@@ -1096,7 +1183,20 @@ int aof_rewrite_begin(void)
 void aof_feed_rotate(int stream)
 {
     struct aof_chunk *ch;
-    size_t at = rec_begin(&ch, stream, REC_ROTATE, 0, atomic_load(&rewrite_gen));
+    size_t at = rec_begin(&ch, stream, REC_ROTATE, atomic_load(&state) == AOF_WAIT_REWRITE,
+                          atomic_load(&rewrite_gen));
+    rec_end(ch, at);
+}
+
+void aof_turn_off(void)
+{
+    atomic_store(&state, AOF_OFF);
+}
+
+void aof_feed_stop(int stream)
+{
+    struct aof_chunk *ch;
+    size_t at = rec_begin(&ch, stream, REC_STOP, 0, 0);
     rec_end(ch, at);
 }
 
@@ -1104,7 +1204,7 @@ void aof_rewrite_base_done(const char *tmp, bool ok)
 {
     if (ok)
         log_notice("Successfully created the temporary AOF base file %s", tmp);
-    if (ok && enabled) { /* the writer installs it once it has reached the cut */
+    if (ok && rewrite_by_writer) { /* the writer installs it once it has reached the cut */
         pthread_mutex_lock(&rewrite_lock);
         rewrite_tmp = mem_strndup(tmp, strlen(tmp));
         atomic_store(&rewrite_base_ready, true);
@@ -1114,11 +1214,13 @@ void aof_rewrite_base_done(const char *tmp, bool ok)
     }
     if (ok) { /* the AOF is off: the directory gets the base and a manifest of it alone (Redis 7.0) */
         struct aof_manifest am;
-        ok = manifest_read(aof_dir, &am) == 0 && rewrite_install(&am, tmp, false);
+        ok = manifest_read(aof_dir, &am) == 0 && rewrite_install(&am, tmp, INSTALL_OFF);
         aof_manifest_deinit(&am);
     }
     if (!ok)
         unlink(tmp);
+    if (!ok && rewrite_by_writer && atomic_load(&state) == AOF_WAIT_REWRITE)
+        atomic_store(&rewrite_wanted, true);
     rewrite_end(ok);
 }
 
@@ -1129,7 +1231,7 @@ bool aof_rewrite_scheduled(void) { return atomic_load(&rewrite_wanted); }
 long long aof_rewrite_growth(const struct config *cfg)
 {
     long long size = atomic_load(&current_size);
-    if (!enabled || atomic_load(&rewrite_running) || !cfg->auto_aof_rewrite_percentage ||
+    if (atomic_load(&state) != AOF_ON || atomic_load(&rewrite_running) || !cfg->auto_aof_rewrite_percentage ||
         size <= cfg->auto_aof_rewrite_min_size)
         return -1;
     long long base = atomic_load(&rewrite_base_size);
@@ -1156,14 +1258,15 @@ int aof_setup(int shards, const struct config *cfg)
     const char *dir = cfg->dir && cfg->dir[0] ? cfg->dir : ".";
     aof_dir = path_join(dir, cfg->appenddirname); /* a rewrite with the AOF off writes there too */
     aof_name = mem_strndup(cfg->appendfilename, strlen(cfg->appendfilename));
-    if (!cfg->appendonly)
-        return 0;
-    if (mkdir(aof_dir, 0755) != 0 && errno != EEXIST) {
-        log_warn("Can't open or create append-only dir %s: %s", aof_dir, strerror(errno));
-        return -1;
+    if (cfg->appendonly) {
+        if (mkdir(aof_dir, 0755) != 0 && errno != EEXIST) {
+            log_warn("Can't open or create append-only dir %s: %s", aof_dir, strerror(errno));
+            return -1;
+        }
+        if (open_files(cfg) < 0)
+            return -1;
     }
-    if (open_files(cfg) < 0)
-        return -1;
+    /* the streams and the writer, also with the AOF off: CONFIG SET appendonly yes turns them on */
     nstreams = SHARD_STORE_SHARED ? 1 : shards;
     streams = mem_calloc((size_t)nstreams, sizeof(*streams));
     for (int i = 0; i < nstreams; i++)
@@ -1176,7 +1279,7 @@ int aof_setup(int shards, const struct config *cfg)
         return -1;
     }
     writer_running = true;
-    enabled = true;
+    atomic_store(&state, cfg->appendonly ? AOF_ON : AOF_OFF);
     return 0;
 }
 
@@ -1224,5 +1327,5 @@ void aof_teardown(void)
     if (wake_fd >= 0)
         close(wake_fd);
     wake_fd = -1;
-    enabled = false;
+    atomic_store(&state, AOF_OFF);
 }

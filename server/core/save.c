@@ -171,6 +171,7 @@ static int cron_final_replies;   /* replies to the shutdown's CLIENT PAUSE and S
 static atomic_bool scheduled;    /* a BGSAVE waits for its turn (BGSAVE inside EXEC) */
 static bool part0_began;         /* shard 0's part of the keyspace-wide command under way began a save (the
                                   * other parts, after it under its lock, follow it) */
+static bool part0_stops;         /* ... or is the timer's BGREWRITEAOF that turns the AOF off */
 
 static _Atomic uint64_t cron_client_id; /* its connection id, 0 none */
 static atomic_bool flush_save_wanted; /* a FLUSHALL with save points ran: the timer's next save is its (below) */
@@ -598,6 +599,24 @@ void save_part(struct cmd_ctx *ctx, bool blocking, bool schedule)
 void save_rewrite_part(struct cmd_ctx *ctx)
 {
     int idx = SHARD_STORE_SHARED ? 0 : ctx->shard;
+    struct shard *self = shard_at(ctx->shard);
+    if (idx == 0) {
+        part0_stops = false;
+        /* the timer's, with appendonly turned off: the cut where the shards stop recording */
+        if (ctx->client && ctx->client == atomic_load(&cron_client_id) && !ctx->config->appendonly &&
+            aof_state() != AOF_OFF && !aof_rewrite_in_progress()) {
+            part0_stops = true;
+            part0_began = false;
+            aof_turn_off();
+        }
+    }
+    if (part0_stops) {
+        if (self->propagating)
+            aof_feed_stop(idx);
+        shard_set_recording(self, false);
+        reply_ok(ctx->out);
+        return;
+    }
     if (idx == 0) { /* Redis's bgrewriteaofCommand */
         part0_began = false;
         int expect = PHASE_IDLE;
@@ -610,7 +629,7 @@ void save_rewrite_part(struct cmd_ctx *ctx)
             reply_simple(ctx->out, "Background append only file rewriting scheduled");
             return;
         }
-        if (aof_rewrite_begin() < 0) {
+        if (aof_rewrite_begin(ctx->config->appendonly && aof_state() == AOF_OFF) < 0) {
             atomic_store(&phase, PHASE_IDLE);
             reply_error(ctx->out, "ERR Can't execute an AOF background rewriting. Please check the server logs "
                                   "for more information.");
@@ -623,7 +642,9 @@ void save_rewrite_part(struct cmd_ctx *ctx)
     }
     if (!part_begin(ctx, idx))
         return;
-    if (aof_enabled()) /* the cut in the AOF: what follows goes to the rewrite's new incr file */
+    if (aof_state() == AOF_WAIT_REWRITE && !self->propagating) /* it turns the AOF on: recorded from here */
+        shard_set_recording(self, true);
+    if (self->propagating) /* the cut in the AOF: what follows goes to the rewrite's new incr file */
         aof_feed_rotate(idx);
     reply_simple(ctx->out, "Background append only file rewriting started");
 }
@@ -764,7 +785,10 @@ void save_cron(struct shard *self, const struct config *cfg)
     if (cron_final(self, cfg) || busy() || aof_rewrite_in_progress() ||
         load_in_progress()) /* no save of a half-loaded dataset */
         return;
-    if (aof_rewrite_scheduled()) { /* Redis's serverCron: a scheduled rewrite first */
+    /* Redis's serverCron: a scheduled rewrite first; CONFIG SET appendonly yes's (Redis's startAppendOnly)
+     * and no's (its cut, where the shards stop recording) as the same keyspace-wide command */
+    if (aof_rewrite_scheduled() || (cfg->appendonly && aof_state() == AOF_OFF) ||
+        (!cfg->appendonly && aof_state() != AOF_OFF)) {
         cron_send(self, RESP_BGREWRITEAOF);
         return;
     }

@@ -401,12 +401,23 @@ static void shard_txn_lock_event(void *arg, uint64_t txid, bool granted)
     aof_feed_txn_lock(self->index, txid, granted);
 }
 
-/* appendonly: this shard's writes go to its AOF stream from now on */
-static void shard_start_propagating(struct shard *self)
+/* appendonly: this shard's writes go to its AOF stream from now on, or no longer */
+static void shard_propagate(struct shard *self, bool on)
 {
-    self->propagating = true;
+    __atomic_store_n(&self->propagating, on, __ATOMIC_RELAXED);
     if (!SHARD_STORE_SHARED) /* transactions' lock units mark their place in the stream */
-        keylock_set_listener(self->locks, shard_txn_lock_event, self);
+        keylock_set_listener(self->locks, on ? shard_txn_lock_event : NULL, self);
+}
+
+void shard_set_recording(struct shard *self, bool on)
+{
+    if (!SHARD_STORE_SHARED) {
+        shard_propagate(self, on);
+        return;
+    }
+    for (int i = 0; i < nshards; i++) /* each thread reads its flag under the store lock, held here */
+        if (shards[i])
+            shard_propagate(shards[i], on);
 }
 
 bool shard_still_loading(struct shard *self)
@@ -414,8 +425,8 @@ bool shard_still_loading(struct shard *self)
     if (load_in_progress())
         return true;
     self->loading = false;
-    if (aof_enabled())
-        shard_start_propagating(self);
+    if (aof_state() == AOF_ON)
+        shard_propagate(self, true);
     return false;
 }
 
@@ -575,8 +586,10 @@ static void shard_loop(struct shard *self)
         if (self->tracking.dirty)
             tracking_flush(self);
         bool aof_again = false;
-        if (self->propagating) {
-            shard_store_lock(); /* the global-lock build: the one stream is the store's */
+        /* held replies are let go once the AOF is off; the global-lock build's flag is written by the thread
+         * that turns the AOF on or off, under the store lock, which the one stream is under too */
+        if (__atomic_load_n(&self->propagating, __ATOMIC_RELAXED) || self->aof_held) {
+            shard_store_lock();
             aof_again = shard_aof_turn_end(self);
             shard_store_unlock();
         }
@@ -637,8 +650,8 @@ static void *shard_main(void *arg)
 #endif
     self->locks = keylock_create();
     self->loading = load_in_progress();
-    if (!self->loading && aof_enabled())
-        shard_start_propagating(self);
+    if (!self->loading && aof_state() == AOF_ON)
+        shard_propagate(self, true);
     tracking_setup_shard(self);
     self->now = util_ms_time();
     self->last_sleep_ns = INT64_MAX; /* idle until the first sleep says otherwise */

@@ -133,6 +133,11 @@ static inline bool shard_loading(struct shard *self)
     return __builtin_expect(self->loading, 0) && shard_still_loading(self);
 }
 
+/* a keyspace-wide cut turning the AOF on or off (aof.h), on the shard of the part, under its keyspace
+ * lock: its writes are recorded from here on, or no longer (the global-lock build: every thread's flag,
+ * under the store lock) */
+void shard_set_recording(struct shard *self, bool on);
+
 static inline bool shard_running(struct shard *self)
 {
     return !atomic_load_explicit(&self->stopping, memory_order_relaxed);
