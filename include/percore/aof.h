@@ -21,6 +21,7 @@
 #ifndef PERCORE_AOF_H
 #define PERCORE_AOF_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -109,6 +110,17 @@ struct aof_rewrite_info {
     long long last_seconds, current_seconds, count, failures;
 };
 void aof_rewrite_info(struct aof_rewrite_info *out);
+
+/* the last write or fsync of the AOF succeeded (Redis's aof_last_write_status); the write path reads it */
+extern atomic_bool aof_write_ok;
+/* write commands (and PING) get "-MISCONF Errors writing to the AOF file: <errno's text>" (Redis's
+ * writeCommandsDeniedByDiskError): the AOF is on and its last write failed; one relaxed load while all
+ * is well */
+static inline bool aof_denies_writes(void)
+{
+    return __builtin_expect(!atomic_load_explicit(&aof_write_ok, memory_order_relaxed), 0) && aof_state() != AOF_OFF;
+}
+int aof_last_write_errno(void);
 
 /* INFO persistence */
 bool aof_info_last_write_ok(void);

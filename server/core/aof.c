@@ -173,7 +173,8 @@ static bool writer_running;
 static atomic_bool writer_stop;
 static _Alignas(128) _Atomic uint64_t round_started;
 static _Alignas(128) _Atomic uint64_t round_done;
-static _Alignas(128) atomic_bool last_write_ok = true;
+_Alignas(128) atomic_bool aof_write_ok = true;
+static _Atomic int last_write_errno;
 static _Atomic long long current_size, base_size, buffer_length;
 /* the file and the merge (writer thread, after setup) */
 static int fd = -1;
@@ -201,7 +202,8 @@ static size_t ntxns, txns_cap;
 
 enum aof_state aof_state(void) { return atomic_load(&state); }
 uint64_t aof_round_done(void) { return atomic_load(&round_done); }
-bool aof_info_last_write_ok(void) { return atomic_load(&last_write_ok); }
+bool aof_info_last_write_ok(void) { return atomic_load(&aof_write_ok); }
+int aof_last_write_errno(void) { return atomic_load(&last_write_errno); }
 long long aof_info_current_size(void) { return atomic_load(&current_size); }
 long long aof_info_base_size(void) { return atomic_load(&base_size); }
 long long aof_info_buffer_length(void) { return atomic_load(&buffer_length); }
@@ -753,7 +755,7 @@ static void *writer_main(void *arg)
         }
         merge(&o);
         enum config_appendfsync policy = config_current()->appendfsync;
-        bool was_ok = atomic_load(&last_write_ok);
+        bool was_ok = atomic_load(&aof_write_ok);
         if (o.len) {
             bool ok = out_write(&o);
             unsynced = fd >= 0;
@@ -761,19 +763,22 @@ static void *writer_main(void *arg)
                 log_warn("AOF write error looks solved, Redis can write again.");
             else if (!ok && was_ok)
                 log_warn("Error writing to the AOF file: %s", strerror(errno));
-            atomic_store(&last_write_ok, ok);
+            if (!ok)
+                atomic_store(&last_write_errno, errno);
+            atomic_store(&aof_write_ok, ok);
         }
         int64_t now = util_ms_time();
         if (unsynced && (policy == APPENDFSYNC_ALWAYS || (policy == APPENDFSYNC_EVERYSEC && now - last_fsync >= 1000) ||
                          stop)) {
             if (fdatasync(fd) != 0) {
                 log_warn("Can't persist AOF for fsync error: %s", strerror(errno));
-                atomic_store(&last_write_ok, false);
+                atomic_store(&last_write_errno, errno);
+                atomic_store(&aof_write_ok, false);
             }
             unsynced = o.len != 0;
             last_fsync = now;
         }
-        if (atomic_load(&last_write_ok) && o.len == 0) {
+        if (atomic_load(&aof_write_ok) && o.len == 0) {
             uint64_t done = rounds_written(r);
             if (done > atomic_load(&round_done)) { /* only then: a shard that waits for more sleeps */
                 atomic_store(&round_done, done);

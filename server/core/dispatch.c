@@ -35,6 +35,7 @@
 
 #include "call.h"
 
+#include "percore/aof.h"
 #include "percore/load.h"
 #include "percore/save.h"
 #include "percore/cluster.h"
@@ -1279,10 +1280,13 @@ bool dispatch_command(struct conn *c, int argc, const struct resp_arg *argv)
         stats_cmd_rejected(&self->stats, cmd, "-NOAUTH", 7);
         return true;
     }
-    if (save_denies_writes(cfg) && /* Redis's processCommand: a write, an EXEC of writes, PING */
+    bool rdb_denies = save_denies_writes(cfg);
+    if ((rdb_denies || aof_denies_writes()) && /* Redis's processCommand: a write, an EXEC of writes, PING */
         ((cmd->flags & (CMD_WRITE | CMD_DENIED_ON_DISK_ERROR)) ||
          ((cmd->flags & CMD_RUNS_QUEUE) && txn_queued_writes(c)))) {
-        dispatch_reject(c, cmd, argc, argv, misconf_error);
+        if (!rdb_denies)
+            snprintf(err, sizeof err, "MISCONF Errors writing to the AOF file: %s", strerror(aof_last_write_errno()));
+        dispatch_reject(c, cmd, argc, argv, rdb_denies ? misconf_error : err);
         stats_cmd_rejected(&self->stats, cmd, "-MISCONF", 8);
         return true;
     }
