@@ -4,7 +4,8 @@
     smoke.py FUZZER FUZZ_DIR RUNS
 
 Runs the libFuzzer binary FUZZER for RUNS inputs in all: first every seed of
-FUZZ_DIR/corpus and every kept crash of FUZZ_DIR/regressions, then mutations
+FUZZ_DIR/corpus (FUZZ_DIR/corpus-NAME for fuzz_NAME when there is one) and
+every kept crash of FUZZ_DIR/regressions, then mutations
 of them, with FUZZ_DIR/percore.dict.  New inputs go to a temporary folder
 (never into the source tree); a crash, leak, timeout or out-of-memory input
 is written to the current folder (crash-*, leak-*, ...) and named in the
@@ -33,7 +34,9 @@ def main():
         sys.exit(__doc__)
     fuzzer, fuzz_dir, runs = sys.argv[1], sys.argv[2], int(sys.argv[3])
     target = os.path.basename(fuzzer)
-    seed_dirs = [os.path.join(fuzz_dir, "corpus"), os.path.join(fuzz_dir, "regressions")]
+    own = os.path.join(fuzz_dir, "corpus-" + target.replace("fuzz_", "", 1))  # corpus-rdb: fuzz_rdb's alone
+    seed_dirs = [own if os.path.isdir(own) else os.path.join(fuzz_dir, "corpus"),
+                 os.path.join(fuzz_dir, "regressions")]
     seeds = sum(len([f for f in os.listdir(d) if not f.startswith(".")]) for d in seed_dirs)
     with tempfile.TemporaryDirectory(prefix="percore-fuzz-") as new_inputs:
         proc = subprocess.run(
