@@ -90,8 +90,9 @@ void aof_shard_stop(int stream);
  * the base and a manifest of it alone, as Redis 7.0's.
  */
 /* shard 0's part, before any part's cut: a new rewrite is under way (the directory made when missing),
- * turn_on: it turns the AOF on (WAIT_REWRITE from now); 0, or -1 (logged): it cannot be */
-int aof_rewrite_begin(bool turn_on);
+ * turn_on: it turns the AOF on (WAIT_REWRITE from now), rdb_preamble: its base is an RDB file, else
+ * commands; 0, or -1 (logged): it cannot be */
+int aof_rewrite_begin(bool turn_on, bool rdb_preamble);
 /* a part's cut on its shard's stream (appendonly yes) */
 void aof_feed_rotate(int stream);
 /* the snapshot's writer: the base is at tmp (fsynced), or could not be written (ok false) */

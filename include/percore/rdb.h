@@ -59,6 +59,8 @@ struct rdb_buf {
     size_t cap;   /* bytes allocated */
 };
 void rdb_buf_release(struct rdb_buf *b);
+/* append p[0..n) */
+void rdb_buf_put(struct rdb_buf *b, const void *p, size_t n);
 
 /* append o's RDB type byte and value */
 void rdb_save_value(struct rdb_buf *b, const struct object *o, const struct rdb_save_opts *opts);

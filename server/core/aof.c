@@ -196,6 +196,7 @@ static _Atomic long long rewrite_base_size; /* aof_current_size at start or afte
 static pthread_mutex_t rewrite_lock = PTHREAD_MUTEX_INITIALIZER;
 static char *rewrite_tmp;                    /* the base's temp file, once written (under rewrite_lock) */
 static bool rewrite_by_writer;               /* begun with the AOF on (or turning on): the writer installs it */
+static bool rewrite_preamble;                /* its base is an RDB file (.base.rdb), else commands (.base.aof) */
 static void rewrite_conclude(void);
 static struct wtxn **txns;    /* transactions not yet written, or whose unlocks are still to pass */
 static size_t ntxns, txns_cap;
@@ -1083,7 +1084,7 @@ static bool rewrite_install(struct aof_manifest *am, const char *tmp, enum insta
     struct aof_manifest next;
     if (manifest_copy(am, &next) < 0)
         return false;
-    const char *base = aof_manifest_new_base(&next, aof_name, true);
+    const char *base = aof_manifest_new_base(&next, aof_name, rewrite_preamble);
     char *path = path_join(aof_dir, base);
     bool ok = rename(tmp, path) == 0;
     if (!ok)
@@ -1167,7 +1168,7 @@ static void rewrite_conclude(void)
     rewrite_end(ok);
 }
 
-int aof_rewrite_begin(bool turn_on)
+int aof_rewrite_begin(bool turn_on, bool rdb_preamble)
 {
     if (mkdir(aof_dir, 0755) != 0 && errno != EEXIST) {
         log_warn("Can't open or create append-only dir %s: %s", aof_dir, strerror(errno));
@@ -1176,6 +1177,7 @@ int aof_rewrite_begin(bool turn_on)
     if (turn_on)
         atomic_store(&state, AOF_WAIT_REWRITE);
     rewrite_by_writer = atomic_load(&state) != AOF_OFF;
+    rewrite_preamble = rdb_preamble;
     atomic_fetch_add(&rewrite_gen, 1);
     atomic_store(&rewrite_running, true);
     atomic_store(&rewrite_wanted, false);

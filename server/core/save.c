@@ -61,6 +61,7 @@
 #include "dispatch.h"
 #include "reply_slot.h"
 #include "shard_internal.h"
+#include "aof_base.h"
 
 #include "percore/aof.h"
 #include "percore/command.h"
@@ -124,6 +125,7 @@ static int wake_fd = -1;        /* the writer sleeps on it */
 static pthread_t writer;
 static bool writer_joinable;    /* shard 0's part (under its lock) and teardown only */
 static bool job_checksum;       /* the save under way: rdbchecksum */
+static bool job_commands;       /* ... is an AOF base in commands (aof-use-rdb-preamble no), not an RDB file */
 static int job_databases;       /* its stores' databases */
 static char *job_dir, *job_file; /* its dir and dbfilename (copies) */
 static int64_t job_start_ms;
@@ -302,7 +304,8 @@ static void *writer_main(void *arg)
     uint64_t crc = 0;
     struct rdb_buf b = {0};
     struct rdb_save_opts opts = parts[0].opts;
-    rdb_file_begin(&b, SAVE_REDIS_VER, util_ms_time() / 1000, 0, &opts);
+    if (!job_commands)
+        rdb_file_begin(&b, SAVE_REDIS_VER, util_ms_time() / 1000, 0, &opts);
     while (atomic_load(&phase) == PHASE_STARTING && !atomic_load(&job_abandoned)) { /* every cut taken */
         uint64_t v;
         ssize_t rc = read(wake_fd, &v, sizeof v);
@@ -314,7 +317,7 @@ static void *writer_main(void *arg)
             keys += parts[i].db_keys[db];
             expires += parts[i].db_expires[db];
         }
-        if (keys)
+        if (keys && !job_commands)
             rdb_file_select(&b, db, keys, expires);
     }
     writer_put(fd, &ok, &crc, &b);
@@ -338,7 +341,8 @@ static void *writer_main(void *arg)
         }
     }
     b.len = 0;
-    rdb_file_end(&b, crc, job_checksum);
+    if (!job_commands)
+        rdb_file_end(&b, crc, job_checksum);
     if (ok) {
         ok = fileio_write_all(fd, b.p, b.len);
         if (!ok)
@@ -406,10 +410,16 @@ static void save_key(void *arg, const struct store_snapshot_key *k)
 {
     struct save_shard *p = arg;
     if (p->chunk_db != k->db) {
-        rdb_file_select(&p->chunk, k->db, 0, 0);
+        if (job_commands)
+            aof_base_select(&p->chunk, k->db);
+        else
+            rdb_file_select(&p->chunk, k->db, 0, 0);
         p->chunk_db = k->db;
     }
-    rdb_file_key(&p->chunk, k->key, k->klen, k->expire, k->val, &p->opts);
+    if (job_commands)
+        aof_base_key(&p->chunk, k->key, k->klen, k->expire, k->val);
+    else
+        rdb_file_key(&p->chunk, k->key, k->klen, k->expire, k->val, &p->opts);
 }
 
 /* the chunk to the writer; false when its ring is full (the chunk stays) */
@@ -502,6 +512,7 @@ static void job_begin(struct cmd_ctx *ctx, int kind, bool blocking, bool counted
     job_dir = mem_strndup(dir, strlen(dir));
     job_file = mem_strndup(ctx->config->dbfilename, strlen(ctx->config->dbfilename));
     job_checksum = ctx->config->rdbchecksum;
+    job_commands = kind == JOB_AOF_BASE && !ctx->config->aof_use_rdb_preamble;
     job_databases = store_databases(ctx->store);
     atomic_fetch_add(&save_gen, 1);
     atomic_fetch_add(&save_pending, 1); /* until the writer is done */
@@ -629,7 +640,7 @@ void save_rewrite_part(struct cmd_ctx *ctx)
             reply_simple(ctx->out, "Background append only file rewriting scheduled");
             return;
         }
-        if (aof_rewrite_begin(ctx->config->appendonly && aof_state() == AOF_OFF) < 0) {
+        if (aof_rewrite_begin(ctx->config->appendonly && aof_state() == AOF_OFF, ctx->config->aof_use_rdb_preamble) < 0) {
             atomic_store(&phase, PHASE_IDLE);
             reply_error(ctx->out, "ERR Can't execute an AOF background rewriting. Please check the server logs "
                                   "for more information.");

@@ -121,6 +121,11 @@ static void buf_put(struct rdb_buf *b, const void *p, size_t n)
         memcpy(buf_room(b, n), p, n);
 }
 
+void rdb_buf_put(struct rdb_buf *b, const void *p, size_t n)
+{
+    buf_put(b, p, n);
+}
+
 static void buf_byte(struct rdb_buf *b, unsigned v)
 {
     *buf_room(b, 1) = (char)v;
