@@ -685,8 +685,16 @@ bool txn_keys_locked(struct shard *self, const struct command *cmd, int argc, co
     int *pos = argc <= 16 ? pos_small : mem_alloc((size_t)argc * sizeof(int));
     int n = command_key_positions(cmd, argc, argv, pos);
     bool locked = false;
-    for (int i = 0; i < n && !locked; i++)
-        locked = keylock_holds_other(self->locks, txid, db, argv[pos[i]].ptr, argv[pos[i]].len);
+    const struct config *cfg = config_current();
+    for (int i = 0; i < n && !locked; i++) {
+        const struct resp_arg *key = &argv[pos[i]];
+        /* a key of another shard is its owner's to hold back (its part is parked there while the key is
+         * taken): here, under a whole-keyspace lock (BGSAVE's, FLUSHALL's), it would look taken and
+         * wait for a lock whose holder may be waiting for this very transaction's keys */
+        if (!SHARD_STORE_SHARED && dispatch_key_shard(cfg, key) != self->index)
+            continue;
+        locked = keylock_holds_other(self->locks, txid, db, key->ptr, key->len);
+    }
     if (pos != pos_small)
         mem_release(pos);
     return locked;

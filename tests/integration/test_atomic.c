@@ -13,7 +13,12 @@
  * A flusher empties the keyspace meanwhile (FLUSHALL, FLUSHDB, a SWAPDB
  * there and back, those in a MULTI/EXEC) and reads the group right after: a keyspace-wide write
  * is atomic too, so no MSET may be half flushed (some keys gone, some
- * kept).  Thousands of iterations with 4 shards (fewer under a sanitizer),
+ * kept).  Transactors run MULTI INCR a INCR b EXEC on their own pair of
+ * keys of two shards, over and over: both INCRs must answer the same
+ * number (the pair moves together, and is flushed together), and EXEC must
+ * come back while keyspace-wide writes lock every shard in turn (a home
+ * shard locked whole must not hold back the EXEC's commands bound for keys
+ * its transaction holds elsewhere: that was a deadlock).  Thousands of iterations with 4 shards (fewer under a sanitizer),
  * then every reply is accounted for.
  */
 #include "testclient.h"
@@ -29,12 +34,14 @@
 #define READERS 3
 #define GETTERS 2
 #define FLUSHERS 1
+#define TRANSACTORS 2
 
 static int port;
 static int rounds;
 static char keys[PC_SPREAD_KEYS][64];
+static char tx_keys[PC_SPREAD_KEYS][64];
 static atomic_int writers_left;
-static atomic_long mixed, bad_exists, bad_gets, errors, reads, gets, flushes;
+static atomic_long mixed, bad_exists, bad_gets, errors, reads, gets, flushes, execs, bad_execs;
 
 static void *writer(void *arg)
 {
@@ -151,6 +158,45 @@ static void *flusher(void *arg)
     return NULL;
 }
 
+/* MULTI INCR a INCR b EXEC on its own pair (keys of two shards) while the writers run: equal counts */
+static void *transactor(void *arg)
+{
+    long id = (long)arg;
+    /* keys of the upper shards (slots 8200.. and 12300..: shards 2 and 3 of 4), so that a connection of a
+     * lower shard has its home locked whole by a keyspace-wide write while its transaction holds them */
+    const char *a = tx_keys[8 + id], *b = tx_keys[12 + id];
+    redisContext *rc = pc_hiredis_connect(port);
+    while (rc && atomic_load(&writers_left) > 0) {
+        redisAppendCommand(rc, "MULTI");
+        redisAppendCommand(rc, "INCR %s", a);
+        redisAppendCommand(rc, "INCR %s", b);
+        redisAppendCommand(rc, "EXEC");
+        redisReply *r = NULL;
+        bool ok = true;
+        for (int i = 0; i < 4; i++) {
+            freeReplyObject(r);
+            r = NULL;
+            if (redisGetReply(rc, (void **)&r) != REDIS_OK || !r) {
+                atomic_fetch_add(&errors, 1);
+                redisFree(rc);
+                return NULL;
+            }
+        }
+        if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 || r->element[0]->type != REDIS_REPLY_INTEGER ||
+            r->element[1]->type != REDIS_REPLY_INTEGER)
+            ok = false;
+        else if (r->element[0]->integer != r->element[1]->integer)
+            atomic_fetch_add(&bad_execs, 1);
+        if (!ok)
+            atomic_fetch_add(&errors, 1);
+        freeReplyObject(r);
+        atomic_fetch_add(&execs, 1);
+    }
+    if (rc)
+        redisFree(rc);
+    return NULL;
+}
+
 /* the whole group as one pipeline of GETs: nil or a writer's value ("w<writer>-<round>") each */
 static void *getter(void *arg)
 {
@@ -208,19 +254,22 @@ int main(int argc, char **argv)
     port = srv.port;
     rounds = pc_sanitized() ? 300 : 2000;
     pc_spread_keys("atomic:", keys);
+    pc_spread_keys("atomic-tx:", tx_keys);
     /* the writers hold a key's lock only for a moment: rounds again (a few times at most) until some GET has
      * met one, so that the wait at an owner is known to have been exercised */
     bool sharded = false;
     long long parked = 0, queued = 0;
     for (int attempt = 0; attempt < 5 && parked == 0; attempt++) {
         atomic_store(&writers_left, WRITERS);
-        pthread_t w[WRITERS], r[READERS], g[GETTERS], f[FLUSHERS];
+        pthread_t w[WRITERS], r[READERS], g[GETTERS], f[FLUSHERS], t[TRANSACTORS];
         for (long i = 0; i < READERS; i++)
             pthread_create(&r[i], NULL, reader, NULL);
         for (long i = 0; i < GETTERS; i++)
             pthread_create(&g[i], NULL, getter, NULL);
         for (long i = 0; i < FLUSHERS; i++)
             pthread_create(&f[i], NULL, flusher, NULL);
+        for (long i = 0; i < TRANSACTORS; i++)
+            pthread_create(&t[i], NULL, transactor, (void *)i);
         for (long i = 0; i < WRITERS; i++)
             pthread_create(&w[i], NULL, writer, (void *)i);
         for (int i = 0; i < WRITERS; i++)
@@ -231,19 +280,26 @@ int main(int argc, char **argv)
             pthread_join(g[i], NULL);
         for (int i = 0; i < FLUSHERS; i++)
             pthread_join(f[i], NULL);
+        for (int i = 0; i < TRANSACTORS; i++)
+            pthread_join(t[i], NULL);
         parked = shards_total(",parked=", &sharded);
         queued = shards_total(",lock_queued=", &sharded);
         if (srv.is_redis || !sharded)
             break;
     }
-    printf("%d writers x %d MSET/DEL of %d keys, %ld MGET+EXISTS reads, %ld pipelined GETs, %ld flushes\n",
-           WRITERS, rounds, PC_SPREAD_KEYS, atomic_load(&reads), atomic_load(&gets), atomic_load(&flushes));
+    printf("%d writers x %d MSET/DEL of %d keys, %ld MGET+EXISTS reads, %ld pipelined GETs, %ld flushes, "
+           "%ld EXECs\n", WRITERS, rounds, PC_SPREAD_KEYS, atomic_load(&reads), atomic_load(&gets),
+           atomic_load(&flushes), atomic_load(&execs));
     if (atomic_load(&mixed))
         pc_fail("%ld MGETs saw the group half written", atomic_load(&mixed));
     if (atomic_load(&bad_exists))
         pc_fail("%ld EXISTS saw the group half deleted or half written", atomic_load(&bad_exists));
     if (atomic_load(&bad_gets))
         pc_fail("%ld GETs saw a value no writer wrote", atomic_load(&bad_gets));
+    if (atomic_load(&bad_execs))
+        pc_fail("%ld EXECs of INCR a INCR b gave two different counts", atomic_load(&bad_execs));
+    if (atomic_load(&execs) == 0)
+        pc_fail("no transaction ran while the writers ran");
     if (atomic_load(&errors))
         pc_fail("%ld error or missing replies", atomic_load(&errors));
     if (atomic_load(&reads) == 0 || atomic_load(&gets) == 0 || atomic_load(&flushes) == 0)
