@@ -46,10 +46,12 @@ void aof_teardown(void);
  */
 enum aof_state { AOF_OFF, AOF_ON, AOF_WAIT_REWRITE };
 enum aof_state aof_state(void);
-/* shard 0's part of the cut that turns the AOF off (before any part feeds its stop) */
-void aof_turn_off(void);
-/* a part's stop on its shard's stream: once every stream has one, the file is fsynced and closed */
-void aof_feed_stop(int stream);
+/* CONFIG SET appendonly no (Redis's stopAppendOnly), on c's home: the cut where every shard stops
+ * recording (each feeds a stop; once every stream has one, the file is fsynced and closed), a rewrite
+ * under way abandoned; c is answered +OK once every shard has stopped, in place of the command being
+ * handled */
+struct conn;
+void aof_stop_all(struct conn *c);
 
 /* a write that changed something ran on stream `stream`, in db: its argv, or (prop_n > 0) the
  * commands the handler propagated instead, RESP-encoded in prop[0..prop_len).  txid: the multi-shard

@@ -205,6 +205,11 @@ enum {
                                    * drops it (load.c) */
     CMD_NUMKEYS_ZERO_OK = 1ull << 33, /* CMD_NUMKEYS whose arguments before numkeys are no keys and whose
                                      * numkeys may be 0 (EVAL EVALSHA: the script, then numkeys) */
+    CMD_ALLOW_BUSY = 1ull << 34,  /* runs while a script is busy (Redis's allow-busy), its handler alone, outside
+                                   * call(): SCRIPT (its KILL), SHUTDOWN (with NOSAVE), QUIT, MULTI; the
+                                   * handler refuses the rest with -BUSY.  Redis's AUTH HELLO RESET WATCH
+                                   * UNWATCH DISCARD get -BUSY here: they touch watches and state the
+                                   * script's shard (or, the global-lock build, its store) owns */
 };
 
 /* where a command runs (see dispatch.c) */

@@ -115,6 +115,7 @@ struct config {
     /* observability */
     long long slowlog_log_slower_than; /* microseconds, -1 off, 0 every command */
     long long slowlog_max_len;
+    long long busy_reply_threshold; /* ms a script runs before its shard answers -BUSY (lua-time-limit) */
     int stats_interval;         /* ms between two merges of the shards' stats */
     bool latency_tracking;
     unsigned notify_keyspace_events; /* NOTIFY_* classes (command.h) published as keyspace events, 0 none */

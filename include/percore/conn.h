@@ -96,6 +96,13 @@ typedef void conn_merge_fn(struct reply *out, int argc, const struct resp_arg *a
  */
 void conn_fanout(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv,
                  conn_merge_fn *merge);
+/*
+ * The same for an internal keyspace-wide command (ROUTE_FANOUT_OK,
+ * CMD_LOCKS_ALL): its part runs on every shard under that shard's whole
+ * keyspace lock, taken in turn and held until every part ran, so the parts
+ * are one cut (as BGSAVE's); the answer is +OK or the first error.
+ */
+void conn_fanout_locked(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv);
 
 /* which of a shard's connections CLIENT LIST / KILL mean (Redis's filters) */
 struct conn_filter {

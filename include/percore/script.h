@@ -14,12 +14,22 @@
 #ifndef PERCORE_SCRIPT_H
 #define PERCORE_SCRIPT_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 
 #include "percore/command.h"
 
 extern const struct command command_family_script[];
 extern const size_t command_family_script_count;
+
+/* shards whose script has run past busy-reply-threshold (their clients get -BUSY) */
+extern atomic_int script_busy_shards;
+/* Redis's -BUSY for a command while a script is busy */
+#define SCRIPT_BUSY_ERROR "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
+/* SCRIPT KILL, from any shard: +OK (the busy scripts that have not written end at their next hook),
+ * -UNKILLABLE, or -NOTBUSY */
+struct reply;
+void script_kill_reply(struct reply *out);
 
 /* the calling shard thread's Lua state goes (its thread is ending); a no-op when it had none */
 void script_thread_teardown(void);

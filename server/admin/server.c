@@ -49,6 +49,7 @@
 #include "percore/reply.h"
 #include "percore/aof.h"
 #include "percore/save.h"
+#include "percore/script.h"
 #include "percore/rread.h"
 #include "percore/shard.h"
 #include "percore/slowlog.h"
@@ -753,8 +754,16 @@ static void cmd_config_set(struct cmd_ctx *ctx)
         return;
     }
     struct shard_listeners *l = NULL;
+    size_t before = ctx->out->len;
     bool rebind = config_set_reply(ctx->out, ctx->argv + 2, ctx->argc - 2, ctx->conn ? config_set_bind : NULL, &l);
     log_config_changed(config_current()); /* the log's level, if loglevel changed */
+    if (!rebind && ctx->conn && ctx->config->appendonly && !config_current()->appendonly &&
+        aof_state() != AOF_OFF && ctx->out->len == before + 5) {
+        /* appendonly no: answered once every shard has stopped recording (Redis's stopAppendOnly is done
+         * before its +OK), so no write acknowledged after the +OK is in the file */
+        ctx->out->len = before;
+        aof_stop_all(ctx->conn);
+    }
     if (rebind) { /* the shards take their new sockets, then +OK */
         uint64_t p = (uint64_t)(uintptr_t)l;
         char bits[sizeof p];
@@ -2192,6 +2201,10 @@ static void cmd_shutdown(struct cmd_ctx *ctx)
         reply_error(ctx->out, "ERR No shutdown in progress.");
         return;
     }
+    if (!nosave && atomic_load(&script_busy_shards)) { /* Redis: a busy script allows SHUTDOWN NOSAVE only */
+        reply_error(ctx->out, SCRIPT_BUSY_ERROR);
+        return;
+    }
     /* like Redis, no reply on success: the connection closes as the server stops; with a final save
      * (save points set and not NOSAVE, or SAVE) its reply waits: -ERR if that save fails without FORCE */
     int flags = (nosave ? SHARD_SHUTDOWN_NOSAVE : 0) | (save ? SHARD_SHUTDOWN_SAVE : 0) |
@@ -2336,7 +2349,8 @@ void server_redactions(const struct command *cmd, int argc, const struct resp_ar
 const struct command command_family_server[] = {
     CMD("ping", cmd_ping, -1, CMD_FAST | CMD_SUBSCRIBER_OK | CMD_DENIED_ON_DISK_ERROR, "@fast @connection"),
     CMD("echo", cmd_echo, 2, LS | CMD_FAST, "@fast @connection"),
-    CMD("quit", cmd_quit, -1, NLS | CMD_FAST | CMD_NO_AUTH | CMD_NO_QUEUE | CMD_SUBSCRIBER_OK, "@fast @connection"),
+    CMD("quit", cmd_quit, -1, NLS | CMD_FAST | CMD_NO_AUTH | CMD_NO_QUEUE | CMD_SUBSCRIBER_OK | CMD_ALLOW_BUSY,
+        "@fast @connection"),
     CMD("select", cmd_select, 2, LS | CMD_FAST | CMD_SELECTS_DB | CMD_NO_CLUSTER, "@fast @connection"),
     CMD("auth", cmd_auth, -2, NLS | CMD_FAST | CMD_NO_AUTH | CMD_REDACTS, "@fast @connection"),
     CMD("hello", cmd_hello, -1, NLS | CMD_FAST | CMD_NO_AUTH | CMD_REDACTS, "@fast @connection"),
@@ -2358,7 +2372,7 @@ const struct command command_family_server[] = {
      "@admin @slow @dangerous"},
     {"bgrewriteaof", cmd_bgrewriteaof, 1, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOCKS_ALL | CMD_HOME_IN_EXEC, 0, 0, 0,
      ROUTE_FANOUT_OK, "@admin @slow @dangerous"},
-    CMD("shutdown", cmd_shutdown, -1, ANLS | CMD_NO_MULTI, "@admin @slow @dangerous"),
+    CMD("shutdown", cmd_shutdown, -1, ANLS | CMD_NO_MULTI | CMD_ALLOW_BUSY, "@admin @slow @dangerous"),
     CMD("monitor", cmd_monitor, 1, ANLS, "@admin @slow @dangerous"),
     CMD("wait", cmd_wait, 3, CMD_NOSCRIPT, "@slow @connection"),
 };

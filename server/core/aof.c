@@ -74,11 +74,13 @@
 
 #include "percore/aof_manifest.h"
 #include "percore/config.h"
+#include "percore/conn.h"
 #include "percore/crc64.h"
 #include "percore/fileio.h"
 #include "percore/log.h"
 #include "percore/mem.h"
 #include "percore/rdb.h"
+#include "percore/reply.h"
 #include "percore/resp.h"
 #include "percore/ring.h"
 #include "percore/util.h"
@@ -189,6 +191,7 @@ static char *aof_name;        /* appendfilename */
  * aof_rewrite_begin, its base written by the snapshot's writer (aof_rewrite_base_done), its cut reached by
  * the writer (rotated_gen, rotate_failed_gen): then the writer installs the base (rewrite_conclude) */
 static _Atomic uint64_t rewrite_gen;
+static _Atomic uint64_t rewrite_cancelled;   /* a rewrite the AOF's stop abandoned */
 static uint64_t rotated_gen, rotate_failed_gen; /* the writer's */
 static atomic_bool rewrite_running, rewrite_wanted, rewrite_ok = true, rewrite_base_ready;
 static _Atomic long long rewrite_count, rewrite_failures, rewrite_began_ms, rewrite_duration = -1;
@@ -718,6 +721,12 @@ static bool out_write(struct outbuf *o)
         }
         done += (size_t)w;
     }
+    if (!ok && done > 0) { /* a short write: cut back to the last whole round, as Redis's flushAppendOnlyFile */
+        log_warn("Short write while writing to the AOF file: (nwritten=%zu, expected=%zu)", done, o->len);
+        if (ftruncate(fd, (off_t)incr_size) == 0)
+            done = 0;
+        errno = ENOSPC; /* what Redis reports for a short write */
+    }
     atomic_fetch_add(&current_size, (long long)done);
     incr_size += (long long)done;
     memmove(o->p, o->p + done, o->len - done);
@@ -759,13 +768,14 @@ static void *writer_main(void *arg)
         bool was_ok = atomic_load(&aof_write_ok);
         if (o.len) {
             bool ok = out_write(&o);
+            int err = errno;
             unsynced = fd >= 0;
             if (ok && !was_ok)
                 log_warn("AOF write error looks solved, Redis can write again.");
             else if (!ok && was_ok)
-                log_warn("Error writing to the AOF file: %s", strerror(errno));
+                log_warn("Error writing to the AOF file: %s", strerror(err));
             if (!ok)
-                atomic_store(&last_write_errno, errno);
+                atomic_store(&last_write_errno, err);
             atomic_store(&aof_write_ok, ok);
         }
         int64_t now = util_ms_time();
@@ -1146,7 +1156,8 @@ static void rewrite_conclude(void)
     atomic_store(&rewrite_base_ready, false);
     pthread_mutex_unlock(&rewrite_lock);
     bool waiting = atomic_load(&state) == AOF_WAIT_REWRITE, ok = false;
-    if (rotate_failed_gen != atomic_load(&rewrite_gen)) {
+    uint64_t gen = atomic_load(&rewrite_gen);
+    if (rotate_failed_gen != gen && atomic_load(&rewrite_cancelled) != gen) {
         if (waiting) { /* what the directory holds now (the AOF was off) */
             aof_manifest_deinit(&manifest);
             ok = manifest_read(aof_dir, &manifest) == 0;
@@ -1195,16 +1206,34 @@ void aof_feed_rotate(int stream)
     rec_end(ch, at);
 }
 
-void aof_turn_off(void)
+/* __aofstop's part, under the shard's keyspace lock: the shard records nothing from here on; shard 0's
+ * (the first) turns the AOF off, and a rewrite under way is abandoned (Redis's killAppendOnlyChild) */
+static void cmd_aof_stop_part(struct cmd_ctx *ctx)
 {
-    atomic_store(&state, AOF_OFF);
+    int stream = SHARD_STORE_SHARED ? 0 : ctx->shard;
+    struct shard *self = shard_at(ctx->shard);
+    if (stream == 0) {
+        atomic_store(&state, AOF_OFF);
+        if (atomic_load(&rewrite_running))
+            atomic_store(&rewrite_cancelled, atomic_load(&rewrite_gen));
+    }
+    if (self->propagating) {
+        struct aof_chunk *ch;
+        size_t at = rec_begin(&ch, stream, REC_STOP, 0, 0);
+        rec_end(ch, at);
+    }
+    shard_set_recording(self, false);
+    reply_ok(ctx->out);
 }
 
-void aof_feed_stop(int stream)
+static const struct command aof_stop_command = {
+    "__aofstop", cmd_aof_stop_part, 1, CMD_INTERNAL | CMD_LOCKS_ALL, 0, 0, 0, ROUTE_FANOUT_OK, "",
+};
+
+void aof_stop_all(struct conn *c)
 {
-    struct aof_chunk *ch;
-    size_t at = rec_begin(&ch, stream, REC_STOP, 0, 0);
-    rec_end(ch, at);
+    struct resp_arg name = {aof_stop_command.name, strlen(aof_stop_command.name)};
+    conn_fanout_locked(c, &aof_stop_command, 1, &name);
 }
 
 void aof_rewrite_base_done(const char *tmp, bool ok)

@@ -630,6 +630,11 @@ static void conn_on_read(evutil_socket_t fd, short what, void *arg)
     conn_process_input(c);
 }
 
+void conn_read_ready(struct conn *c)
+{
+    conn_on_read(c->fd, EV_READ, c);
+}
+
 void conn_flush(struct conn *c)
 {
     struct shard *self = c->home;

@@ -117,6 +117,8 @@ void conn_reply_step(struct conn *c);
 bool conn_wait_if_paused(struct conn *c, const struct command *cmd);
 /* cluster_port: fd came from self's cluster port (cluster.h), not the main port */
 void conn_accept(struct shard *self, int fd, bool cluster_port);
+/* its socket is readable: read and run what came, as its read event does (shard_serve_busy) */
+void conn_read_ready(struct conn *c);
 /* a connection of this shard: a socket (fd, sink NULL) or an in-process client (fd -1, sink) */
 struct conn *conn_create(struct shard *self, int fd, engine_sink_fn *sink, void *sink_arg);
 /* bytes that arrived for c, as if read from its socket: parsed and dispatched */

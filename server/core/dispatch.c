@@ -38,6 +38,7 @@
 #include "percore/aof.h"
 #include "percore/load.h"
 #include "percore/save.h"
+#include "percore/script.h"
 #include "percore/cluster.h"
 #include "percore/config.h"
 #include "percore/keylock.h"
@@ -306,6 +307,11 @@ void dispatch_send_part(struct conn *c, struct slot *s, int target, int part, co
 {
     struct shard *self = c->home;
     if (target != self->index) {
+        if (__builtin_expect(atomic_load_explicit(&shard_at(target)->script_busy, memory_order_relaxed), 0) &&
+            !(cmd->flags & CMD_INTERNAL)) { /* a busy script there: Redis's -BUSY, not a wait */
+            dispatch_part_reply(c, s, part, "-" SCRIPT_BUSY_ERROR "\r\n", sizeof(SCRIPT_BUSY_ERROR) + 2);
+            return;
+        }
         handoff_send(c, target, cmd, s->db, argc, argv, s, part);
         return;
     }
@@ -1189,6 +1195,14 @@ static void fanout_done(struct conn *c, struct slot *s)
     dispatch_slot_complete(c, s);
 }
 
+void conn_fanout_locked(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv)
+{
+    if (shard_store_count() == 1)
+        run_inline(c, cmd, argc, argv, dispatch_reply_target(c), false, false);
+    else
+        txn_run_split(c, cmd, argc, argv);
+}
+
 void conn_fanout(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv,
                  conn_merge_fn *merge)
 {
@@ -1250,6 +1264,24 @@ static void dispatch_reject(struct conn *c, const struct command *cmd, int argc,
     }
 }
 
+/* a script is busy on this shard (the global-lock build: on any thread), so this runs from its hook
+ * (shard_serve_busy): Redis's processCommand answers -BUSY, but an allow-busy command runs here by its
+ * handler alone -- not through call(): the shard's effects record and the store's lock are the script's */
+static void dispatch_while_busy(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv)
+{
+    struct shard *self = c->home;
+    if (!(cmd->flags & CMD_ALLOW_BUSY)) {
+        dispatch_reject(c, cmd, argc, argv, SCRIPT_BUSY_ERROR);
+        stats_cmd_rejected(&self->stats, cmd, "-BUSY", 5);
+        return;
+    }
+    struct cmd_ctx ctx = {
+        .out = dispatch_reply_target(c), .argv = argv, .argc = argc, .db = c->db, .now = self->now,
+        .config = config_current(), .stats = &self->cstats, .conn = c, .shard = self->index, .client = c->id,
+    };
+    cmd->proc(&ctx);
+}
+
 bool dispatch_command(struct conn *c, int argc, const struct resp_arg *argv)
 {
     struct shard *self = c->home;
@@ -1309,6 +1341,11 @@ bool dispatch_command(struct conn *c, int argc, const struct resp_arg *argv)
     if (shard_loading(self) && !c->exec_input && !c->loads_aof && load_refuses(cmd, argc, argv)) {
         dispatch_reject(c, cmd, argc, argv, "LOADING Redis is loading the dataset in memory");
         stats_cmd_rejected(&self->stats, cmd, "-LOADING", 8);
+        return true;
+    }
+    if (__builtin_expect(self->busy_script || (SHARD_STORE_SHARED && atomic_load_explicit(&script_busy_shards,
+                                                                               memory_order_relaxed)), 0)) {
+        dispatch_while_busy(c, cmd, argc, argv);
         return true;
     }
     if (__builtin_expect(self->pause != 0, 0) && !c->exec_input && conn_wait_if_paused(c, cmd)) { /* CLIENT PAUSE */

@@ -173,7 +173,6 @@ static int cron_final_replies;   /* replies to the shutdown's CLIENT PAUSE and S
 static atomic_bool scheduled;    /* a BGSAVE waits for its turn (BGSAVE inside EXEC) */
 static bool part0_began;         /* shard 0's part of the keyspace-wide command under way began a save (the
                                   * other parts, after it under its lock, follow it) */
-static bool part0_stops;         /* ... or is the timer's BGREWRITEAOF that turns the AOF off */
 
 static _Atomic uint64_t cron_client_id; /* its connection id, 0 none */
 static atomic_bool flush_save_wanted; /* a FLUSHALL with save points ran: the timer's next save is its (below) */
@@ -611,23 +610,6 @@ void save_rewrite_part(struct cmd_ctx *ctx)
 {
     int idx = SHARD_STORE_SHARED ? 0 : ctx->shard;
     struct shard *self = shard_at(ctx->shard);
-    if (idx == 0) {
-        part0_stops = false;
-        /* the timer's, with appendonly turned off: the cut where the shards stop recording */
-        if (ctx->client && ctx->client == atomic_load(&cron_client_id) && !ctx->config->appendonly &&
-            aof_state() != AOF_OFF && !aof_rewrite_in_progress()) {
-            part0_stops = true;
-            part0_began = false;
-            aof_turn_off();
-        }
-    }
-    if (part0_stops) {
-        if (self->propagating)
-            aof_feed_stop(idx);
-        shard_set_recording(self, false);
-        reply_ok(ctx->out);
-        return;
-    }
     if (idx == 0) { /* Redis's bgrewriteaofCommand */
         part0_began = false;
         int expect = PHASE_IDLE;
@@ -749,7 +731,7 @@ static void cron_sink(void *arg, const char *bytes, size_t len)
 }
 
 /* commands (RESP) from the timer's own client */
-static void cron_send(struct shard *self, const char *resp)
+static struct conn *cron_conn(struct shard *self)
 {
     if (!cron_client) {
         cron_client = conn_create(self, -1, cron_sink, NULL);
@@ -757,7 +739,12 @@ static void cron_send(struct shard *self, const char *resp)
         atomic_store(&cron_client_id, cron_client->id);
         snprintf(cron_client->peer, sizeof(cron_client->peer), "save-points");
     }
-    conn_take_input(cron_client, resp, strlen(resp));
+    return cron_client;
+}
+
+static void cron_send(struct shard *self, const char *resp)
+{
+    conn_take_input(cron_conn(self), resp, strlen(resp));
 }
 
 #define RESP_BGSAVE "*1\r\n$6\r\nBGSAVE\r\n"
@@ -796,11 +783,14 @@ void save_cron(struct shard *self, const struct config *cfg)
     if (cron_final(self, cfg) || busy() || aof_rewrite_in_progress() ||
         load_in_progress()) /* no save of a half-loaded dataset */
         return;
-    /* Redis's serverCron: a scheduled rewrite first; CONFIG SET appendonly yes's (Redis's startAppendOnly)
-     * and no's (its cut, where the shards stop recording) as the same keyspace-wide command */
-    if (aof_rewrite_scheduled() || (cfg->appendonly && aof_state() == AOF_OFF) ||
-        (!cfg->appendonly && aof_state() != AOF_OFF)) {
+    /* Redis's serverCron: a scheduled rewrite first; CONFIG SET appendonly yes's (Redis's startAppendOnly);
+     * and no's cut, when CONFIG SET could not make it (it does, but with a new bind too) */
+    if (aof_rewrite_scheduled() || (cfg->appendonly && aof_state() == AOF_OFF)) {
         cron_send(self, RESP_BGREWRITEAOF);
+        return;
+    }
+    if (!cfg->appendonly && aof_state() != AOF_OFF) {
+        aof_stop_all(cron_conn(self));
         return;
     }
     if (atomic_load(&flush_save_wanted)) { /* a FLUSHALL's empty dataset, whatever the last save's outcome */

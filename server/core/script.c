@@ -70,6 +70,7 @@ int luaopen_bit(lua_State *L);
 #define SCRIPT_VERSION "7.0.15" /* redis.REDIS_VERSION: the Redis this server answers as */
 #define SCRIPT_VERSION_NUM 0x07000f
 #define SCRIPT_GC_PERIOD 50
+#define SCRIPT_HOOK_PERIOD 100000 /* Lua instructions between two looks at the clock (Redis's) */
 
 /* ---------------------------------------------------------------- the shared cache */
 
@@ -193,6 +194,9 @@ struct script_run {
     bool allow_oom;             /* the allow-oom flag: deny-oom commands run past maxmemory */
     bool wrote;                 /* it ran a write: past maxmemory it goes on (Redis's SCRIPT_WRITE_DIRTY) */
     bool on_copies;             /* running on gathered copies: every key it touches must be declared */
+    bool busy;                  /* past busy-reply-threshold: its shard serves its clients from the hook */
+    bool killed;                /* SCRIPT KILL (or the shutdown) ended it: every line raises again */
+    int64_t start_ms;           /* when it began (monotonic) */
     int nkeys;                  /* the declared keys */
     const struct resp_arg *keys;
 };
@@ -717,8 +721,11 @@ static int redis_generic_call(lua_State *L, bool raise)
     struct shard *self = shard_self;
     reply_clear(&e->reply);
     e->reply.resp = run->resp;
-    if (cmd->flags & CMD_WRITE)
+    if (cmd->flags & CMD_WRITE) {
         run->wrote = true;
+        if (run->busy) /* SCRIPT KILL from now on answers -UNKILLABLE */
+            atomic_store(&shard_self->script_wrote, true);
+    }
     if (cmd->flags & CMD_SELECTS_DB) {
         script_select(run, &e->argv[1], &e->reply);
     } else if (run->on_copies) {
@@ -1197,6 +1204,91 @@ static unsigned script_flags_of(lua_State *L, const char *sha)
     return flags;
 }
 
+/* ---------------------------------------------------------------- busy scripts */
+
+atomic_int script_busy_shards;
+
+static void script_busy_begin(struct shard *self, const struct script_run *run, int64_t elapsed)
+{
+    self->busy_script = true;
+    atomic_store(&self->script_kill, false);
+    atomic_store(&self->script_wrote, run->wrote);
+    atomic_store(&self->script_busy, true);
+    atomic_fetch_add(&script_busy_shards, 1);
+    log_warn("Slow script detected: still in execution after %lld milliseconds. You can try killing the script "
+             "using the SCRIPT KILL command. Script name is: %s.", (long long)elapsed, run->sha);
+}
+
+static void script_busy_end(struct shard *self)
+{
+    atomic_store(&self->script_busy, false);
+    atomic_store(&self->script_kill, false);
+    atomic_fetch_sub(&script_busy_shards, 1);
+    self->busy_script = false;
+}
+
+/*
+ * Redis's luaMaskCountHook and scriptInterrupt, every SCRIPT_HOOK_PERIOD Lua
+ * instructions: past busy-reply-threshold the shard serves its clients from
+ * here (shard_serve_busy: -BUSY, SCRIPT KILL, SHUTDOWN NOSAVE) and the script
+ * ends when SCRIPT KILL asked (a script that wrote is not killed: SCRIPT KILL
+ * said -UNKILLABLE) or the server stops.  Once killed, the hook runs at every
+ * line, so a pcall in the script cannot catch the error and go on.
+ */
+static void script_hook(lua_State *L, lua_Debug *ar)
+{
+    (void)ar;
+    struct script_run *run = engine ? engine->run : NULL;
+    struct shard *self = shard_self;
+    if (!run || !self)
+        return;
+    bool stop = run->killed || !shard_running(self);
+    if (!stop && !run->busy) {
+        int64_t elapsed = util_mono_ns() / 1000000 - run->start_ms;
+        if (elapsed < run->ctx->config->busy_reply_threshold)
+            return;
+        run->busy = true;
+        script_busy_begin(self, run, elapsed);
+    }
+    if (!stop) {
+        shard_serve_busy(self, run->ctx->conn);
+        stop = (atomic_load(&self->script_kill) && !run->wrote) || !shard_running(self);
+    }
+    if (!stop)
+        return;
+    if (!run->killed) {
+        if (shard_running(self))
+            log_warn("Lua script killed by user with SCRIPT KILL.");
+        run->killed = true;
+        lua_sethook(L, script_hook, LUA_MASKLINE, 0);
+    }
+    push_error_cstr(L, "Script killed by user with SCRIPT KILL...");
+    raise_error(L);
+}
+
+void script_kill_reply(struct reply *out)
+{
+    bool busy = false, killed = false;
+    for (int i = 0; i < shard_count(); i++) { /* a busy script on any shard (Redis has one at most) */
+        struct shard *sh = shard_at(i);
+        if (!sh || !atomic_load(&sh->script_busy))
+            continue;
+        busy = true;
+        if (!atomic_load(&sh->script_wrote)) {
+            atomic_store(&sh->script_kill, true);
+            killed = true;
+        }
+    }
+    if (killed)
+        reply_ok(out);
+    else if (busy)
+        reply_error(out, "UNKILLABLE Sorry the script already executed write commands against the dataset. You "
+                         "can either wait the script termination or kill the server in a hard way using the "
+                         "SHUTDOWN NOSAVE command.");
+    else
+        reply_error(out, "NOTBUSY No scripts in execution right now.");
+}
+
 /* ---------------------------------------------------------------- EVAL and friends */
 
 static void array_global(lua_State *L, const char *name, const struct resp_arg *v, int n)
@@ -1328,7 +1420,12 @@ static void eval_generic(struct cmd_ctx *ctx, bool by_sha, bool read_only)
     array_global(L, "KEYS", &ctx->argv[3], (int)numkeys);
     array_global(L, "ARGV", &ctx->argv[3 + numkeys], ctx->argc - 3 - (int)numkeys);
     e->run = &run;
+    run.start_ms = util_mono_ns() / 1000000;
+    lua_sethook(L, script_hook, LUA_MASKCOUNT, SCRIPT_HOOK_PERIOD);
     int err = lua_pcall(L, 0, 1, -2);
+    lua_sethook(L, NULL, 0, 0);
+    if (run.busy)
+        script_busy_end(self);
     e->run = NULL;
     if (err)
         reply_script_error(L, sha, ctx->out);
@@ -1379,7 +1476,9 @@ static void script_wrong_arity(struct cmd_ctx *ctx)
 static void cmd_script(struct cmd_ctx *ctx)
 {
     const struct resp_arg *sub = &ctx->argv[1];
-    if (cmd_arg_is(sub, "help") && ctx->argc == 2) {
+    if (engine && engine->run && !cmd_arg_is(sub, "kill")) { /* from a busy script's hook: KILL alone */
+        reply_error(ctx->out, SCRIPT_BUSY_ERROR);
+    } else if (cmd_arg_is(sub, "help") && ctx->argc == 2) {
         size_t n = sizeof script_help / sizeof script_help[0];
         reply_array(ctx->out, (long long)n);
         for (size_t i = 0; i < n; i++)
@@ -1413,7 +1512,7 @@ static void cmd_script(struct cmd_ctx *ctx)
     } else if (cmd_arg_is(sub, "kill")) {
         if (ctx->argc != 2)
             return script_wrong_arity(ctx);
-        reply_error(ctx->out, "NOTBUSY No scripts in execution right now.");
+        script_kill_reply(ctx->out);
     } else {
         cmd_reply_unknown_subcommand(ctx->out, ctx->argv);
     }
@@ -1426,6 +1525,6 @@ const struct command command_family_script[] = {
     {"evalsha", cmd_evalsha, -3, SCRIPT_CMD | CMD_MAY_REPLICATE, 2, 0, 0, ROUTE_GATHER, "@slow @scripting"},
     {"eval_ro", cmd_eval_ro, -3, SCRIPT_CMD | CMD_READONLY, 2, 0, 0, ROUTE_GATHER, "@slow @scripting"},
     {"evalsha_ro", cmd_evalsha_ro, -3, SCRIPT_CMD | CMD_READONLY, 2, 0, 0, ROUTE_GATHER, "@slow @scripting"},
-    {"script", cmd_script, -2, CMD_NOSCRIPT | CMD_STALE, 0, 0, 0, ROUTE_HOME, "@slow @scripting"},
+    {"script", cmd_script, -2, CMD_NOSCRIPT | CMD_STALE | CMD_ALLOW_BUSY, 0, 0, 0, ROUTE_HOME, "@slow @scripting"},
 };
 const size_t command_family_script_count = sizeof command_family_script / sizeof command_family_script[0];

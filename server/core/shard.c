@@ -57,6 +57,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -361,6 +362,38 @@ static void shard_on_cluster_accept(evutil_socket_t fd, short what, void *arg)
 {
     (void)what;
     shard_accept(arg, fd, true);
+}
+
+static void shard_flush_dirty(struct shard *self);
+
+void shard_serve_busy(struct shard *self, const struct conn *running)
+{
+    enum { MAX_FDS = 1024 };
+    struct pollfd fds[MAX_FDS];
+    struct conn *who[MAX_FDS];
+    int n = 0;
+    self->now = util_ms_time();
+    for (int i = 0; i < self->listen_count && n < MAX_FDS; i++, n++) {
+        fds[n] = (struct pollfd){self->listeners[i].fd, POLLIN, 0};
+        who[n] = NULL;
+    }
+    for (struct conn *c = self->conns; c && n < MAX_FDS; c = c->next) {
+        if (c == running || c->fd < 0 || c->closed || c->read_paused || c->read_eof)
+            continue;
+        fds[n] = (struct pollfd){c->fd, POLLIN, 0};
+        who[n++] = c;
+    }
+    if (poll(fds, (nfds_t)n, 0) > 0) {
+        for (int i = 0; i < n; i++) {
+            if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR)))
+                continue;
+            if (!who[i])
+                shard_accept(self, fds[i].fd, self->listeners[i].cluster);
+            else if (!who[i]->closed && !who[i]->read_paused)
+                conn_read_ready(who[i]);
+        }
+    }
+    shard_flush_dirty(self);
 }
 
 /* pin the calling thread to shard index's cpu, prefer its node's memory; false when unpinned */

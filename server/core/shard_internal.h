@@ -112,10 +112,15 @@ struct shard {
     bool loading;             /* the start's load was under way when this shard last looked (shard_loading) */
     bool aof_replies_came;    /* appendfsync always: other shards' replies came this turn (they may be writes') */
     struct conn *aof_held;    /* appendfsync always: connections whose output waits for a writer round */
+    bool busy_script;         /* a script here ran past busy-reply-threshold: shard_serve_busy serves its clients */
     /* read by other threads: each on its own cache line */
     _Alignas(128) atomic_int asleep;
     atomic_bool stopping;     /* set by the main thread at shutdown */
     atomic_bool teardown_busy; /* at teardown: it still had batches out as the round ended (shard.c) */
+    /* a busy script here (script.c), for SCRIPT KILL and the -BUSY of a command bound here, from any shard */
+    _Alignas(128) atomic_bool script_busy;
+    atomic_bool script_wrote; /* ... it has written: SCRIPT KILL answers -UNKILLABLE */
+    atomic_bool script_kill;  /* SCRIPT KILL asked: the script ends with an error at its next hook */
     _Alignas(128) struct stats stats;
 };
 
@@ -137,6 +142,11 @@ static inline bool shard_loading(struct shard *self)
  * lock: its writes are recorded from here on, or no longer (the global-lock build: every thread's flag,
  * under the store lock) */
 void shard_set_recording(struct shard *self, bool on);
+/* a script running past busy-reply-threshold (script.c, from its Lua hook), the loop stuck in it: new
+ * connections are accepted, the others' input is read and answered (-BUSY, or SCRIPT KILL / SHUTDOWN
+ * NOSAVE / QUIT, dispatch.c), their output written; running, the script's own client, is left alone.
+ * Nothing else of the loop runs (no timer, no inbox: other shards' requests wait) */
+void shard_serve_busy(struct shard *self, const struct conn *running);
 
 static inline bool shard_running(struct shard *self)
 {

@@ -1,0 +1,230 @@
+#!/usr/bin/python3
+"""busy_script.py --candidate SERVER [--threads N] [--redis REDIS]: a script
+that runs past busy-reply-threshold, against a real redis-server (7.0) side by
+side.
+
+- config: busy-reply-threshold and its old name lua-time-limit, CONFIG GET of
+  both after CONFIG SET of either, the same as Redis's.
+- busy (percore with one shard: with several, a keyless command runs on the
+  connection's shard, which need not be the busy one): a script loops
+  forever (no writes); once its server answers -BUSY,
+  PING, GET, SET, SCRIPT LOAD, SCRIPT FLUSH, SHUTDOWN (without NOSAVE),
+  MULTI's commands and EXEC give Redis's replies; SCRIPT KILL answers +OK and
+  the script's client gets Redis's error; the server then serves as before.
+  A script that catches errors with pcall is still killed.
+- unkillable: a script that wrote, then loops: SCRIPT KILL answers
+  -UNKILLABLE; SHUTDOWN NOSAVE stops the server (exit status 0).
+- shards (percore, threads > 1, not the global-lock build): while the script is busy on its key's
+  shard, keys of the other shards are served, the busy shard's keys get
+  -BUSY, from a connection of any shard, and SCRIPT KILL from any
+  connection ends it.
+
+Every check polls; none asserts on timing (the threshold is 200 ms, and the
+test waits for the first -BUSY before it looks).  Standard library and
+Debian's python3-redis.  Exit 0 when all agree, 1 otherwise, 77 when
+redis-server is missing."""
+import argparse
+import os
+import sys
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "clients"))
+from diff import Server  # noqa: E402
+import expect  # noqa: E402
+from expect import check, eq  # noqa: E402
+
+import redis  # noqa: E402
+
+LOOP = "local i = 0 while true do i = i + 1 end"
+PCALL_LOOP = "while true do pcall(function() local i = 0 while true do i = i + 1 end end) end"
+WRITE_LOOP = "redis.call('set', KEYS[1], 'written') local i = 0 while true do i = i + 1 end"
+THRESHOLD_MS = 200
+DEADLINE_S = 60
+
+
+def reply(r, *args):
+    try:
+        return r.execute_command(*args)
+    except redis.RedisError as e:
+        return "ERR: %s: %s" % (type(e).__name__, e)
+
+
+def both(o):
+    return (("redis", o.redis, None), ("candidate", o.candidate, o.threads))
+
+
+def start(binary, threads, name):
+    s = Server(binary, threads=threads, name=name, extra=["--busy-reply-threshold", str(THRESHOLD_MS)])
+    s.start()
+    return s
+
+
+class Runner:
+    """a script run in its own thread, on its own connection; .result once it ended"""
+
+    def __init__(self, port, body, keys=()):
+        self.result = None
+        self.done = threading.Event()
+        self.t = threading.Thread(target=self._run, args=(port, body, keys), daemon=True)
+        self.t.start()
+
+    def _run(self, port, body, keys):
+        r = redis.Redis(port=port, socket_timeout=DEADLINE_S * 2)
+        self.result = reply(r, "EVAL", body, len(keys), *keys)
+        self.done.set()
+
+
+def wait_busy(r):
+    """until the server (the connection's shard) answers -BUSY"""
+    deadline = time.monotonic() + DEADLINE_S
+    while time.monotonic() < deadline:
+        got = reply(r, "PING")
+        if isinstance(got, str) and "BUSY" in got:
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def wait_slow_logged(s, times=1):
+    """until the server logged its script slow (both write Redis's line), without a request to its shard:
+    percore's other shards send a command bound for a busy shard -BUSY at once, but one they sent before
+    the script turned busy waits in that shard's inbox until the script ends"""
+    deadline = time.monotonic() + DEADLINE_S
+    while time.monotonic() < deadline:
+        if s.tail(100000).count("Slow script detected") >= times:
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def config(o, work):
+    got = {}
+    for who, binary, threads in both(o):
+        s = start(binary, threads, "busy-config-" + who)
+        try:
+            r = redis.Redis(port=s.port)
+            out = [r.config_get("busy-reply-threshold"), r.config_get("lua-time-limit")]
+            out.append(reply(r, "CONFIG", "SET", "lua-time-limit", "1234"))
+            out += [r.config_get("busy-reply-threshold"), r.config_get("lua-time-limit")]
+            out.append(reply(r, "CONFIG", "SET", "busy-reply-threshold", "-1"))
+            out.append(reply(r, "CONFIG", "SET", "busy-reply-threshold", "abc"))
+            got[who] = out
+        finally:
+            s.stop()
+    eq(got["candidate"], got["redis"], "config: busy-reply-threshold / lua-time-limit")
+
+
+def busy(o, work):
+    got = {}
+    for who, binary, threads in both(o):
+        # one shard: PING and the other keyless commands run on the connection's shard, and Redis is one
+        s = start(binary, 1 if threads else None, "busy-" + who)
+        out = []
+        try:
+            r = redis.Redis(port=s.port)
+            r.set("k", "v")
+            for n, body in enumerate((LOOP, PCALL_LOOP)):
+                run = Runner(s.port, body)
+                check(wait_slow_logged(s, n + 1) and wait_busy(r), "%s: busy" % who)
+                for cmd in (("PING",), ("GET", "k"), ("SET", "k", "w"), ("SCRIPT", "LOAD", "return 1"),
+                            ("SCRIPT", "FLUSH"), ("SHUTDOWN",), ("INCR", "n")):
+                    out.append((cmd, reply(r, *cmd)))
+                p = r.pipeline(transaction=False)
+                for cmd in (("MULTI",), ("GET", "k"), ("EXEC",)):
+                    p.execute_command(*cmd)
+                out.append(("pipeline", [str(x) for x in p.execute(raise_on_error=False)]))
+                out.append(("kill", reply(r, "SCRIPT", "KILL")))
+                check(run.done.wait(DEADLINE_S), "%s: the script ended" % who)
+                out.append(("script's reply", run.result))
+                out.append(("after", reply(r, "GET", "k"), reply(r, "SCRIPT", "KILL")))
+            got[who] = out
+        finally:
+            eq(s.stop(), 0, "%s: exit status" % who)
+    for a, b in zip(got["redis"], got["candidate"]):
+        eq(b, a, "busy: %r" % (a[0],))
+    eq(len(got["candidate"]), len(got["redis"]), "busy: steps")
+
+
+def unkillable(o, work):
+    got = {}
+    for who, binary, threads in both(o):
+        s = start(binary, threads, "busy-unkillable-" + who)
+        out = []
+        try:
+            r = redis.Redis(port=s.port)
+            run = Runner(s.port, WRITE_LOOP, ("w",))
+            check(wait_slow_logged(s), "%s: busy" % who)
+            out.append(("kill", reply(r, "SCRIPT", "KILL")))
+            out.append(("get", reply(r, "GET", "w")))
+            try:
+                r.execute_command("SHUTDOWN", "NOSAVE")
+                out.append(("shutdown nosave", "answered"))
+            except redis.ConnectionError:
+                out.append(("shutdown nosave", "closed"))
+            try:
+                out.append(("exit status", s.proc.wait(DEADLINE_S)))
+            except Exception:  # noqa: BLE001 (still running: reported as such)
+                out.append(("exit status", "running"))
+            run.done.wait(5)
+            got[who] = out
+        finally:
+            s.stop()
+    eq(got["candidate"], got["redis"], "unkillable")
+
+
+def shards(o, work):
+    if o.threads is None or o.threads < 2:
+        print("SKIP shards: one shard")
+        return
+    s = start(o.candidate, o.threads, "busy-shards")
+    try:
+        r = redis.Redis(port=s.port)
+        if r.info("server").get("percore_build") == "global-lock":  # one store: a busy script holds it all
+            print("SKIP shards: the global-lock build")
+            return
+        keys = ["key:%d" % i for i in range(64)]
+        r.mset({k: k for k in keys})
+        run = Runner(s.port, LOOP, (keys[0],))
+        check(wait_slow_logged(s), "the script is busy")
+        served = busy_keys = 0
+        for conn_i in range(8):  # connections land on different shards
+            c = redis.Redis(port=s.port)
+            for k in keys:
+                got = reply(c, "GET", k)
+                if got == k.encode():
+                    served += 1
+                elif isinstance(got, str) and "BUSY" in got:
+                    busy_keys += 1
+                else:
+                    check(False, "GET %s while busy: %r" % (k, got))
+            c.close()
+        check(served > 0, "keys of the other shards are served while a script is busy (%d)" % served)
+        check(busy_keys > 0, "keys of the busy shard get -BUSY (%d)" % busy_keys)
+        killer = redis.Redis(port=s.port)
+        eq(reply(killer, "SCRIPT", "KILL"), b"OK", "SCRIPT KILL from any connection")
+        check(run.done.wait(DEADLINE_S), "the script ended")
+        check(isinstance(run.result, str) and "Script killed by user with SCRIPT KILL" in run.result,
+              "the script's client: %r" % (run.result,))
+        eq(reply(r, "GET", keys[0]), keys[0].encode(), "the busy shard serves again")
+    finally:
+        eq(s.stop(), 0, "exit status")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--candidate", required=True)
+    ap.add_argument("--redis", default="/usr/bin/redis-server")
+    ap.add_argument("--threads", type=int, default=4)
+    ap.add_argument("--only", default="config,busy,unkillable,shards")
+    o = ap.parse_args()
+    o.candidate = os.path.abspath(o.candidate)
+    if not os.access(o.redis, os.X_OK):
+        print("SKIP: %s not found" % o.redis)
+        return 77
+    return expect.scenarios(globals(), o, o.only, "busy_script")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
