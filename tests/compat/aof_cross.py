@@ -23,7 +23,6 @@ start by the candidate (appendonly yes), compared with Redis.
 
 Standard library and Debian's python3-redis.  Exit 0 when all agree, 1
 otherwise, 77 when redis-server is missing."""
-import argparse
 import os
 import random
 import shutil
@@ -326,19 +325,8 @@ def old_style(o, work):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--candidate", required=True)
-    ap.add_argument("--redis", default="/usr/bin/redis-server")
-    ap.add_argument("--threads", type=int, default=4)
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--ops", type=int, default=3000)
-    ap.add_argument("--only", default="loads,old_style")
-    o = ap.parse_args()
-    if not os.access(o.redis, os.X_OK):
-        print("SKIP: %s not found" % o.redis)
-        return 77
-    return expect.scenarios(globals(), o, o.only, "aof_cross")
-
+    return expect.main(globals(), "aof_cross", "loads,old_style",
+                       [("--seed", {"type": int, "default": 1}), ("--ops", {"type": int, "default": 3000})])
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -39,13 +39,11 @@ side by side ("both": the same steps against each, the outcomes compared).
 
 Standard library and Debian's python3-redis.  Exit 0 when all agree, 1
 otherwise, 77 when redis-server is missing."""
-import argparse
 import os
 import random
 import sys
 import threading
 import time
-import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -521,18 +519,17 @@ def off(o, work):
 
 
 def guarded(fn):
-    """fn(o, work), any exception a failure; the servers it started killed"""
+    """fn(o, work) (its exception a failure, expect.scenarios's), then the log of the candidates it started
+    when it failed, and every server it started killed"""
     def run(o, work):
+        before = expect.failed
         try:
             fn(o, work)
-        except Exception as e:
-            where = ["%s:%d %s" % (os.path.basename(f.filename), f.lineno, f.line)
-                     for f in traceback.extract_tb(e.__traceback__) if f.filename.startswith(HERE)]
-            check(False, "%s: %r at\n  %s" % (fn.__name__, e, "\n  ".join(where)))
-            for s in LIVE:
-                if s.binary == o.candidate:
-                    print("--- %s (pid %d, %s) log tail:\n%s" % (s.name, s.proc.pid, s.log, s.tail(1500)))
         finally:
+            if expect.failed != before or sys.exc_info()[0]:
+                for s in LIVE:
+                    if s.binary == o.candidate:
+                        print("--- %s (pid %d, %s) log tail:\n%s" % (s.name, s.proc.pid, s.log, s.tail(1500)))
             for s in LIVE:
                 if s.alive():
                     s.proc.kill()
@@ -550,21 +547,11 @@ SCENARIOS = {"replies": replies, "files": files, "during": during, "kill9": kill
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--candidate", required=True)
-    ap.add_argument("--redis", default="/usr/bin/redis-server")
-    ap.add_argument("--threads", type=int, default=4)
-    ap.add_argument("--seed", type=int, default=7)
-    ap.add_argument("--ops", type=int, default=1500, help="the seeded workload's writes")
-    ap.add_argument("--keys", type=int, default=300000, help="the dataset that keeps a rewrite running")
-    ap.add_argument("--only", default=",".join(SCENARIOS))
-    o = ap.parse_args()
-    o.candidate = os.path.abspath(o.candidate)
-    if not os.access(o.redis, os.X_OK):
-        print("SKIP: %s not found" % o.redis)
-        return 77
-    return expect.scenarios({k: guarded(f) for k, f in SCENARIOS.items()}, o, o.only, "aof_rewrite")
-
+    return expect.main({k: guarded(f) for k, f in SCENARIOS.items()}, "aof_rewrite", ",".join(SCENARIOS),
+                       [("--seed", {"type": int, "default": 7}),
+                        ("--ops", {"type": int, "default": 1500, "help": "the seeded workload's writes"}),
+                        ("--keys", {"type": int, "default": 300000,
+                                    "help": "the dataset that keeps a rewrite running"})])
 
 if __name__ == "__main__":
     sys.exit(main())

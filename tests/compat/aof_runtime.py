@@ -47,7 +47,6 @@ ignored (percore ignores it itself): the limit then stands in for a full disk.
 Never a timing assertion: every wait polls with a generous deadline.  Standard
 library and Debian's python3-redis.  Exit 0 when all agree, 1 otherwise, 77
 when redis-server is missing."""
-import argparse
 import os
 import shutil
 import signal
@@ -333,31 +332,9 @@ def auto_off(o, work):
 SCENARIOS = {"toggle": toggle, "misconf": misconf, "misconf_at_limit": misconf_at_limit, "auto_off": auto_off}
 
 
-def guarded(fn):
-    """an AssertionError or RuntimeError (a server that did not start) is a failure, not the end of the run"""
-    def run(o, work):
-        try:
-            fn(o, work)
-        except (AssertionError, RuntimeError) as e:
-            check(False, "%s: %s: %s" % (fn.__name__, type(e).__name__, e))
-    return run
-
-
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--candidate", required=True)
-    ap.add_argument("--redis", default="/usr/bin/redis-server")
-    ap.add_argument("--threads", type=int, default=4)
-    ap.add_argument("--seed", type=int, default=11)
-    ap.add_argument("--ops", type=int, default=1500)
-    ap.add_argument("--only", default=",".join(SCENARIOS))
-    o = ap.parse_args()
-    o.candidate = os.path.abspath(o.candidate)
-    if not os.access(o.redis, os.X_OK):
-        print("SKIP: %s not found" % o.redis)
-        return 77
-    return expect.scenarios({k: guarded(f) for k, f in SCENARIOS.items()}, o, o.only, "aof_runtime")
-
+    return expect.main(SCENARIOS, "aof_runtime", ",".join(SCENARIOS),
+                       [("--seed", {"type": int, "default": 11}), ("--ops", {"type": int, "default": 1500})])
 
 if __name__ == "__main__":
     sys.exit(main())

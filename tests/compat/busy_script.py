@@ -23,7 +23,6 @@ Every check polls; none asserts on timing (the threshold is 200 ms, and the
 test waits for the first -BUSY before it looks).  Standard library and
 Debian's python3-redis.  Exit 0 when all agree, 1 otherwise, 77 when
 redis-server is missing."""
-import argparse
 import os
 import sys
 import threading
@@ -213,18 +212,7 @@ def shards(o, work):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--candidate", required=True)
-    ap.add_argument("--redis", default="/usr/bin/redis-server")
-    ap.add_argument("--threads", type=int, default=4)
-    ap.add_argument("--only", default="config,busy,unkillable,shards")
-    o = ap.parse_args()
-    o.candidate = os.path.abspath(o.candidate)
-    if not os.access(o.redis, os.X_OK):
-        print("SKIP: %s not found" % o.redis)
-        return 77
-    return expect.scenarios(globals(), o, o.only, "busy_script")
-
+    return expect.main(globals(), "busy_script", "config,busy,unkillable,shards")
 
 if __name__ == "__main__":
     sys.exit(main())

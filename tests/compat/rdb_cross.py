@@ -25,7 +25,6 @@ RDB files between the candidate and a real redis-server (7.0).
 
 Standard library and Debian's python3-redis.  Exit 0 when all agree, 1
 otherwise, 77 when redis-server is missing."""
-import argparse
 import os
 import shutil
 import subprocess
@@ -419,18 +418,8 @@ def save_waits(o, work):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--candidate", required=True)
-    ap.add_argument("--redis", default="/usr/bin/redis-server")
-    ap.add_argument("--check-rdb", default="/usr/bin/redis-check-rdb")
-    ap.add_argument("--threads", type=int, default=4)
-    ap.add_argument("--only", default="to_redis,from_redis,cut,during,failed_save,save_waits")
-    o = ap.parse_args()
-    if not os.access(o.redis, os.X_OK):
-        print("SKIP: %s not found" % o.redis)
-        return 77
-    return expect.scenarios(globals(), o, o.only, "rdb_cross")
-
+    return expect.main(globals(), "rdb_cross", "to_redis,from_redis,cut,during,failed_save,save_waits",
+                       [("--check-rdb", {"default": "/usr/bin/redis-check-rdb"})])
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -30,7 +30,6 @@ real redis-server (7.0) side by side.
 Every server runs in its own temporary directory.  Standard library and
 Debian's python3-redis.  Exit 0 when all agree, 1 otherwise, 77 when
 redis-server (or prlimit, for `disk`) is missing."""
-import argparse
 import os
 import re
 import shutil
@@ -479,18 +478,7 @@ def retry(o, work):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--candidate", required=True)
-    ap.add_argument("--redis", default="/usr/bin/redis-server")
-    ap.add_argument("--threads", type=int, default=4)
-    ap.add_argument("--only", default="config,fires,flushall,multi,shutdown,kill9,disk,retry")
-    o = ap.parse_args()
-    o.candidate = os.path.abspath(o.candidate)
-    if not os.access(o.redis, os.X_OK):
-        print("SKIP: %s not found" % o.redis)
-        return 77
-    return expect.scenarios(globals(), o, o.only, "save_points")
-
+    return expect.main(globals(), "save_points", "config,fires,flushall,multi,shutdown,kill9,disk,retry")
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -24,21 +24,44 @@ def done(name):
 
 
 def scenarios(scope, o, names, label):
-    """run each scenario scope[name](o, work) of the comma-separated names in one temp dir, an exception
-    counting as a failure; the tally's exit status (rdb_cross.py, aof_cross.py, save_points.py)"""
+    """run each scenario scope[name](o, work) of the comma-separated names in one temp dir, any exception
+    counting as a failure (where it came from printed); the tally's exit status (rdb_cross.py,
+    aof_cross.py, save_points.py, aof_rewrite.py, ...)"""
     import shutil
-    import subprocess
     import tempfile
-    import redis
+    import traceback
     work = tempfile.mkdtemp(prefix=label.replace("_", "-") + "-")
     try:
         for name in names.split(","):
             before = failed
             try:
                 scope[name](o, work)
-            except (OSError, redis.RedisError, subprocess.SubprocessError) as e:
-                check(False, "%s: exception: %r" % (name, e))
+            except Exception as e:  # noqa: BLE001 (a scenario's error of any kind is its failure)
+                where = "\n  ".join("%s:%d %s" % (f.filename.rsplit("/", 1)[-1], f.lineno, f.line)
+                                     for f in traceback.extract_tb(e.__traceback__))
+                check(False, "%s: exception: %r at\n  %s" % (name, e, where))
             print("%-12s %s" % (name, "ok" if failed == before else "FAILED"), flush=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return done(label)
+
+
+def main(scope, label, only, extra=()):
+    """the command line of a differential scenario script -- --candidate SERVER [--redis REDIS] [--threads N]
+    [--only a,b] and each (flag, add_argument keywords) of extra -- then scenarios() of scope; 77 (skip)
+    when redis-server is missing"""
+    import argparse
+    import os
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--candidate", required=True)
+    ap.add_argument("--redis", default="/usr/bin/redis-server")
+    ap.add_argument("--threads", type=int, default=4)
+    ap.add_argument("--only", default=only)
+    for flag, kw in extra:
+        ap.add_argument(flag, **kw)
+    o = ap.parse_args()
+    o.candidate = os.path.abspath(o.candidate)
+    if not os.access(o.redis, os.X_OK):
+        print("SKIP: %s not found" % o.redis)
+        return 77
+    return scenarios(scope, o, o.only, label)
