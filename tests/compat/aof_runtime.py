@@ -57,7 +57,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "clients"))
-from aof_write import check_aof, redis_on, reload_once, snapshot, workload  # noqa: E402
+from aof_write import check_aof, redis_snapshot, reload_once, snapshot, workload  # noqa: E402
 import expect  # noqa: E402
 from expect import check, eq  # noqa: E402
 from save_points import both, poll, prlimit, raw_start, reply, start_in  # noqa: E402
@@ -124,12 +124,7 @@ def loads(o, who, what, d, want):
         check_aof(d)
     except AssertionError as e:
         check(False, "%s: %s: %s" % (who, what, e))
-    rp, rport = redis_on(o.redis, d)
-    try:
-        got = snapshot(rport)
-    finally:
-        rp.terminate()
-        rp.wait()
+    got = redis_snapshot(o.redis, d)
     bad = differ(want, got)
     extra = [k for k in bad if k not in want]
     missing = [k for k in bad if k not in got]

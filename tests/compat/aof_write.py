@@ -62,6 +62,16 @@ def redis_on(binary, d):
     return start([binary, "--port", str(port), "--save", "", "--appendonly", "yes", "--dir", d], port), port
 
 
+def redis_snapshot(binary, d):
+    """what a redis-server started on directory d holds (snapshot), the server stopped again"""
+    rp, rport = redis_on(binary, d)
+    try:
+        return snapshot(rport)
+    finally:
+        rp.terminate()
+        rp.wait()
+
+
 def snapshot(port):
     out = {}
     for db in range(DBS):
@@ -184,12 +194,7 @@ def differential(a, d, fsync="always", stop=signal.SIGKILL):
     if stop == signal.SIGTERM and p.returncode != 0:  # a clean exit (a sanitizer's report fails it)
         raise AssertionError("percore exited with %d after SIGTERM" % p.returncode)
     check_aof(d)
-    rp, rport = redis_on(a.redis, d)
-    try:
-        got = snapshot(rport)
-    finally:
-        rp.terminate()
-        rp.wait()
+    got = redis_snapshot(a.redis, d)
     bad = []
     for key in sorted(set(want) | set(got)):
         w, g = want.get(key), got.get(key)
