@@ -60,6 +60,10 @@ void pubsub_conn_closed(struct conn *c);
  * closes it.
  */
 long long pubsub_publish_local(const struct resp_arg *channel, const struct resp_arg *message);
+/* PUBLISH without a connection to gather the other shards' counts (inside a script): delivered here at
+ * once and on every other shard after this loop turn, in order with this shard's keyspace events; the
+ * receivers on this shard (Redis counts every receiver).  The calling shard's thread. */
+long long pubsub_publish_async(const struct resp_arg *channel, const struct resp_arg *message);
 /* this thread's channels with a subscriber, matching pattern (all when NULL), as an array */
 void pubsub_channels_local(const struct resp_arg *pattern, struct reply *out);
 /* this thread's subscribers of channel */

@@ -224,6 +224,10 @@ static void cmd_punsubscribe(struct cmd_ctx *ctx)
 
 static void cmd_publish(struct cmd_ctx *ctx)
 {
+    if (!ctx->conn) { /* a script's: it cannot wait for the other shards' counts */
+        reply_int(ctx->out, pubsub_publish_async(&ctx->argv[1], &ctx->argv[2]));
+        return;
+    }
     long long local = pubsub_publish_local(&ctx->argv[1], &ctx->argv[2]);
     if (shard_count() == 1) {
         reply_int(ctx->out, local);

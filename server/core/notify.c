@@ -32,19 +32,25 @@ static void pair_append(struct reply *r, const char *a, size_t alen, const char 
     reply_raw(r, b, blen);
 }
 
-/* deliver here, and queue for every other shard */
-static void publish(struct shard *self, const char *chan, size_t clen, const char *msg, size_t mlen)
+/* deliver here, and queue for every other shard; the receivers here */
+static long long publish(struct shard *self, const char *chan, size_t clen, const char *msg, size_t mlen)
 {
     struct resp_arg c = {chan, clen}, m = {msg, mlen};
-    pubsub_publish_local(&c, &m);
+    long long here = pubsub_publish_local(&c, &m);
     int n = shard_count();
     if (n == 1)
-        return;
+        return here;
     if (!self->notify)
         self->notify = outbox_create(n);
     for (int sh = 0; sh < n; sh++)
         if (sh != self->index)
             pair_append(outbox_to(self->notify, sh), chan, clen, msg, mlen);
+    return here;
+}
+
+long long notify_publish_message(struct shard *self, const struct resp_arg *channel, const struct resp_arg *message)
+{
+    return publish(self, channel->ptr, channel->len, message->ptr, message->len);
 }
 
 void notify_publish(struct shard *self, int type, const char *event, int db, const char *key, size_t len)

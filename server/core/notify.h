@@ -22,6 +22,11 @@ struct command;
 
 /* event (class type, NOTIFY_*) happened on key of db: published as notify-keyspace-events says */
 void notify_publish(struct shard *self, int type, const char *event, int db, const char *key, size_t len);
+/* a message published as keyspace events are (PUBLISH inside a script, which may not wait for the other
+ * shards' counts): to this shard's subscribers now, to the others' at the end of the turn; the receivers
+ * here */
+struct resp_arg;
+long long notify_publish_message(struct shard *self, const struct resp_arg *channel, const struct resp_arg *message);
 /* end of a loop turn (self->notify set): the events of this turn leave for the other shards */
 void notify_flush(struct shard *self);
 /* this shard's pending events (teardown) */

@@ -35,6 +35,7 @@
 #include "shard_internal.h"
 #include "conn_internal.h"
 #include "dispatch.h"
+#include "notify.h"
 #include "percore/dict.h"
 #include "percore/mem.h"
 #include "percore/reply.h"
@@ -390,4 +391,9 @@ long long pubsub_numsub_local(const struct resp_arg *channel)
 {
     struct dict_entry *e = pubsub_channels ? dict_find(pubsub_channels, channel->ptr, channel->len) : NULL;
     return e ? (long long)subs_of(e)->n : 0;
+}
+
+long long pubsub_publish_async(const struct resp_arg *channel, const struct resp_arg *message)
+{
+    return notify_publish_message(shard_self, channel, message);
 }

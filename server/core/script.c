@@ -657,9 +657,10 @@ static const char *command_refusal(const struct script_run *run, const struct co
         return "Write commands are not allowed from read-only scripts.";
     if ((cmd->flags & CMD_DENYOOM) && !run->wrote && !run->allow_oom && over_maxmemory(run->ctx->config))
         return oom_error;
-    /* connection commands need the connection, which a script has not: the few that do not */
+    /* connection commands need the connection, which a script has not: the few that do not (PUBLISH
+     * goes out as keyspace events do) */
     if (cmd->route == ROUTE_HOME && (!(cmd->flags & CMD_FAST) || (cmd->flags & CMD_PUBSUB)) &&
-        !(cmd->flags & CMD_SELECTS_DB))
+        !(cmd->flags & (CMD_SELECTS_DB | CMD_MAY_REPLICATE)))
         return "This Redis command is not allowed from script";
     /* keyspace-wide commands see every shard only from a client */
     if (shard_store_count() > 1 && cmd->route >= ROUTE_FANOUT_SUM && cmd->route <= ROUTE_RANDOMKEY)

@@ -9,7 +9,8 @@
 //    consumed points are the ones Redis gives (the same test passes against
 //    redis-server: compat.node_scripts.redis);
 //  - bee-queue: jobs created, processed, retried after a failure, their
-//    'succeeded' / 'failed' / 'retrying' events, the queue's job counts.
+//    'succeeded' / 'failed' / 'retrying' events, the queue's job counts;
+//    delayed jobs (its addDelayedJob script PUBLISHes to the workers).
 //  - BullMQ: not run.  It needs streams (XADD, XTRIM, XREAD...: its event
 //    log), which percore does not have yet; its Lua scripts all call XADD.
 // Starts its own server on a free port (node_harness.js).
@@ -138,7 +139,7 @@ function waitFor(what, cond, ms) {
 async function runBeeQueue(port) {
   const redisOpts = { host: '127.0.0.1', port };
   const producer = new BeeQueue('bq-test', { redis: redisOpts, isWorker: false });
-  const worker = new BeeQueue('bq-test', { redis: redisOpts });
+  const worker = new BeeQueue('bq-test', { redis: redisOpts, activateDelayedJobs: true });
   await producer.ready();
   await worker.ready();
   await producer.destroy().catch(() => {}); // a clean queue: no keys of an earlier run
@@ -157,17 +158,24 @@ async function runBeeQueue(port) {
     job.on('retrying', (e) => { events.retrying[n] = (events.retrying[n] || 0) + 1; });
     jobs.push(await job.save());
   }
-  eq(new Set(jobs.map((j) => j.id)).size, 20, 'bee-queue: 20 jobs saved with distinct ids');
+  // delayed jobs: bee-queue's addDelayedJob script PUBLISHes the earliest delay to the workers
+  for (let n = 20; n < 23; n++) {
+    const job = producer.createJob({ n, failTimes: 0 }).delayUntil(Date.now() + 300 + 100 * (n - 20));
+    job.on('succeeded', (res) => { events.succeeded[n] = res; });
+    jobs.push(await job.save());
+  }
+  eq(new Set(jobs.map((j) => j.id)).size, 23, 'bee-queue: 23 jobs saved with distinct ids');
   await waitFor('every job done',
-                () => Object.keys(events.succeeded).length + Object.keys(events.failed).length === 20, 30000);
+                () => Object.keys(events.succeeded).length + Object.keys(events.failed).length === 23, 30000);
   const wantOk = {};
-  for (let n = 0; n < 20; n++) if (n !== 7) wantOk[n] = { doubled: n * 2 };
+  for (let n = 0; n < 23; n++) if (n !== 7) wantOk[n] = { doubled: n * 2 };
   eq(events.succeeded, wantOk, 'bee-queue: every job but the doomed one succeeded, with its result');
   eq(events.failed, { 7: 'planned failure 2' }, 'bee-queue: the job out of retries failed');
   eq(events.retrying, { 0: 1, 5: 1, 7: 1, 10: 1, 15: 1 }, 'bee-queue: one retry event per failed attempt');
   eq(attempts[0], 2, 'bee-queue: a retried job ran twice');
   const counts = await producer.checkHealth();
-  eq([counts.waiting, counts.active, counts.succeeded, counts.failed], [0, 0, 19, 1], 'bee-queue: checkHealth counts');
+  eq([counts.waiting, counts.active, counts.succeeded, counts.failed, counts.delayed], [0, 0, 22, 1, 0],
+     'bee-queue: checkHealth counts');
   const fetched = await producer.getJob(jobs[3].id);
   eq(fetched && fetched.status, 'succeeded', 'bee-queue: getJob status');
   await worker.close(10000);

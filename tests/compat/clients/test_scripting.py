@@ -13,6 +13,7 @@ what a differential script cannot show:
    against a second client, released, taken again;
  - a script's keyspace events are published once each; a client blocked on
    a key the script pushes to is served after the script; WATCH sees it;
+ - PUBLISH inside a script reaches subscribers on every shard, in order;
  - a key a script did not declare: works when it lives on the shard the
    script runs on, refused with an error otherwise (with threads > 1; the
    global-lock build has one store, where every key is reachable).
@@ -240,6 +241,31 @@ def run_effects(port, threads):
             pass
 
 
+def run_publish(port, threads):
+    """PUBLISH inside a script (bee-queue's delayed jobs do it) reaches subscribers on every connection,
+    each script's messages in order; its reply counts receivers (percore: those on the script's shard)"""
+    subs = []
+    for i in range(6):  # connections land on different shards
+        p = client(port).pubsub()
+        p.subscribe("script:ch")
+        subs.append(p)
+    deadline = time.time() + 30
+    for p in subs:
+        while p.get_message(timeout=1) is None and time.time() < deadline:  # the subscribe confirmation
+            pass
+    r = client(port)
+    counts = [r.eval("return redis.call('publish', 'script:ch', ARGV[1])", 0, "m%d" % i) for i in range(3)]
+    check(all(isinstance(c, int) and 0 <= c <= len(subs) for c in counts), "PUBLISH's reply: %r" % counts)
+    for i, p in enumerate(subs):
+        got = []
+        while len(got) < 3 and time.time() < deadline:
+            m = p.get_message(timeout=0.5)
+            if m and m["type"] == "message":
+                got.append(m["data"])
+        eq(got, ["m0", "m1", "m2"], "subscriber %d: the scripts' messages, in order" % i)
+        p.close()
+
+
 def run_undeclared(port, threads):
     r = client(port)
     r.flushall()
@@ -271,7 +297,7 @@ def main():
     srv = Server(sys.argv[1], threads=threads, name="scripting")
     srv.start()
     print("redis-py %s against %s --threads %d on port %d" % (redis.__version__, sys.argv[1], threads, srv.port))
-    for part in (run_cache, run_isolation, run_lock, run_effects, run_undeclared):
+    for part in (run_cache, run_isolation, run_lock, run_effects, run_publish, run_undeclared):
         try:
             part(srv.port, threads)
         except Exception as e:  # a crash of the test is a failure, with the server log
