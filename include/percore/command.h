@@ -205,6 +205,8 @@ enum {
                                    * drops it (load.c) */
     CMD_NUMKEYS_ZERO_OK = 1ull << 33, /* CMD_NUMKEYS whose arguments before numkeys are no keys and whose
                                      * numkeys may be 0 (EVAL EVALSHA: the script, then numkeys) */
+    CMD_MONITOR_FIRST = 1ull << 35, /* MONITOR shows it before the commands it runs (EVAL: Redis 7.0 feeds a
+                                     * script's line, then its redis.call lines as "[db lua]") */
     CMD_ALLOW_BUSY = 1ull << 34,  /* runs while a script is busy (Redis's allow-busy), its handler alone, outside
                                    * call(): SCRIPT (its KILL), SHUTDOWN (with NOSAVE), QUIT, MULTI; the
                                    * handler refuses the rest with -BUSY.  Redis's AUTH HELLO RESET WATCH

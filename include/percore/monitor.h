@@ -47,6 +47,9 @@ void monitor_start(struct conn *c, struct reply *out);
 void monitor_conn_closed(struct conn *c);
 /* c (of this shard) ran cmd: its line goes to every monitor (callers test monitor_any() first) */
 void monitor_feed(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv);
+/* the same for a command run on shard self in db by `who` (a script's redis.call: "lua", as Redis) */
+void monitor_feed_as(struct shard *self, int db, const char *who, const struct command *cmd, int argc,
+                     const struct resp_arg *argv);
 /* end of a loop turn: this turn's lines leave for the other shards */
 void monitor_flush(struct shard *self);
 /* this shard's pending lines and monitor list (teardown) */

@@ -141,6 +141,10 @@ static enum call_result run_handler(struct conn *c, const struct command *cmd, i
 static void run_inline(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv,
                        struct reply *out, bool with_conn, bool feed)
 {
+    if (feed && (cmd->flags & CMD_MONITOR_FIRST)) { /* its own commands' lines follow (a script's) */
+        monitor_feed(c, cmd, argc, argv);
+        feed = false;
+    }
     if (run_handler(c, cmd, argc, argv, out, with_conn) != CALL_REFUSED && feed)
         monitor_feed(c, cmd, argc, argv);
 }

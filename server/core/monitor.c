@@ -103,11 +103,16 @@ static void deliver_local(struct shard *self, const char *line, size_t len)
 
 void monitor_feed(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv)
 {
-    struct shard *self = c->home;
+    monitor_feed_as(c->home, c->db, c->peer, cmd, argc, argv);
+}
+
+void monitor_feed_as(struct shard *self, int db, const char *who, const struct command *cmd, int argc,
+                     const struct resp_arg *argv)
+{
     struct timeval tv;
     gettimeofday(&tv, NULL);
     char head[128];
-    int n = snprintf(head, sizeof head, "+%ld.%06ld [%d %s] ", (long)tv.tv_sec, (long)tv.tv_usec, c->db, c->peer);
+    int n = snprintf(head, sizeof head, "+%ld.%06ld [%d %s] ", (long)tv.tv_sec, (long)tv.tv_usec, db, who);
     struct reply line;
     reply_init(&line);
     reply_raw(&line, head, (size_t)n);

@@ -48,6 +48,7 @@
 #include "percore/keylock.h"
 #include "percore/log.h"
 #include "percore/mem.h"
+#include "percore/monitor.h"
 #include "percore/reply.h"
 #include "percore/sha1.h"
 #include "percore/store.h"
@@ -744,6 +745,8 @@ static int redis_generic_call(lua_State *L, bool raise)
         };
         call(self, &c);
     }
+    if (__builtin_expect(monitor_any(), 0) && command_monitored(cmd, argc, e->argv)) /* Redis's call(): after it ran */
+        monitor_feed_as(self, run->db, "lua", cmd, argc, e->argv);
     lua_settop(L, 0);
     reply_raw(&e->reply, "", 1); /* a NUL after the reply: the parser's strstr stops there */
     bool is_error = e->reply.buf[0] == '-';
@@ -1519,7 +1522,7 @@ static void cmd_script(struct cmd_ctx *ctx)
     }
 }
 
-#define SCRIPT_CMD (CMD_NOSCRIPT | CMD_STALE | CMD_NUMKEYS | CMD_NUMKEYS_ZERO_OK)
+#define SCRIPT_CMD (CMD_NOSCRIPT | CMD_STALE | CMD_NUMKEYS | CMD_NUMKEYS_ZERO_OK | CMD_MONITOR_FIRST)
 
 const struct command command_family_script[] = {
     {"eval", cmd_eval, -3, SCRIPT_CMD | CMD_MAY_REPLICATE, 2, 0, 0, ROUTE_GATHER, "@slow @scripting"},

@@ -9,6 +9,7 @@ MULTI/EXEC (cross-shard, with SELECT, refused, EXECABORT, lower case, WATCH
 touched by another client), a BLPOP served by another client and one timing
 out, AUTH and HELLO ... AUTH (redacted as Redis redacts them, and not where
 Redis does not), requirepass and NOAUTH, admin commands (not shown),
+scripts (EVAL's line, then its redis.call lines as "[db lua]"),
 SELECT (the db field), binary and quoted arguments, PING, ECHO, PUBLISH to
 a subscriber, unknown commands and wrong arity (not shown), and MONITOR's
 own rules (inside MULTI, twice, QUIT from a monitor, a monitor touching the
@@ -37,7 +38,7 @@ sys.path.insert(0, os.path.dirname(HERE))
 from diff import Conn, Server, encode, show  # noqa: E402  (tests/compat/diff.py)
 
 REDIS = "/usr/bin/redis-server"
-LINE = re.compile(rb"^\+(\d+)\.(\d{6}) \[(\d+) 127\.0\.0\.1:(\d+)\] (.*)\r\n$", re.S)
+LINE = re.compile(rb"^\+(\d+)\.(\d{6}) \[(\d+) (?:127\.0\.0\.1:(\d+)|lua)\] (.*)\r\n$", re.S)
 WAIT_S = 60.0  # how long a reply or the last monitor line may take (a busy machine, ASan)
 
 # (client, line without the timestamp and address) percore shows and Redis does not
@@ -111,6 +112,11 @@ STEPS = [
               any_("CLIENT", "ID"), any_("CLIENT", "INFO"), cmd("CLIENT", "NO-EVICT", "off"),
               any_("SLOWLOG", "GET"), cmd("SLOWLOG", "RESET"), any_("INFO", "server"), any_("COMMAND", "COUNT"),
               any_("LATENCY", "LATEST"), any_("TIME")]),
+    # scripts: EVAL's line, then each redis.call's as "[db lua]" (declared keys, run on their shard)
+    ("main", [cmd("EVAL", "redis.call('set', KEYS[1], ARGV[1]) return redis.call('get', KEYS[1])", "1", "sk", "sv"),
+              cmd("EVAL", "return redis.call('incrby', KEYS[1], ARGV[1])", "1", "{sk}n", "5"),
+              cmd("EVAL", "return redis.call('echo', ARGV[1])", "0", "e"),
+              cmd("EVAL", "return redis.call('get', KEYS[1])", "1", "nokey")]),
     # the db field
     ("main", [cmd("SELECT", "2"), cmd("SET", "s2", "v"), cmd("GET", "s2"), cmd("SELECT", "0"),
               cmd("GET", "s2")]),
@@ -275,6 +281,8 @@ def normalize(side, mon, raw, t_lo, t_hi):
     if not (t_lo - 2 <= ts <= t_hi + 2):
         side.failures.append("%s: timestamp %.6f not between %.0f and %.0f: %s" % (mon.name, ts, t_lo, t_hi,
                                                                                show(raw)))
+    if m.group(4) is None:  # a script's redis.call: "[db lua]", as its own client
+        return "lua", b"[" + m.group(3) + b"] " + m.group(5)
     port = int(m.group(4))
     name = side.ports.get(port)
     if name is None:
@@ -283,11 +291,15 @@ def normalize(side, mon, raw, t_lo, t_hi):
     return name, b"[" + m.group(3) + b"] " + m.group(5)
 
 
-def per_client(lines):
+def per_client(lines, shards=1):
+    """each client's lines in order; scripts' lines ("lua") sorted when there are several shards: each
+    script's come from the shard it ran on, so the lines of scripts run on different shards interleave"""
     out = {}
     for name, text in lines:
         if name != "probe":
             out.setdefault(name, []).append(text)
+    if shards > 1 and "lua" in out:
+        out["lua"].sort()
     return out
 
 
@@ -382,11 +394,11 @@ def main():
         for m in r.mons + p.mons:
             if m.stray:
                 failures.append("%s got replies it should not have: %s" % (m.name, [show(x, 80) for x in m.stray]))
-        ref_by = per_client(ref)
+        ref_by = per_client(ref, threads)
         seen_known = set()
         known_differences = KNOWN_DIFFERENCES if threads > 1 else {}
         for m in p.mons:
-            got_by = per_client(normalize(p, m, x, p.t0, p.t1) for x in m.lines)
+            got_by = per_client((normalize(p, m, x, p.t0, p.t1) for x in m.lines), threads)
             for name in sorted(set(ref_by) | set(got_by)):
                 want_l, got_l = ref_by.get(name, []), got_by.get(name, [])
                 known = [x for x in got_l if (name, x) in known_differences]
