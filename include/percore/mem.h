@@ -19,6 +19,8 @@ void *mem_realloc(void *ptr, size_t size);
  * keeps a block down to half its size): what an owner that shrinks often gets back */
 void *mem_resize(void *ptr, size_t size);
 void  mem_release(void *ptr);
+/* zeroed, aligned to align (a power of two): for structs with _Alignas members (a line of their own) */
+void *mem_calloc_aligned(size_t n, size_t size, size_t align);
 char *mem_strndup(const char *s, size_t n);
 /* usable size of a block, for memory accounting */
 size_t mem_usable(const void *ptr);

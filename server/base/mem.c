@@ -69,6 +69,21 @@ void mem_release(void *ptr)
     mi_free(ptr);
 }
 
+void *mem_calloc_aligned(size_t n, size_t size, size_t align)
+{
+#ifdef PERCORE_LIBC_MALLOC
+    size_t total = n * size;
+    void *p = aligned_alloc(align, (total + align - 1) / align * align);
+    if (p)
+        memset(p, 0, total);
+#else
+    void *p = mi_calloc_aligned(n, size, align);
+#endif
+    if (p == NULL && n != 0 && size != 0)
+        mem_oom(n * size);
+    return p;
+}
+
 char *mem_strndup(const char *s, size_t n)
 {
     char *p = mem_alloc(n + 1);

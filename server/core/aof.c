@@ -1304,7 +1304,7 @@ int aof_setup(int shards, const struct config *cfg)
     }
     /* the streams and the writer, also with the AOF off: CONFIG SET appendonly yes turns them on */
     nstreams = SHARD_STORE_SHARED ? 1 : shards;
-    streams = mem_calloc((size_t)nstreams, sizeof(*streams));
+    streams = mem_calloc_aligned((size_t)nstreams, sizeof(*streams), _Alignof(struct aof_stream));
     for (int i = 0; i < nstreams; i++)
         streams[i].ring = ring_create(AOF_RING);
     wake_fd = eventfd(0, EFD_CLOEXEC);

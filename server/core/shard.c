@@ -659,7 +659,7 @@ static void *shard_main(void *arg)
 {
     int index = (int)(intptr_t)arg;
     bool pinned = shard_pin(index);
-    struct shard *self = mem_calloc(1, sizeof(*self));
+    struct shard *self = mem_calloc_aligned(1, sizeof(*self), _Alignof(struct shard));
     self->index = index;
     self->cpu = pinned ? shard_places[index].cpu : -1;
     self->numa_node = pinned ? shard_places[index].node : -1;
