@@ -987,15 +987,7 @@ static int manifest_copy(const struct aof_manifest *am, struct aof_manifest *to)
     return rc;
 }
 
-/*
- * Every stream is at the cut of rewrite `gen`: what precedes it goes to the
- * incr file being written (fsynced), what follows to a new incr file, listed
- * in the manifest before anything is written there (Redis's
- * openNewIncrAofForAppend).  A crash from here on replays the old base, the
- * old incr files and the new one: whole.  false: the old file cannot take
- * what precedes the cut (a failing disk), so the cut waits for the next
- * round.  A new file that cannot be made fails the rewrite, not the writes.
- */
+/* what precedes a cut, written and (but with appendfsync no) fsynced; false: the file cannot take it */
 static bool flush_for_cut(struct outbuf *o)
 {
     if (o->len && !out_write(o))
@@ -1015,6 +1007,15 @@ static char *temp_incr_path(void)
     return path_join(aof_dir, name);
 }
 
+/*
+ * Every stream is at the cut of rewrite `gen`: what precedes it goes to the
+ * incr file being written (fsynced), what follows to a new incr file, listed
+ * in the manifest before anything is written there (Redis's
+ * openNewIncrAofForAppend).  A crash from here on replays the old base, the
+ * old incr files and the new one: whole.  false: the old file cannot take
+ * what precedes the cut (a failing disk), so the cut waits for the next
+ * round.  A new file that cannot be made fails the rewrite, not the writes.
+ */
 static bool rotate_at(struct outbuf *o, uint64_t gen, bool turning_on)
 {
     if (!flush_for_cut(o))

@@ -60,6 +60,13 @@ def start(binary, threads, name):
     return s
 
 
+def start_one_shard(binary, threads, name):
+    """percore with one shard (threads given), as Redis is one: keyless commands run on the connection's
+    shard, which must be the busy one, and the global-lock build's other threads would wait for the store
+    lock the busy script holds"""
+    return start(binary, 1 if threads else None, name)
+
+
 class Runner:
     """a script run in its own thread, on its own connection; .result once it ended"""
 
@@ -118,8 +125,7 @@ def config(o, work):
 def busy(o, work):
     got = {}
     for who, binary, threads in both(o):
-        # one shard: PING and the other keyless commands run on the connection's shard, and Redis is one
-        s = start(binary, 1 if threads else None, "busy-" + who)
+        s = start_one_shard(binary, threads, "busy-" + who)
         out = []
         try:
             r = redis.Redis(port=s.port)
@@ -149,8 +155,7 @@ def busy(o, work):
 def unkillable(o, work):
     got = {}
     for who, binary, threads in both(o):
-        # one shard, as busy (the global-lock build's other threads would wait for the store's lock)
-        s = start(binary, 1 if threads else None, "busy-unkillable-" + who)
+        s = start_one_shard(binary, threads, "busy-unkillable-" + who)
         out = []
         try:
             r = redis.Redis(port=s.port)
