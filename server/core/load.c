@@ -16,9 +16,14 @@
  * turns, takes LOAD_STEP batches at most and puts their keys in its own
  * store (so a store is only ever filled by its own thread, and clients are
  * answered between batches).  A marker batch to every shard (shards_sync)
- * is counted by each once all before it is in: the last one ends the load,
- * the loader logs Redis's "Done loading" / "DB loaded from ..." lines and
- * lowers load_active.  The objects were built on the loader thread:
+ * is counted by each once all before it is in.  After the last one, a
+ * record marker turns each shard's AOF recording on (appendonly yes), on
+ * its own thread, and only once every shard has, the loader logs Redis's
+ * "Done loading" / "DB loaded from ..." lines and lowers load_active: no
+ * shard records before the last replayed command has run everywhere (it
+ * would be logged again), and no client's transaction, let in once the
+ * flag is down, meets a shard that does not record yet (its lock markers
+ * in one stream and not another: the writer would wait for it forever).  The objects were built on the loader thread:
  * mimalloc (and libc) free them from any thread, and a string is re-made in
  * the key's entry by store_set anyway.
  *
@@ -94,10 +99,16 @@ struct loaded {
 
 /* keys for one shard, or AOF commands for shard 0's pseudo-client, filled by the loader, emptied and
  * freed by the shard */
+enum load_mark {
+    MARK_NONE,   /* keys or commands */
+    MARK_SYNC,   /* the shard counts itself in shards_done once all before it is in */
+    MARK_LAST,   /* the same, the last: the AOF pseudo-client closes */
+    MARK_RECORD, /* the load is over everywhere: the shard begins recording its writes (appendonly yes) */
+};
+
 struct load_batch {
     size_t len;
-    bool sync;          /* a marker: the shard counts itself in shards_done once all before it is in */
-    bool last;          /* the last marker: the AOF pseudo-client closes */
+    enum load_mark mark;
     char *cmds;         /* AOF commands (RESP, whole), NULL none */
     size_t cmds_len;
     struct loaded keys[LOAD_BATCH];
@@ -189,25 +200,24 @@ static bool batch_push(int shard, struct load_batch *b)
     return true;
 }
 
-/* loader: the batch being filled for shard goes out (sync: as a marker) */
-static bool batch_send(int shard, bool sync, bool last)
+/* loader: the batch being filled for shard goes out (with a mark: as a marker) */
+static bool batch_send(int shard, enum load_mark mark)
 {
     struct load_batch *b = filling[shard];
     filling[shard] = NULL;
     if (!b)
         b = mem_calloc(1, sizeof(*b));
-    b->sync = sync;
-    b->last = last;
+    b->mark = mark;
     return batch_push(shard, b);
 }
 
-/* loader: every shard has put in all it was sent (the AOF pseudo-client has run all its commands);
- * false: asked to stop */
-static bool shards_sync(bool last)
+/* loader: every shard has taken the marker, so put in all it was sent before it (the AOF pseudo-client has
+ * run all its commands); false: asked to stop */
+static bool shards_sync(enum load_mark mark)
 {
     atomic_store(&shards_done, 0);
     for (int i = 0; i < ring_count; i++)
-        if (!batch_send(i, true, last))
+        if (!batch_send(i, mark))
             return false;
     while (atomic_load(&shards_done) < ring_count) {
         if (atomic_load(&loader_stop))
@@ -268,7 +278,7 @@ static int load_key(void *arg, struct rdb_file_key *k)
     char *copy = mem_alloc(k->klen ? k->klen : 1);
     memcpy(copy, k->key, k->klen);
     b->keys[b->len++] = (struct loaded){k->db, copy, k->klen, k->val, k->expire, k->idle_s, k->freq};
-    if (b->len == LOAD_BATCH && !batch_send(shard, false, false))
+    if (b->len == LOAD_BATCH && !batch_send(shard, MARK_NONE))
         return -1;
     return 0;
 }
@@ -525,7 +535,7 @@ static int aof_load_file(const struct aof_part *f, long long before)
     char buf[AOF_LINE_MAX];
     if (n >= 5 && memcmp(p, "REDIS", 5) == 0) {
         long long used = aof_rdb_part(f, p, n, before);
-        if (used < 0 || !shards_sync(false)) { /* its keys are in before any command runs */
+        if (used < 0 || !shards_sync(MARK_SYNC)) { /* its keys are in before any command runs */
             ret = AOF_FAILED;
             goto done;
         }
@@ -642,7 +652,7 @@ static void aof_load_all(void)
         int ret = aof_load_file(f, before);
         if (atomic_load(&loader_stop))
             return;
-        if (ret != AOF_FAILED && !shards_sync(last_file))
+        if (ret != AOF_FAILED && !shards_sync(last_file ? MARK_LAST : MARK_SYNC))
             return;
         if (ret == AOF_OK || (ret == AOF_TRUNCATED && last_file))
             log_notice("DB loaded from %s file %s: %.3f seconds", i == 0 && aof_has_base ? "base" : "incr", f->name,
@@ -656,6 +666,8 @@ static void aof_load_all(void)
         struct stat st;
         before += stat(f->path, &st) == 0 ? st.st_size : 0;
     }
+    if (!shards_sync(MARK_RECORD))
+        return;
     atomic_store(&progress.loaded_bytes, atomic_load(&progress.total_bytes));
     log_notice("DB loaded from append only file: %.3f seconds", (double)(util_mono_ns() - start_ns) / 1e9);
     atomic_store_explicit(&load_active, false, memory_order_release);
@@ -678,7 +690,7 @@ static void *loader_main(void *arg)
     if (rc < 0 && !stopping)
         load_fatal(err);
     announce(&lc);
-    if (stopping || !shards_sync(true))
+    if (stopping || !shards_sync(MARK_LAST) || !shards_sync(MARK_RECORD))
         return NULL;
     atomic_store(&progress.loaded_bytes, (long long)map_len);
     if (info.functions_skipped)
@@ -817,7 +829,7 @@ static bool aof_client_busy(void)
  * still works on what it was given) */
 static bool batch_apply(struct shard *self, struct load_batch *b)
 {
-    if (self->index == 0 && (b->cmds_len || b->sync) && aof_client_busy()) /* the client is shard 0's */
+    if (self->index == 0 && (b->cmds_len || b->mark != MARK_NONE) && aof_client_busy()) /* shard 0's client */
         return false;
     if (b->cmds_len) {
         if (!aof_client) {
@@ -828,9 +840,11 @@ static bool batch_apply(struct shard *self, struct load_batch *b)
         batch_destroy(b);
         return true;
     }
-    if (b->last && self->index == 0 && aof_client)
+    if (b->mark == MARK_LAST && self->index == 0 && aof_client)
         engine_client_close(aof_client); /* a MULTI the file left open is dropped with it */
-    bool sync = b->sync;
+    if (b->mark == MARK_RECORD)
+        shard_loaded(self);
+    bool sync = b->mark != MARK_NONE;
     batch_insert(self, b);
     if (sync)
         atomic_fetch_add(&shards_done, 1);

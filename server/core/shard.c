@@ -458,9 +458,13 @@ bool shard_still_loading(struct shard *self)
     if (load_in_progress())
         return true;
     self->loading = false;
+    return false;
+}
+
+void shard_loaded(struct shard *self)
+{
     if (aof_state() == AOF_ON)
         shard_propagate(self, true);
-    return false;
 }
 
 /*

@@ -128,11 +128,14 @@ extern __thread struct shard *shard_self;
 
 /* false once the shard is stopping: after conn_close_all nothing may be sent any more, so a closed
  * connection's command no longer goes on (to finish and free its keys) and no unlock is sent */
-/* the start's load is over (load.h): this shard's first look that finds so turns its propagation on
- * (appendonly yes; the commands the load replayed are in the files already) */
+/* is the start's load still under way (load.h)?  Its first look that finds it over clears self->loading */
 bool shard_still_loading(struct shard *self);
+/* the start's load is in on every shard (load.c's record marker, before the load flag goes down): its
+ * writes are recorded from now on (appendonly yes; the commands the load replayed are in the files
+ * already) */
+void shard_loaded(struct shard *self);
 /* is the dataset still loading?  Every path that runs a client's command asks it first (dispatch, a
- * part from another shard), so no write runs unpropagated once the load is over */
+ * part from another shard) */
 static inline bool shard_loading(struct shard *self)
 {
     return __builtin_expect(self->loading, 0) && shard_still_loading(self);

@@ -10,7 +10,9 @@
 2. shutdown: the same with appendfsync everysec, stopped with SIGTERM.
 3. from_rdb: appendonly yes on a directory with dump.rdb and no AOF: the
    keys the start loads are in the base (a copy of the file).
-4. crash: clients INCR their own counters concurrently with appendfsync
+4. reload_race: restarted on its AOF again and again, with multi-shard
+   commands sent the moment the load lets them in: every one is answered.
+5. crash: clients INCR their own counters concurrently with appendfsync
    always; kill -9 mid-load; redis-server loads the files: no counter is
    below the last value its client was acknowledged, no MSET over shards is
    half there.  The same with everysec: no counter is below the value
@@ -75,7 +77,7 @@ def redis_snapshot(binary, d):
 def snapshot(port):
     out = {}
     for db in range(DBS):
-        r = redis.Redis(port=port, db=db)
+        r = redis.Redis(port=port, db=db, socket_timeout=60)  # a server that stops answering fails, not hangs
         for k in r.keys("*"):
             when = r.execute_command("PEXPIRETIME", k)  # absolute: the same on both, whenever read
             out[(db, k)] = (contents(r, k), when)
@@ -206,6 +208,45 @@ def differential(a, d, fsync="always", stop=signal.SIGKILL):
         raise AssertionError("%d keys differ after redis-server loaded percore's AOF" % len(bad))
     print("differential (appendfsync %s, signal %d): %d keys equal, redis-check-aof OK" % (fsync, stop, len(want)))
     reload_once(a, d, want)
+
+
+RACE_RESTARTS = 30
+
+
+def answered(r, *cmd):
+    """cmd's reply, sent again while the server answers -LOADING"""
+    while True:
+        try:
+            return r.execute_command(*cmd)
+        except redis.exceptions.BusyLoadingError:
+            pass
+
+
+def reload_race(a, d):
+    """restarted on its AOF, and at once transactions over every shard, as soon as the load lets them in: each
+    is answered (a shard that began recording its writes before another, as the load ended, once left the
+    AOF writer waiting for a transaction's markers forever, and every reply with it)"""
+    p, port = percore(a.candidate, a.threads, d, "always")
+    try:
+        workload(port, a.seed, 300)
+    finally:
+        p.send_signal(signal.SIGTERM)
+        p.wait()
+    for i in range(RACE_RESTARTS):
+        p, port = percore(a.candidate, a.threads, d, "always")
+        try:
+            r = redis.Redis(port=port, socket_timeout=20)
+            answered(r, "MSET", *["race:%d" % j for j in range(16) for _ in (0, 1)])
+            answered(r, "KEYS", "race:*")
+            answered(r, "FLUSHDB")
+            answered(r, "SET", "race:after", i)
+        except redis.exceptions.TimeoutError:
+            raise AssertionError("restart %d: a command sent as the load ended had no reply in 20 s" % i)
+        finally:
+            p.terminate()
+            p.wait()
+    print("reload_race: %d restarts, every transaction over the shards sent as the load ended answered" %
+          RACE_RESTARTS)
 
 
 def incr_bytes(d):
@@ -364,7 +405,7 @@ def main():
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--ops", type=int, default=3000)
     a = ap.parse_args()
-    for test in (differential, shutdown, crash, crash_everysec, from_rdb):
+    for test in (differential, shutdown, reload_race, crash, crash_everysec, from_rdb):
         d = tempfile.mkdtemp(prefix="aof_write.")
         try:
             test(a, d)
