@@ -2,7 +2,7 @@
 # Build percore and run the whole test suite:
 #   1. the release build: unit, integration (threads 1 and 4), compat
 #      (differential against a real redis-server 7, and real clients:
-#      redis-cli, redis-benchmark, python3-redis, ioredis);
+#      redis-cli, redis-benchmark, python3-redis, Celery, ioredis);
 #   2. the global-lock control build (-DPERCORE_GLOBAL_LOCK=ON): integration
 #      and differential;
 #   3. an AddressSanitizer + UBSan build: unit, integration and the
@@ -17,7 +17,7 @@ cd "$(dirname "$0")/.."
 
 need_pkgs=()
 for p in build-essential cmake pkg-config libevent-dev liburcu-dev libnuma-dev libmimalloc-dev \
-         libhiredis-dev liblzf-dev liblua5.1-0-dev lua-cjson-dev lua-bitop-dev redis-server redis-tools python3 python3-redis clang libclang-rt-14-dev; do
+         libhiredis-dev liblzf-dev liblua5.1-0-dev lua-cjson-dev lua-bitop-dev redis-server redis-tools python3 python3-redis python3-celery clang libclang-rt-14-dev; do
     dpkg -s "$p" >/dev/null 2>&1 || need_pkgs+=("$p")
 done
 command -v npm >/dev/null 2>&1 || need_pkgs+=(nodejs npm)
