@@ -90,16 +90,25 @@ struct cmd_ctx {
     bool blocked;                 /* set by a blocking command that found nothing and may wait: it wrote
                                    * no reply, the shard keeps the client waiting (core/block.c) */
     struct cmd_effects *effects;  /* where what it did is reported (cmd_modified, cmd_notify), NULL: nowhere */
+    long long dirty;              /* the changes it made as Redis's server.dirty counts them (cmd_modified_n):
+                                   * INFO rdb_changes_since_last_save, the save points */
 };
 
 /* ---- reporting what a write did (command.c) */
 void cmd_effect_record(struct cmd_ctx *ctx, int kind, int type, const char *event, int db, const char *key,
                        size_t len);
-/* the handler modified key of database db (Redis's signalModifiedKey) */
-static inline void cmd_modified_in(struct cmd_ctx *ctx, int db, const struct resp_arg *key)
+/* the handler modified key of database db (Redis's signalModifiedKey), n changes to Redis's dirty (elements
+ * or fields added, set or removed; 0: the command's change is counted with another key) */
+static inline void cmd_modified_in_n(struct cmd_ctx *ctx, int db, const struct resp_arg *key, long long n)
 {
+    ctx->dirty += n;
     if (__builtin_expect(ctx->effects != NULL, 0))
         cmd_effect_record(ctx, CMD_EFFECT_MODIFIED, 0, NULL, db, key->ptr, key->len);
+}
+/* the same, one change */
+static inline void cmd_modified_in(struct cmd_ctx *ctx, int db, const struct resp_arg *key)
+{
+    cmd_modified_in_n(ctx, db, key, 1);
 }
 /* it caused keyspace event `event` (a string constant) of class type on key of db (notifyKeyspaceEvent) */
 static inline void cmd_notify_in(struct cmd_ctx *ctx, int type, const char *event, int db, const struct resp_arg *key)
@@ -116,10 +125,21 @@ static inline void cmd_notify(struct cmd_ctx *ctx, int type, const char *event, 
 {
     cmd_notify_in(ctx, type, event, ctx->db, key);
 }
+static inline void cmd_modified_n(struct cmd_ctx *ctx, const struct resp_arg *key, long long n)
+{
+    cmd_modified_in_n(ctx, ctx->db, key, n);
+}
 /* both, the usual pair after a change */
 static inline void cmd_changed(struct cmd_ctx *ctx, int type, const char *event, const struct resp_arg *key)
 {
     cmd_modified(ctx, key);
+    cmd_notify(ctx, type, event, key);
+}
+/* the same, n changes */
+static inline void cmd_changed_n(struct cmd_ctx *ctx, int type, const char *event, const struct resp_arg *key,
+                                 long long n)
+{
+    cmd_modified_n(ctx, key, n);
     cmd_notify(ctx, type, event, key);
 }
 /* the handler is about to empty db (-1: every db), or swap it with db2 (else -1): FLUSHALL FLUSHDB SWAPDB */

@@ -52,7 +52,7 @@ struct command;
     ACTION(handoff_parked, "batches that waited at their owner for a locked key") \
     ACTION(handoff_lock_queued, "multi-shard commands' parts that queued here for their keys' locks") \
     ACTION(idle_poll_hits, "sleeps saved: work came while the shard polled (idle-poll-us)") \
-    ACTION(write_commands, "write commands (or their parts) run on this shard's store")
+    ACTION(dirty, "changes to this shard's store, as Redis's server.dirty counts them")
 
 #define STATS_GAUGES(ACTION)                                                      \
     ACTION(connected_clients, "connections open now")                            \

@@ -214,6 +214,10 @@ void store_snapshot_abort(struct store *s);
 enum store_gone { STORE_GONE_EXPIRED, STORE_GONE_EVICTED };
 typedef void store_gone_fn(void *arg, enum store_gone why, int db, const char *key, size_t klen);
 void store_set_gone_listener(struct store *s, store_gone_fn *fn, void *arg);
+/* the first of the server's stores (shard 0's, or the one every shard shares): a keyspace-wide command,
+ * which runs on every store, counts its one-off changes on it (SWAPDB's one, in Redis's dirty) */
+void store_set_first(struct store *s);
+bool store_is_first(const struct store *s);
 uint64_t store_expired_keys(const struct store *s);  /* lazily + actively expired, total */
 uint64_t store_evicted_keys(const struct store *s);  /* removed by store_evict, total */
 /*

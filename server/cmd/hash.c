@@ -144,7 +144,7 @@ static void hset_generic(struct cmd_ctx *ctx, bool hmset)
         reply_ok(ctx->out);
     else
         reply_int(ctx->out, created_fields);
-    cmd_changed(ctx, NOTIFY_HASH, "hset", key); /* also when no field changed, as Redis */
+    cmd_changed_n(ctx, NOTIFY_HASH, "hset", key, (ctx->argc - 2) / 2); /* also when no field changed, as Redis */
 }
 
 static void cmd_hset(struct cmd_ctx *ctx)
@@ -273,7 +273,7 @@ static void cmd_hdel(struct cmd_ctx *ctx)
     if (deleted && !keyremoved)
         store_settle(ctx->store, ctx->db, key->ptr, key->len, o);
     if (deleted) {
-        cmd_changed(ctx, NOTIFY_HASH, "hdel", key);
+        cmd_changed_n(ctx, NOTIFY_HASH, "hdel", key, deleted);
         if (keyremoved)
             cmd_notify(ctx, NOTIFY_GENERIC, "del", key);
     }

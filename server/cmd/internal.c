@@ -19,7 +19,9 @@
  *                                  keeps its counter, as Redis's object does)
  *                                  and :1; "-ERR corrupt value" on a bad blob
  *
- * A __take or __put that changed its key reports it modified; `event`, a
+ * A __take or __put that changed its key reports it modified (a change to
+ * Redis's dirty only for a RENAME's __take: a gathered command counts its
+ * changes as it runs on the copies); `event`, a
  * generic-class keyspace event (RENAME's "rename_from" on its __take,
  * "rename_to" on its __put), is reported after that, and a __put that has
  * one reports dbAdd's "new" first, as Redis's RENAME does even over an
@@ -134,7 +136,7 @@ static void cmd_take(struct cmd_ctx *ctx)
         reply_null(ctx->out);
         return;
     }
-    cmd_modified(ctx, key);
+    cmd_modified_n(ctx, key, event != NULL); /* a RENAME's one change; a gather's counted on the copies */
     if (event)
         cmd_notify(ctx, NOTIFY_GENERIC, event, key);
     if (cmd_propagating(ctx)) /* the half of a RENAME or gather on this shard: the key is gone */
@@ -207,7 +209,7 @@ static void cmd_put(struct cmd_ctx *ctx)
         store_set_lfu_freq(ctx->store, ctx->db, key->ptr, key->len, (int)freq, ctx->now);
     if (event)
         cmd_notify(ctx, NOTIFY_NEW, "new", key);
-    cmd_modified(ctx, key);
+    cmd_modified_n(ctx, key, 0); /* counted by the RENAME's __take, or by the gathered command on the copies */
     if (cmd_propagating(ctx)) /* the value as stored (store_set may have taken o over) */
         propagate_restore(ctx, key, store_peek(ctx->store, ctx->db, key->ptr, key->len, ctx->now, NULL), expire);
     if (event)

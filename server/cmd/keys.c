@@ -426,7 +426,7 @@ static void rename_generic(struct cmd_ctx *ctx, bool nx)
     /* dst was deleted first when it existed: Redis's dbAdd says "new" either way */
     cmd_notify(ctx, NOTIFY_NEW, "new", dst);
     cmd_modified(ctx, src);
-    cmd_modified(ctx, dst);
+    cmd_modified_n(ctx, dst, 0); /* a rename is one change */
     cmd_notify(ctx, NOTIFY_GENERIC, "rename_from", src);
     cmd_notify(ctx, NOTIFY_GENERIC, "rename_to", dst);
     if (nx)
@@ -467,7 +467,7 @@ static void cmd_move(struct cmd_ctx *ctx)
     }
     cmd_notify_in(ctx, NOTIFY_NEW, "new", dbid, key);
     cmd_modified_in(ctx, ctx->db, key);
-    cmd_modified_in(ctx, dbid, key);
+    cmd_modified_in_n(ctx, dbid, key, 0); /* a move is one change */
     cmd_notify_in(ctx, NOTIFY_GENERIC, "move_from", ctx->db, key);
     cmd_notify_in(ctx, NOTIFY_GENERIC, "move_to", dbid, key);
     reply_int(ctx->out, 1);
@@ -501,6 +501,7 @@ static void cmd_flushdb(struct cmd_ctx *ctx)
     if (!flush_args_ok_or_reply(ctx))
         return;
     cmd_replacing_databases(ctx, ctx->db, -1);
+    ctx->dirty += (long long)store_size(ctx->store, ctx->db); /* Redis: the keys it removed */
     store_flush(ctx->store, ctx->db);
     reply_ok(ctx->out);
 }
@@ -517,6 +518,8 @@ static void cmd_flushall(struct cmd_ctx *ctx)
     if (!flush_args_ok_or_reply(ctx))
         return;
     cmd_replacing_databases(ctx, -1, -1);
+    for (int db = 0; db < store_databases(ctx->store); db++) /* Redis: the keys it removed */
+        ctx->dirty += (long long)store_size(ctx->store, db);
     store_flush(ctx->store, -1);
     if (after_flushall)
         after_flushall(ctx);
@@ -540,6 +543,7 @@ static void cmd_swapdb(struct cmd_ctx *ctx)
         cmd_replacing_databases(ctx, id1, id2);
         store_swapdb(ctx->store, id1, id2); /* cannot fail: both indexes are in range */
     }
+    ctx->dirty += store_is_first(ctx->store); /* one change, counted by one part (Redis: also id1 == id2) */
     reply_ok(ctx->out);
 }
 

@@ -68,13 +68,14 @@ static void delete_if_empty(struct cmd_ctx *ctx, struct object *o, const struct 
     }
 }
 
-/* elements were popped from key's `where` end (Redis listElementsRemoved): its event, "del" if empty */
+/* n elements were popped from key's `where` end (Redis listElementsRemoved): its event, "del" if empty,
+ * n changes */
 static void note_popped(struct cmd_ctx *ctx, struct object *o, const struct resp_arg *key,
-                        enum list_where where)
+                        enum list_where where, long long n)
 {
     cmd_notify(ctx, NOTIFY_LIST, where == LIST_HEAD ? "lpop" : "rpop", key);
     delete_if_empty(ctx, o, key);
-    cmd_modified(ctx, key);
+    cmd_modified_n(ctx, key, n);
 }
 
 /* a new list o for key is stored once filled, so that the store accounts its full size */
@@ -151,7 +152,7 @@ static void pop_range_reply(struct cmd_ctx *ctx, struct object *o, const struct 
         range_reply(ctx, o, -rangelen, -1, true);
         list_delete_range(o, (size_t)(llen - rangelen), (size_t)rangelen, list_fill(ctx));
     }
-    note_popped(ctx, o, key, where);
+    note_popped(ctx, o, key, where, rangelen);
 }
 
 /* ---- push ------------------------------------------------------------------- */
@@ -181,7 +182,7 @@ static void push_generic(struct cmd_ctx *ctx, enum list_where where, bool existi
     if (created)
         store_created(ctx, key, o);
     reply_int(ctx->out, len);
-    cmd_changed(ctx, NOTIFY_LIST, where == LIST_HEAD ? "lpush" : "rpush", key);
+    cmd_changed_n(ctx, NOTIFY_LIST, where == LIST_HEAD ? "lpush" : "rpush", key, ctx->argc - 2);
 }
 
 static void cmd_lpush(struct cmd_ctx *ctx)
@@ -462,7 +463,7 @@ static void cmd_lrem(struct cmd_ctx *ctx)
     }
     list_iter_finish(&it, list_fill(ctx));
     if (removed)
-        cmd_changed(ctx, NOTIFY_LIST, "lrem", key);
+        cmd_changed_n(ctx, NOTIFY_LIST, "lrem", key, (long long)removed);
     delete_if_empty(ctx, o, key);
     reply_int(ctx->out, (long long)removed);
 }
@@ -508,7 +509,7 @@ static void cmd_ltrim(struct cmd_ctx *ctx)
         list_delete_range(o, (size_t)(llen - ltrim - rtrim), (size_t)rtrim, fill);
     cmd_notify(ctx, NOTIFY_LIST, "ltrim", key); /* also when nothing went, as Redis */
     delete_if_empty(ctx, o, key);
-    cmd_modified(ctx, key);
+    cmd_modified_n(ctx, key, ltrim + rtrim);
     reply_ok(ctx->out);
 }
 
@@ -552,7 +553,7 @@ static void pop_generic(struct cmd_ctx *ctx, enum list_where where, const char *
         list_index(o, where == LIST_HEAD ? 0 : -1, &p, &n);
         reply_bulk(ctx->out, p, n);
         list_delete_range(o, where == LIST_HEAD ? 0 : len - 1, 1, list_fill(ctx));
-        note_popped(ctx, o, key, where);
+        note_popped(ctx, o, key, where, 1);
         return;
     }
     pop_range_reply(ctx, o, key, where, count);
@@ -618,7 +619,7 @@ static void lmove_generic(struct cmd_ctx *ctx, enum list_where from, enum list_w
     reply_bulk(ctx->out, copy, n);
     if (copy != small)
         mem_release(copy);
-    note_popped(ctx, src, skey, from); /* a rotated list is never empty */
+    note_popped(ctx, src, skey, from, 0); /* a rotated list is never empty; the move is one change, the push's */
 }
 
 static void cmd_lmove(struct cmd_ctx *ctx)
@@ -729,7 +730,7 @@ static void bpop_generic(struct cmd_ctx *ctx, enum list_where where)
         reply_bulk(ctx->out, ctx->argv[j].ptr, ctx->argv[j].len);
         reply_bulk(ctx->out, p, n);
         list_delete_range(o, where == LIST_HEAD ? 0 : len - 1, 1, list_fill(ctx));
-        note_popped(ctx, o, &ctx->argv[j], where);
+        note_popped(ctx, o, &ctx->argv[j], where, 1);
         if (cmd_propagating(ctx)) { /* as LPOP|RPOP key, as Redis 7.0 */
             struct resp_arg a[2] = {{where == LIST_HEAD ? "LPOP" : "RPOP", 4}, ctx->argv[j]};
             cmd_propagate(ctx, 2, a);

@@ -158,7 +158,7 @@ static void cmd_sadd(struct cmd_ctx *ctx)
         cmd_notify(ctx, NOTIFY_NEW, "new", key);
     }
     if (added)
-        cmd_changed(ctx, NOTIFY_SET, "sadd", key);
+        cmd_changed_n(ctx, NOTIFY_SET, "sadd", key, added);
     reply_int(ctx->out, added);
 }
 
@@ -186,7 +186,7 @@ static void cmd_srem(struct cmd_ctx *ctx)
         }
     }
     if (deleted) {
-        cmd_changed(ctx, NOTIFY_SET, "srem", key);
+        cmd_changed_n(ctx, NOTIFY_SET, "srem", key, deleted);
         if (keyremoved)
             cmd_notify(ctx, NOTIFY_GENERIC, "del", key);
     }

@@ -274,7 +274,7 @@ cleanup:
     if (scores != &one)
         mem_release(scores);
     if (added || updated)
-        cmd_changed(ctx, NOTIFY_ZSET, incr ? "zincr" : "zadd", key);
+        cmd_changed_n(ctx, NOTIFY_ZSET, incr ? "zincr" : "zadd", key, added + updated);
 }
 
 static void cmd_zadd(struct cmd_ctx *ctx)
@@ -312,7 +312,7 @@ static void cmd_zrem(struct cmd_ctx *ctx)
         cmd_notify(ctx, NOTIFY_ZSET, "zrem", key);
     delete_if_empty(ctx, key, o);
     if (deleted)
-        cmd_modified(ctx, key);
+        cmd_modified_n(ctx, key, deleted);
     reply_int(ctx->out, deleted);
 }
 
@@ -380,7 +380,7 @@ static void zremrange_generic(struct cmd_ctx *ctx, enum zrange_type type)
         deleted = zset_delete_lex(z, &lex);
     }
     if (deleted) {
-        cmd_changed(ctx, NOTIFY_ZSET, zremrange_event[type], key);
+        cmd_changed_n(ctx, NOTIFY_ZSET, zremrange_event[type], key, (long long)deleted);
         delete_if_empty(ctx, key, o);
     }
     reply_int(ctx->out, (long long)deleted);
@@ -862,7 +862,7 @@ static void zpop_generic(struct cmd_ctx *ctx, const struct resp_arg *keyv, int k
     else
         zset_delete_rank(z, 0, (size_t)rangelen - 1);
     cmd_notify(ctx, NOTIFY_ZSET, rev ? "zpopmax" : "zpopmin", key);
-    cmd_modified(ctx, key);
+    cmd_modified_n(ctx, key, rangelen);
     delete_if_empty(ctx, key, o);
     if (emitkey && cmd_propagating(ctx)) { /* BZPOP*, [B]ZMPOP: as ZPOPMIN|ZPOPMAX key count, as Redis 7.0 */
         char num[24];

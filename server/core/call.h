@@ -193,8 +193,9 @@ static inline __attribute__((always_inline)) enum call_result call(struct shard 
         else
             slowlog_note(&ctx, cmd, t1 - t0, c->conn);
     }
-    if (effects)
-        shard_note_write(self, cmd, c->db);
+    /* a gathered command, or a script's over shards, counts its changes on the copies (not as written back) */
+    if (effects || (c->flags & (CALL_EVENTS | CALL_NESTED)))
+        shard_note_write(self, cmd, c->db, ctx.dirty);
     return ctx.blocked ? CALL_BLOCKED : CALL_RAN;
 }
 

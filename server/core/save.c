@@ -111,7 +111,7 @@ struct save_shard {
     int chunk_db;               /* the database of chunk's last record, -1 none yet */
     bool active;                /* its snapshot is being written */
     bool walked;                /* every key is out: only the last chunk is left to send */
-    uint64_t writes_at_begin;   /* the shard's write_commands at its cut */
+    uint64_t writes_at_begin;   /* the shard's dirty at its cut */
     uint64_t *db_keys;          /* per database, its keys at the cut (job_databases) */
     uint64_t *db_expires;       /* and those of them with a TTL */
     struct rdb_save_opts opts;  /* how values are laid out */
@@ -251,7 +251,7 @@ long long save_changes_since(void)
 {
     uint64_t writes = 0;
     for (int i = 0; i < shard_count(); i++)
-        writes += STATS_GET(shard_stats(i), write_commands);
+        writes += STATS_GET(shard_stats(i), dirty);
     uint64_t saved = atomic_load(&saved_writes);
     return writes > saved ? (long long)(writes - saved) : 0;
 }
@@ -471,9 +471,9 @@ static void begin_shard(struct save_shard *p, int shard, struct store *s, const 
     if (SHARD_STORE_SHARED) { /* one store: its cut covers every thread's writes (under the one lock) */
         p->writes_at_begin = 0;
         for (int i = 0; i < shard_count(); i++)
-            p->writes_at_begin += STATS_GET(shard_stats(i), write_commands);
+            p->writes_at_begin += STATS_GET(shard_stats(i), dirty);
     } else {
-        p->writes_at_begin = STATS_GET(shard_stats(shard), write_commands);
+        p->writes_at_begin = STATS_GET(shard_stats(shard), dirty);
     }
     p->opts = (struct rdb_save_opts){cfg->rdbcompression, cfg->list_max_listpack_size, cfg->list_compress_depth,
                                      atomic_load(&job_kind) == JOB_AOF_BASE};

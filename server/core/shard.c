@@ -681,6 +681,8 @@ static void *shard_main(void *arg)
     self->blockers = shared_blockers;
 #else
     self->store = store_create(cfg->databases);
+    if (self->index == 0)
+        store_set_first(self->store);
     store_set_gone_listener(self->store, shard_key_gone, NULL);
     self->watches = watch_create();
     self->blockers = block_create(self->index);
@@ -1090,6 +1092,7 @@ int shard_setup(void)
     shard_plan_cpus(cfg);
 #ifdef PERCORE_GLOBAL_LOCK
     shared_store = store_create(cfg->databases);
+    store_set_first(shared_store);
     store_set_gone_listener(shared_store, shard_key_gone, NULL);
     shared_watches = watch_create();
     shared_blockers = block_create(0);

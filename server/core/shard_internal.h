@@ -190,12 +190,12 @@ void shard_mark_stalled(struct conn *c);
 void shard_arm_retry(struct shard *self);
 /* publish key counts and counters to our stats block (before replies leave) */
 void shard_publish_keyspace(struct shard *self, bool everything);
-/* a write command ran on db: its key count is published before the reply leaves */
-static inline void shard_note_write(struct shard *self, const struct command *cmd, int db)
+/* a write command ran on db, making `dirty` changes: its key count is published before the reply leaves */
+static inline void shard_note_write(struct shard *self, const struct command *cmd, int db, long long dirty)
 {
     if (!(cmd->flags & CMD_WRITE))
         return;
-    STATS_ADD(&self->stats, write_commands, 1); /* INFO rdb_changes_since_last_save (save.c) */
+    STATS_ADD(&self->stats, dirty, (uint64_t)dirty); /* INFO rdb_changes_since_last_save (save.c) */
     self->dirty_dbs |= (cmd->route >= ROUTE_FANOUT_SUM || (cmd->flags & CMD_ANY_DB) || db >= 64) ? ~0ull : 1ull << db;
 }
 

@@ -188,6 +188,7 @@ struct store {
     struct evict_cand **pool;    /* EVPOOL_SIZE candidates, best last, empty ones at the end */
     store_gone_fn *gone;         /* told of every key that expires or is evicted, NULL none */
     void *gone_arg;
+    bool first;                  /* store_set_first */
     uint8_t snap_parity;         /* a key whose snap differs is not yet out to the snapshot */
     struct snapshot *snap;       /* the snapshot under way, NULL none */
 };
@@ -430,6 +431,9 @@ void store_set_gone_listener(struct store *s, store_gone_fn *fn, void *arg)
     s->gone = fn;
     s->gone_arg = arg;
 }
+
+void store_set_first(struct store *s) { s->first = true; }
+bool store_is_first(const struct store *s) { return s->first; }
 
 static void delete_gone(struct store *s, struct db *d, struct dict_entry *e, enum store_gone why)
 {

@@ -35,6 +35,8 @@ after FLUSHALL.  A line may start with a marker saying how to compare:
                        machine; so may the FLUSHALL that starts each script
     !noreply CMD...    neither may answer (CLIENT REPLY OFF / SKIP): nothing
                        within 100 ms; a late reply shows on the next line
+    !dirty CMD...      exact, and CMD moves INFO's rdb_changes_since_last_save
+                       (Redis's server.dirty) by as much on both
     !sleep MS          pause both
     !push              send nothing, read one more value from both and compare
                        exactly: a RESP3 push (or pub/sub message) that follows
@@ -52,6 +54,7 @@ import importlib.util
 import glob
 import os
 import random
+import re
 import signal
 import socket
 import subprocess
@@ -553,7 +556,31 @@ def scan_all(conn, args):
 NOREPLY_WAIT = 0.1  # s: how long !noreply listens for a reply that must not come
 
 
+def dirty_of(srv):
+    """INFO's rdb_changes_since_last_save on srv (asked on a connection of its own: the line's may be in a
+    MULTI)"""
+    conn = Conn(srv.port)
+    try:
+        conn.send(encode([b"INFO", b"persistence"]))
+        m = re.search(rb"rdb_changes_since_last_save:(\d+)", conn.read() or b"")
+    finally:
+        conn.close()
+    if not m:
+        raise RuntimeError("no rdb_changes_since_last_save in INFO persistence on port %d" % srv.port)
+    return int(m.group(1))
+
+
 def run_line(pair, res, where, marker, args, raw=None, expect_close=False):
+    if marker == "dirty":
+        before = (dirty_of(pair.ref_srv), dirty_of(pair.cand_srv))
+        run_line(pair, res, where, "exact", args, raw)
+        r, g = dirty_of(pair.ref_srv) - before[0], dirty_of(pair.cand_srv) - before[1]
+        if r == g:
+            res.passed += 1
+        else:
+            res.fail(where, args, b"rdb_changes_since_last_save +%d" % r, b"rdb_changes_since_last_save +%d" % g,
+                     "the changes the command counts (Redis's dirty) differ")
+        return
     if marker == "scanall":
         rk, rerr = scan_all(pair.ref, args)
         gk, gerr = scan_all(pair.cand, args)
