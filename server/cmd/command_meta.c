@@ -91,6 +91,122 @@ static const struct command_meta command_meta_table[] = {
         "flags\r\n~1\r\n+optional\r\n",
         349,
     },
+    {"bitcount",
+        "*10\r\n$8\r\nbitcount\r\n:-2\r\n~1\r\n+readonly\r\n:1\r\n:1\r\n:1\r\n~3\r\n+@read\r\n"
+        "+@bitmap\r\n+@slow\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n+access\r\n$12\r\n"
+        "begin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n"
+        ":1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\n"
+        "lastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        302,
+        "%6\r\n$7\r\nsummary\r\n$26\r\nCount set bits in a string\r\n$5\r\nsince\r\n$5\r\n2.6.0\r\n"
+        "$5\r\ngroup\r\n$6\r\nbitmap\r\n$10\r\ncomplexity\r\n$4\r\nO(N)\r\n$7\r\nhistory\r\n~1\r\n"
+        "*2\r\n$5\r\n7.0.0\r\n$28\r\nAdded the `BYTE|BIT` option.\r\n$9\r\narguments\r\n*2\r\n"
+        "%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n"
+        ":0\r\n%4\r\n$4\r\nname\r\n$5\r\nindex\r\n$4\r\ntype\r\n$5\r\nblock\r\n$5\r\nflags\r\n"
+        "~1\r\n+optional\r\n$9\r\narguments\r\n*3\r\n%2\r\n$4\r\nname\r\n$5\r\nstart\r\n$4\r\n"
+        "type\r\n$7\r\ninteger\r\n%2\r\n$4\r\nname\r\n$3\r\nend\r\n$4\r\ntype\r\n$7\r\ninteger\r\n"
+        "%5\r\n$4\r\nname\r\n$10\r\nindex_unit\r\n$4\r\ntype\r\n$5\r\noneof\r\n$5\r\nsince\r\n"
+        "$5\r\n7.0.0\r\n$5\r\nflags\r\n~1\r\n+optional\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\n"
+        "name\r\n$4\r\nbyte\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$4\r\nBYTE\r\n"
+        "%3\r\n$4\r\nname\r\n$3\r\nbit\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$3\r\n"
+        "BIT\r\n",
+        721,
+    },
+    {"bitfield",
+        "*10\r\n$8\r\nbitfield\r\n:-2\r\n~2\r\n+write\r\n+denyoom\r\n:1\r\n:1\r\n:1\r\n~3\r\n"
+        "+@write\r\n+@bitmap\r\n+@slow\r\n~0\r\n~1\r\n%4\r\n$5\r\nnotes\r\n$59\r\n"
+        "This command allows both access and modification of the key\r\n$5\r\nflags\r\n~4\r\n"
+        "+RW\r\n+access\r\n+update\r\n+variable_flags\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\n"
+        "type\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n"
+        "$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n"
+        ":1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        413,
+        "%5\r\n$7\r\nsummary\r\n$56\r\nPerform arbitrary bitfield integer operations on strings\r\n"
+        "$5\r\nsince\r\n$5\r\n3.2.0\r\n$5\r\ngroup\r\n$6\r\nbitmap\r\n$10\r\ncomplexity\r\n$34\r\n"
+        "O(1) for each subcommand specified\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$3\r\n"
+        "key\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n%4\r\n$4\r\nname\r\n"
+        "$9\r\noperation\r\n$4\r\ntype\r\n$5\r\noneof\r\n$5\r\nflags\r\n~2\r\n+optional\r\n"
+        "+multiple\r\n$9\r\narguments\r\n*2\r\n%4\r\n$4\r\nname\r\n$15\r\nencoding_offset\r\n$4\r\n"
+        "type\r\n$5\r\nblock\r\n$5\r\ntoken\r\n$3\r\nGET\r\n$9\r\narguments\r\n*2\r\n%2\r\n$4\r\n"
+        "name\r\n$8\r\nencoding\r\n$4\r\ntype\r\n$6\r\nstring\r\n%2\r\n$4\r\nname\r\n$6\r\n"
+        "offset\r\n$4\r\ntype\r\n$7\r\ninteger\r\n%3\r\n$4\r\nname\r\n$5\r\nwrite\r\n$4\r\ntype\r\n"
+        "$5\r\nblock\r\n$9\r\narguments\r\n*2\r\n%5\r\n$4\r\nname\r\n$13\r\nwrap_sat_fail\r\n$4\r\n"
+        "type\r\n$5\r\noneof\r\n$5\r\ntoken\r\n$8\r\nOVERFLOW\r\n$5\r\nflags\r\n~1\r\n+optional\r\n"
+        "$9\r\narguments\r\n*3\r\n%3\r\n$4\r\nname\r\n$4\r\nwrap\r\n$4\r\ntype\r\n$10\r\n"
+        "pure-token\r\n$5\r\ntoken\r\n$4\r\nWRAP\r\n%3\r\n$4\r\nname\r\n$3\r\nsat\r\n$4\r\ntype\r\n"
+        "$10\r\npure-token\r\n$5\r\ntoken\r\n$3\r\nSAT\r\n%3\r\n$4\r\nname\r\n$4\r\nfail\r\n$4\r\n"
+        "type\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$4\r\nFAIL\r\n%3\r\n$4\r\nname\r\n$15\r\n"
+        "write_operation\r\n$4\r\ntype\r\n$5\r\noneof\r\n$9\r\narguments\r\n*2\r\n%4\r\n$4\r\n"
+        "name\r\n$21\r\nencoding_offset_value\r\n$4\r\ntype\r\n$5\r\nblock\r\n$5\r\ntoken\r\n$3\r\n"
+        "SET\r\n$9\r\narguments\r\n*3\r\n%2\r\n$4\r\nname\r\n$8\r\nencoding\r\n$4\r\ntype\r\n$6\r\n"
+        "string\r\n%2\r\n$4\r\nname\r\n$6\r\noffset\r\n$4\r\ntype\r\n$7\r\ninteger\r\n%2\r\n$4\r\n"
+        "name\r\n$5\r\nvalue\r\n$4\r\ntype\r\n$7\r\ninteger\r\n%4\r\n$4\r\nname\r\n$25\r\n"
+        "encoding_offset_increment\r\n$4\r\ntype\r\n$5\r\nblock\r\n$5\r\ntoken\r\n$6\r\nINCRBY\r\n"
+        "$9\r\narguments\r\n*3\r\n%2\r\n$4\r\nname\r\n$8\r\nencoding\r\n$4\r\ntype\r\n$6\r\n"
+        "string\r\n%2\r\n$4\r\nname\r\n$6\r\noffset\r\n$4\r\ntype\r\n$7\r\ninteger\r\n%2\r\n$4\r\n"
+        "name\r\n$9\r\nincrement\r\n$4\r\ntype\r\n$7\r\ninteger\r\n",
+        1559,
+    },
+    {"bitfield_ro",
+        "*10\r\n$11\r\nbitfield_ro\r\n:-2\r\n~2\r\n+readonly\r\n+fast\r\n:1\r\n:1\r\n:1\r\n~3\r\n"
+        "+@read\r\n+@bitmap\r\n+@fast\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n+access\r\n"
+        "$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\n"
+        "index\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n"
+        "$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        313,
+        "%5\r\n$7\r\nsummary\r\n$87\r\n"
+        "Perform arbitrary bitfield integer operations on strings. Read-only variant of BITFIELD\r\n"
+        "$5\r\nsince\r\n$5\r\n6.0.0\r\n$5\r\ngroup\r\n$6\r\nbitmap\r\n$10\r\ncomplexity\r\n$34\r\n"
+        "O(1) for each subcommand specified\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$3\r\n"
+        "key\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n%5\r\n$4\r\nname\r\n"
+        "$15\r\nencoding_offset\r\n$4\r\ntype\r\n$5\r\nblock\r\n$5\r\ntoken\r\n$3\r\nGET\r\n$5\r\n"
+        "flags\r\n~3\r\n+optional\r\n+multiple\r\n+multiple_token\r\n$9\r\narguments\r\n*2\r\n"
+        "%2\r\n$4\r\nname\r\n$8\r\nencoding\r\n$4\r\ntype\r\n$6\r\nstring\r\n%2\r\n$4\r\nname\r\n"
+        "$6\r\noffset\r\n$4\r\ntype\r\n$7\r\ninteger\r\n",
+        549,
+    },
+    {"bitop",
+        "*10\r\n$5\r\nbitop\r\n:-4\r\n~2\r\n+write\r\n+denyoom\r\n:2\r\n:-1\r\n:1\r\n~3\r\n"
+        "+@write\r\n+@bitmap\r\n+@slow\r\n~0\r\n~2\r\n%3\r\n$5\r\nflags\r\n~2\r\n+OW\r\n+update\r\n"
+        "$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\n"
+        "index\r\n:2\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n"
+        "$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n%3\r\n$5\r\nflags\r\n"
+        "~2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\n"
+        "spec\r\n%1\r\n$5\r\nindex\r\n:3\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n"
+        "$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:-1\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n"
+        "~0\r\n",
+        518,
+        "%5\r\n$7\r\nsummary\r\n$42\r\nPerform bitwise operations between strings\r\n$5\r\n"
+        "since\r\n$5\r\n2.6.0\r\n$5\r\ngroup\r\n$6\r\nbitmap\r\n$10\r\ncomplexity\r\n$4\r\nO(N)\r\n"
+        "$9\r\narguments\r\n*3\r\n%2\r\n$4\r\nname\r\n$9\r\noperation\r\n$4\r\ntype\r\n$6\r\n"
+        "string\r\n%3\r\n$4\r\nname\r\n$7\r\ndestkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\n"
+        "key_spec_index\r\n:0\r\n%4\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n"
+        "$14\r\nkey_spec_index\r\n:1\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n",
+        372,
+    },
+    {"bitpos",
+        "*10\r\n$6\r\nbitpos\r\n:-3\r\n~1\r\n+readonly\r\n:1\r\n:1\r\n:1\r\n~3\r\n+@read\r\n"
+        "+@bitmap\r\n+@slow\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n+access\r\n$12\r\n"
+        "begin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n"
+        ":1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\n"
+        "lastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        300,
+        "%6\r\n$7\r\nsummary\r\n$39\r\nFind first bit set or clear in a string\r\n$5\r\nsince\r\n"
+        "$5\r\n2.8.7\r\n$5\r\ngroup\r\n$6\r\nbitmap\r\n$10\r\ncomplexity\r\n$4\r\nO(N)\r\n$7\r\n"
+        "history\r\n~1\r\n*2\r\n$5\r\n7.0.0\r\n$28\r\nAdded the `BYTE|BIT` option.\r\n$9\r\n"
+        "arguments\r\n*3\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\n"
+        "key_spec_index\r\n:0\r\n%2\r\n$4\r\nname\r\n$3\r\nbit\r\n$4\r\ntype\r\n$7\r\ninteger\r\n"
+        "%4\r\n$4\r\nname\r\n$5\r\nindex\r\n$4\r\ntype\r\n$5\r\nblock\r\n$5\r\nflags\r\n~1\r\n"
+        "+optional\r\n$9\r\narguments\r\n*2\r\n%2\r\n$4\r\nname\r\n$5\r\nstart\r\n$4\r\ntype\r\n"
+        "$7\r\ninteger\r\n%4\r\n$4\r\nname\r\n$9\r\nend_index\r\n$4\r\ntype\r\n$5\r\nblock\r\n"
+        "$5\r\nflags\r\n~1\r\n+optional\r\n$9\r\narguments\r\n*2\r\n%2\r\n$4\r\nname\r\n$3\r\n"
+        "end\r\n$4\r\ntype\r\n$7\r\ninteger\r\n%5\r\n$4\r\nname\r\n$10\r\nindex_unit\r\n$4\r\n"
+        "type\r\n$5\r\noneof\r\n$5\r\nsince\r\n$5\r\n7.0.0\r\n$5\r\nflags\r\n~1\r\n+optional\r\n"
+        "$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$4\r\nbyte\r\n$4\r\ntype\r\n$10\r\n"
+        "pure-token\r\n$5\r\ntoken\r\n$4\r\nBYTE\r\n%3\r\n$4\r\nname\r\n$3\r\nbit\r\n$4\r\ntype\r\n"
+        "$10\r\npure-token\r\n$5\r\ntoken\r\n$3\r\nBIT\r\n",
+        875,
+    },
     {"blmove",
         "*10\r\n$6\r\nblmove\r\n:6\r\n~4\r\n+write\r\n+denyoom\r\n+noscript\r\n+blocking\r\n:1\r\n"
         ":2\r\n:1\r\n~4\r\n+@write\r\n+@list\r\n+@slow\r\n+@blocking\r\n~0\r\n~2\r\n%3\r\n$5\r\n"
@@ -1430,6 +1546,21 @@ static const struct command_meta command_meta_table[] = {
         "*1\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\n"
         "key_spec_index\r\n:0\r\n",
         204,
+    },
+    {"getbit",
+        "*10\r\n$6\r\ngetbit\r\n:3\r\n~2\r\n+readonly\r\n+fast\r\n:1\r\n:1\r\n:1\r\n~3\r\n"
+        "+@read\r\n+@bitmap\r\n+@fast\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n+access\r\n"
+        "$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\n"
+        "index\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n"
+        "$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        306,
+        "%5\r\n$7\r\nsummary\r\n$65\r\n"
+        "Returns the bit value at offset in the string value stored at key\r\n$5\r\nsince\r\n$5\r\n"
+        "2.2.0\r\n$5\r\ngroup\r\n$6\r\nbitmap\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\n"
+        "arguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\n"
+        "key_spec_index\r\n:0\r\n%2\r\n$4\r\nname\r\n$6\r\noffset\r\n$4\r\ntype\r\n$7\r\n"
+        "integer\r\n",
+        296,
     },
     {"getdel",
         "*10\r\n$6\r\ngetdel\r\n:2\r\n~2\r\n+write\r\n+fast\r\n:1\r\n:1\r\n:1\r\n~3\r\n+@write\r\n"
@@ -2954,6 +3085,21 @@ static const struct command_meta command_meta_table[] = {
         "type\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$7\r\nKEEPTTL\r\n$5\r\nsince\r\n$5\r\n"
         "6.0.0\r\n",
         1508,
+    },
+    {"setbit",
+        "*10\r\n$6\r\nsetbit\r\n:4\r\n~2\r\n+write\r\n+denyoom\r\n:1\r\n:1\r\n:1\r\n~3\r\n"
+        "+@write\r\n+@bitmap\r\n+@slow\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~3\r\n+RW\r\n+access\r\n"
+        "+update\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n"
+        "$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n"
+        "%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        316,
+        "%5\r\n$7\r\nsummary\r\n$66\r\n"
+        "Sets or clears the bit at offset in the string value stored at key\r\n$5\r\nsince\r\n"
+        "$5\r\n2.2.0\r\n$5\r\ngroup\r\n$6\r\nbitmap\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\n"
+        "arguments\r\n*3\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\n"
+        "key_spec_index\r\n:0\r\n%2\r\n$4\r\nname\r\n$6\r\noffset\r\n$4\r\ntype\r\n$7\r\n"
+        "integer\r\n%2\r\n$4\r\nname\r\n$5\r\nvalue\r\n$4\r\ntype\r\n$7\r\ninteger\r\n",
+        345,
     },
     {"setex",
         "*10\r\n$5\r\nsetex\r\n:4\r\n~2\r\n+write\r\n+denyoom\r\n:1\r\n:1\r\n:1\r\n~3\r\n"

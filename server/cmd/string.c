@@ -25,6 +25,7 @@
  * Each handler appends exactly one reply to ctx->out.
  */
 #include "families.h"
+#include "string_family.h"
 
 #include "percore/command.h"
 #include "percore/config.h"
@@ -70,7 +71,7 @@ static void reply_object(struct reply *out, const struct object *o)
 /* Redis checkStringLength(size, append), overflow-safe (CVE-2022-35977 fix) */
 static bool check_string_length_or_reply(struct cmd_ctx *ctx, long long size, long long append)
 {
-    long long max = ctx->config ? ctx->config->proto_max_bulk_len : DEFAULT_PROTO_MAX_BULK_LEN;
+    long long max = string_max_bulk_len(ctx);
     long long total = (long long)((uint64_t)size + (uint64_t)append);
     if (total > max || total < size || total < append) {
         reply_error(ctx->out, "ERR string exceeds maximum allowed size (proto-max-bulk-len)");
@@ -211,6 +212,16 @@ static inline __attribute__((always_inline)) void set_value(struct cmd_ctx *ctx,
     key_set(ctx, key,
             store_set_string(ctx->store, ctx->db, key->ptr, key->len, val->ptr, val->len, store_flags,
                              lookup ? ctx->now : -1));
+}
+
+void string_set_key(struct cmd_ctx *ctx, const struct resp_arg *key, struct object *val, int store_flags)
+{
+    set_key(ctx, key, val, store_flags);
+}
+
+long long string_max_bulk_len(const struct cmd_ctx *ctx)
+{
+    return ctx->config ? ctx->config->proto_max_bulk_len : DEFAULT_PROTO_MAX_BULK_LEN;
 }
 
 enum set_reply { SETR_OK, SETR_NX }; /* +OK/nil, or :1/:0 (SETNX) */
