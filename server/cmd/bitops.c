@@ -257,14 +257,14 @@ static void cmd_bitcount(struct cmd_ctx *ctx)
             return;
         if (!cmd_get_ll_or_reply(ctx, &ctx->argv[3], &end))
             return;
+        if (start < 0 && end < 0 && start > end) { /* before BIT|BYTE is looked at, as Redis 7.0 */
+            reply_int(ctx->out, 0);
+            return;
+        }
         if (ctx->argc == 5 && !bit_unit_or_reply(ctx, &ctx->argv[4], &isbit))
             return;
         if (isbit)
             totlen <<= 3;
-        if (start < 0 && end < 0 && start > end) {
-            reply_int(ctx->out, 0);
-            return;
-        }
         if (start < 0)
             start = totlen + start;
         if (end < 0)
