@@ -445,20 +445,29 @@ static void cmd_bitop(struct cmd_ctx *ctx)
     struct object *res = NULL;
     if (maxlen) {
         unsigned char *r = mem_alloc(maxlen);
-        for (size_t i = 0; i < maxlen; i++) {
-            unsigned char out = i < len[0] ? src[0][i] : 0;
-            if (op == BITOP_NOT)
-                out = (unsigned char)~out;
-            for (size_t j = 1; j < numkeys; j++) {
-                unsigned char b = i < len[j] ? src[j][i] : 0;
-                if (op == BITOP_AND)
-                    out &= b;
-                else if (op == BITOP_OR)
-                    out |= b;
-                else
-                    out ^= b;
+        /* a missing byte is 0: the first source (padded), then each other over its bytes, AND
+         * clearing what lies past a shorter one */
+        if (len[0])
+            memcpy(r, src[0], len[0]);
+        memset(r + len[0], 0, maxlen - len[0]);
+        if (op == BITOP_NOT) {
+            for (size_t i = 0; i < maxlen; i++)
+                r[i] = (unsigned char)~r[i];
+        }
+        for (size_t j = 1; j < numkeys; j++) {
+            const unsigned char *b = src[j];
+            size_t n = len[j];
+            if (op == BITOP_AND) {
+                for (size_t i = 0; i < n; i++)
+                    r[i] &= b[i];
+                memset(r + n, 0, maxlen - n);
+            } else if (op == BITOP_OR) {
+                for (size_t i = 0; i < n; i++)
+                    r[i] |= b[i];
+            } else {
+                for (size_t i = 0; i < n; i++)
+                    r[i] ^= b[i];
             }
-            r[i] = out;
         }
         /* built before the destination changes: it may be one of the sources */
         res = object_string_create(r, maxlen);
