@@ -67,6 +67,17 @@ void rdb_save_value(struct rdb_buf *b, const struct object *o, const struct rdb_
 /* append DUMP's payload: the value, RDB_VERSION (2 bytes LE), CRC64 of all that (8 bytes LE) */
 void rdb_dump_payload(struct rdb_buf *b, const struct object *o, const struct rdb_save_opts *opts);
 
+/* append DUMP's footer to the payload that starts at b->p[start]: RDB_VERSION (2 bytes LE), CRC64 of the
+ * payload and the version (8 bytes LE) */
+void rdb_payload_footer(struct rdb_buf *b, size_t start);
+
+/* a function library's record (FUNCTION DUMP, RDB files): RDB_OPCODE_FUNCTION2, then its code as a string
+ * (LZF-compressed when compress, as rdbSaveRawString) */
+void rdb_save_function(struct rdb_buf *b, const char *code, size_t len, bool compress);
+/* the FUNCTION2 record at p[*off..n): its code into *code (mem_alloc'ed, NUL-terminated, the caller's), *off
+ * past it; 0 ok, -2 the byte at *off is no FUNCTION2 opcode, -1 a bad record */
+int rdb_load_function(const void *p, size_t n, size_t *off, char **code, size_t *len);
+
 /* Redis verifyDumpPayload: at least the 10-byte footer, a version <= RDB_VERSION and a matching
  * CRC64; 0 ok (*version set), -1 not */
 int rdb_verify_payload(const void *p, size_t n, unsigned *version);
