@@ -164,18 +164,19 @@ static bool registry_join_or_reply(struct fn_lib **libs, size_t n, bool replace,
     struct fn_lib **all = mem_alloc((oldn + n + 1) * sizeof(*all));
     size_t k = 0;
     bool ok = true;
+    for (size_t j = 0; j < n && ok; j++) /* Redis looks at the new libraries in turn */
+        if (!replace && registry_lib(old, libs[j]->name) && !flush) {
+            reply_errorf(out, exists_fmt, libs[j]->name);
+            ok = false;
+        }
     for (size_t i = 0; i < oldn && ok; i++) {
         struct fn_lib *o = old->libs[i];
         bool replaced = false;
         for (size_t j = 0; j < n; j++)
             if (strcmp(libs[j]->name, o->name) == 0)
                 replaced = true;
-        if (replaced && !replace) {
-            reply_errorf(out, exists_fmt, o->name);
-            ok = false;
-        } else if (!replaced) {
+        if (!replaced)
             all[k++] = o;
-        }
     }
     for (size_t i = 0; i < k && ok; i++) /* the libraries kept: their functions may not come again */
         for (size_t f = 0; f < all[i]->nfuncs && ok; f++)
