@@ -29,6 +29,9 @@ extern atomic_int script_busy_shards;
 #define SCRIPT_BUSY_ERROR "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
 /* ... and while a function is (FCALL) */
 #define FUNCTION_BUSY_ERROR "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE."
+/* -BUSY's text (without the '-') for a command refused while shard `shard`'s script is busy (-1, or a shard
+ * with none: the first busy one's): FUNCTION_BUSY_ERROR for a function, else SCRIPT_BUSY_ERROR */
+const char *script_busy_error(int shard);
 /* SCRIPT KILL (FUNCTION KILL: function), from any shard: +OK (the busy scripts of that kind that have not
  * written end at their next hook), -UNKILLABLE, -BUSY (only a script of the other kind is busy), or -NOTBUSY */
 struct reply;

@@ -315,7 +315,9 @@ void dispatch_send_part(struct conn *c, struct slot *s, int target, int part, co
             atomic_load(&shard_at(target)->script_busy) && !(cmd->flags & CMD_INTERNAL)) {
             /* a busy script there: Redis's -BUSY, not a wait (one load of a line written only when a script
              * turns busy or ends, before another shard's is looked at) */
-            dispatch_part_reply(c, s, part, "-" SCRIPT_BUSY_ERROR "\r\n", sizeof(SCRIPT_BUSY_ERROR) + 2);
+            char err[sizeof(FUNCTION_BUSY_ERROR) + 3];
+            int n = snprintf(err, sizeof err, "-%s\r\n", script_busy_error(target));
+            dispatch_part_reply(c, s, part, err, (size_t)n);
             return;
         }
         handoff_send(c, target, cmd, s->db, argc, argv, s, part);
@@ -1277,7 +1279,7 @@ static void dispatch_while_busy(struct conn *c, const struct command *cmd, int a
 {
     struct shard *self = c->home;
     if (!(cmd->flags & CMD_ALLOW_BUSY)) {
-        dispatch_reject(c, cmd, argc, argv, SCRIPT_BUSY_ERROR);
+        dispatch_reject(c, cmd, argc, argv, script_busy_error(self->index));
         stats_cmd_rejected(&self->stats, cmd, "-BUSY", 5);
         return;
     }

@@ -1292,6 +1292,15 @@ void script_kill_reply(struct reply *out, bool function)
         reply_error(out, "NOTBUSY No scripts in execution right now.");
 }
 
+const char *script_busy_error(int shard)
+{
+    struct shard *sh = shard >= 0 ? shard_at(shard) : NULL;
+    for (int i = 0; (!sh || !atomic_load(&sh->script_busy)) && i < shard_count(); i++)
+        sh = shard_at(i);
+    return sh && atomic_load(&sh->script_busy) && atomic_load(&sh->script_function) ? FUNCTION_BUSY_ERROR
+                                                                                     : SCRIPT_BUSY_ERROR;
+}
+
 const char *script_busy_error_here(void)
 {
     return engine && engine->run && engine->run->function ? FUNCTION_BUSY_ERROR : SCRIPT_BUSY_ERROR;
