@@ -14,12 +14,20 @@
 #ifndef PERCORE_FUNCTION_H
 #define PERCORE_FUNCTION_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "percore/command.h"
 
 extern const struct command command_family_function[];
 extern const size_t command_family_function_count;
+
+/* Redis's rdbFunctionLoad: the library of an RDB file's FUNCTION2 record, registered (before any client
+ * runs; its code runs in the calling thread's Lua state, which must be an RCU thread); 0, or -1 logged */
+int function_load_library(const char *code, size_t len);
+/* the libraries as FUNCTION2 records (an RDB file's, before its keys), appended to b; a shard thread */
+struct rdb_buf;
+void function_rdb_save(struct rdb_buf *b, bool compress);
 
 /* the registry is freed (at exit, after every shard thread has stopped) */
 void function_teardown(void);

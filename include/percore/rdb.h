@@ -125,10 +125,12 @@ struct rdb_file_key {
 };
 /* 0 go on, -1 refuse the key (the load fails: its database is out of range) */
 typedef int rdb_file_fn(void *arg, struct rdb_file_key *k);
+/* a function library's code (a FUNCTION2 record), valid for the call: 0 go on, -1 the load fails */
+typedef int rdb_function_fn(void *arg, const char *code, size_t len);
 struct rdb_file_info {
     unsigned version;           /* the file's RDB version */
     uint64_t keys;              /* keys handed to fn */
-    unsigned functions_skipped; /* FUNCTION2 records (libraries), not loaded */
+    unsigned functions_skipped; /* FUNCTION2 records (libraries) skipped: no rdb_function_fn */
     /* the AUX fields Redis logs at load, filled as they are read (fn may look at them) */
     char redis_ver[32];         /* "redis-ver", "" none */
     long long ctime;            /* "ctime", unix s, -1 none */
@@ -137,10 +139,11 @@ struct rdb_file_info {
 };
 /*
  * Read the RDB file p[0..n) of any version 1..11 (Redis rdbLoadRioWithLoadingCtx): every key to fn
- * in file order (info is filled as the file is read); the checksum checked when the file has a non-zero one.  0 ok; -1 not a valid file
- * (err says why and where), keys handed out before stay handed.
+ * and every function library to ffn (NULL: skipped), with arg, in file order (info is filled as the file is
+ * read); the checksum checked when the file has a non-zero one.  0 ok; -1 not a valid file (err says why
+ * and where), keys handed out before stay handed.
  */
-int rdb_file_load(const void *p, size_t n, const struct rdb_limits *lim, rdb_file_fn *fn, void *arg,
-                  struct rdb_file_info *info, char *err, size_t errcap);
+int rdb_file_load(const void *p, size_t n, const struct rdb_limits *lim, rdb_file_fn *fn, rdb_function_fn *ffn,
+                  void *arg, struct rdb_file_info *info, char *err, size_t errcap);
 
 #endif

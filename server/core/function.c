@@ -38,6 +38,7 @@
 #include "script_internal.h"
 
 #include "percore/command.h"
+#include "percore/log.h"
 #include "percore/mem.h"
 #include "percore/rdb.h"
 #include "percore/reply.h"
@@ -904,13 +905,30 @@ static void function_stats(struct cmd_ctx *ctx)
     reply_int(ctx->out, funcs);
 }
 
+void function_rdb_save(struct rdb_buf *b, bool compress)
+{
+    const struct fn_registry *r = rcu_dereference(registry);
+    for (size_t i = 0; r && i < r->n; i++)
+        rdb_save_function(b, r->libs[i]->code, r->libs[i]->code_len, compress);
+}
+
+int function_load_library(const char *code, size_t len)
+{
+    struct reply err;
+    reply_init(&err);
+    struct fn_lib *lib = library_create_or_reply(code, len, NULL, &err);
+    bool ok = lib && registry_join_or_reply(&lib, 1, false, false, "ERR Library %s already exists", &err);
+    if (!ok) /* the error's text, from its reply ("-ERR ...\r\n") */
+        log_warn("Failed loading library, %.*s", (int)(err.len > 3 ? err.len - 3 : 0), err.buf + 1);
+    reply_deinit(&err);
+    return ok ? 0 : -1;
+}
+
 /* FUNCTION DUMP: each library's FUNCTION2 record, then the version and the checksum, as DUMP's */
 static void function_dump(struct cmd_ctx *ctx)
 {
-    const struct fn_registry *r = rcu_dereference(registry);
     struct rdb_buf b = {0};
-    for (size_t i = 0; r && i < r->n; i++)
-        rdb_save_function(&b, r->libs[i]->code, r->libs[i]->code_len, ctx->config->rdbcompression);
+    function_rdb_save(&b, ctx->config->rdbcompression);
     rdb_payload_footer(&b, 0);
     reply_bulk(ctx->out, b.p, b.len);
     rdb_buf_release(&b);

@@ -1403,8 +1403,8 @@ static void aux_note(struct rdb_file_info *info, const struct rstr *name, const 
     }
 }
 
-int rdb_file_load(const void *p, size_t n, const struct rdb_limits *lim, rdb_file_fn *fn, void *arg,
-                  struct rdb_file_info *info, char *err, size_t errcap)
+int rdb_file_load(const void *p, size_t n, const struct rdb_limits *lim, rdb_file_fn *fn, rdb_function_fn *ffn,
+                  void *arg, struct rdb_file_info *info, char *err, size_t errcap)
 {
     struct rd r = {p, n, 0};
     const unsigned char *at;
@@ -1479,8 +1479,11 @@ int rdb_file_load(const void *p, size_t n, const struct rdb_limits *lim, rdb_fil
             struct rstr f;
             if (t[0] == RDB_OPCODE_FUNCTION_PRE_GA || !rd_string(&r, &f))
                 return load_fail(err, errcap, "The RDB file contains functions this server cannot load", r.off);
+            int rc = ffn ? ffn(arg, f.p, f.n) : 0;
             rstr_release(&f);
-            info->functions_skipped++;
+            if (rc < 0)
+                return load_fail(err, errcap, "Failed loading library", r.off);
+            info->functions_skipped += !ffn;
             continue;
         }
         case RDB_OPCODE_EOF: {
