@@ -241,9 +241,9 @@ static bool metadata_or_reply(const char *code, size_t len, char *name, size_t c
         return false;
     }
     *body = (size_t)(nl - code);
-    bool named = false;
+    const char *engine = NULL, *nm = NULL;
+    size_t engine_len = 0, nm_len = 0;
     const char *p = code, *end = nl;
-    int word = 0;
     while (p < end) { /* words split on blanks (sdssplitargs; the shebang never needs its quoting) */
         while (p < end && isspace((unsigned char)*p))
             p++;
@@ -253,37 +253,38 @@ static bool metadata_or_reply(const char *code, size_t len, char *name, size_t c
         while (p < end && !isspace((unsigned char)*p))
             p++;
         size_t wl = (size_t)(p - w);
-        if (word++ == 0) {
-            if (wl != 5 || memcmp(w, "#!lua", 5) != 0) {
-                reply_errorf(out, "ERR Engine '%.*s' not found", (int)(wl - 2), w + 2);
-                return false;
-            }
+        if (!engine) { /* "#!<engine>": looked up once the name is known good, as Redis's */
+            engine = w + 2, engine_len = wl - 2;
             continue;
         }
         if (wl < 5 || strncasecmp(w, "name=", 5) != 0) {
             reply_errorf(out, "ERR Invalid metadata value given: %.*s", (int)wl, w);
             return false;
         }
-        if (named) {
+        if (nm) {
             reply_error(out, "ERR Invalid metadata value, name argument was given multiple times");
             return false;
         }
-        named = true;
-        if (!name_valid(w + 5, wl - 5) || wl - 5 >= cap) {
-            reply_error(out, "ERR " NAME_ERROR);
-            return false;
-        }
-        memcpy(name, w + 5, wl - 5);
-        name[wl - 5] = 0;
+        nm = w + 5, nm_len = wl - 5;
     }
-    if (word == 0) {
+    if (!engine) {
         reply_error(out, "ERR Invalid library metadata");
         return false;
     }
-    if (!named) {
+    if (!nm) {
         reply_error(out, "ERR Library name was not given");
         return false;
     }
+    if (!name_valid(nm, nm_len) || nm_len >= cap) {
+        reply_error(out, "ERR " NAME_ERROR);
+        return false;
+    }
+    if (engine_len != 3 || strncasecmp(engine, "lua", 3) != 0) {
+        reply_errorf(out, "ERR Engine '%.*s' not found", (int)engine_len, engine);
+        return false;
+    }
+    memcpy(name, nm, nm_len);
+    name[nm_len] = 0;
     return true;
 }
 
@@ -416,14 +417,16 @@ static int lua_register_function(lua_State *L)
     return 0;
 }
 
-/* the environment's lookups: the load-time API while a library loads, the state's globals after */
+/* the environment's lookups: the load-time API while a library loads, the state's globals after (but for
+ * EVAL's KEYS and ARGV, which its scripts leave there: a function has its keys and arguments as arguments) */
 static int fn_env_index(lua_State *L)
 {
+    const char *name = lua_tostring(L, 2);
+    bool evals = name && (!strcmp(name, "KEYS") || !strcmp(name, "ARGV"));
     lua_pushvalue(L, 2);
     lua_rawget(L, loading ? lua_upvalueindex(1) : LUA_GLOBALSINDEX);
-    if (!lua_isnil(L, -1))
+    if (!lua_isnil(L, -1) && (loading || !evals))
         return 1;
-    const char *name = lua_tostring(L, 2);
     return luaL_error(L, "Script attempted to access nonexistent global variable '%s'", name ? name : "?");
 }
 
