@@ -799,11 +799,11 @@ static void function_delete(struct cmd_ctx *ctx)
     struct fn_lib **keep = mem_alloc((n + 1) * sizeof(*keep));
     for (size_t i = 0; i < n; i++)
         if (strlen(old->libs[i]->name) != ctx->argv[2].len ||
-            memcmp(old->libs[i]->name, ctx->argv[2].ptr, ctx->argv[2].len) != 0) {
+            memcmp(old->libs[i]->name, ctx->argv[2].ptr, ctx->argv[2].len) != 0)
             keep[k++] = old->libs[i];
-            atomic_fetch_add(&old->libs[i]->refs, 1);
-        }
     if (k < n) {
+        for (size_t i = 0; i < k; i++)
+            atomic_fetch_add(&keep[i]->refs, 1);
         registry_publish(keep, k);
         reply_ok(ctx->out);
     } else {
