@@ -190,7 +190,8 @@ static bool registry_join_or_reply(struct fn_lib **libs, size_t n, bool replace,
     if (ok) {
         for (size_t i = 0; i < k; i++)
             atomic_fetch_add(&all[i]->refs, 1);
-        memcpy(all + k, libs, n * sizeof(*libs));
+        if (n)
+            memcpy(all + k, libs, n * sizeof(*libs));
         registry_publish(all, k + n);
     } else {
         for (size_t j = 0; j < n; j++)
