@@ -890,15 +890,37 @@ static void function_list(struct cmd_ctx *ctx)
     }
 }
 
+/* Redis's functionStatsCommand; the running function is the one busy on this shard (a shard answers from its
+ * busy hook; one elsewhere is not seen) */
 static void function_stats(struct cmd_ctx *ctx)
 {
+    const char *name;
+    int64_t duration;
+    bool function;
+    const struct cmd_ctx *run = script_running_call(&name, &duration, &function);
+    if (run && !function) {
+        reply_error(ctx->out, SCRIPT_BUSY_ERROR);
+        return;
+    }
     const struct fn_registry *r = rcu_dereference(registry);
     long long funcs = 0;
     for (size_t i = 0; r && i < r->n; i++)
         funcs += (long long)r->libs[i]->nfuncs;
     reply_map(ctx->out, 2);
     reply_bulk(ctx->out, "running_script", 14);
-    reply_null(ctx->out);
+    if (run) {
+        reply_map(ctx->out, 3);
+        reply_bulk(ctx->out, "name", 4);
+        reply_bulk(ctx->out, name, strlen(name));
+        reply_bulk(ctx->out, "command", 7);
+        reply_array(ctx->out, run->argc);
+        for (int i = 0; i < run->argc; i++)
+            reply_bulk(ctx->out, run->argv[i].ptr, run->argv[i].len);
+        reply_bulk(ctx->out, "duration_ms", 11);
+        reply_int(ctx->out, duration);
+    } else {
+        reply_null(ctx->out);
+    }
     reply_bulk(ctx->out, "engines", 7);
     reply_map(ctx->out, 1);
     reply_bulk(ctx->out, "LUA", 3);

@@ -1517,6 +1517,17 @@ void script_sub_arity_error(struct cmd_ctx *ctx)
 
 bool script_running(void) { return engine && engine->run; }
 
+const struct cmd_ctx *script_running_call(const char **name, int64_t *duration_ms, bool *function)
+{
+    const struct script_run *run = engine ? engine->run : NULL;
+    if (!run)
+        return NULL;
+    *name = run->name;
+    *duration_ms = util_mono_ns() / 1000000 - run->start_ms;
+    *function = run->function;
+    return run->ctx;
+}
+
 static void cmd_script(struct cmd_ctx *ctx)
 {
     const struct resp_arg *sub = &ctx->argv[1];

@@ -12,6 +12,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <lua.h>
 
@@ -47,6 +48,9 @@ int script_lua_log(lua_State *L);
 void script_sub_arity_error(struct cmd_ctx *ctx);
 /* a script runs on this shard now (a command from its busy hook: SCRIPT or FUNCTION, KILL allowed only) */
 bool script_running(void);
+/* the command running a script on this shard now (its name, how long it has run, FCALL's or EVAL's), NULL
+ * none: FUNCTION STATS from its busy hook */
+const struct cmd_ctx *script_running_call(const char **name, int64_t *duration_ms, bool *function);
 /* -BUSY's text (without the '-') for a command from the hook of the script running on this shard */
 const char *script_busy_error_here(void);
 

@@ -15,8 +15,9 @@ side.
 - unkillable (one shard): a script that wrote, then loops: SCRIPT KILL answers
   -UNKILLABLE; SHUTDOWN NOSAVE stops the server (exit status 0).
 - functions (one shard): the same for a function (FCALL): Redis's -BUSY
-  text naming FUNCTION KILL, SCRIPT KILL refused, FUNCTION KILL ends it; an
-  EVAL is FUNCTION KILL's -BUSY; a function that wrote is -UNKILLABLE.
+  text naming FUNCTION KILL, FUNCTION STATS's running_script, SCRIPT KILL
+  refused, FUNCTION KILL ends it; an EVAL is FUNCTION KILL's (and FUNCTION
+  STATS's) -BUSY; a function that wrote is -UNKILLABLE.
 - shards (percore, threads > 1, not the global-lock build): while the script is busy on its key's
   shard, keys of the other shards are served, the busy shard's keys get
   -BUSY, from a connection of any shard, and SCRIPT KILL from any
@@ -198,6 +199,8 @@ def functions(o, work):
             out.append(("load", reply(r, "FUNCTION", "LOAD", LOOP_LIB)))
             run = Runner(s.port, "loop", cmd="FCALL")
             check(wait_slow_logged(s) and wait_busy(r), "%s: busy function" % who)
+            stats = reply(r, "FUNCTION", "STATS")  # the running function, its duration aside
+            out.append(("stats", stats[:1] + [stats[1][:5]] + stats[2:]))
             for cmd in (("PING",), ("GET", "k"), ("FCALL", "loop", "0"), ("FUNCTION", "LOAD", LOOP_LIB),
                         ("FUNCTION", "FLUSH"), ("SCRIPT", "KILL"), ("SHUTDOWN",), ("FUNCTION", "KILL")):
                 out.append((cmd, reply(r, *cmd)))
@@ -206,7 +209,8 @@ def functions(o, work):
             out.append(("after", reply(r, "FUNCTION", "KILL"), reply(r, "FCALL_RO", "loop", "0")))
             run = Runner(s.port, LOOP)  # an EVAL: FUNCTION KILL does not kill it
             check(wait_slow_logged(s, 2) and wait_busy(r), "%s: busy script" % who)
-            out += [("eval busy", reply(r, "PING"), reply(r, "FUNCTION", "KILL"), reply(r, "SCRIPT", "KILL"))]
+            out += [("eval busy", reply(r, "PING"), reply(r, "FUNCTION", "STATS"), reply(r, "FUNCTION", "KILL"),
+                     reply(r, "SCRIPT", "KILL"))]
             check(run.done.wait(DEADLINE_S), "%s: the script ended" % who)
             run = Runner(s.port, "wloop", ("w",), cmd="FCALL")
             check(wait_slow_logged(s, 3), "%s: busy function that wrote" % who)
