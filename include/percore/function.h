@@ -28,6 +28,9 @@ int function_load_library(const char *code, size_t len);
 /* the libraries as FUNCTION2 records (an RDB file's, before its keys), appended to b; a shard thread */
 struct rdb_buf;
 void function_rdb_save(struct rdb_buf *b, bool compress);
+/* the libraries as FUNCTION LOAD commands (an AOF base in commands, before its keys: Redis's
+ * rewriteFunctions), appended to b; a shard thread */
+void function_aof_save(struct rdb_buf *b);
 
 /* the registry is freed (at exit, after every shard thread has stopped) */
 void function_teardown(void);

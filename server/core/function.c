@@ -38,6 +38,7 @@
 #include "script_internal.h"
 
 #include "percore/command.h"
+#include "percore/config.h"
 #include "percore/log.h"
 #include "percore/mem.h"
 #include "percore/rdb.h"
@@ -110,7 +111,13 @@ static void registry_free(struct fn_registry *r)
     mem_release(r);
 }
 
-static void registry_free_rcu(struct rcu_head *h) { registry_free(caa_container_of(h, struct fn_registry, rcu)); }
+static void registry_free_rcu(struct rcu_head *h)
+{
+#ifdef PERCORE_SANITIZE_THREAD
+    __tsan_acquire(&config_grace_marker); /* the grace period, made visible to TSan (config.h) */
+#endif
+    registry_free(caa_container_of(h, struct fn_registry, rcu));
+}
 
 static struct fn_lib *registry_lib(const struct fn_registry *r, const char *name)
 {
@@ -936,6 +943,18 @@ void function_rdb_save(struct rdb_buf *b, bool compress)
     const struct fn_registry *r = rcu_dereference(registry);
     for (size_t i = 0; r && i < r->n; i++)
         rdb_save_function(b, r->libs[i]->code, r->libs[i]->code_len, compress);
+}
+
+void function_aof_save(struct rdb_buf *b)
+{
+    const struct fn_registry *r = rcu_dereference(registry);
+    for (size_t i = 0; r && i < r->n; i++) {
+        char head[64];
+        int n = snprintf(head, sizeof head, "*3\r\n$8\r\nFUNCTION\r\n$4\r\nLOAD\r\n$%zu\r\n", r->libs[i]->code_len);
+        rdb_buf_put(b, head, (size_t)n);
+        rdb_buf_put(b, r->libs[i]->code, r->libs[i]->code_len);
+        rdb_buf_put(b, "\r\n", 2);
+    }
 }
 
 int function_load_library(const char *code, size_t len)
