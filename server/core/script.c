@@ -1214,7 +1214,8 @@ static void script_busy_begin(struct shard *self, const struct script_run *run, 
     atomic_store(&self->script_busy, true);
     atomic_fetch_add(&script_busy_shards, 1);
     log_warn("Slow script detected: still in execution after %lld milliseconds. You can try killing the script "
-             "using the SCRIPT KILL command. Script name is: %s.", (long long)elapsed, run->name);
+             "using the %s command. Script name is: %s.", (long long)elapsed,
+             run->function ? "FUNCTION KILL" : "SCRIPT KILL", run->name);
 }
 
 static void script_busy_end(struct shard *self)
