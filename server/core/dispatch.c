@@ -136,6 +136,23 @@ static enum call_result run_handler(struct conn *c, const struct command *cmd, i
     return call(c->home, &run);
 }
 
+/*
+ * CMD_AFTER_PENDING: true when a command of the connection sent earlier is
+ * still pending, the last such one then marked a barrier, so that its
+ * completion parses the connection again (dispatch_slot_complete; as the
+ * tail, it also stops parsing meanwhile).
+ */
+static bool wait_for_pending(struct conn *c)
+{
+    struct slot *last = NULL;
+    for (struct slot *s = c->slot_head; s; s = s->next)
+        if (!s->complete)
+            last = s;
+    if (last)
+        last->barrier = true;
+    return last != NULL;
+}
+
 /* run here and now; MONITOR sees it once it ran (a connection command with the database it left), unless
  * maxmemory refused it, as Redis's monitors are fed by call() (processCommand's refusals never get there) */
 static void run_inline(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv,
@@ -1406,6 +1423,12 @@ bool dispatch_command(struct conn *c, int argc, const struct resp_arg *argv)
         return true;
     }
     if (cmd->route == ROUTE_HOME || shard_store_count() == 1 || (c->txid && (cmd->flags & CMD_HOME_IN_EXEC))) {
+        if (__builtin_expect((cmd->flags & CMD_AFTER_PENDING) != 0, 0) && c->slot_head && !c->exec_input &&
+            !c->txid && wait_for_pending(c)) {
+            STATS_ADD(&self->stats, total_commands_processed, (uint64_t)-1); /* counted when it runs */
+            c->reply = reply_was; /* parsed again then */
+            return false;
+        }
         run_inline(c, cmd, argc, argv, dispatch_reply_target(c),
                    cmd->route == ROUTE_HOME || (c->txid && (cmd->flags & CMD_HOME_IN_EXEC)), feed);
         return true;

@@ -1086,6 +1086,7 @@ static void cmd_function(struct cmd_ctx *ctx)
 const struct command command_family_function[] = {
     {"fcall", cmd_fcall, -3, FCALL_CMD | CMD_MAY_REPLICATE, 2, 0, 0, ROUTE_GATHER, "@slow @scripting"},
     {"fcall_ro", cmd_fcall_ro, -3, FCALL_CMD | CMD_READONLY, 2, 0, 0, ROUTE_GATHER, "@slow @scripting"},
-    {"function", cmd_function, -2, CMD_NOSCRIPT | CMD_STALE | CMD_ALLOW_BUSY, 0, 0, 0, ROUTE_HOME, "@slow @scripting"},
+    {"function", cmd_function, -2, CMD_NOSCRIPT | CMD_STALE | CMD_ALLOW_BUSY | CMD_AFTER_PENDING, 0, 0, 0, ROUTE_HOME,
+     "@slow @scripting"},
 };
 const size_t command_family_function_count = sizeof command_family_function / sizeof command_family_function[0];

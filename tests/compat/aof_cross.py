@@ -272,6 +272,9 @@ def functions(o, work):
             R.set("fk", "v")
             R.bgrewriteaof()
             check(wait_rewrite(R), "redis BGREWRITEAOF ends")
+            R.mset({"fk%d" % i: i for i in range(32)})  # every shard's, just before the FUNCTION LOAD replayed
+            for i in range(32):
+                R.set("fs%d" % i, i)
             R.execute_command("FUNCTION", "LOAD", LIBS[1])
             want = function_list(R)
         finally:

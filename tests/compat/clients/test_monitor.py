@@ -122,9 +122,7 @@ STEPS = [
     ("main", [cmd("FUNCTION", "LOAD", "#!lua name=mon\nredis.register_function('setget', function(keys, args) "
                   "redis.call('set', keys[1], args[1]) return redis.call('get', keys[1]) end)"),
               cmd("FCALL", "setget", "1", "fk", "fv"), cmd("FCALL_RO", "setget", "1", "fk", "fv"),
-              cmd("FCALL", "nosuch", "0")]),
-    # (its own write: a FUNCTION command does not wait for the FCALLs pipelined before it on other shards)
-    ("main", [cmd("FUNCTION", "DELETE", "mon")]),
+              cmd("FCALL", "nosuch", "0"), cmd("FUNCTION", "DELETE", "mon")]),  # DELETE after the FCALLs
     # the db field
     ("main", [cmd("SELECT", "2"), cmd("SET", "s2", "v"), cmd("GET", "s2"), cmd("SELECT", "0"),
               cmd("GET", "s2")]),
