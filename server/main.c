@@ -8,6 +8,7 @@
  */
 #include "percore/admin.h"
 #include "percore/config.h"
+#include "percore/function.h"
 #include "percore/log.h"
 #include "percore/script.h"
 #include "percore/shard.h"
@@ -113,6 +114,7 @@ int main(int argc, char **argv)
     shard_teardown();
     rcu_barrier();
     script_teardown();
+    function_teardown();
     if (config_current()->pidfile && config_current()->pidfile[0])
         unlink(config_current()->pidfile);
     log_teardown();

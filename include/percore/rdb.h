@@ -67,6 +67,17 @@ void rdb_save_value(struct rdb_buf *b, const struct object *o, const struct rdb_
 /* append DUMP's payload: the value, RDB_VERSION (2 bytes LE), CRC64 of all that (8 bytes LE) */
 void rdb_dump_payload(struct rdb_buf *b, const struct object *o, const struct rdb_save_opts *opts);
 
+/* append DUMP's footer to the payload that starts at b->p[start]: RDB_VERSION (2 bytes LE), CRC64 of the
+ * payload and the version (8 bytes LE) */
+void rdb_payload_footer(struct rdb_buf *b, size_t start);
+
+/* a function library's record (FUNCTION DUMP, RDB files): RDB_OPCODE_FUNCTION2, then its code as a string
+ * (LZF-compressed when compress, as rdbSaveRawString) */
+void rdb_save_function(struct rdb_buf *b, const char *code, size_t len, bool compress);
+/* the FUNCTION2 record at p[*off..n): its code into *code (mem_alloc'ed, NUL-terminated, the caller's), *off
+ * past it; 0 ok, -2 the byte at *off is no FUNCTION2 opcode, -1 a bad record */
+int rdb_load_function(const void *p, size_t n, size_t *off, char **code, size_t *len);
+
 /* Redis verifyDumpPayload: at least the 10-byte footer, a version <= RDB_VERSION and a matching
  * CRC64; 0 ok (*version set), -1 not */
 int rdb_verify_payload(const void *p, size_t n, unsigned *version);
@@ -114,10 +125,12 @@ struct rdb_file_key {
 };
 /* 0 go on, -1 refuse the key (the load fails: its database is out of range) */
 typedef int rdb_file_fn(void *arg, struct rdb_file_key *k);
+/* a function library's code (a FUNCTION2 record), valid for the call: 0 go on, -1 the load fails */
+typedef int rdb_function_fn(void *arg, const char *code, size_t len);
 struct rdb_file_info {
     unsigned version;           /* the file's RDB version */
     uint64_t keys;              /* keys handed to fn */
-    unsigned functions_skipped; /* FUNCTION2 records (libraries), not loaded */
+    unsigned functions_skipped; /* FUNCTION2 records (libraries) skipped: no rdb_function_fn */
     /* the AUX fields Redis logs at load, filled as they are read (fn may look at them) */
     char redis_ver[32];         /* "redis-ver", "" none */
     long long ctime;            /* "ctime", unix s, -1 none */
@@ -126,10 +139,11 @@ struct rdb_file_info {
 };
 /*
  * Read the RDB file p[0..n) of any version 1..11 (Redis rdbLoadRioWithLoadingCtx): every key to fn
- * in file order (info is filled as the file is read); the checksum checked when the file has a non-zero one.  0 ok; -1 not a valid file
- * (err says why and where), keys handed out before stay handed.
+ * and every function library to ffn (NULL: skipped), with arg, in file order (info is filled as the file is
+ * read); the checksum checked when the file has a non-zero one.  0 ok; -1 not a valid file (err says why
+ * and where), keys handed out before stay handed.
  */
-int rdb_file_load(const void *p, size_t n, const struct rdb_limits *lim, rdb_file_fn *fn, void *arg,
-                  struct rdb_file_info *info, char *err, size_t errcap);
+int rdb_file_load(const void *p, size_t n, const struct rdb_limits *lim, rdb_file_fn *fn, rdb_function_fn *ffn,
+                  void *arg, struct rdb_file_info *info, char *err, size_t errcap);
 
 #endif

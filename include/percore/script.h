@@ -15,6 +15,7 @@
 #define PERCORE_SCRIPT_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "percore/command.h"
@@ -26,10 +27,15 @@ extern const size_t command_family_script_count;
 extern atomic_int script_busy_shards;
 /* Redis's -BUSY for a command while a script is busy */
 #define SCRIPT_BUSY_ERROR "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
-/* SCRIPT KILL, from any shard: +OK (the busy scripts that have not written end at their next hook),
- * -UNKILLABLE, or -NOTBUSY */
+/* ... and while a function is (FCALL) */
+#define FUNCTION_BUSY_ERROR "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE."
+/* -BUSY's text (without the '-') for a command refused while shard `shard`'s script is busy (-1, or a shard
+ * with none: the first busy one's): FUNCTION_BUSY_ERROR for a function, else SCRIPT_BUSY_ERROR */
+const char *script_busy_error(int shard);
+/* SCRIPT KILL (FUNCTION KILL: function), from any shard: +OK (the busy scripts of that kind that have not
+ * written end at their next hook), -UNKILLABLE, -BUSY (only a script of the other kind is busy), or -NOTBUSY */
 struct reply;
-void script_kill_reply(struct reply *out);
+void script_kill_reply(struct reply *out, bool function);
 
 /* the calling shard thread's Lua state goes (its thread is ending); a no-op when it had none */
 void script_thread_teardown(void);

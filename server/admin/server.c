@@ -2202,7 +2202,7 @@ static void cmd_shutdown(struct cmd_ctx *ctx)
         return;
     }
     if (!nosave && atomic_load(&script_busy_shards)) { /* Redis: a busy script allows SHUTDOWN NOSAVE only */
-        reply_error(ctx->out, SCRIPT_BUSY_ERROR);
+        reply_error(ctx->out, script_busy_error(-1));
         return;
     }
     /* like Redis, no reply on success: the connection closes as the server stops; with a final save

@@ -1500,6 +1500,46 @@ static const struct command_meta command_meta_table[] = {
         "key\r\n$14\r\nkey_spec_index\r\n:0\r\n",
         226,
     },
+    {"fcall",
+        "*10\r\n$5\r\nfcall\r\n:-3\r\n~5\r\n+noscript\r\n+stale\r\n+skip_monitor\r\n"
+        "+no_mandatory_keys\r\n+movablekeys\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@slow\r\n+@scripting\r\n"
+        "~0\r\n~1\r\n%4\r\n$5\r\nnotes\r\n$78\r\n"
+        "We cannot tell how the keys will be used so we assume the worst, RW and UPDATE\r\n$5\r\n"
+        "flags\r\n~3\r\n+RW\r\n+access\r\n+update\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n"
+        "$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n:2\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\n"
+        "type\r\n$6\r\nkeynum\r\n$4\r\nspec\r\n%3\r\n$9\r\nkeynumidx\r\n:0\r\n$8\r\nfirstkey\r\n"
+        ":1\r\n$7\r\nkeystep\r\n:1\r\n~0\r\n",
+        462,
+        "%5\r\n$7\r\nsummary\r\n$17\r\nInvoke a function\r\n$5\r\nsince\r\n$5\r\n7.0.0\r\n$5\r\n"
+        "group\r\n$9\r\nscripting\r\n$10\r\ncomplexity\r\n$41\r\n"
+        "Depends on the function that is executed.\r\n$9\r\narguments\r\n*4\r\n%2\r\n$4\r\nname\r\n"
+        "$8\r\nfunction\r\n$4\r\ntype\r\n$6\r\nstring\r\n%2\r\n$4\r\nname\r\n$7\r\nnumkeys\r\n"
+        "$4\r\ntype\r\n$7\r\ninteger\r\n%4\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\n"
+        "key\r\n$14\r\nkey_spec_index\r\n:0\r\n$5\r\nflags\r\n~2\r\n+optional\r\n+multiple\r\n"
+        "%3\r\n$4\r\nname\r\n$3\r\narg\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n~2\r\n"
+        "+optional\r\n+multiple\r\n",
+        459,
+    },
+    {"fcall_ro",
+        "*10\r\n$8\r\nfcall_ro\r\n:-3\r\n~6\r\n+readonly\r\n+noscript\r\n+stale\r\n"
+        "+skip_monitor\r\n+no_mandatory_keys\r\n+movablekeys\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@slow\r\n"
+        "+@scripting\r\n~0\r\n~1\r\n%4\r\n$5\r\nnotes\r\n$78\r\n"
+        "We cannot tell how the keys will be used so we assume the worst, RO and ACCESS\r\n$5\r\n"
+        "flags\r\n~2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\n"
+        "index\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n:2\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n"
+        "$6\r\nkeynum\r\n$4\r\nspec\r\n%3\r\n$9\r\nkeynumidx\r\n:0\r\n$8\r\nfirstkey\r\n:1\r\n"
+        "$7\r\nkeystep\r\n:1\r\n~0\r\n",
+        467,
+        "%5\r\n$7\r\nsummary\r\n$27\r\nInvoke a read-only function\r\n$5\r\nsince\r\n$5\r\n"
+        "7.0.0\r\n$5\r\ngroup\r\n$9\r\nscripting\r\n$10\r\ncomplexity\r\n$41\r\n"
+        "Depends on the function that is executed.\r\n$9\r\narguments\r\n*4\r\n%2\r\n$4\r\nname\r\n"
+        "$8\r\nfunction\r\n$4\r\ntype\r\n$6\r\nstring\r\n%2\r\n$4\r\nname\r\n$7\r\nnumkeys\r\n"
+        "$4\r\ntype\r\n$7\r\ninteger\r\n%4\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\n"
+        "key\r\n$14\r\nkey_spec_index\r\n:0\r\n$5\r\nflags\r\n~2\r\n+optional\r\n+multiple\r\n"
+        "%3\r\n$4\r\nname\r\n$3\r\narg\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n~2\r\n"
+        "+optional\r\n+multiple\r\n",
+        469,
+    },
     {"flushall",
         "*10\r\n$8\r\nflushall\r\n:-1\r\n~1\r\n+write\r\n:0\r\n:0\r\n:0\r\n~4\r\n+@keyspace\r\n"
         "+@write\r\n+@slow\r\n+@dangerous\r\n~2\r\n$25\r\nrequest_policy:all_shards\r\n$29\r\n"
@@ -1533,6 +1573,81 @@ static const struct command_meta command_meta_table[] = {
         "$4\r\nname\r\n$4\r\nsync\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$4\r\n"
         "SYNC\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n",
         635,
+    },
+    {"function",
+        "*10\r\n$8\r\nfunction\r\n:-2\r\n~0\r\n:0\r\n:0\r\n:0\r\n~1\r\n+@slow\r\n~0\r\n~0\r\n*9\r\n"
+        "*10\r\n$15\r\nfunction|delete\r\n:3\r\n~2\r\n+write\r\n+noscript\r\n:0\r\n:0\r\n:0\r\n"
+        "~3\r\n+@write\r\n+@slow\r\n+@scripting\r\n~2\r\n$25\r\nrequest_policy:all_shards\r\n"
+        "$29\r\nresponse_policy:all_succeeded\r\n~0\r\n~0\r\n*10\r\n$13\r\nfunction|dump\r\n:2\r\n"
+        "~1\r\n+noscript\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@slow\r\n+@scripting\r\n~0\r\n~0\r\n~0\r\n"
+        "*10\r\n$14\r\nfunction|flush\r\n:-2\r\n~2\r\n+write\r\n+noscript\r\n:0\r\n:0\r\n:0\r\n"
+        "~3\r\n+@write\r\n+@slow\r\n+@scripting\r\n~2\r\n$25\r\nrequest_policy:all_shards\r\n"
+        "$29\r\nresponse_policy:all_succeeded\r\n~0\r\n~0\r\n*10\r\n$13\r\nfunction|help\r\n:2\r\n"
+        "~2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@slow\r\n+@scripting\r\n~0\r\n~0\r\n"
+        "~0\r\n*10\r\n$13\r\nfunction|kill\r\n:2\r\n~2\r\n+noscript\r\n+allow_busy\r\n:0\r\n:0\r\n"
+        ":0\r\n~2\r\n+@slow\r\n+@scripting\r\n~2\r\n$25\r\nrequest_policy:all_shards\r\n$29\r\n"
+        "response_policy:one_succeeded\r\n~0\r\n~0\r\n*10\r\n$13\r\nfunction|list\r\n:-2\r\n~1\r\n"
+        "+noscript\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@slow\r\n+@scripting\r\n~1\r\n$29\r\n"
+        "nondeterministic_output_order\r\n~0\r\n~0\r\n*10\r\n$13\r\nfunction|load\r\n:-3\r\n~3\r\n"
+        "+write\r\n+denyoom\r\n+noscript\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@write\r\n+@slow\r\n"
+        "+@scripting\r\n~2\r\n$25\r\nrequest_policy:all_shards\r\n$29\r\n"
+        "response_policy:all_succeeded\r\n~0\r\n~0\r\n*10\r\n$16\r\nfunction|restore\r\n:-3\r\n"
+        "~3\r\n+write\r\n+denyoom\r\n+noscript\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@write\r\n+@slow\r\n"
+        "+@scripting\r\n~2\r\n$25\r\nrequest_policy:all_shards\r\n$29\r\n"
+        "response_policy:all_succeeded\r\n~0\r\n~0\r\n*10\r\n$14\r\nfunction|stats\r\n:2\r\n~2\r\n"
+        "+noscript\r\n+allow_busy\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@slow\r\n+@scripting\r\n~3\r\n$23\r\n"
+        "nondeterministic_output\r\n$25\r\nrequest_policy:all_shards\r\n$23\r\n"
+        "response_policy:special\r\n~0\r\n~0\r\n",
+        1501,
+        "%5\r\n$7\r\nsummary\r\n$33\r\nA container for function commands\r\n$5\r\nsince\r\n$5\r\n"
+        "7.0.0\r\n$5\r\ngroup\r\n$9\r\nscripting\r\n$10\r\ncomplexity\r\n$22\r\n"
+        "Depends on subcommand.\r\n$11\r\nsubcommands\r\n%9\r\n$15\r\nfunction|delete\r\n%5\r\n"
+        "$7\r\nsummary\r\n$25\r\nDelete a function by name\r\n$5\r\nsince\r\n$5\r\n7.0.0\r\n$5\r\n"
+        "group\r\n$9\r\nscripting\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n"
+        "%2\r\n$4\r\nname\r\n$12\r\nlibrary-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n$13\r\n"
+        "function|dump\r\n%4\r\n$7\r\nsummary\r\n$51\r\n"
+        "Dump all functions into a serialized binary payload\r\n$5\r\nsince\r\n$5\r\n7.0.0\r\n"
+        "$5\r\ngroup\r\n$9\r\nscripting\r\n$10\r\ncomplexity\r\n$39\r\n"
+        "O(N) where N is the number of functions\r\n$14\r\nfunction|flush\r\n%5\r\n$7\r\n"
+        "summary\r\n$22\r\nDeleting all functions\r\n$5\r\nsince\r\n$5\r\n7.0.0\r\n$5\r\ngroup\r\n"
+        "$9\r\nscripting\r\n$10\r\ncomplexity\r\n$47\r\n"
+        "O(N) where N is the number of functions deleted\r\n$9\r\narguments\r\n*1\r\n%4\r\n$4\r\n"
+        "name\r\n$5\r\nasync\r\n$4\r\ntype\r\n$5\r\noneof\r\n$5\r\nflags\r\n~1\r\n+optional\r\n"
+        "$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$5\r\nasync\r\n$4\r\ntype\r\n$10\r\n"
+        "pure-token\r\n$5\r\ntoken\r\n$5\r\nASYNC\r\n%3\r\n$4\r\nname\r\n$4\r\nsync\r\n$4\r\n"
+        "type\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$4\r\nSYNC\r\n$13\r\nfunction|help\r\n%4\r\n"
+        "$7\r\nsummary\r\n$49\r\nShow helpful text about the different subcommands\r\n$5\r\n"
+        "since\r\n$5\r\n7.0.0\r\n$5\r\ngroup\r\n$9\r\nscripting\r\n$10\r\ncomplexity\r\n$4\r\n"
+        "O(1)\r\n$13\r\nfunction|kill\r\n%4\r\n$7\r\nsummary\r\n$41\r\n"
+        "Kill the function currently in execution.\r\n$5\r\nsince\r\n$5\r\n7.0.0\r\n$5\r\ngroup\r\n"
+        "$9\r\nscripting\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$13\r\nfunction|list\r\n%5\r\n$7\r\n"
+        "summary\r\n$40\r\nList information about all the functions\r\n$5\r\nsince\r\n$5\r\n"
+        "7.0.0\r\n$5\r\ngroup\r\n$9\r\nscripting\r\n$10\r\ncomplexity\r\n$39\r\n"
+        "O(N) where N is the number of functions\r\n$9\r\narguments\r\n*2\r\n%4\r\n$4\r\nname\r\n"
+        "$20\r\nlibrary-name-pattern\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\ntoken\r\n$11\r\n"
+        "LIBRARYNAME\r\n$5\r\nflags\r\n~1\r\n+optional\r\n%4\r\n$4\r\nname\r\n$8\r\nwithcode\r\n"
+        "$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$8\r\nWITHCODE\r\n$5\r\nflags\r\n~1\r\n"
+        "+optional\r\n$13\r\nfunction|load\r\n%5\r\n$7\r\nsummary\r\n$68\r\n"
+        "Create a function with the given arguments (name, code, description)\r\n$5\r\nsince\r\n"
+        "$5\r\n7.0.0\r\n$5\r\ngroup\r\n$9\r\nscripting\r\n$10\r\ncomplexity\r\n$48\r\n"
+        "O(1) (considering compilation time is redundant)\r\n$9\r\narguments\r\n*2\r\n%4\r\n$4\r\n"
+        "name\r\n$7\r\nreplace\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$7\r\n"
+        "REPLACE\r\n$5\r\nflags\r\n~1\r\n+optional\r\n%2\r\n$4\r\nname\r\n$13\r\nfunction-code\r\n"
+        "$4\r\ntype\r\n$6\r\nstring\r\n$16\r\nfunction|restore\r\n%5\r\n$7\r\nsummary\r\n$46\r\n"
+        "Restore all the functions on the given payload\r\n$5\r\nsince\r\n$5\r\n7.0.0\r\n$5\r\n"
+        "group\r\n$9\r\nscripting\r\n$10\r\ncomplexity\r\n$54\r\n"
+        "O(N) where N is the number of functions on the payload\r\n$9\r\narguments\r\n*2\r\n%2\r\n"
+        "$4\r\nname\r\n$16\r\nserialized-value\r\n$4\r\ntype\r\n$6\r\nstring\r\n%4\r\n$4\r\n"
+        "name\r\n$6\r\npolicy\r\n$4\r\ntype\r\n$5\r\noneof\r\n$5\r\nflags\r\n~1\r\n+optional\r\n"
+        "$9\r\narguments\r\n*3\r\n%3\r\n$4\r\nname\r\n$5\r\nflush\r\n$4\r\ntype\r\n$10\r\n"
+        "pure-token\r\n$5\r\ntoken\r\n$5\r\nFLUSH\r\n%3\r\n$4\r\nname\r\n$6\r\nappend\r\n$4\r\n"
+        "type\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$6\r\nAPPEND\r\n%3\r\n$4\r\nname\r\n$7\r\n"
+        "replace\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$7\r\nREPLACE\r\n$14\r\n"
+        "function|stats\r\n%4\r\n$7\r\nsummary\r\n$85\r\n"
+        "Return information about the function currently running (name, description, duration)\r\n"
+        "$5\r\nsince\r\n$5\r\n7.0.0\r\n$5\r\ngroup\r\n$9\r\nscripting\r\n$10\r\ncomplexity\r\n"
+        "$4\r\nO(1)\r\n",
+        3040,
     },
     {"get",
         "*10\r\n$3\r\nget\r\n:2\r\n~2\r\n+readonly\r\n+fast\r\n:1\r\n:1\r\n:1\r\n~3\r\n+@read\r\n"

@@ -136,6 +136,23 @@ static enum call_result run_handler(struct conn *c, const struct command *cmd, i
     return call(c->home, &run);
 }
 
+/*
+ * CMD_AFTER_PENDING: true when a command of the connection sent earlier is
+ * still pending, the last such one then marked a barrier, so that its
+ * completion parses the connection again (dispatch_slot_complete; as the
+ * tail, it also stops parsing meanwhile).
+ */
+static bool wait_for_pending(struct conn *c)
+{
+    struct slot *last = NULL;
+    for (struct slot *s = c->slot_head; s; s = s->next)
+        if (!s->complete)
+            last = s;
+    if (last)
+        last->barrier = true;
+    return last != NULL;
+}
+
 /* run here and now; MONITOR sees it once it ran (a connection command with the database it left), unless
  * maxmemory refused it, as Redis's monitors are fed by call() (processCommand's refusals never get there) */
 static void run_inline(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv,
@@ -315,7 +332,9 @@ void dispatch_send_part(struct conn *c, struct slot *s, int target, int part, co
             atomic_load(&shard_at(target)->script_busy) && !(cmd->flags & CMD_INTERNAL)) {
             /* a busy script there: Redis's -BUSY, not a wait (one load of a line written only when a script
              * turns busy or ends, before another shard's is looked at) */
-            dispatch_part_reply(c, s, part, "-" SCRIPT_BUSY_ERROR "\r\n", sizeof(SCRIPT_BUSY_ERROR) + 2);
+            char err[sizeof(FUNCTION_BUSY_ERROR) + 3];
+            int n = snprintf(err, sizeof err, "-%s\r\n", script_busy_error(target));
+            dispatch_part_reply(c, s, part, err, (size_t)n);
             return;
         }
         handoff_send(c, target, cmd, s->db, argc, argv, s, part);
@@ -1277,7 +1296,7 @@ static void dispatch_while_busy(struct conn *c, const struct command *cmd, int a
 {
     struct shard *self = c->home;
     if (!(cmd->flags & CMD_ALLOW_BUSY)) {
-        dispatch_reject(c, cmd, argc, argv, SCRIPT_BUSY_ERROR);
+        dispatch_reject(c, cmd, argc, argv, script_busy_error(self->index));
         stats_cmd_rejected(&self->stats, cmd, "-BUSY", 5);
         return;
     }
@@ -1404,6 +1423,12 @@ bool dispatch_command(struct conn *c, int argc, const struct resp_arg *argv)
         return true;
     }
     if (cmd->route == ROUTE_HOME || shard_store_count() == 1 || (c->txid && (cmd->flags & CMD_HOME_IN_EXEC))) {
+        if (__builtin_expect((cmd->flags & CMD_AFTER_PENDING) != 0, 0) && c->slot_head && !c->exec_input &&
+            !c->txid && wait_for_pending(c)) {
+            STATS_ADD(&self->stats, total_commands_processed, (uint64_t)-1); /* counted when it runs */
+            c->reply = reply_was; /* parsed again then */
+            return false;
+        }
         run_inline(c, cmd, argc, argv, dispatch_reply_target(c),
                    cmd->route == ROUTE_HOME || (c->txid && (cmd->flags & CMD_HOME_IN_EXEC)), feed);
         return true;

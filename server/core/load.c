@@ -31,7 +31,8 @@
  * that does not parse (corrupt, truncated, a bad checksum) stops the
  * process as Redis's does: its log lines say what and at which offset, and
  * it exits 1 at once, saving nothing (the file is only ever read); a
- * missing file is an empty dataset.
+ * missing file is an empty dataset.  Its function libraries are registered
+ * as the loader meets them (function_load_library), before any client runs.
  *
  * The AOF (appendonly yes; Redis's loadAppendOnlyFiles): the manifest in
  * appenddirname (an old dir/appendfilename is moved in first, as Redis
@@ -62,11 +63,13 @@
 #include "percore/command.h"
 #include "percore/engine.h"
 #include "percore/config.h"
+#include "percore/function.h"
 #include "percore/log.h"
 #include "percore/mem.h"
 #include "percore/rdb.h"
 #include "percore/resp.h"
 #include "percore/ring.h"
+#include "percore/script.h"
 #include "percore/slot.h"
 #include "percore/store.h"
 #include "percore/util.h"
@@ -78,6 +81,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <urcu-qsbr.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -281,6 +285,18 @@ static int load_key(void *arg, struct rdb_file_key *k)
     if (b->len == LOAD_BATCH && !batch_send(shard, MARK_NONE))
         return -1;
     return 0;
+}
+
+/* a function library of the file: registered now (the loader thread publishes it, so it is an RCU thread
+ * meanwhile; the Lua state its code ran in goes with the call) */
+static int load_function(void *arg, const char *code, size_t len)
+{
+    (void)arg;
+    rcu_register_thread();
+    int rc = function_load_library(code, len);
+    script_thread_teardown();
+    rcu_unregister_thread();
+    return rc;
 }
 
 /* Redis's exit on a file it cannot load: nothing is saved, the file stays as it is */
@@ -488,7 +504,7 @@ static long long aof_rdb_part(const struct aof_part *f, const char *p, size_t n,
     lc.keep_expired = true;
     lc.now = util_ms_time();
     lc.base_offset = before;
-    if (rdb_file_load(p, n, &limits, load_key, &lc, &info, err, sizeof err) < 0) {
+    if (rdb_file_load(p, n, &limits, load_key, load_function, &lc, &info, err, sizeof err) < 0) {
         if (atomic_load(&loader_stop))
             return -1;
         log_warn(f->old_style ? "Error reading the RDB preamble of the AOF file %s, AOF loading aborted"
@@ -685,7 +701,7 @@ static void *loader_main(void *arg)
     char err[256];
     lc.info = &info;
     lc.now = util_ms_time();
-    int rc = rdb_file_load(map, map_len, &limits, load_key, &lc, &info, err, sizeof err);
+    int rc = rdb_file_load(map, map_len, &limits, load_key, load_function, &lc, &info, err, sizeof err);
     bool stopping = atomic_load(&loader_stop);
     if (rc < 0 && !stopping)
         load_fatal(err);
@@ -693,9 +709,6 @@ static void *loader_main(void *arg)
     if (stopping || !shards_sync(MARK_LAST) || !shards_sync(MARK_RECORD))
         return NULL;
     atomic_store(&progress.loaded_bytes, (long long)map_len);
-    if (info.functions_skipped)
-        log_warn("The RDB file holds %u function libraries: percore has no functions, they were not loaded",
-                 info.functions_skipped);
     atomic_store(&progress.keys_loaded, (long long)(info.keys - lc.expired));
     atomic_store(&progress.keys_expired, (long long)lc.expired);
     log_notice("Done loading RDB, keys loaded: %llu, keys expired: %llu.",

@@ -69,6 +69,7 @@
 #include "percore/config.h"
 #include "percore/crc64.h"
 #include "percore/fileio.h"
+#include "percore/function.h"
 #include "percore/load.h"
 #include "percore/log.h"
 #include "percore/mem.h"
@@ -128,6 +129,8 @@ static bool job_checksum;       /* the save under way: rdbchecksum */
 static bool job_commands;       /* ... is an AOF base in commands (aof-use-rdb-preamble no), not an RDB file */
 static int job_databases;       /* its stores' databases */
 static char *job_dir, *job_file; /* its dir and dbfilename (copies) */
+static struct rdb_buf job_functions; /* the function libraries at its cut (FUNCTION2 records, or FUNCTION LOAD
+                                      * commands): the writer's */
 static int64_t job_start_ms;
 static _Atomic long long last_time, last_duration = -1, saves, start_ms;
 _Alignas(128) atomic_bool save_bgsave_ok = true; /* Redis's lastbgsave_status: the write path reads it */
@@ -214,6 +217,7 @@ void save_teardown(void)
     if (writer_joinable)
         pthread_join(writer, NULL);
     writer_joinable = false;
+    rdb_buf_release(&job_functions);
     for (int i = 0; parts && i < nparts; i++) {
         struct save_chunk *ch;
         while ((ch = ring_pop(parts[i].ring)))
@@ -303,8 +307,9 @@ static void *writer_main(void *arg)
     uint64_t crc = 0;
     struct rdb_buf b = {0};
     struct rdb_save_opts opts = parts[0].opts;
-    if (!job_commands)
+    if (!job_commands) /* Redis's rdbSaveRio: the AUX fields, the functions, then the databases */
         rdb_file_begin(&b, SAVE_REDIS_VER, util_ms_time() / 1000, 0, &opts);
+    rdb_buf_put(&b, job_functions.p, job_functions.len); /* FUNCTION2 records, or FUNCTION LOAD commands */
     while (atomic_load(&phase) == PHASE_STARTING && !atomic_load(&job_abandoned)) { /* every cut taken */
         uint64_t v;
         ssize_t rc = read(wake_fd, &v, sizeof v);
@@ -513,6 +518,11 @@ static void job_begin(struct cmd_ctx *ctx, int kind, bool blocking, bool counted
     job_checksum = ctx->config->rdbchecksum;
     job_commands = kind == JOB_AOF_BASE && !ctx->config->aof_use_rdb_preamble;
     job_databases = store_databases(ctx->store);
+    rdb_buf_release(&job_functions);
+    if (job_commands)
+        function_aof_save(&job_functions);
+    else
+        function_rdb_save(&job_functions, ctx->config->rdbcompression);
     atomic_fetch_add(&save_gen, 1);
     atomic_fetch_add(&save_pending, 1); /* until the writer is done */
     job_start_ms = util_ms_time();

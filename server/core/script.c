@@ -41,6 +41,7 @@
 #include "dispatch.h"
 #include "lua_cmsgpack.h"
 #include "lua_struct.h"
+#include "script_internal.h"
 #include "shard_internal.h"
 
 #include "percore/command.h"
@@ -188,10 +189,11 @@ void script_teardown(void)
 /* the script running now, for redis.call and friends */
 struct script_run {
     struct cmd_ctx *ctx;        /* the EVAL's */
-    const char *sha;            /* its name in error texts */
+    const char *name;           /* its name in the slow-script log (EVAL: the sha) */
     int db;                     /* SELECT inside the script changes it for the script only */
     int resp;                   /* redis.setresp: the protocol of redis.call's replies */
     bool read_only;             /* EVAL_RO, EVALSHA_RO, or the no-writes flag */
+    bool function;              /* FCALL's (FUNCTION KILL kills it, not SCRIPT KILL) */
     bool allow_oom;             /* the allow-oom flag: deny-oom commands run past maxmemory */
     bool wrote;                 /* it ran a write: past maxmemory it goes on (Redis's SCRIPT_WRITE_DIRTY) */
     bool on_copies;             /* running on gathered copies: every key it touches must be declared */
@@ -299,6 +301,8 @@ static void push_error(lua_State *L, const char *msg, size_t len)
 }
 
 static void push_error_cstr(lua_State *L, const char *msg) { push_error(L, msg, strlen(msg)); }
+
+void script_push_error(lua_State *L, const char *msg) { push_error_cstr(L, msg); }
 
 static int raise_error(lua_State *L) { return lua_error(L); }
 
@@ -828,7 +832,7 @@ static int lua_redis_status_reply(lua_State *L)
     return 1;
 }
 
-static int lua_redis_log(lua_State *L)
+int script_lua_log(lua_State *L)
 {
     int argc = lua_gettop(L);
     if (argc < 2) {
@@ -993,7 +997,7 @@ static lua_State *engine_state_create(void)
     lua_newtable(L);
     set_fn(L, "call", lua_redis_call);
     set_fn(L, "pcall", lua_redis_pcall_command);
-    set_fn(L, "log", lua_redis_log);
+    set_fn(L, "log", script_lua_log);
     set_fn(L, "setresp", lua_redis_setresp);
     set_fn(L, "sha1hex", lua_redis_sha1hex);
     set_fn(L, "error_reply", lua_redis_error_reply);
@@ -1080,25 +1084,14 @@ void script_thread_teardown(void)
 
 /* ---------------------------------------------------------------- shebang and compiling */
 
-enum {
-    SCRIPT_FLAG_NO_WRITES = 1u << 0,
-    SCRIPT_FLAG_ALLOW_OOM = 1u << 1,
-    SCRIPT_FLAG_ALLOW_STALE = 1u << 2,
-    SCRIPT_FLAG_NO_CLUSTER = 1u << 3,
-    SCRIPT_FLAG_ALLOW_CROSS_SLOT = 1u << 4,
-    SCRIPT_FLAG_SHEBANG = 1u << 5, /* it has one (not Redis's compatibility mode) */
-};
-
-static const struct {
-    const char *name;
-    unsigned flag;
-} script_flag_names[] = {
+const struct script_flag_name script_flag_names[] = {
     {"no-writes", SCRIPT_FLAG_NO_WRITES},
     {"allow-oom", SCRIPT_FLAG_ALLOW_OOM},
     {"allow-stale", SCRIPT_FLAG_ALLOW_STALE},
     {"no-cluster", SCRIPT_FLAG_NO_CLUSTER},
     {"allow-cross-slot-keys", SCRIPT_FLAG_ALLOW_CROSS_SLOT},
 };
+const size_t script_flag_names_count = sizeof script_flag_names / sizeof script_flag_names[0];
 
 /*
  * Redis's evalExtractShebangFlags: "#!lua [flags=a,b]" on the first line.
@@ -1146,7 +1139,7 @@ static bool shebang_parse_or_reply(const char *body, size_t len, unsigned *flags
             const char *comma = memchr(f, ',', (size_t)(fend - f));
             const char *stop = comma ? comma : fend;
             size_t fl = (size_t)(stop - f);
-            size_t i = 0, n = sizeof script_flag_names / sizeof script_flag_names[0];
+            size_t i = 0, n = script_flag_names_count;
             for (; i < n; i++)
                 if (strlen(script_flag_names[i].name) == fl && memcmp(script_flag_names[i].name, f, fl) == 0)
                     break;
@@ -1217,10 +1210,12 @@ static void script_busy_begin(struct shard *self, const struct script_run *run, 
     self->busy_script = true;
     atomic_store(&self->script_kill, false);
     atomic_store(&self->script_wrote, run->wrote);
+    atomic_store(&self->script_function, run->function);
     atomic_store(&self->script_busy, true);
     atomic_fetch_add(&script_busy_shards, 1);
     log_warn("Slow script detected: still in execution after %lld milliseconds. You can try killing the script "
-             "using the SCRIPT KILL command. Script name is: %s.", (long long)elapsed, run->sha);
+             "using the %s command. Script name is: %s.", (long long)elapsed,
+             run->function ? "FUNCTION KILL" : "SCRIPT KILL", run->name);
 }
 
 static void script_busy_end(struct shard *self)
@@ -1270,47 +1265,56 @@ static void script_hook(lua_State *L, lua_Debug *ar)
     raise_error(L);
 }
 
-void script_kill_reply(struct reply *out)
+void script_kill_reply(struct reply *out, bool function)
 {
-    bool busy = false, killed = false;
+    bool killed = false, unkillable = false, other = false;
     for (int i = 0; i < shard_count(); i++) { /* a busy script on any shard (Redis has one at most) */
         struct shard *sh = shard_at(i);
         if (!sh || !atomic_load(&sh->script_busy))
             continue;
-        busy = true;
-        if (!atomic_load(&sh->script_wrote)) {
+        if (atomic_load(&sh->script_wrote)) {
+            unkillable = true;
+        } else if (atomic_load(&sh->script_function) != function) {
+            other = true;
+        } else {
             atomic_store(&sh->script_kill, true);
             killed = true;
         }
     }
     if (killed)
         reply_ok(out);
-    else if (busy)
+    else if (unkillable)
         reply_error(out, "UNKILLABLE Sorry the script already executed write commands against the dataset. You "
                          "can either wait the script termination or kill the server in a hard way using the "
                          "SHUTDOWN NOSAVE command.");
+    else if (other) /* Redis's: a function is no SCRIPT KILL's, an EVAL no FUNCTION KILL's */
+        reply_error(out, function ? SCRIPT_BUSY_ERROR : FUNCTION_BUSY_ERROR);
     else
         reply_error(out, "NOTBUSY No scripts in execution right now.");
 }
 
-/* ---------------------------------------------------------------- EVAL and friends */
-
-static void array_global(lua_State *L, const char *name, const struct resp_arg *v, int n)
+const char *script_busy_error(int shard)
 {
-    lua_createtable(L, n, 0);
-    for (int i = 0; i < n; i++) {
-        lua_pushlstring(L, v[i].ptr, v[i].len);
-        lua_rawseti(L, -2, i + 1);
-    }
-    lua_setglobal(L, name);
+    struct shard *sh = shard >= 0 ? shard_at(shard) : NULL;
+    for (int i = 0; (!sh || !atomic_load(&sh->script_busy)) && i < shard_count(); i++)
+        sh = shard_at(i);
+    return sh && atomic_load(&sh->script_busy) && atomic_load(&sh->script_function) ? FUNCTION_BUSY_ERROR
+                                                                                     : SCRIPT_BUSY_ERROR;
 }
 
+const char *script_busy_error_here(void)
+{
+    return engine && engine->run && engine->run->function ? FUNCTION_BUSY_ERROR : SCRIPT_BUSY_ERROR;
+}
+
+/* ---------------------------------------------------------------- EVAL and friends */
+
 /* the script failed: Redis's reply from its error table (luaCallFunction) */
-static void reply_script_error(lua_State *L, const char *sha, struct reply *out)
+static void reply_script_error(lua_State *L, const struct script_call *sc, struct reply *out)
 {
     if (!lua_istable(L, -1)) {
         const char *msg = lua_isstring(L, -1) ? lua_tostring(L, -1) : "execution failure";
-        reply_errorf(out, "ERR Error running script f_%s, %.100s", sha, msg);
+        reply_errorf(out, "ERR Error running script %s, %.100s", sc->raw_name, msg);
         return;
     }
     size_t mlen = 0;
@@ -1324,7 +1328,7 @@ static void reply_script_error(lua_State *L, const char *sha, struct reply *out)
     reply_raw(&text, msg ? msg : "", msg ? mlen : 0);
     if (line && source) {
         reply_raw(&text, " script: ", 9);
-        reply_raw(&text, sha, 40);
+        reply_raw(&text, sc->name, strlen(sc->name));
         reply_raw(&text, ", on ", 5);
         reply_raw(&text, source, strlen(source));
         reply_raw(&text, ":", 1);
@@ -1334,6 +1338,75 @@ static void reply_script_error(lua_State *L, const char *sha, struct reply *out)
     lua_pop(L, 1);
     reply_sanitized(out, '-', text.buf ? text.buf : "", text.len);
     reply_deinit(&text);
+}
+
+/* a Lua array of n strings on the stack */
+static void push_array(lua_State *L, const struct resp_arg *v, int n)
+{
+    lua_createtable(L, n, 0);
+    for (int i = 0; i < n; i++) {
+        lua_pushlstring(L, v[i].ptr, v[i].len);
+        lua_rawseti(L, -2, i + 1);
+    }
+}
+
+lua_State *script_state(void) { return engine_get()->L; }
+
+void script_run(struct cmd_ctx *ctx, const struct script_call *sc)
+{
+    struct script_engine *e = engine;
+    lua_State *L = e->L;
+    unsigned flags = sc->flags;
+    if (sc->read_only && (flags & SCRIPT_FLAG_SHEBANG) && !(flags & SCRIPT_FLAG_NO_WRITES)) {
+        lua_settop(L, 0);
+        reply_error(ctx->out, "ERR Can not execute a script with write flag using *_ro command.");
+        return;
+    }
+    if ((flags & SCRIPT_FLAG_SHEBANG) && !(flags & (SCRIPT_FLAG_NO_WRITES | SCRIPT_FLAG_ALLOW_OOM)) &&
+        !sc->read_only && over_maxmemory(ctx->config)) {
+        lua_settop(L, 0);
+        reply_error(ctx->out, oom_error + 1);
+        return;
+    }
+    struct shard *self = shard_self;
+    struct script_run run = {
+        .ctx = ctx,
+        .name = sc->name,
+        .db = ctx->db,
+        .resp = 2,
+        .read_only = sc->read_only || (flags & SCRIPT_FLAG_NO_WRITES),
+        .function = sc->function,
+        .allow_oom = (flags & SCRIPT_FLAG_ALLOW_OOM) != 0,
+        .on_copies = !SHARD_STORE_SHARED && ctx->store != self->store,
+        .nkeys = sc->nkeys,
+        .keys = &ctx->argv[3],
+    };
+    const struct resp_arg *args = &ctx->argv[3 + sc->nkeys];
+    int nargs = ctx->argc - 3 - sc->nkeys;
+    if (sc->function) { /* fn(keys, args) */
+        push_array(L, run.keys, sc->nkeys);
+        push_array(L, args, nargs);
+    } else {
+        push_array(L, run.keys, sc->nkeys);
+        lua_setglobal(L, "KEYS");
+        push_array(L, args, nargs);
+        lua_setglobal(L, "ARGV");
+    }
+    e->run = &run;
+    run.start_ms = util_mono_ns() / 1000000;
+    lua_sethook(L, script_hook, LUA_MASKCOUNT, SCRIPT_HOOK_PERIOD);
+    int err = lua_pcall(L, sc->function ? 2 : 0, 1, sc->function ? -4 : -2);
+    lua_sethook(L, NULL, 0, 0);
+    if (run.busy)
+        script_busy_end(self);
+    e->run = NULL;
+    if (err)
+        reply_script_error(L, sc, ctx->out);
+    else
+        lua_to_reply(L, ctx->out, run.resp);
+    lua_settop(L, 0);
+    if (++e->calls % SCRIPT_GC_PERIOD == 0) /* as Redis: a step of 50 every 50 scripts, not a full cycle */
+        lua_gc(L, LUA_GCSTEP, SCRIPT_GC_PERIOD);
 }
 
 static void eval_generic(struct cmd_ctx *ctx, bool by_sha, bool read_only)
@@ -1397,47 +1470,13 @@ static void eval_generic(struct cmd_ctx *ctx, bool by_sha, bool read_only)
             cache_add(sha, body->ptr, body->len); /* first seen on this shard: every shard may run it by sha */
         }
     }
-    unsigned flags = script_flags_of(L, sha);
-    if (read_only && (flags & SCRIPT_FLAG_SHEBANG) && !(flags & SCRIPT_FLAG_NO_WRITES)) {
-        lua_pop(L, 2);
-        reply_error(ctx->out, "ERR Can not execute a script with write flag using *_ro command.");
-        return;
-    }
-    if ((flags & SCRIPT_FLAG_SHEBANG) && !(flags & (SCRIPT_FLAG_NO_WRITES | SCRIPT_FLAG_ALLOW_OOM)) && !read_only &&
-        over_maxmemory(ctx->config)) {
-        lua_pop(L, 2);
-        reply_error(ctx->out, oom_error + 1);
-        return;
-    }
-    struct shard *self = shard_self;
-    struct script_run run = {
-        .ctx = ctx,
-        .sha = sha,
-        .db = ctx->db,
-        .resp = 2,
-        .read_only = read_only || (flags & SCRIPT_FLAG_NO_WRITES),
-        .allow_oom = (flags & SCRIPT_FLAG_ALLOW_OOM) != 0,
-        .on_copies = !SHARD_STORE_SHARED && ctx->store != self->store,
+    char raw_name[43] = "f_";
+    memcpy(raw_name + 2, sha, 41);
+    struct script_call sc = {
+        .name = sha, .raw_name = raw_name, .flags = script_flags_of(L, sha), .read_only = read_only,
         .nkeys = (int)numkeys,
-        .keys = &ctx->argv[3],
     };
-    array_global(L, "KEYS", &ctx->argv[3], (int)numkeys);
-    array_global(L, "ARGV", &ctx->argv[3 + numkeys], ctx->argc - 3 - (int)numkeys);
-    e->run = &run;
-    run.start_ms = util_mono_ns() / 1000000;
-    lua_sethook(L, script_hook, LUA_MASKCOUNT, SCRIPT_HOOK_PERIOD);
-    int err = lua_pcall(L, 0, 1, -2);
-    lua_sethook(L, NULL, 0, 0);
-    if (run.busy)
-        script_busy_end(self);
-    e->run = NULL;
-    if (err)
-        reply_script_error(L, sha, ctx->out);
-    else
-        lua_to_reply(L, ctx->out, run.resp);
-    lua_settop(L, 0);
-    if (++e->calls % SCRIPT_GC_PERIOD == 0) /* as Redis: a step of 50 every 50 scripts, not a full cycle */
-        lua_gc(L, LUA_GCSTEP, SCRIPT_GC_PERIOD);
+    script_run(ctx, &sc);
 }
 
 static void cmd_eval(struct cmd_ctx *ctx) { eval_generic(ctx, false, false); }
@@ -1467,21 +1506,34 @@ static const char *const script_help[] = {
     "    Print this help.",
 };
 
-static void script_wrong_arity(struct cmd_ctx *ctx)
+void script_sub_arity_error(struct cmd_ctx *ctx)
 {
-    char sub[32];
-    size_t n = ctx->argv[1].len < sizeof sub - 1 ? ctx->argv[1].len : sizeof sub - 1;
-    for (size_t i = 0; i < n; i++)
-        sub[i] = (char)tolower((unsigned char)ctx->argv[1].ptr[i]);
-    sub[n] = 0;
-    reply_errorf(ctx->out, "ERR wrong number of arguments for 'script|%s' command", sub);
+    char name[64];
+    int n = snprintf(name, sizeof name, "%.*s|%.*s", (int)(ctx->argv[0].len < 30 ? ctx->argv[0].len : 30),
+                     ctx->argv[0].ptr, (int)(ctx->argv[1].len < 30 ? ctx->argv[1].len : 30), ctx->argv[1].ptr);
+    for (int i = 0; i < n; i++)
+        name[i] = (char)tolower((unsigned char)name[i]);
+    reply_errorf(ctx->out, "ERR wrong number of arguments for '%s' command", name);
+}
+
+bool script_running(void) { return engine && engine->run; }
+
+const struct cmd_ctx *script_running_call(const char **name, int64_t *duration_ms, bool *function)
+{
+    const struct script_run *run = engine ? engine->run : NULL;
+    if (!run)
+        return NULL;
+    *name = run->name;
+    *duration_ms = util_mono_ns() / 1000000 - run->start_ms;
+    *function = run->function;
+    return run->ctx;
 }
 
 static void cmd_script(struct cmd_ctx *ctx)
 {
     const struct resp_arg *sub = &ctx->argv[1];
-    if (engine && engine->run && !cmd_arg_is(sub, "kill")) { /* from a busy script's hook: KILL alone */
-        reply_error(ctx->out, SCRIPT_BUSY_ERROR);
+    if (script_running() && !cmd_arg_is(sub, "kill")) { /* from a busy script's hook: KILL alone */
+        reply_error(ctx->out, script_busy_error_here());
     } else if (cmd_arg_is(sub, "help") && ctx->argc == 2) {
         size_t n = sizeof script_help / sizeof script_help[0];
         reply_array(ctx->out, (long long)n);
@@ -1489,7 +1541,7 @@ static void cmd_script(struct cmd_ctx *ctx)
             reply_simple(ctx->out, script_help[i]);
     } else if (cmd_arg_is(sub, "load")) {
         if (ctx->argc != 3)
-            return script_wrong_arity(ctx);
+            return script_sub_arity_error(ctx);
         struct script_engine *e = engine_get();
         char sha[41];
         sha1_hex(sha, ctx->argv[2].ptr, ctx->argv[2].len);
@@ -1500,7 +1552,7 @@ static void cmd_script(struct cmd_ctx *ctx)
         reply_bulk(ctx->out, sha, 40);
     } else if (cmd_arg_is(sub, "exists")) {
         if (ctx->argc < 3)
-            return script_wrong_arity(ctx);
+            return script_sub_arity_error(ctx);
         const struct script_cache *m = rcu_dereference(cache);
         reply_array(ctx->out, ctx->argc - 2);
         for (int i = 2; i < ctx->argc; i++)
@@ -1515,8 +1567,8 @@ static void cmd_script(struct cmd_ctx *ctx)
         reply_ok(ctx->out);
     } else if (cmd_arg_is(sub, "kill")) {
         if (ctx->argc != 2)
-            return script_wrong_arity(ctx);
-        script_kill_reply(ctx->out);
+            return script_sub_arity_error(ctx);
+        script_kill_reply(ctx->out, false);
     } else {
         cmd_reply_unknown_subcommand(ctx->out, ctx->argv);
     }

@@ -121,6 +121,7 @@ struct shard {
     _Alignas(128) atomic_bool script_busy;
     atomic_bool script_wrote; /* ... it has written: SCRIPT KILL answers -UNKILLABLE */
     atomic_bool script_kill;  /* SCRIPT KILL asked: the script ends with an error at its next hook */
+    atomic_bool script_function; /* ... it is a function (FCALL): FUNCTION KILL kills it, not SCRIPT KILL */
     _Alignas(128) struct stats stats;
 };
 

@@ -578,12 +578,17 @@ void rdb_save_value(struct rdb_buf *b, const struct object *o, const struct rdb_
     }
 }
 
+void rdb_payload_footer(struct rdb_buf *b, size_t start)
+{
+    buf_le(b, RDB_VERSION, 2);
+    buf_le(b, crc64(0, b->p + start, b->len - start), 8);
+}
+
 void rdb_dump_payload(struct rdb_buf *b, const struct object *o, const struct rdb_save_opts *opts)
 {
     size_t start = b->len;
     rdb_save_value(b, o, opts);
-    buf_le(b, RDB_VERSION, 2);
-    buf_le(b, crc64(0, b->p + start, b->len - start), 8);
+    rdb_payload_footer(b, start);
 }
 
 int rdb_verify_payload(const void *p, size_t n, unsigned *version)
@@ -646,6 +651,12 @@ void rdb_file_begin(struct rdb_buf *b, const char *redis_ver, long long ctime_s,
     save_aux_ll(b, "ctime", ctime_s, opts->compress);
     save_aux_ll(b, "used-mem", used_mem, opts->compress);
     save_aux_ll(b, "aof-base", opts->aof_base, opts->compress);
+}
+
+void rdb_save_function(struct rdb_buf *b, const char *code, size_t len, bool compress)
+{
+    buf_byte(b, RDB_OPCODE_FUNCTION2);
+    save_string(b, code, len, compress);
 }
 
 void rdb_file_select(struct rdb_buf *b, int db, uint64_t keys, uint64_t expires)
@@ -821,6 +832,22 @@ static bool rd_string(struct rd *r, struct rstr *s)
     s->p = s->owned;
     s->n = ulen;
     return true;
+}
+
+int rdb_load_function(const void *p, size_t n, size_t *off, char **code, size_t *len)
+{
+    struct rd r = {.p = p, .n = n, .off = *off};
+    if (r.off >= n || r.p[r.off] != RDB_OPCODE_FUNCTION2)
+        return -2;
+    r.off++;
+    struct rstr s;
+    if (!rd_string(&r, &s))
+        return -1;
+    *code = mem_strndup(s.p, s.n);
+    *len = s.n;
+    rstr_release(&s);
+    *off = r.off;
+    return 0;
 }
 
 /* ---- building the object ---- */
@@ -1376,8 +1403,8 @@ static void aux_note(struct rdb_file_info *info, const struct rstr *name, const 
     }
 }
 
-int rdb_file_load(const void *p, size_t n, const struct rdb_limits *lim, rdb_file_fn *fn, void *arg,
-                  struct rdb_file_info *info, char *err, size_t errcap)
+int rdb_file_load(const void *p, size_t n, const struct rdb_limits *lim, rdb_file_fn *fn, rdb_function_fn *ffn,
+                  void *arg, struct rdb_file_info *info, char *err, size_t errcap)
 {
     struct rd r = {p, n, 0};
     const unsigned char *at;
@@ -1452,8 +1479,11 @@ int rdb_file_load(const void *p, size_t n, const struct rdb_limits *lim, rdb_fil
             struct rstr f;
             if (t[0] == RDB_OPCODE_FUNCTION_PRE_GA || !rd_string(&r, &f))
                 return load_fail(err, errcap, "The RDB file contains functions this server cannot load", r.off);
+            int rc = ffn ? ffn(arg, f.p, f.n) : 0;
             rstr_release(&f);
-            info->functions_skipped++;
+            if (rc < 0)
+                return load_fail(err, errcap, "Failed loading library", r.off);
+            info->functions_skipped += !ffn;
             continue;
         }
         case RDB_OPCODE_EOF: {

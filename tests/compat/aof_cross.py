@@ -17,6 +17,9 @@ start by the candidate (appendonly yes), compared with Redis.
   the file cut before it); a byte of a command's header changed in the
   middle (both refuse: bad format); a manifest naming a missing file (both
   refuse).
+- Function libraries: Redis's AOF with them (its base's, preamble yes and
+  no, and FUNCTION LOAD in its incr file) loads here, and the candidate's own
+  BGREWRITEAOF keeps them (FUNCTION2 records or FUNCTION LOAD commands).
 - An old single-file appendonly.aof in dir, no appenddirname (Redis < 7):
   loaded, and moved into appenddirname with a manifest naming it the base,
   as Redis does.
@@ -32,7 +35,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "clients"))
 from diff import Conn, Server  # noqa: E402
-from dump_cross import contents  # noqa: E402
+from dump_cross import LIBS, contents, function_list  # noqa: E402
 import expect  # noqa: E402
 from expect import check, eq  # noqa: E402
 
@@ -253,6 +256,54 @@ def loads(o, work):
                 damaged(o, work, d)
 
 
+def functions(o, work):
+    """function libraries in Redis's AOF (its base's FUNCTION2 records or FUNCTION LOAD commands, the incr
+    file's FUNCTION LOAD) load here; the candidate's own rewrite keeps them (preamble yes and no)"""
+    for preamble in ("yes", "no"):
+        d = os.path.join(work, "functions-" + preamble)
+        os.mkdir(d)
+        ref = Server(o.redis, name="aof-cross-fn", extra=["--dir", d, "--aof-use-rdb-preamble", preamble])
+        ref.is_redis = False
+        ref.extra += ["--appendonly", "yes", "--save", ""]
+        ref.start()
+        try:
+            R = redis.Redis(port=ref.port)
+            R.execute_command("FUNCTION", "LOAD", LIBS[0])
+            R.set("fk", "v")
+            R.bgrewriteaof()
+            check(wait_rewrite(R), "redis BGREWRITEAOF ends")
+            R.mset({"fk%d" % i: i for i in range(32)})  # every shard's, just before the FUNCTION LOAD replayed
+            for i in range(32):
+                R.set("fs%d" % i, i)
+            R.execute_command("FUNCTION", "LOAD", LIBS[1])
+            want = function_list(R)
+        finally:
+            eq(ref.stop(), 0, "redis exit status")
+        c = copy(d, d + "-cand")
+        s, failed = start_on(o.candidate, c, o.threads, ["--aof-use-rdb-preamble", preamble])
+        check(s is not None, "preamble %s: the candidate starts on redis's AOF (%r)" % (preamble, failed))
+        if not s:
+            continue
+        try:
+            wait_loaded(s.port, "preamble %s" % preamble)
+            P = redis.Redis(port=s.port)
+            eq(function_list(P), want, "preamble %s: redis's libraries loaded from its AOF" % preamble)
+            eq(P.execute_command("FCALL_RO", "a_ro", 1, "fk"), b"v", "preamble %s: FCALL" % preamble)
+            P.bgrewriteaof()
+            check(wait_rewrite(P), "candidate BGREWRITEAOF ends")
+        finally:
+            eq(s.stop(), 0, "candidate exit status")
+        s, failed = start_on(o.candidate, c, o.threads, ["--aof-use-rdb-preamble", preamble])
+        check(s is not None, "preamble %s: the candidate starts on its rewritten AOF (%r)" % (preamble, failed))
+        if s:
+            try:
+                wait_loaded(s.port, "preamble %s, rewritten" % preamble)
+                eq(function_list(redis.Redis(port=s.port)), want, "preamble %s: the libraries after the "
+                   "candidate's rewrite" % preamble)
+            finally:
+                eq(s.stop(), 0, "candidate exit status")
+
+
 def cut_last_incr(d, how):
     a = os.path.join(d, "appendonlydir")
     last = os.path.join(a, incr_files(d)[-1])
@@ -325,7 +376,7 @@ def old_style(o, work):
 
 
 def main():
-    return expect.main(globals(), "aof_cross", "loads,old_style",
+    return expect.main(globals(), "aof_cross", "loads,functions,old_style",
                        [("--seed", {"type": int, "default": 1}), ("--ops", {"type": int, "default": 3000})])
 
 if __name__ == "__main__":

@@ -14,6 +14,10 @@ side.
   A script that catches errors with pcall is still killed.
 - unkillable (one shard): a script that wrote, then loops: SCRIPT KILL answers
   -UNKILLABLE; SHUTDOWN NOSAVE stops the server (exit status 0).
+- functions (one shard): the same for a function (FCALL): Redis's -BUSY
+  text naming FUNCTION KILL, FUNCTION STATS's running_script, SCRIPT KILL
+  refused, FUNCTION KILL ends it; an EVAL is FUNCTION KILL's (and FUNCTION
+  STATS's) -BUSY; a function that wrote is -UNKILLABLE.
 - shards (percore, threads > 1, not the global-lock build): while the script is busy on its key's
   shard, keys of the other shards are served, the busy shard's keys get
   -BUSY, from a connection of any shard, and SCRIPT KILL from any
@@ -70,15 +74,15 @@ def start_one_shard(binary, threads, name):
 class Runner:
     """a script run in its own thread, on its own connection; .result once it ended"""
 
-    def __init__(self, port, body, keys=()):
+    def __init__(self, port, body, keys=(), cmd="EVAL"):
         self.result = None
         self.done = threading.Event()
-        self.t = threading.Thread(target=self._run, args=(port, body, keys), daemon=True)
+        self.t = threading.Thread(target=self._run, args=(port, cmd, body, keys), daemon=True)
         self.t.start()
 
-    def _run(self, port, body, keys):
+    def _run(self, port, cmd, body, keys):
         r = redis.Redis(port=port, socket_timeout=DEADLINE_S * 2)
-        self.result = reply(r, "EVAL", body, len(keys), *keys)
+        self.result = reply(r, cmd, body, len(keys), *keys)
         self.done.set()
 
 
@@ -179,6 +183,52 @@ def unkillable(o, work):
     eq(got["candidate"], got["redis"], "unkillable")
 
 
+LOOP_LIB = ("#!lua name=busy\n"
+            "redis.register_function('loop', function() local i = 0 while true do i = i + 1 end end)\n"
+            "redis.register_function('wloop', function(keys) redis.call('set', keys[1], 'w') "
+            "local i = 0 while true do i = i + 1 end end)")
+
+
+def functions(o, work):
+    got = {}
+    for who, binary, threads in both(o):
+        s = start_one_shard(binary, threads, "busy-functions-" + who)
+        out = []
+        try:
+            r = redis.Redis(port=s.port)
+            out.append(("load", reply(r, "FUNCTION", "LOAD", LOOP_LIB)))
+            run = Runner(s.port, "loop", cmd="FCALL")
+            check(wait_slow_logged(s) and wait_busy(r), "%s: busy function" % who)
+            stats = reply(r, "FUNCTION", "STATS")  # the running function, its duration aside
+            out.append(("stats", stats[:1] + [stats[1][:5]] + stats[2:]))
+            for cmd in (("PING",), ("GET", "k"), ("FCALL", "loop", "0"), ("FUNCTION", "LOAD", LOOP_LIB),
+                        ("FUNCTION", "FLUSH"), ("SCRIPT", "KILL"), ("SHUTDOWN",), ("FUNCTION", "KILL")):
+                out.append((cmd, reply(r, *cmd)))
+            check(run.done.wait(DEADLINE_S), "%s: the function ended" % who)
+            out.append(("function's reply", run.result))
+            out.append(("after", reply(r, "FUNCTION", "KILL"), reply(r, "FCALL_RO", "loop", "0")))
+            run = Runner(s.port, LOOP)  # an EVAL: FUNCTION KILL does not kill it
+            check(wait_slow_logged(s, 2) and wait_busy(r), "%s: busy script" % who)
+            out += [("eval busy", reply(r, "PING"), reply(r, "FUNCTION", "STATS"), reply(r, "FUNCTION", "KILL"),
+                     reply(r, "SCRIPT", "KILL"))]
+            check(run.done.wait(DEADLINE_S), "%s: the script ended" % who)
+            run = Runner(s.port, "wloop", ("w",), cmd="FCALL")
+            check(wait_slow_logged(s, 3), "%s: busy function that wrote" % who)
+            out.append(("unkillable", reply(r, "FUNCTION", "KILL")))
+            try:
+                r.execute_command("SHUTDOWN", "NOSAVE")
+            except redis.ConnectionError:
+                pass
+            s.proc.wait(DEADLINE_S)
+            run.done.wait(5)
+            got[who] = out
+        finally:
+            s.stop()
+    for a, b in zip(got["redis"], got["candidate"]):
+        eq(b, a, "functions: %r" % (a[0],))
+    eq(len(got["candidate"]), len(got["redis"]), "functions: steps")
+
+
 def shards(o, work):
     if o.threads is None or o.threads < 2:
         print("SKIP shards: one shard")
@@ -218,7 +268,7 @@ def shards(o, work):
 
 
 def main():
-    return expect.main(globals(), "busy_script", "config,busy,unkillable,shards")
+    return expect.main(globals(), "busy_script", "config,busy,unkillable,functions,shards")
 
 if __name__ == "__main__":
     sys.exit(main())

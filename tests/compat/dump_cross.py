@@ -13,6 +13,10 @@ each process's own, and a list built at its head, which Redis cut into nodes
 as its history did where percore cuts as RPUSH would), the two DUMPs must be
 the same bytes.
 
+Function libraries too: FUNCTION DUMP in Redis, FUNCTION RESTORE here with
+each policy (the same answers), FUNCTION LIST WITHCODE and FCALL after it,
+the reverse, the same DUMP bytes for one library, and mutated payloads.
+
 --fuzz N: then N random mutations and truncations of the valid payloads are
 RESTOREd into the candidate: each must answer +OK or an error, and the server
 must still answer PING and exit cleanly (run it with an ASan build).
@@ -129,6 +133,65 @@ def foreign(R, P):
         eq(P.restore(k + ":r", 0, v), b"OK", "%s: RESTORE" % k)
         eq(P.object("encoding", k + ":r"), R.object("encoding", k + ":r"), "%s: encoding after RESTORE" % k)
         eq(contents(P, k + ":r"), contents(R, k + ":r"), "%s: contents after RESTORE" % k)
+
+
+LIBS = [
+    "#!lua name=cross_a\n"
+    "local function pad(s) return s .. string.rep('-', 40) end\n"  # long code: LZF-compressed in the payload
+    "redis.register_function{function_name='a_ro', callback=function(keys) return redis.call('get', keys[1]) end,"
+    " flags={'no-writes', 'allow-stale'}, description='reads a key'}\n"
+    "redis.register_function('a_pad', function(keys, args) return pad(args[1]) end)\n",
+    "#!lua name=cross_b\nredis.register_function('b1', function() return 'b' end)\n",
+]
+
+
+def function_list(r):
+    """FUNCTION LIST WITHCODE, libraries and their functions sorted (Redis lists them in its dicts' order)"""
+    out = []
+    for lib in r.execute_command("FUNCTION", "LIST", "WITHCODE"):
+        d = dict(zip(lib[::2], lib[1::2]))
+        fns = sorted(tuple(map(repr, f)) for f in d[b"functions"])
+        out.append((d[b"library_name"], d[b"engine"], d[b"library_code"], fns))
+    return sorted(out)
+
+
+def functions(R, P):
+    """FUNCTION DUMP in Redis, FUNCTION RESTORE here (every policy), and back"""
+    for code in LIBS:
+        R.execute_command("FUNCTION", "LOAD", code)
+    payload = R.execute_command("FUNCTION", "DUMP")
+    eq(P.execute_command("FUNCTION", "RESTORE", payload), b"OK", "candidate FUNCTION RESTOREs redis's payload")
+    eq(function_list(P), function_list(R), "FUNCTION LIST WITHCODE after FUNCTION RESTORE")
+    P.set("fk", "v")
+    eq(P.execute_command("FCALL_RO", "a_ro", 1, "fk"), b"v", "FCALL_RO of a restored function")
+    eq(P.execute_command("FCALL", "a_pad", 0, "x"), b"x" + b"-" * 40, "FCALL of a restored function")
+    exists = ("Library cross_a already exists", "Library cross_b already exists")  # the first Redis meets
+    for policy, want in ((None, exists), ("APPEND", exists), ("REPLACE", None), ("FLUSH", None)):
+        args = ["FUNCTION", "RESTORE", payload] + ([policy] if policy else [])
+        got = []
+        for r in (R, P):
+            try:
+                got.append(r.execute_command(*args))
+            except redis.ResponseError as e:
+                got.append(str(e))
+        check(got[0] in want if want else got[0] == b"OK", "FUNCTION RESTORE %s: redis %r" % (policy, got[0]))
+        check(got[1] in want if want else got[1] == b"OK", "FUNCTION RESTORE %s: candidate %r" % (policy, got[1]))
+    mine = P.execute_command("FUNCTION", "DUMP")
+    eq(R.execute_command("FUNCTION", "RESTORE", mine, "FLUSH"), b"OK", "redis FUNCTION RESTOREs the candidate's")
+    eq(function_list(R), function_list(P), "FUNCTION LIST WITHCODE in redis after FUNCTION RESTORE")
+    for r in (R, P):
+        r.execute_command("FUNCTION", "DELETE", "cross_b")
+    eq(P.execute_command("FUNCTION", "DUMP"), R.execute_command("FUNCTION", "DUMP"), "FUNCTION DUMP bytes, one library")
+    rng = random.Random(7)
+    for i in range(300):  # mutated payloads: an answer, never a crash
+        bad = refooter(mutate(rng, payload)) if i % 4 else mutate(rng, payload)
+        try:
+            P.execute_command("FUNCTION", "RESTORE", bad, "REPLACE")
+        except redis.ResponseError:
+            pass
+    eq(P.ping(), True, "PING after mutated FUNCTION RESTOREs")
+    for r in (R, P):
+        r.execute_command("FUNCTION", "FLUSH")
 
 
 def events(r, payload):
@@ -251,6 +314,7 @@ def main():
         else:
             cross(R, P)
             foreign(R, P)
+            functions(R, P)
             payload = R.dump("s:short")
             want = events(R, payload)
             check(b"restore" in str(want).encode(), "redis's events: %r" % want)

@@ -10,6 +10,9 @@ RDB files between the candidate and a real redis-server (7.0).
   contents and expire time.
 - Redis -> candidate: the same made in Redis, SAVEd; the candidate started on
   that file has the same (and refuses to start on a corrupted copy).
+- Functions: Redis's file with function libraries loads here (FUNCTION
+  LIST WITHCODE, FCALL), and a file of SAVE and BGSAVE here with libraries
+  passes redis-check-rdb and loads in Redis and here with the same.
 - The cut: writers MSET groups of keys spread over every shard, all to one
   value, while BGSAVEs run; in every file a group is whole (one value) or
   absent.
@@ -35,7 +38,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "clients"))
 from diff import Server, free_port  # noqa: E402
-from dump_cross import values, contents  # noqa: E402
+from dump_cross import LIBS, function_list, values, contents  # noqa: E402
 import expect  # noqa: E402
 from expect import check, eq  # noqa: E402
 
@@ -233,6 +236,60 @@ def from_redis(o, work):
     check(b"RDB" in p.stdout, "corrupt file: a log line says why: %r" % p.stdout[-300:])
 
 
+def functions(o, work):
+    """function libraries in the file (FUNCTION2 records before the keys, as Redis 7.0's), both ways"""
+    d = os.path.join(work, "fr2c")
+    os.mkdir(d)
+    ref = Server(o.redis, name="rdb-cross-fredis", extra=["--dir", d])
+    ref.start()
+    try:
+        R = redis.Redis(port=ref.port)
+        for code in LIBS:
+            R.execute_command("FUNCTION", "LOAD", code)
+        R.set("fk", "v")
+        want = function_list(R)
+        eq(R.save(), True, "redis SAVE")
+    finally:
+        ref.stop()
+    cand = load_in(o.candidate, os.path.join(d, "dump.rdb"), "rdb-cross-fload", o.threads)
+    try:
+        P = redis.Redis(port=cand.port)
+        eq(function_list(P), want, "redis's libraries loaded by the candidate")
+        eq(P.execute_command("FCALL_RO", "a_ro", 1, "fk"), b"v", "FCALL of a loaded function")
+        eq(P.execute_command("FCALL", "b1", 0), b"b", "FCALL of another")
+    finally:
+        eq(cand.stop(), 0, "candidate exit status")
+    d, cand = candidate_in(o, work, "fc2r", "rdb-cross-fc")
+    try:
+        P = redis.Redis(port=cand.port)
+        for code in LIBS:
+            P.execute_command("FUNCTION", "LOAD", code)
+        P.set("fk", "v")
+        want = function_list(P)
+        for how in ("SAVE", "BGSAVE"):
+            eq(P.execute_command(how), True, "%s reply" % how)
+            check(wait_idle(P), "%s: the save ends" % how)
+            path = os.path.join(d, "dump.rdb")
+            check_rdb(o.check_rdb, path, "%s with functions" % how)
+            for binary, threads, who in ((o.redis, None, "redis"), (o.candidate, o.threads, "the candidate")):
+                s = load_in(binary, path, "rdb-cross-fback", threads)
+                try:
+                    r = redis.Redis(port=s.port)
+                    eq(function_list(r), want, "%s file with functions loaded by %s" % (how, who))
+                    eq(r.get("fk"), b"v", "%s file: its key, after the functions, loaded by %s" % (how, who))
+                finally:
+                    eq(s.stop(), 0, "exit status")
+        P.execute_command("FUNCTION", "FLUSH")
+        eq(P.execute_command("SAVE"), True, "SAVE after FUNCTION FLUSH")
+        s = load_in(o.candidate, os.path.join(d, "dump.rdb"), "rdb-cross-fnone", o.threads)
+        try:
+            eq(function_list(redis.Redis(port=s.port)), [], "no functions after FUNCTION FLUSH and SAVE")
+        finally:
+            eq(s.stop(), 0, "exit status")
+    finally:
+        eq(cand.stop(), 0, "candidate exit status")
+
+
 def cut(o, work):
     """groups MSET whole by writers while BGSAVEs run: every file has each group whole or absent"""
     d, cand = candidate_in(o, work, "cut", "rdb-cut")
@@ -418,7 +475,7 @@ def save_waits(o, work):
 
 
 def main():
-    return expect.main(globals(), "rdb_cross", "to_redis,from_redis,cut,during,failed_save,save_waits",
+    return expect.main(globals(), "rdb_cross", "to_redis,from_redis,functions,cut,during,failed_save,save_waits",
                        [("--check-rdb", {"default": "/usr/bin/redis-check-rdb"})])
 
 if __name__ == "__main__":

@@ -54,7 +54,7 @@ static void one_file(const uint8_t *p, size_t n, const struct rdb_limits *lim)
     struct rdb_file_info info;
     char err[256];
     size_t keys = 0;
-    int rc = rdb_file_load(p, n, lim, drop_key, &keys, &info, err, sizeof err);
+    int rc = rdb_file_load(p, n, lim, drop_key, NULL, &keys, &info, err, sizeof err);
     FUZZ_CHECK(rc == 0 || rc == -1);
     if (rc == 0) {
         FUZZ_CHECK(info.keys == keys);

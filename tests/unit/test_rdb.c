@@ -706,7 +706,7 @@ static int load_file(const void *p, size_t n, struct got *g, struct rdb_file_inf
     char err[128];
     memset(g, 0, sizeof(*g));
     g->refuse_at = -1;
-    return rdb_file_load(p, n, &LIM, collect, g, info, err, sizeof err);
+    return rdb_file_load(p, n, &LIM, collect, NULL, g, info, err, sizeof err);
 }
 
 /* the file test_file writes */
@@ -796,7 +796,7 @@ static void test_file(void)
     memset(&g, 0, sizeof g);
     g.refuse_at = 1;
     char err[128] = "";
-    CHECK(rdb_file_load(b.p, b.len, &LIM, collect, &g, &info, err, sizeof err) < 0);
+    CHECK(rdb_file_load(b.p, b.len, &LIM, collect, NULL, &g, &info, err, sizeof err) < 0);
     CHECK(strstr(err, "Database") != NULL);
     mem_release(m);
     rdb_buf_release(&z);

@@ -9,7 +9,8 @@ MULTI/EXEC (cross-shard, with SELECT, refused, EXECABORT, lower case, WATCH
 touched by another client), a BLPOP served by another client and one timing
 out, AUTH and HELLO ... AUTH (redacted as Redis redacts them, and not where
 Redis does not), requirepass and NOAUTH, admin commands (not shown),
-scripts (EVAL's line, then its redis.call lines as "[db lua]"),
+scripts (EVAL's line, then its redis.call lines as "[db lua]"), functions
+(FUNCTION LOAD's line, FCALL's and its redis.call lines),
 SELECT (the db field), binary and quoted arguments, PING, ECHO, PUBLISH to
 a subscriber, unknown commands and wrong arity (not shown), and MONITOR's
 own rules (inside MULTI, twice, QUIT from a monitor, a monitor touching the
@@ -117,6 +118,11 @@ STEPS = [
               cmd("EVAL", "return redis.call('incrby', KEYS[1], ARGV[1])", "1", "{sk}n", "5"),
               cmd("EVAL", "return redis.call('echo', ARGV[1])", "0", "e"),
               cmd("EVAL", "return redis.call('get', KEYS[1])", "1", "nokey")]),
+    # functions: FUNCTION's line; FCALL's, then its redis.call lines as EVAL's
+    ("main", [cmd("FUNCTION", "LOAD", "#!lua name=mon\nredis.register_function('setget', function(keys, args) "
+                  "redis.call('set', keys[1], args[1]) return redis.call('get', keys[1]) end)"),
+              cmd("FCALL", "setget", "1", "fk", "fv"), cmd("FCALL_RO", "setget", "1", "fk", "fv"),
+              cmd("FCALL", "nosuch", "0"), cmd("FUNCTION", "DELETE", "mon")]),  # DELETE after the FCALLs
     # the db field
     ("main", [cmd("SELECT", "2"), cmd("SET", "s2", "v"), cmd("GET", "s2"), cmd("SELECT", "0"),
               cmd("GET", "s2")]),
