@@ -228,8 +228,9 @@ enum {
     CMD_MONITOR_FIRST = 1ull << 35, /* MONITOR shows it before the commands it runs (EVAL: Redis 7.0 feeds a
                                      * script's line, then its redis.call lines as "[db lua]") */
     CMD_AFTER_PENDING = 1ull << 36, /* runs on its home once the connection's earlier commands are done: what
-                                     * other shards' commands depend on (FUNCTION: an FCALL pipelined before it
-                                     * and sent to another shard must not meet the library it deletes) */
+                                     * other shards' commands depend on (FUNCTION, SCRIPT: an FCALL or EVALSHA
+                                     * pipelined before it and sent to another shard must not meet the library
+                                     * or script it deletes) */
     CMD_ALLOW_BUSY = 1ull << 34,  /* runs while a script is busy (Redis's allow-busy), its handler alone, outside
                                    * call(): SCRIPT (its KILL), SHUTDOWN (with NOSAVE), QUIT, MULTI; the
                                    * handler refuses the rest with -BUSY.  Redis's AUTH HELLO RESET WATCH

@@ -87,6 +87,15 @@ def run_cache(port, threads):
     a.eval("return redis.call('get', KEYS[1])", 1, "k0")
     sha2 = hashlib.sha1(b"return redis.call('get', KEYS[1])").hexdigest()
     eq([b.evalsha(sha2, 1, "k%d" % i) for i in range(64)], ["1"] * 64, "EVALSHA of a script run by EVAL")
+    # pipelined: EVALSHAs on keys of every shard, then SCRIPT FLUSH on the same connection: every EVALSHA
+    # runs before the flush, as in Redis (each command runs in the order the connection sent it)
+    sha3 = a.script_load("return redis.call('incr', KEYS[1])")
+    with a.pipeline(transaction=False) as pipe:
+        for i in range(64):
+            pipe.evalsha(sha3, 1, "p%d" % i)
+        pipe.script_flush()
+        got = pipe.execute(raise_on_error=False)
+    eq(got, [1] * 64 + [True], "pipelined EVALSHAs before a SCRIPT FLUSH all run")
 
 
 def run_isolation(port, threads):
