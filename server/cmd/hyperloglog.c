@@ -560,6 +560,13 @@ static bool hll_object_or_reply(struct cmd_ctx *ctx, const struct object *o)
     return true;
 }
 
+/* Redis's dbUnshareStringValue: the HLL o becomes a raw string (OBJECT ENCODING) even when unchanged */
+static void hll_unshare(struct object *o)
+{
+    uint8_t c = (uint8_t)object_string_ptr(o, NULL)[0];
+    object_string_setrange(o, 0, &c, 1);
+}
+
 /* o's bytes become b's, as a raw string (Redis's sds) */
 static void hll_store_back(struct object *o, const struct hll_buf *b)
 {
@@ -601,6 +608,7 @@ static void cmd_pfadd(struct cmd_ctx *ctx)
     } else {
         if (!hll_object_or_reply(ctx, o))
             return;
+        hll_unshare(o);
         size_t len;
         const char *p = object_string_ptr(o, &len);
         hll_buf_init(&b, p, len);
@@ -663,6 +671,7 @@ static void cmd_pfcount(struct cmd_ctx *ctx)
     }
     if (!hll_object_or_reply(ctx, o))
         return;
+    hll_unshare(o);
     size_t len;
     const uint8_t *hdr = (const uint8_t *)object_string_ptr(o, &len);
     uint64_t card;
