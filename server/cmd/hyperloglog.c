@@ -25,7 +25,7 @@
  *
  * Effects as Redis: PFADD reports "new" when it creates the key, then
  * "pfadd" and one change per register changed (plus one for the creation);
- * PFMERGE "pfmerge" and one change; PFCOUNT of one key whose cached
+ * PFMERGE "pfadd" (sic, as Redis 7.0) and one change; PFCOUNT of one key whose cached
  * cardinality was stale stores the new one and counts one change (Redis
  * propagates that PFCOUNT; here the core propagates writes only, so it is not
  * in the AOF: the cache is recomputed after a reload).  PFCOUNT of several
@@ -748,7 +748,7 @@ static void cmd_pfmerge(struct cmd_ctx *ctx)
     hll_store(ctx, key, o, &b);
     hll_buf_deinit(&b);
     mem_release(max);
-    cmd_changed(ctx, NOTIFY_STRING, "pfmerge", key);
+    cmd_changed(ctx, NOTIFY_STRING, "pfadd", key); /* sic: Redis 7.0 says "pfadd" */
     reply_ok(ctx->out);
 }
 
