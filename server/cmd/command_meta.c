@@ -2465,6 +2465,21 @@ static const struct command_meta command_meta_table[] = {
         "$14\r\nkey_spec_index\r\n:0\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n",
         477,
     },
+    {"pfdebug",
+        "*10\r\n$7\r\npfdebug\r\n:3\r\n~3\r\n+write\r\n+denyoom\r\n+admin\r\n:2\r\n:2\r\n:1\r\n"
+        "~5\r\n+@write\r\n+@hyperloglog\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0\r\n~1\r\n%3\r\n"
+        "$5\r\nflags\r\n~2\r\n+RW\r\n+access\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\n"
+        "index\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n:2\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n"
+        "$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\n"
+        "limit\r\n:0\r\n~0\r\n",
+        343,
+        "%6\r\n$7\r\nsummary\r\n$50\r\nInternal commands for debugging HyperLogLog values\r\n$5\r\n"
+        "since\r\n$5\r\n2.8.9\r\n$5\r\ngroup\r\n$11\r\nhyperloglog\r\n$10\r\ncomplexity\r\n$3\r\n"
+        "N/A\r\n$9\r\ndoc_flags\r\n~1\r\n+syscmd\r\n$9\r\narguments\r\n*2\r\n%2\r\n$4\r\nname\r\n"
+        "$10\r\nsubcommand\r\n$4\r\ntype\r\n$6\r\nstring\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\n"
+        "type\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n",
+        318,
+    },
     {"pfmerge",
         "*10\r\n$7\r\npfmerge\r\n:-2\r\n~2\r\n+write\r\n+denyoom\r\n:1\r\n:-1\r\n:1\r\n~3\r\n"
         "+@write\r\n+@hyperloglog\r\n+@slow\r\n~0\r\n~2\r\n%3\r\n$5\r\nflags\r\n~3\r\n+RW\r\n"

@@ -47,6 +47,7 @@
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #define HLL_P 14
@@ -69,13 +70,18 @@
 #define SPARSE_IS_XZERO(p) (((*(p)) & 0xc0) == SPARSE_XZERO_BIT)
 #define SPARSE_IS_VAL(p) ((*(p)) & SPARSE_VAL_BIT)
 #define SPARSE_ZERO_LEN(p) (((*(p)) & 0x3f) + 1)
-#define SPARSE_XZERO_LEN(p) (((((*(p)) & 0x3f) << 8) | (*((p) + 1))) + 1)
 #define SPARSE_VAL_VALUE(p) ((((*(p)) >> 2) & 0x1f) + 1)
 #define SPARSE_VAL_LEN(p) (((*(p)) & 0x3) + 1)
 #define SPARSE_VAL_MAX_VALUE 32
 #define SPARSE_VAL_MAX_LEN 4
 #define SPARSE_ZERO_MAX_LEN 64
 #define SPARSE_XZERO_MAX_LEN 16384
+
+/* an XZERO's length; a corrupt one as the last byte reads a 0 after it, as Redis reads sds's NUL */
+static long xzero_len(const uint8_t *p, const uint8_t *end)
+{
+    return ((long)(p[0] & 0x3f) << 8 | (p + 1 < end ? p[1] : 0)) + 1;
+}
 
 static const char invalid_hll_err[] = "INVALIDOBJ Corrupted HLL object detected";
 static const char not_hll_err[] = "WRONGTYPE Key is not a valid HyperLogLog string value.";
@@ -86,7 +92,7 @@ static const char not_hll_err[] = "WRONGTYPE Key is not a valid HyperLogLog stri
 struct hll_buf {
     uint8_t *p;   /* the string's bytes, header first */
     size_t len;   /* its length */
-    size_t cap;   /* bytes allocated, always > len + 3 */
+    size_t cap;   /* bytes allocated: > len (a sparse change first makes room for 3 more) */
 };
 
 static void hll_buf_init(struct hll_buf *b, const void *p, size_t len)
@@ -227,7 +233,7 @@ static int hll_sparse_to_dense(struct hll_buf *b)
             idx += SPARSE_ZERO_LEN(p);
             p++;
         } else if (SPARSE_IS_XZERO(p)) {
-            idx += SPARSE_XZERO_LEN(p);
+            idx += xzero_len(p, end);
             p += 2;
         } else {
             long runlen = SPARSE_VAL_LEN(p);
@@ -265,7 +271,13 @@ static int hll_sparse_set(struct hll_buf *b, long index, uint8_t count, long lon
     if (count > SPARSE_VAL_MAX_VALUE)
         goto promote;
 
-    /* b has room for the 3 bytes a split may add */
+    /* room for the 3 bytes a split may add, and a 0 past them (Redis's sdsMakeRoomFor) */
+    if (b->cap < b->len + 4) {
+        size_t cap = b->len * 2 + 8;
+        b->p = mem_realloc(b->p, cap);
+        memset(b->p + b->len, 0, cap - b->len);
+        b->cap = cap;
+    }
     sparse = p = b->p + HLL_HDR_SIZE;
     end = b->p + b->len;
     first = 0;
@@ -278,7 +290,7 @@ static int hll_sparse_set(struct hll_buf *b, long index, uint8_t count, long lon
         } else if (SPARSE_IS_VAL(p)) {
             span = SPARSE_VAL_LEN(p);
         } else {
-            span = SPARSE_XZERO_LEN(p);
+            span = xzero_len(p, end);
             oplen = 2;
         }
         if (index <= first + span - 1)
@@ -299,7 +311,7 @@ static int hll_sparse_set(struct hll_buf *b, long index, uint8_t count, long lon
         runlen = SPARSE_ZERO_LEN(p);
     } else if (SPARSE_IS_XZERO(p)) {
         is_xzero = true;
-        runlen = SPARSE_XZERO_LEN(p);
+        runlen = xzero_len(p, end);
     } else {
         is_val = true;
         runlen = SPARSE_VAL_LEN(p);
@@ -439,7 +451,7 @@ static int hll_merge(uint8_t *max, const uint8_t *hll, size_t len)
             i += SPARSE_ZERO_LEN(p);
             p++;
         } else if (SPARSE_IS_XZERO(p)) {
-            i += SPARSE_XZERO_LEN(p);
+            i += xzero_len(p, end);
             p += 2;
         } else {
             long runlen = SPARSE_VAL_LEN(p);
@@ -512,7 +524,7 @@ static uint64_t hll_count(const uint8_t *hdr, size_t len, int *invalid)
                 reghisto[0] += (int)runlen;
                 p++;
             } else if (SPARSE_IS_XZERO(p)) {
-                long runlen = SPARSE_XZERO_LEN(p);
+                long runlen = xzero_len(p, end);
                 idx += runlen;
                 reghisto[0] += (int)runlen;
                 p += 2;
@@ -752,6 +764,86 @@ static void cmd_pfmerge(struct cmd_ctx *ctx)
     reply_ok(ctx->out);
 }
 
+/* Redis's bare server.dirty++ of PFDEBUG's conversions: counted and propagated, no key signalled */
+static void hll_dirty(struct cmd_ctx *ctx)
+{
+    ctx->dirty++;
+    if (ctx->effects)
+        ctx->effects->changes++;
+}
+
+/* PFDEBUG GETREG|DECODE|ENCODING|TODENSE key (Redis's pfdebugCommand) */
+static void cmd_pfdebug(struct cmd_ctx *ctx)
+{
+    const struct resp_arg *sub = &ctx->argv[1];
+    const struct resp_arg *key = &ctx->argv[2];
+    struct object *o = cmd_lookup_write(ctx, key);
+    if (o == NULL) {
+        reply_error(ctx->out, "ERR The specified key does not exist");
+        return;
+    }
+    if (!hll_object_or_reply(ctx, o))
+        return;
+    hll_unshare(o);
+    size_t len;
+    const uint8_t *hdr = (const uint8_t *)object_string_ptr(o, &len);
+
+    if (cmd_arg_is(sub, "getreg") || cmd_arg_is(sub, "todense")) {
+        bool conv = false;
+        if (hdr[4] == HLL_SPARSE) {
+            struct hll_buf b;
+            hll_buf_init(&b, hdr, len);
+            if (hll_sparse_to_dense(&b) < 0) {
+                hll_buf_deinit(&b);
+                reply_error(ctx->out, invalid_hll_err);
+                return;
+            }
+            hll_store_back(o, &b);
+            hll_buf_deinit(&b);
+            hll_dirty(ctx);
+            conv = true;
+            hdr = (const uint8_t *)object_string_ptr(o, &len);
+        }
+        if (cmd_arg_is(sub, "todense")) {
+            reply_int(ctx->out, conv ? 1 : 0);
+            return;
+        }
+        reply_array(ctx->out, HLL_REGISTERS);
+        for (unsigned long j = 0; j < HLL_REGISTERS; j++)
+            reply_int(ctx->out, dense_get(hdr + HLL_HDR_SIZE, j));
+    } else if (cmd_arg_is(sub, "decode")) {
+        if (hdr[4] != HLL_SPARSE) {
+            reply_error(ctx->out, "ERR HLL encoding is not sparse");
+            return;
+        }
+        /* at most "v:32,4 " (7 bytes) an opcode byte */
+        char *text = mem_alloc((len - HLL_HDR_SIZE) * 8 + 1);
+        size_t n = 0;
+        const uint8_t *p = hdr + HLL_HDR_SIZE, *end = hdr + len;
+        while (p < end) {
+            if (SPARSE_IS_ZERO(p)) {
+                n += (size_t)sprintf(text + n, "z:%d ", SPARSE_ZERO_LEN(p));
+                p++;
+            } else if (SPARSE_IS_XZERO(p)) {
+                n += (size_t)sprintf(text + n, "Z:%ld ", xzero_len(p, end));
+                p += 2;
+            } else {
+                n += (size_t)sprintf(text + n, "v:%d,%d ", SPARSE_VAL_VALUE(p), SPARSE_VAL_LEN(p));
+                p++;
+            }
+        }
+        while (n && text[n - 1] == ' ')
+            n--;
+        reply_bulk(ctx->out, text, n);
+        mem_release(text);
+    } else if (cmd_arg_is(sub, "encoding")) {
+        reply_simple(ctx->out, hdr[4] == HLL_DENSE ? "dense" : "sparse");
+    } else {
+        size_t l = strnlen(sub->ptr, sub->len);
+        reply_errorf(ctx->out, "ERR Unknown PFDEBUG subcommand '%.*s'", (int)l, sub->ptr);
+    }
+}
+
 /* ---- table --------------------------------------------------------------- */
 
 /* arity, flags, key positions and ACL categories as Redis 7.0.15's COMMAND INFO reports them */
@@ -762,6 +854,8 @@ const struct command command_family_hyperloglog[] = {
      "@read @hyperloglog @slow"},
     {"pfmerge", cmd_pfmerge, -2, CMD_WRITE | CMD_DENYOOM, 1, -1, 1, ROUTE_GATHER,
      "@write @hyperloglog @slow"},
+    {"pfdebug", cmd_pfdebug, 3, CMD_WRITE | CMD_DENYOOM | CMD_ADMIN, 2, 2, 1, ROUTE_OWNER,
+     "@write @hyperloglog @admin @slow @dangerous"},
 };
 
 const size_t command_family_hyperloglog_count =
