@@ -77,10 +77,22 @@
 #define SPARSE_ZERO_MAX_LEN 64
 #define SPARSE_XZERO_MAX_LEN 16384
 
-/* an XZERO's length; a corrupt one as the last byte reads a 0 after it, as Redis reads sds's NUL */
+/*
+ * An XZERO's length.  A corrupt code may end in the first byte of one: Redis
+ * then reads the byte after its string, sds's NUL, or what a change of the
+ * string left there (sdsIncrLen puts a NUL at the new end, and hllSparseSet
+ * copies its new opcodes over it).  A working copy keeps that byte as Redis's
+ * string has it, within a command (struct hll_buf); a stored string reads 0.
+ */
 static long xzero_len(const uint8_t *p, const uint8_t *end)
 {
     return ((long)(p[0] & 0x3f) << 8 | (p + 1 < end ? p[1] : 0)) + 1;
+}
+
+/* the same in a working copy, which has the byte after its end */
+static long buf_xzero_len(const uint8_t *p)
+{
+    return ((long)(p[0] & 0x3f) << 8 | p[1]) + 1;
 }
 
 static const char invalid_hll_err[] = "INVALIDOBJ Corrupted HLL object detected";
@@ -233,7 +245,7 @@ static int hll_sparse_to_dense(struct hll_buf *b)
             idx += SPARSE_ZERO_LEN(p);
             p++;
         } else if (SPARSE_IS_XZERO(p)) {
-            idx += xzero_len(p, end);
+            idx += buf_xzero_len(p);
             p += 2;
         } else {
             long runlen = SPARSE_VAL_LEN(p);
@@ -275,7 +287,7 @@ static int hll_sparse_set(struct hll_buf *b, long index, uint8_t count, long lon
     if (b->cap < b->len + 4) {
         size_t cap = b->len * 2 + 8;
         b->p = mem_realloc(b->p, cap);
-        memset(b->p + b->len, 0, cap - b->len);
+        memset(b->p + b->cap, 0, cap - b->cap);
         b->cap = cap;
     }
     sparse = p = b->p + HLL_HDR_SIZE;
@@ -290,7 +302,7 @@ static int hll_sparse_set(struct hll_buf *b, long index, uint8_t count, long lon
         } else if (SPARSE_IS_VAL(p)) {
             span = SPARSE_VAL_LEN(p);
         } else {
-            span = xzero_len(p, end);
+            span = buf_xzero_len(p);
             oplen = 2;
         }
         if (index <= first + span - 1)
@@ -311,7 +323,7 @@ static int hll_sparse_set(struct hll_buf *b, long index, uint8_t count, long lon
         runlen = SPARSE_ZERO_LEN(p);
     } else if (SPARSE_IS_XZERO(p)) {
         is_xzero = true;
-        runlen = xzero_len(p, end);
+        runlen = buf_xzero_len(p);
     } else {
         is_val = true;
         runlen = SPARSE_VAL_LEN(p);
@@ -378,6 +390,7 @@ static int hll_sparse_set(struct hll_buf *b, long index, uint8_t count, long lon
     if (deltalen && next)
         memmove(next + deltalen, next, (size_t)(end - next));
     b->len = (size_t)((long)b->len + deltalen);
+    b->p[b->len] = 0; /* sdsIncrLen's NUL, before the copy that may overwrite it */
     memcpy(p, seq, (size_t)seqlen);
     end += deltalen;
 
@@ -402,6 +415,7 @@ updated:
                     p[1] = (uint8_t)(((v1 - 1) << 2 | (l - 1)) | SPARSE_VAL_BIT);
                     memmove(p, p + 1, (size_t)(end - p));
                     b->len--;
+                    b->p[b->len] = 0;
                     end--;
                     continue;
                 }
