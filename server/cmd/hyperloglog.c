@@ -23,14 +23,20 @@
  * read of one byte past the end), stored back once the command is done: as
  * a raw string, as Redis's sds is.
  *
+ * The estimator's floating point must round as Redis's does: no fused
+ * multiply-add (-std=c11 keeps GCC from contracting; clang is told below).
+ *
  * Effects as Redis: PFADD reports "new" when it creates the key, then
  * "pfadd" and one change per register changed (plus one for the creation);
- * PFMERGE "pfadd" (sic, as Redis 7.0) and one change; PFCOUNT of one key whose cached
- * cardinality was stale stores the new one and counts one change (Redis
- * propagates that PFCOUNT; here the core propagates writes only, so it is not
- * in the AOF: the cache is recomputed after a reload).  PFCOUNT of several
- * keys and PFMERGE are ROUTE_GATHER: keys on several shards are copied onto
- * one, and PFMERGE's destination written back.
+ * PFMERGE "pfadd" too (sic, Redis 7.0) and one change; PFCOUNT of one key
+ * whose cached cardinality was stale stores the new one and counts one
+ * change (Redis propagates that PFCOUNT; here the core propagates writes
+ * only, so it is not in the AOF: the cache is recomputed after a reload);
+ * PFDEBUG GETREG and TODENSE count one change when they make the HLL dense,
+ * no key signalled.  Every PF command that finds an HLL makes it a raw
+ * string (OBJECT ENCODING), as Redis's dbUnshareStringValue.  PFCOUNT of
+ * several keys and PFMERGE are ROUTE_GATHER: keys on several shards are
+ * copied onto one, and PFMERGE's destination written back.
  *
  * Threading: handlers run on the shard that owns (or gathered) the keys and
  * touch only ctx->store.
@@ -49,6 +55,10 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+
+#ifdef __clang__
+#pragma STDC FP_CONTRACT OFF
+#endif
 
 #define HLL_P 14
 #define HLL_Q (64 - HLL_P)
