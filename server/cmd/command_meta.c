@@ -2499,6 +2499,15 @@ static const struct command_meta command_meta_table[] = {
         "key_spec_index\r\n:1\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n",
         396,
     },
+    {"pfselftest",
+        "*10\r\n$10\r\npfselftest\r\n:1\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~4\r\n"
+        "+@hyperloglog\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n",
+        111,
+        "%5\r\n$7\r\nsummary\r\n$50\r\nAn internal command for testing HyperLogLog values\r\n$5\r\n"
+        "since\r\n$5\r\n2.8.9\r\n$5\r\ngroup\r\n$11\r\nhyperloglog\r\n$10\r\ncomplexity\r\n$3\r\n"
+        "N/A\r\n$9\r\ndoc_flags\r\n~1\r\n+syscmd\r\n",
+        179,
+    },
     {"ping",
         "*10\r\n$4\r\nping\r\n:-1\r\n~1\r\n+fast\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@fast\r\n"
         "+@connection\r\n~2\r\n$25\r\nrequest_policy:all_shards\r\n$29\r\n"

@@ -1,6 +1,6 @@
 /*
  * hyperloglog: the HyperLogLog command family (Redis's hyperloglog.c):
- * PFADD, PFCOUNT, PFMERGE, PFDEBUG.
+ * PFADD, PFCOUNT, PFMERGE, PFDEBUG, PFSELFTEST.
  *
  * Design: a HyperLogLog is a plain string in Redis 7.0's exact layout, so GET,
  * DUMP/RESTORE and the AOF carry it to and from Redis unchanged.  A 16-byte
@@ -868,6 +868,94 @@ static void cmd_pfdebug(struct cmd_ctx *ctx)
     }
 }
 
+/*
+ * PFSELFTEST (Redis's pfselftestCommand): the dense registers keep what is
+ * set in them without touching their neighbours; then 10^7 distinct
+ * elements added to a dense and a sparse HLL at once, which at every power
+ * of ten must count the same, within 6 standard errors of the truth (the
+ * sparse one still sparse while that is small).  Seconds of the home shard's
+ * time, as Redis's is of its one thread.
+ */
+static uint64_t selftest_rand(uint64_t *state)
+{
+    *state ^= *state << 13;
+    *state ^= *state >> 7;
+    *state ^= *state << 17;
+    return *state;
+}
+
+static void cmd_pfselftest(struct cmd_ctx *ctx)
+{
+    static const uint8_t dense_hdr[HLL_HDR_SIZE] = {'H', 'Y', 'L', 'L', HLL_DENSE};
+    struct hll_buf dense, sparse;
+    uint8_t *bytecounters = mem_alloc(HLL_REGISTERS);
+    uint64_t state = 0x9e3779b97f4a7c15ULL ^ (uint64_t)ctx->now;
+    long long max_bytes = sparse_max_bytes(ctx);
+
+    hll_buf_init(&dense, dense_hdr, HLL_HDR_SIZE);
+    dense.len = HLL_DENSE_SIZE; /* zeroed registers */
+    hll_buf_init_empty(&sparse);
+    uint8_t *regs = dense.p + HLL_HDR_SIZE;
+    for (int j = 0; j < 1000; j++) {
+        for (unsigned long i = 0; i < HLL_REGISTERS; i++) {
+            unsigned r = (unsigned)(selftest_rand(&state) & HLL_REGISTER_MAX);
+            bytecounters[i] = (uint8_t)r;
+            dense_set_register(regs, i, r);
+        }
+        for (unsigned long i = 0; i < HLL_REGISTERS; i++) {
+            unsigned val = dense_get(regs, i);
+            if (val != bytecounters[i]) {
+                reply_errorf(ctx->out, "TESTFAILED Register %lu should be %d but is %u", i, (int)bytecounters[i],
+                             val);
+                goto cleanup;
+            }
+        }
+    }
+
+    memset(regs, 0, HLL_DENSE_SIZE - HLL_HDR_SIZE);
+    double relerr = 1.04 / sqrt(HLL_REGISTERS);
+    int64_t checkpoint = 1;
+    uint64_t seed = selftest_rand(&state);
+    for (uint64_t j = 1; j <= 10000000; j++) {
+        uint8_t ele[8];
+        uint64_t e = j ^ seed;
+        memcpy(ele, &e, sizeof ele); /* the element's bytes as Redis's, a uint64_t in memory */
+        long index;
+        uint8_t count = hll_pat_len(ele, sizeof ele, &index);
+        hll_dense_set(regs, index, count);
+        hll_add(&sparse, ele, sizeof ele, max_bytes);
+        if ((int64_t)j != checkpoint)
+            continue;
+        if ((long long)j < max_bytes / 2 && sparse.p[4] != HLL_SPARSE) {
+            reply_error(ctx->out, "TESTFAILED sparse encoding not used");
+            goto cleanup;
+        }
+        uint64_t card = hll_count(dense.p, dense.len, NULL);
+        if (card != hll_count(sparse.p, sparse.len, NULL)) {
+            reply_error(ctx->out, "TESTFAILED dense/sparse disagree");
+            goto cleanup;
+        }
+        int64_t abserr = checkpoint - (int64_t)card;
+        uint64_t maxerr = (uint64_t)ceil(relerr * 6 * (double)checkpoint);
+        if (j == 10)
+            maxerr = 1;
+        if (abserr < 0)
+            abserr = -abserr;
+        if (abserr > (int64_t)maxerr) {
+            reply_errorf(ctx->out, "TESTFAILED Too big error. card:%llu abserr:%llu",
+                         (unsigned long long)checkpoint, (unsigned long long)abserr);
+            goto cleanup;
+        }
+        checkpoint *= 10;
+    }
+    reply_ok(ctx->out);
+
+cleanup:
+    hll_buf_deinit(&dense);
+    hll_buf_deinit(&sparse);
+    mem_release(bytecounters);
+}
+
 /* ---- table --------------------------------------------------------------- */
 
 /* arity, flags, key positions and ACL categories as Redis 7.0.15's COMMAND INFO reports them */
@@ -878,6 +966,7 @@ const struct command command_family_hyperloglog[] = {
      "@read @hyperloglog @slow"},
     {"pfmerge", cmd_pfmerge, -2, CMD_WRITE | CMD_DENYOOM, 1, -1, 1, ROUTE_GATHER,
      "@write @hyperloglog @slow"},
+    {"pfselftest", cmd_pfselftest, 1, CMD_ADMIN, 0, 0, 0, ROUTE_HOME, "@hyperloglog @admin @slow @dangerous"},
     {"pfdebug", cmd_pfdebug, 3, CMD_WRITE | CMD_DENYOOM | CMD_ADMIN, 2, 2, 1, ROUTE_OWNER,
      "@write @hyperloglog @admin @slow @dangerous"},
 };

@@ -213,6 +213,8 @@ a("""EVAL "return redis.call('pfmerge', KEYS[1], KEYS[2])" 2 {t}a {t}b""")
 a("""EVAL_RO "return redis.call('publish', 'chan', 'm')" 0""")
 a("GET sk")
 a("GET {t}a")
+a("PFSELFTEST")
+a("PFSELFTEST x")
 # TTL kept, as the string is changed in place
 a("PFADD ttl a")
 a("EXPIRE ttl 1000")
