@@ -133,6 +133,7 @@ struct config {
     long long set_max_listpack_value;
     long long zset_max_listpack_entries;
     long long zset_max_listpack_value;
+    long long hll_sparse_max_bytes; /* a sparse HyperLogLog past this many bytes turns dense (Redis's) */
     bool rdbcompression;        /* DUMP (RDB) strings over 20 bytes LZF-compressed when it pays */
     /* handoff */
     int inbox_size;             /* batches per shard inbox (power of two) */

@@ -98,6 +98,7 @@ void command_setup(void)
     command_register(command_family_zset, command_family_zset_count);
     command_register(command_family_hash, command_family_hash_count);
     command_register(command_family_bitops, command_family_bitops_count);
+    command_register(command_family_hyperloglog, command_family_hyperloglog_count);
     static const char *const names[CMD_S_COUNT] = {
         [CMD_S_TOUCH] = "touch", [CMD_S_MSET] = "mset", [CMD_S_LPOP] = "lpop", [CMD_S_RPOP] = "rpop",
         [CMD_S_LPUSH] = "lpush", [CMD_S_RPUSH] = "rpush", [CMD_S_ZADD] = "zadd",

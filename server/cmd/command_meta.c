@@ -2678,6 +2678,82 @@ static const struct command_meta command_meta_table[] = {
         "key_spec_index\r\n:0\r\n",
         242,
     },
+    {"pfadd",
+        "*10\r\n$5\r\npfadd\r\n:-2\r\n~3\r\n+write\r\n+denyoom\r\n+fast\r\n:1\r\n:1\r\n:1\r\n~3\r\n"
+        "+@write\r\n+@hyperloglog\r\n+@fast\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RW\r\n"
+        "+insert\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n"
+        "$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n"
+        "%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        319,
+        "%5\r\n$7\r\nsummary\r\n$57\r\n"
+        "Adds the specified elements to the specified HyperLogLog.\r\n$5\r\nsince\r\n$5\r\n"
+        "2.8.9\r\n$5\r\ngroup\r\n$11\r\nhyperloglog\r\n$10\r\ncomplexity\r\n$26\r\n"
+        "O(1) to add every element.\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n"
+        "$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n%3\r\n$4\r\nname\r\n$7\r\n"
+        "element\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n~2\r\n+optional\r\n+multiple\r\n",
+        354,
+    },
+    {"pfcount",
+        "*10\r\n$7\r\npfcount\r\n:-2\r\n~1\r\n+readonly\r\n:1\r\n:-1\r\n:1\r\n~3\r\n+@read\r\n"
+        "+@hyperloglog\r\n+@slow\r\n~0\r\n~1\r\n%4\r\n$5\r\nnotes\r\n$90\r\n"
+        "RW because it may change the internal representation of the key, and propagate to replicas\r\n"
+        "$5\r\nflags\r\n~2\r\n+RW\r\n+access\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\n"
+        "index\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n"
+        "$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:-1\r\n$7\r\nkeystep\r\n:1\r\n$5\r\n"
+        "limit\r\n:0\r\n~0\r\n",
+        416,
+        "%5\r\n$7\r\nsummary\r\n$88\r\n"
+        "Return the approximated cardinality of the set(s) observed by the HyperLogLog at key(s).\r\n"
+        "$5\r\nsince\r\n$5\r\n2.8.9\r\n$5\r\ngroup\r\n$11\r\nhyperloglog\r\n$10\r\ncomplexity\r\n"
+        "$177\r\n"
+        "O(1) with a very small average constant time when called with a single key. O(N) with N being the number of keys, and much bigger constant times, when called with multiple keys.\r\n"
+        "$9\r\narguments\r\n*1\r\n%4\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n"
+        "$14\r\nkey_spec_index\r\n:0\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n",
+        477,
+    },
+    {"pfdebug",
+        "*10\r\n$7\r\npfdebug\r\n:3\r\n~3\r\n+write\r\n+denyoom\r\n+admin\r\n:2\r\n:2\r\n:1\r\n"
+        "~5\r\n+@write\r\n+@hyperloglog\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0\r\n~1\r\n%3\r\n"
+        "$5\r\nflags\r\n~2\r\n+RW\r\n+access\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\n"
+        "index\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n:2\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n"
+        "$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\n"
+        "limit\r\n:0\r\n~0\r\n",
+        343,
+        "%6\r\n$7\r\nsummary\r\n$50\r\nInternal commands for debugging HyperLogLog values\r\n$5\r\n"
+        "since\r\n$5\r\n2.8.9\r\n$5\r\ngroup\r\n$11\r\nhyperloglog\r\n$10\r\ncomplexity\r\n$3\r\n"
+        "N/A\r\n$9\r\ndoc_flags\r\n~1\r\n+syscmd\r\n$9\r\narguments\r\n*2\r\n%2\r\n$4\r\nname\r\n"
+        "$10\r\nsubcommand\r\n$4\r\ntype\r\n$6\r\nstring\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\n"
+        "type\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n",
+        318,
+    },
+    {"pfmerge",
+        "*10\r\n$7\r\npfmerge\r\n:-2\r\n~2\r\n+write\r\n+denyoom\r\n:1\r\n:-1\r\n:1\r\n~3\r\n"
+        "+@write\r\n+@hyperloglog\r\n+@slow\r\n~0\r\n~2\r\n%3\r\n$5\r\nflags\r\n~3\r\n+RW\r\n"
+        "+access\r\n+insert\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\n"
+        "spec\r\n%1\r\n$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n"
+        "$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n"
+        "%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n"
+        "$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n:2\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\n"
+        "type\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:-1\r\n$7\r\nkeystep\r\n:1\r\n"
+        "$5\r\nlimit\r\n:0\r\n~0\r\n",
+        534,
+        "%5\r\n$7\r\nsummary\r\n$49\r\nMerge N different HyperLogLogs into a single one.\r\n$5\r\n"
+        "since\r\n$5\r\n2.8.9\r\n$5\r\ngroup\r\n$11\r\nhyperloglog\r\n$10\r\ncomplexity\r\n$59\r\n"
+        "O(N) to merge N HyperLogLogs, but with high constant times.\r\n$9\r\narguments\r\n*2\r\n"
+        "%3\r\n$4\r\nname\r\n$7\r\ndestkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n"
+        ":0\r\n%4\r\n$4\r\nname\r\n$9\r\nsourcekey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\n"
+        "key_spec_index\r\n:1\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n",
+        396,
+    },
+    {"pfselftest",
+        "*10\r\n$10\r\npfselftest\r\n:1\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~4\r\n"
+        "+@hyperloglog\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n",
+        111,
+        "%5\r\n$7\r\nsummary\r\n$50\r\nAn internal command for testing HyperLogLog values\r\n$5\r\n"
+        "since\r\n$5\r\n2.8.9\r\n$5\r\ngroup\r\n$11\r\nhyperloglog\r\n$10\r\ncomplexity\r\n$3\r\n"
+        "N/A\r\n$9\r\ndoc_flags\r\n~1\r\n+syscmd\r\n",
+        179,
+    },
     {"ping",
         "*10\r\n$4\r\nping\r\n:-1\r\n~1\r\n+fast\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@fast\r\n"
         "+@connection\r\n~2\r\n$25\r\nrequest_policy:all_shards\r\n$29\r\n"

@@ -25,5 +25,7 @@ extern const struct command command_family_hash[];
 extern const size_t command_family_hash_count;
 extern const struct command command_family_bitops[];
 extern const size_t command_family_bitops_count;
+extern const struct command command_family_hyperloglog[];
+extern const size_t command_family_hyperloglog_count;
 
 #endif

@@ -105,6 +105,8 @@ static const struct config_key config_keys[] = {
      "... and members up to this many bytes"},
     {"zset-max-ziplist-value", CT_MEMORY, OFF(zset_max_listpack_value), "64", 0, LONG_MAX, true,
      "old name of zset-max-listpack-value"},
+    {"hll-sparse-max-bytes", CT_MEMORY, OFF(hll_sparse_max_bytes), "3000", 0, LONG_MAX, true,
+     "a sparse HyperLogLog growing past this many bytes (header included) turns dense"},
     {"idle-poll-us", CT_INT, OFF(idle_poll_us), "50", 0, 10000, true,
      "a busy pinned shard polls this long before it sleeps, 0 never"},
     {"inbox-size", CT_INT, OFF(inbox_size), "1024", 2, 1 << 20, false,

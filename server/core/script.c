@@ -658,7 +658,8 @@ static const char *command_refusal(const struct script_run *run, const struct co
     *cmdp = cmd;
     if (cmd->flags & (CMD_NOSCRIPT | CMD_BLOCKING)) /* Redis 7.0 flags every blocking command no-script */
         return "This Redis command is not allowed from script";
-    if ((cmd->flags & CMD_WRITE) && run->read_only)
+    /* Redis 7.0 counts may-replicate commands (PUBLISH, PFCOUNT) as writes here */
+    if ((cmd->flags & (CMD_WRITE | CMD_MAY_REPLICATE)) && run->read_only)
         return "Write commands are not allowed from read-only scripts.";
     if ((cmd->flags & CMD_DENYOOM) && !run->wrote && !run->allow_oom && over_maxmemory(run->ctx->config))
         return oom_error;

@@ -194,7 +194,7 @@ void shard_publish_keyspace(struct shard *self, bool everything);
 /* a write command ran on db, making `dirty` changes: its key count is published before the reply leaves */
 static inline void shard_note_write(struct shard *self, const struct command *cmd, int db, long long dirty)
 {
-    if (!(cmd->flags & CMD_WRITE))
+    if (!(cmd->flags & CMD_WRITE) && dirty == 0) /* a read may change a key too: PFCOUNT's cached count */
         return;
     STATS_ADD(&self->stats, dirty, (uint64_t)dirty); /* INFO rdb_changes_since_last_save (save.c) */
     self->dirty_dbs |= (cmd->route >= ROUTE_FANOUT_SUM || (cmd->flags & CMD_ANY_DB) || db >= 64) ? ~0ull : 1ull << db;

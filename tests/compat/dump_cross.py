@@ -21,6 +21,10 @@ the reverse, the same DUMP bytes for one library, and mutated payloads.
 RESTOREd into the candidate: each must answer +OK or an error, and the server
 must still answer PING and exit cleanly (run it with an ASan build).
 
+HyperLogLogs (PFADD's strings, sparse and dense, their count cached or not)
+go both ways too: the same bytes, counts and DUMP bytes, before and after
+one more PFADD, and PFCOUNT/PFMERGE over the restored keys.
+
 Standard library and Debian's python3-redis.  Exit 0 when all agree, 1
 otherwise, 77 when redis-server is missing."""
 import argparse
@@ -194,6 +198,44 @@ def functions(R, P):
         r.execute_command("FUNCTION", "FLUSH")
 
 
+HLLS = [  # (key, elements): an empty one, sparse ones, dense ones (past hll-sparse-max-bytes)
+    ("hll:empty", 0), ("hll:small", 5), ("hll:sparse", 400), ("hll:dense", 3000), ("hll:big", 30000)]
+
+
+def hll_state(r, key):
+    """a HyperLogLog's bytes, its count, and its bytes once the count is cached"""
+    before = r.get(key)
+    n = r.pfcount(key)
+    return before, n, r.get(key), r.object("encoding", key)
+
+
+def hll(R, P):
+    """HyperLogLogs (strings in Redis's layout): made in one server, DUMPed, RESTOREd in the other, they
+    count the same and keep the same bytes; both ways, with the count cached and not"""
+    for made, other, name in ((R, P, "redis->candidate"), (P, R, "candidate->redis")):
+        tag = "r" if made is R else "p"
+        for key, n in HLLS:
+            k = "%s:%s" % (key, tag)
+            made.pfadd(k, *["%s-%d" % (key, i) for i in range(n)])
+            for cached in (False, True):
+                if cached:
+                    made.pfcount(k)
+                payload = made.dump(k)
+                kk = "%s:%d" % (k, cached)
+                eq(other.restore(kk, 0, payload), b"OK", "%s %s: RESTORE" % (name, kk))
+                made.restore(kk, 0, payload)
+                eq(hll_state(other, kk), hll_state(made, kk), "%s %s: bytes, count, cached bytes" % (name, kk))
+                eq(other.dump(kk), made.dump(kk), "%s %s: DUMP bytes" % (name, kk))
+                other.pfadd(kk, "one", "more")
+                made.pfadd(kk, "one", "more")
+                eq(hll_state(other, kk), hll_state(made, kk), "%s %s: after PFADD" % (name, kk))
+        keys = ["%s:%s:0" % (key, tag) for key, _ in HLLS]
+        eq(other.pfcount(*keys), made.pfcount(*keys), "%s: PFCOUNT of the restored" % name)
+        for r in (R, P):
+            r.pfmerge("hll:merged:" + tag, *keys)
+        eq(other.get("hll:merged:" + tag), made.get("hll:merged:" + tag), "%s: PFMERGE of the restored" % name)
+
+
 def events(r, payload):
     """the keyevent notifications of RESTORE's cases, per key in order"""
     r.config_set("notify-keyspace-events", "KEAn")
@@ -315,6 +357,7 @@ def main():
             cross(R, P)
             foreign(R, P)
             functions(R, P)
+            hll(R, P)
             payload = R.dump("s:short")
             want = events(R, payload)
             check(b"restore" in str(want).encode(), "redis's events: %r" % want)
