@@ -237,6 +237,32 @@ static void cmd_getbit(struct cmd_ctx *ctx)
 
 /* ---- BITCOUNT BITPOS ------------------------------------------------------ */
 
+/* Redis's range rules for BITCOUNT and BITPOS: start..end of a string of totlen bytes, in bytes or (isbit)
+ * in bits, negative from the end, clamped; bits turned into bytes, with the masks of the first and last
+ * bytes' bits outside the range */
+static void bit_range(long long totlen, bool isbit, long long *start, long long *end, unsigned char *first_mask,
+                      unsigned char *last_mask)
+{
+    if (isbit)
+        totlen <<= 3;
+    if (*start < 0)
+        *start = totlen + *start;
+    if (*end < 0)
+        *end = totlen + *end;
+    if (*start < 0)
+        *start = 0;
+    if (*end < 0)
+        *end = 0;
+    if (*end >= totlen)
+        *end = totlen - 1;
+    if (isbit && *start <= *end) {
+        *first_mask = (unsigned char)(~((1u << (8 - (*start & 7))) - 1) & 0xff);
+        *last_mask = (unsigned char)((1u << (7 - (*end & 7))) - 1);
+        *start >>= 3;
+        *end >>= 3;
+    }
+}
+
 static void cmd_bitcount(struct cmd_ctx *ctx)
 {
     const unsigned char *p;
@@ -263,24 +289,7 @@ static void cmd_bitcount(struct cmd_ctx *ctx)
         }
         if (ctx->argc == 5 && !bit_unit_or_reply(ctx, &ctx->argv[4], &isbit))
             return;
-        if (isbit)
-            totlen <<= 3;
-        if (start < 0)
-            start = totlen + start;
-        if (end < 0)
-            end = totlen + end;
-        if (start < 0)
-            start = 0;
-        if (end < 0)
-            end = 0;
-        if (end >= totlen)
-            end = totlen - 1;
-        if (isbit && start <= end) {
-            first_mask = (unsigned char)(~((1u << (8 - (start & 7))) - 1) & 0xff);
-            last_mask = (unsigned char)((1u << (7 - (end & 7))) - 1);
-            start >>= 3;
-            end >>= 3;
-        }
+        bit_range(totlen, isbit, &start, &end, &first_mask, &last_mask);
     } else if (ctx->argc == 2) {
         start = 0;
         end = (long long)slen - 1;
@@ -334,24 +343,7 @@ static void cmd_bitpos(struct cmd_ctx *ctx)
         } else {
             end = isbit ? (totlen << 3) + 7 : totlen - 1;
         }
-        if (isbit)
-            totlen <<= 3;
-        if (start < 0)
-            start = totlen + start;
-        if (end < 0)
-            end = totlen + end;
-        if (start < 0)
-            start = 0;
-        if (end < 0)
-            end = 0;
-        if (end >= totlen)
-            end = totlen - 1;
-        if (isbit && start <= end) {
-            first_mask = (unsigned char)(~((1u << (8 - (start & 7))) - 1) & 0xff);
-            last_mask = (unsigned char)((1u << (7 - (end & 7))) - 1);
-            start >>= 3;
-            end >>= 3;
-        }
+        bit_range(totlen, isbit, &start, &end, &first_mask, &last_mask);
     } else if (ctx->argc == 3) {
         start = 0;
         end = (long long)slen - 1;
