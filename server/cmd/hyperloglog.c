@@ -673,27 +673,39 @@ static void cmd_pfadd(struct cmd_ctx *ctx)
     reply_int(ctx->out, updated ? 1 : 0);
 }
 
+/* PFCOUNT of several keys, PFMERGE: the maxima of the registers of the HLLs at argv[1..] into max (missing
+ * keys skipped); dense: one of them is dense; false: an error was replied */
+static bool hll_merge_keys(struct cmd_ctx *ctx, uint8_t *max, bool *dense)
+{
+    *dense = false;
+    for (int j = 1; j < ctx->argc; j++) {
+        struct object *o = cmd_lookup_read(ctx, &ctx->argv[j]);
+        if (o == NULL)
+            continue;
+        if (!hll_object_or_reply(ctx, o))
+            return false;
+        size_t len;
+        const uint8_t *p = (const uint8_t *)object_string_ptr(o, &len);
+        if (p[4] == HLL_DENSE)
+            *dense = true;
+        if (hll_merge(max, p, len) < 0) {
+            reply_error(ctx->out, invalid_hll_err);
+            return false;
+        }
+    }
+    return true;
+}
+
 static void cmd_pfcount(struct cmd_ctx *ctx)
 {
     if (ctx->argc > 2) {
         /* a raw HLL of the registers' maxima; no key changes */
         uint8_t *max = mem_calloc(1, HLL_HDR_SIZE + HLL_REGISTERS);
         max[4] = HLL_RAW;
-        for (int j = 1; j < ctx->argc; j++) {
-            struct object *o = cmd_lookup_read(ctx, &ctx->argv[j]);
-            if (o == NULL)
-                continue;
-            if (!hll_object_or_reply(ctx, o)) {
-                mem_release(max);
-                return;
-            }
-            size_t len;
-            const uint8_t *p = (const uint8_t *)object_string_ptr(o, &len);
-            if (hll_merge(max + HLL_HDR_SIZE, p, len) < 0) {
-                mem_release(max);
-                reply_error(ctx->out, invalid_hll_err);
-                return;
-            }
+        bool dense;
+        if (!hll_merge_keys(ctx, max + HLL_HDR_SIZE, &dense)) {
+            mem_release(max);
+            return;
         }
         reply_int(ctx->out, (long long)hll_count(max, HLL_HDR_SIZE + HLL_REGISTERS, NULL));
         mem_release(max);
@@ -735,25 +747,10 @@ static void cmd_pfmerge(struct cmd_ctx *ctx)
 {
     const struct resp_arg *key = &ctx->argv[1];
     uint8_t *max = mem_calloc(1, HLL_REGISTERS);
-    bool use_dense = false;
-
-    for (int j = 1; j < ctx->argc; j++) {
-        struct object *o = cmd_lookup_read(ctx, &ctx->argv[j]);
-        if (o == NULL)
-            continue;
-        if (!hll_object_or_reply(ctx, o)) {
-            mem_release(max);
-            return;
-        }
-        size_t len;
-        const uint8_t *p = (const uint8_t *)object_string_ptr(o, &len);
-        if (p[4] == HLL_DENSE)
-            use_dense = true;
-        if (hll_merge(max, p, len) < 0) {
-            mem_release(max);
-            reply_error(ctx->out, invalid_hll_err);
-            return;
-        }
+    bool use_dense;
+    if (!hll_merge_keys(ctx, max, &use_dense)) {
+        mem_release(max);
+        return;
     }
 
     struct hll_buf b;
