@@ -252,15 +252,8 @@ static bool metadata_or_reply(const char *code, size_t len, char *name, size_t c
     const char *engine = NULL, *nm = NULL;
     size_t engine_len = 0, nm_len = 0;
     const char *p = code, *end = nl;
-    while (p < end) { /* words split on blanks (sdssplitargs; the shebang never needs its quoting) */
-        while (p < end && isspace((unsigned char)*p))
-            p++;
-        if (p == end)
-            break;
-        const char *w = p;
-        while (p < end && !isspace((unsigned char)*p))
-            p++;
-        size_t wl = (size_t)(p - w);
+    size_t wl;
+    for (const char *w; (w = shebang_word(&p, end, &wl));) {
         if (!engine) { /* "#!<engine>": looked up once the name is known good, as Redis's */
             engine = w + 2, engine_len = wl - 2;
             continue;

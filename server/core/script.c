@@ -1112,18 +1112,10 @@ static bool shebang_parse_or_reply(const char *body, size_t len, unsigned *flags
     }
     *skip = (size_t)(nl - body);
     *flags = SCRIPT_FLAG_SHEBANG;
-    /* words split on blanks (sdssplitargs, which quoting the shebang never needs) */
     const char *p = body, *end = nl;
     int word = 0;
-    while (p < end) {
-        while (p < end && isspace((unsigned char)*p))
-            p++;
-        if (p == end)
-            break;
-        const char *w = p;
-        while (p < end && !isspace((unsigned char)*p))
-            p++;
-        size_t wl = (size_t)(p - w);
+    size_t wl;
+    for (const char *w; (w = shebang_word(&p, end, &wl));) {
         if (word++ == 0) {
             if (wl != 5 || memcmp(w, "#!lua", 5) != 0) {
                 reply_errorf(out, "ERR Unexpected engine in script shebang: %.*s", (int)wl, w);

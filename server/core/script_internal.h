@@ -10,6 +10,7 @@
 #ifndef PERCORE_CORE_SCRIPT_INTERNAL_H
 #define PERCORE_CORE_SCRIPT_INTERNAL_H
 
+#include <ctype.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -71,5 +72,24 @@ struct script_call {
  * left empty.
  */
 void script_run(struct cmd_ctx *ctx, const struct script_call *sc);
+
+/* the next blank-separated word of a shebang line [*p, end), *p moved past it; NULL when none is left
+ * (Redis splits it with sdssplitargs, whose quoting a shebang never needs) */
+static inline const char *shebang_word(const char **p, const char *end, size_t *len)
+{
+    const char *q = *p;
+    while (q < end && isspace((unsigned char)*q))
+        q++;
+    if (q == end) {
+        *p = q;
+        return NULL;
+    }
+    const char *w = q;
+    while (q < end && !isspace((unsigned char)*q))
+        q++;
+    *len = (size_t)(q - w);
+    *p = q;
+    return w;
+}
 
 #endif
