@@ -78,6 +78,9 @@ uint64_t aof_round_done(void);
 void aof_wait_round(int stream, bool waiting);
 /* a stopping shard's last records go to the writer (it may wait here: nothing else is served) */
 void aof_shard_stop(int stream);
+/* the stream's records so far go to the writer before a reply that depends on them leaves for another
+ * shard: when the writer's ring is full, it waits for the writer to take some (one writer round at most) */
+void aof_hand_over(int stream);
 
 /*
  * BGREWRITEAOF without a fork (Redis's rewriteAppendOnlyFileBackground).

@@ -137,6 +137,7 @@ static bool stops_at_barrier(uint32_t kind) { return kind == REC_BARRIER || kind
 /* one shard's stream */
 struct aof_stream {
     struct aof_chunk *cur;   /* being filled (the shard) */
+    bool handed;             /* the shard handed records over this turn (aof_hand_over): its turn wrote */
     struct ring *ring;       /* chunks to the writer */
     /* the writer's side */
     struct aof_chunk *head, *tail; /* taken, not yet written past */
@@ -366,7 +367,8 @@ static bool stream_push(struct aof_stream *s)
 uint64_t aof_turn_end(int stream, bool cover)
 {
     struct aof_stream *s = &streams[stream];
-    bool had = s->cur && s->cur->len;
+    bool had = (s->cur && s->cur->len) || s->handed; /* a write handed over mid-turn is still this turn's */
+    s->handed = false;
     bool pushed = stream_push(s);
     if (had)
         wake_writer();
@@ -385,13 +387,23 @@ void aof_wait_round(int stream, bool waiting)
         wake_writer(); /* a round even if nothing is left to write: it covers what came before */
 }
 
-void aof_shard_stop(int stream)
+void aof_hand_over(int stream)
 {
     struct aof_stream *s = &streams[stream];
-    while (!stream_push(s)) {
+    bool had = s->cur && s->cur->len;
+    while (!stream_push(s)) { /* the writer takes every ring's chunks each round: room comes */
         wake_writer();
-        usleep(100);
+        usleep(50);
     }
+    if (had) {
+        s->handed = true; /* the turn's end still holds its connections' replies for the round */
+        wake_writer();
+    }
+}
+
+void aof_shard_stop(int stream)
+{
+    aof_hand_over(stream);
     wake_writer();
 }
 

@@ -260,7 +260,7 @@ static bool handoff_try_push(struct shard *self, struct batch *b)
     int target = b->target;
     uint64_t commands = (uint64_t)b->n;
     if (b->delivery && self->propagating && !SHARD_STORE_SHARED) /* a reply's writes reach the AOF writer before the reply its home */
-        aof_turn_end(self->index, false);
+        aof_hand_over(self->index);
     if (!ring_push(shard_at(target)->inbox, b)) {
         STATS_ADD(&self->stats, handoff_inbox_full, 1);
         return false;
@@ -768,7 +768,7 @@ size_t handoff_drain(struct shard *self)
                 shard_loading(self); /* a client's part after the load: its writes are propagated */
                 handoff_execute(self, b);
                 if (self->propagating && !SHARD_STORE_SHARED) /* its writes reach the AOF writer before its replies their home */
-                    aof_turn_end(self->index, false);
+                    aof_hand_over(self->index);
             }
             bool pushed = ring_push(shard_at(home)->done, b);
             assert(pushed && "done ring sized by credits cannot be full");
