@@ -283,6 +283,18 @@ static int hll_sparse_to_dense(struct hll_buf *b)
 }
 
 /* Redis hllSparseSet: 1 changed, 0 not, -1 corrupt; may turn b dense (max_bytes: hll-sparse-max-bytes) */
+
+/* a run of len zero registers as one opcode at n (ZERO, or XZERO past SPARSE_ZERO_MAX_LEN): past it */
+static uint8_t *sparse_put_zeros(uint8_t *n, long len)
+{
+    if (len > SPARSE_ZERO_MAX_LEN) {
+        n[0] = (uint8_t)(((len - 1) >> 8) | SPARSE_XZERO_BIT);
+        n[1] = (uint8_t)((len - 1) & 0xff);
+        return n + 2;
+    }
+    *n = (uint8_t)(len - 1);
+    return n + 1;
+}
 static int hll_sparse_set(struct hll_buf *b, long index, uint8_t count, long long max_bytes)
 {
     uint8_t *sparse, *end, *p, *prev, *next;
@@ -356,31 +368,15 @@ static int hll_sparse_set(struct hll_buf *b, long index, uint8_t count, long lon
     /* the general case: the opcode split in up to three (XZERO VAL XZERO, 5 bytes) */
     uint8_t seq[5], *n = seq;
     long last = first + span - 1;
-    long len;
     if (is_zero || is_xzero) {
-        if (index != first) {
-            len = index - first;
-            if (len > SPARSE_ZERO_MAX_LEN) {
-                n[0] = (uint8_t)(((len - 1) >> 8) | SPARSE_XZERO_BIT);
-                n[1] = (uint8_t)((len - 1) & 0xff);
-                n += 2;
-            } else {
-                *n++ = (uint8_t)(len - 1);
-            }
-        }
+        if (index != first)
+            n = sparse_put_zeros(n, index - first);
         *n++ = (uint8_t)(((count - 1) << 2) | SPARSE_VAL_BIT);
-        if (index != last) {
-            len = last - index;
-            if (len > SPARSE_ZERO_MAX_LEN) {
-                n[0] = (uint8_t)(((len - 1) >> 8) | SPARSE_XZERO_BIT);
-                n[1] = (uint8_t)((len - 1) & 0xff);
-                n += 2;
-            } else {
-                *n++ = (uint8_t)(len - 1);
-            }
-        }
+        if (index != last)
+            n = sparse_put_zeros(n, last - index);
     } else {
         int curval = SPARSE_VAL_VALUE(p);
+        long len;
         if (index != first) {
             len = index - first;
             *n++ = (uint8_t)(((curval - 1) << 2 | (len - 1)) | SPARSE_VAL_BIT);
