@@ -137,7 +137,6 @@ static bool stops_at_barrier(uint32_t kind) { return kind == REC_BARRIER || kind
 /* one shard's stream */
 struct aof_stream {
     struct aof_chunk *cur;   /* being filled (the shard) */
-    bool handed;             /* the shard handed records over this turn (aof_hand_over): its turn wrote */
     struct ring *ring;       /* chunks to the writer */
     /* the writer's side */
     struct aof_chunk *head, *tail; /* taken, not yet written past */
@@ -169,6 +168,9 @@ struct wtxn {
 
 static struct aof_stream *streams;
 static int nstreams;
+/* this thread fed a record since its last turn end: its turn wrote, even when the chunk left before the end
+ * (handed over mid-turn, or, in the global-lock build, pushed by another shard's turn end: one shared stream) */
+static __thread bool turn_fed;
 static atomic_int state;      /* enum aof_state: shard 0's keyspace-wide parts set it, the writer ON once installed */
 static int wake_fd = -1;
 static pthread_t writer;
@@ -284,6 +286,7 @@ static size_t rec_begin(struct aof_chunk **chp, int stream, int kind, int db, ui
     struct aof_stream *s = &streams[stream];
     if (!s->cur)
         s->cur = mem_calloc(1, sizeof(*s->cur));
+    turn_fed = true;
     *chp = s->cur;
     size_t at = s->cur->len;
     struct aof_rec r = {(uint32_t)kind, db, 0, txid};
@@ -367,8 +370,8 @@ static bool stream_push(struct aof_stream *s)
 uint64_t aof_turn_end(int stream, bool cover)
 {
     struct aof_stream *s = &streams[stream];
-    bool had = (s->cur && s->cur->len) || s->handed; /* a write handed over mid-turn is still this turn's */
-    s->handed = false;
+    bool had = turn_fed;
+    turn_fed = false;
     bool pushed = stream_push(s);
     if (had)
         wake_writer();
@@ -390,15 +393,13 @@ void aof_wait_round(int stream, bool waiting)
 void aof_hand_over(int stream)
 {
     struct aof_stream *s = &streams[stream];
-    bool had = s->cur && s->cur->len;
+    bool had = s->cur && s->cur->len; /* turn_fed stays: the turn's end still holds its replies for the round */
     while (!stream_push(s)) { /* the writer takes every ring's chunks each round: room comes */
         wake_writer();
         usleep(50);
     }
-    if (had) {
-        s->handed = true; /* the turn's end still holds its connections' replies for the round */
+    if (had)
         wake_writer();
-    }
 }
 
 void aof_shard_stop(int stream)
