@@ -1418,10 +1418,13 @@ bool dispatch_command(struct conn *c, int argc, const struct resp_arg *argv)
     if (c->cluster_port) { /* a cluster node: redirected, or run here on this shard's keys */
         struct reply *out = dispatch_reply_target(c);
         size_t before = out->len;
-        if (cluster_refuse(c, cfg, cmd, argc, argv, out))
+        if (cluster_refuse(c, cfg, cmd, argc, argv, out)) {
             stats_cmd_rejected(&self->stats, cmd, call_reply_since(out, before), out->len - before);
-        else
+        } else {
+            self->cluster_call = true;
             run_inline(c, cmd, argc, argv, out, cmd->route == ROUTE_HOME, feed);
+            self->cluster_call = false;
+        }
         return true;
     }
     if (cmd->route == ROUTE_HOME || shard_store_count() == 1 || (c->txid && (cmd->flags & CMD_HOME_IN_EXEC))) {
