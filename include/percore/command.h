@@ -239,6 +239,9 @@ enum {
                                      * other shards' commands depend on (FUNCTION, SCRIPT: an FCALL or EVALSHA
                                      * pipelined before it and sent to another shard must not meet the library
                                      * or script it deletes) */
+    CMD_SHARD_CHANNELS = 1ull << 38, /* its arguments (SPUBLISH: argv[1] alone) are shard channels: no keys,
+                                      * but on a cluster port they must be of one slot, this shard's, as
+                                      * Redis Cluster checks them (SSUBSCRIBE SUNSUBSCRIBE SPUBLISH) */
     CMD_WHOLE_IN_EXEC = 1ull << 37, /* inside MULTI, the transaction locks every shard's whole keyspace: its
                                      * changes are keyspace-wide parts (FUNCTION LOAD, conn_fanout_locked) */
     CMD_ALLOW_BUSY = 1ull << 34,  /* runs while a script is busy (Redis's allow-busy), its handler alone, outside

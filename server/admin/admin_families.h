@@ -33,7 +33,8 @@ bool cluster_enabled_or_reply(struct cmd_ctx *ctx);
 extern const struct command command_family_pubsub[];
 extern const size_t command_family_pubsub_count;
 /* the PUBSUB container's subcommands (pubsub.c), listed in server.c's subcommand table */
-cmd_handler cmd_pubsub_channels, cmd_pubsub_numsub, cmd_pubsub_numpat;
+cmd_handler cmd_pubsub_channels, cmd_pubsub_numsub, cmd_pubsub_numpat, cmd_pubsub_shardchannels,
+    cmd_pubsub_shardnumsub;
 /* MULTI EXEC DISCARD WATCH UNWATCH (multi.c) */
 extern const struct command command_family_multi[];
 extern const size_t command_family_multi_count;

@@ -1,8 +1,16 @@
 /*
  * pubsub (commands): SUBSCRIBE UNSUBSCRIBE PSUBSCRIBE PUNSUBSCRIBE PUBLISH,
- * the PUBSUB container's CHANNELS NUMSUB NUMPAT (listed in server.c's
+ * the sharded SSUBSCRIBE SUNSUBSCRIBE SPUBLISH, the PUBSUB container's
+ * CHANNELS NUMSUB NUMPAT SHARDCHANNELS SHARDNUMSUB (listed in server.c's
  * subcommand table, with HELP), and the RESP2 subscriber-mode rule the
  * dispatcher applies.  Replies are Redis 7.0.15's bytes, pushes in RESP3.
+ *
+ * Shard channels are channels of their own namespace (smessage), whose
+ * names Redis Cluster checks as keys: the commands are CMD_SHARD_CHANNELS,
+ * so on a cluster port a channel of another shard's slot gets -MOVED and
+ * channels of several slots -CROSSSLOT before the handler runs, as Redis
+ * Cluster answers; elsewhere they are no keys (a script may SPUBLISH to any).  Subscribers of any port may listen to one, so SPUBLISH reaches
+ * every shard as PUBLISH does.
  *
  * The subscriptions live on the subscriber's own shard (core/pubsub.c), so
  * (P)(UN)SUBSCRIBE run on the connection's shard and touch only its tables.
@@ -54,19 +62,20 @@
 static void cmd_pubsub_part(struct cmd_ctx *ctx)
 {
     const struct resp_arg *what = &ctx->argv[1];
-    if (cmd_arg_is(what, "publish")) {
+    bool shard = ctx->argv[1].len && (ctx->argv[1].ptr[0] == 's' || ctx->argv[1].ptr[0] == 'S'); /* spublish ... */
+    if (cmd_arg_is(what, "publish") || cmd_arg_is(what, "spublish")) {
         long long home = -1, delivered = 0;
         util_str_to_ll(ctx->argv[4].ptr, ctx->argv[4].len, &home);
         util_str_to_ll(ctx->argv[5].ptr, ctx->argv[5].len, &delivered);
         if (home != ctx->shard)
-            delivered = pubsub_publish_local(&ctx->argv[2], &ctx->argv[3]);
+            delivered = pubsub_publish_local(shard, &ctx->argv[2], &ctx->argv[3]);
         reply_int(ctx->out, delivered);
-    } else if (cmd_arg_is(what, "channels")) {
-        pubsub_channels_local(ctx->argc > 2 ? &ctx->argv[2] : NULL, ctx->out);
-    } else if (cmd_arg_is(what, "numsub")) {
+    } else if (cmd_arg_is(what, "channels") || cmd_arg_is(what, "shardchannels")) {
+        pubsub_channels_local(shard, ctx->argc > 2 ? &ctx->argv[2] : NULL, ctx->out);
+    } else if (cmd_arg_is(what, "numsub") || cmd_arg_is(what, "shardnumsub")) {
         reply_array(ctx->out, ctx->argc - 2);
         for (int j = 2; j < ctx->argc; j++)
-            reply_int(ctx->out, pubsub_numsub_local(&ctx->argv[j]));
+            reply_int(ctx->out, pubsub_numsub_local(shard, &ctx->argv[j]));
     } else {
         pubsub_patterns_local(ctx->out);
     }
@@ -188,61 +197,88 @@ static void pubsub_fanout(struct cmd_ctx *ctx, const char *what, conn_merge_fn *
 
 /* ---------------------------------------------------------------- commands */
 
-static void subscribe_generic(struct cmd_ctx *ctx, bool pattern)
+static void subscribe_generic(struct cmd_ctx *ctx, enum pubsub_kind kind)
 {
     for (int j = 1; j < ctx->argc; j++)
-        pubsub_subscribe(ctx->conn, pattern, &ctx->argv[j], ctx->out);
+        pubsub_subscribe(ctx->conn, kind, &ctx->argv[j], ctx->out);
 }
 
-static void unsubscribe_generic(struct cmd_ctx *ctx, bool pattern)
+static void unsubscribe_generic(struct cmd_ctx *ctx, enum pubsub_kind kind)
 {
     if (ctx->argc == 1)
-        pubsub_unsubscribe(ctx->conn, pattern, NULL, ctx->out);
+        pubsub_unsubscribe(ctx->conn, kind, NULL, ctx->out);
     for (int j = 1; j < ctx->argc; j++)
-        pubsub_unsubscribe(ctx->conn, pattern, &ctx->argv[j], ctx->out);
+        pubsub_unsubscribe(ctx->conn, kind, &ctx->argv[j], ctx->out);
 }
 
 static void cmd_subscribe(struct cmd_ctx *ctx)
 {
-    subscribe_generic(ctx, false);
+    subscribe_generic(ctx, PUBSUB_CHANNEL);
 }
 
 static void cmd_psubscribe(struct cmd_ctx *ctx)
 {
-    subscribe_generic(ctx, true);
+    subscribe_generic(ctx, PUBSUB_PATTERN);
+}
+
+static void cmd_ssubscribe(struct cmd_ctx *ctx)
+{
+    if (conn_in_exec(ctx->conn)) { /* Redis 7.0: EXEC denies blocking, and SSUBSCRIBE has no MULTI exception */
+        reply_error(ctx->out, "ERR SSUBSCRIBE isn't allowed for a DENY BLOCKING client");
+        return;
+    }
+    subscribe_generic(ctx, PUBSUB_SHARD_CHANNEL);
 }
 
 static void cmd_unsubscribe(struct cmd_ctx *ctx)
 {
-    unsubscribe_generic(ctx, false);
+    unsubscribe_generic(ctx, PUBSUB_CHANNEL);
 }
 
 static void cmd_punsubscribe(struct cmd_ctx *ctx)
 {
-    unsubscribe_generic(ctx, true);
+    unsubscribe_generic(ctx, PUBSUB_PATTERN);
 }
 
-static void cmd_publish(struct cmd_ctx *ctx)
+static void cmd_sunsubscribe(struct cmd_ctx *ctx)
+{
+    unsubscribe_generic(ctx, PUBSUB_SHARD_CHANNEL);
+}
+
+/* PUBLISH and SPUBLISH: here at once, then the other shards' parts; the receivers summed */
+static void publish_generic(struct cmd_ctx *ctx, bool shard)
 {
     if (!ctx->conn) { /* a script's: it cannot wait for the other shards' counts */
-        reply_int(ctx->out, pubsub_publish_async(&ctx->argv[1], &ctx->argv[2]));
+        reply_int(ctx->out, pubsub_publish_async(shard, &ctx->argv[1], &ctx->argv[2]));
         return;
     }
-    long long local = pubsub_publish_local(&ctx->argv[1], &ctx->argv[2]);
+    long long local = pubsub_publish_local(shard, &ctx->argv[1], &ctx->argv[2]);
     if (shard_count() == 1) {
         reply_int(ctx->out, local);
         return;
     }
     char home[24], count[24];
     struct resp_arg argv[6] = {
-        {"__pubsub", 8}, {"publish", 7}, ctx->argv[1], ctx->argv[2],
+        {"__pubsub", 8}, shard ? (struct resp_arg){"spublish", 8} : (struct resp_arg){"publish", 7},
+        ctx->argv[1], ctx->argv[2],
         {home, (size_t)snprintf(home, sizeof(home), "%d", ctx->shard)},
         {count, (size_t)snprintf(count, sizeof(count), "%lld", local)},
     };
     conn_fanout(ctx->conn, &pubsub_part_command, 6, argv, merge_sum);
 }
 
-void cmd_pubsub_channels(struct cmd_ctx *ctx)
+static void cmd_publish(struct cmd_ctx *ctx)
+{
+    publish_generic(ctx, false);
+}
+
+static void cmd_spublish(struct cmd_ctx *ctx)
+{
+    publish_generic(ctx, true);
+}
+
+/* CHANNELS and SHARDCHANNELS [pattern] */
+static void channels_generic(struct cmd_ctx *ctx, const char *what)
 {
     if (ctx->argc > 3) { /* Redis addReplySubcommandSyntaxError */
         reply_errorf(ctx->out, "ERR unknown subcommand or wrong number of arguments for '%.*s'. Try PUBSUB HELP.",
@@ -250,12 +286,27 @@ void cmd_pubsub_channels(struct cmd_ctx *ctx)
                      ctx->argv[1].ptr);
         return;
     }
-    pubsub_fanout(ctx, "channels", merge_channels);
+    pubsub_fanout(ctx, what, merge_channels);
+}
+
+void cmd_pubsub_channels(struct cmd_ctx *ctx)
+{
+    channels_generic(ctx, "channels");
+}
+
+void cmd_pubsub_shardchannels(struct cmd_ctx *ctx)
+{
+    channels_generic(ctx, "shardchannels");
 }
 
 void cmd_pubsub_numsub(struct cmd_ctx *ctx)
 {
     pubsub_fanout(ctx, "numsub", merge_numsub);
+}
+
+void cmd_pubsub_shardnumsub(struct cmd_ctx *ctx)
+{
+    pubsub_fanout(ctx, "shardnumsub", merge_numsub);
 }
 
 void cmd_pubsub_numpat(struct cmd_ctx *ctx)
@@ -274,6 +325,11 @@ const struct command command_family_pubsub[] = {
     {"punsubscribe", cmd_punsubscribe, -1, PS_FLAGS, 0, 0, 0, ROUTE_HOME, "@pubsub @slow"},
     {"publish", cmd_publish, 3, CMD_PUBSUB | CMD_LOADING | CMD_STALE | CMD_FAST | CMD_MAY_REPLICATE, 0, 0, 0,
      ROUTE_HOME, "@pubsub @fast"},
+    {"ssubscribe", cmd_ssubscribe, -2, PS_FLAGS | CMD_SHARD_CHANNELS, 0, 0, 0, ROUTE_HOME, "@pubsub @slow"},
+    {"sunsubscribe", cmd_sunsubscribe, -1, PS_FLAGS | CMD_SHARD_CHANNELS, 0, 0, 0, ROUTE_HOME, "@pubsub @slow"},
+    {"spublish", cmd_spublish, 3,
+     CMD_PUBSUB | CMD_LOADING | CMD_STALE | CMD_FAST | CMD_MAY_REPLICATE | CMD_SHARD_CHANNELS, 0, 0, 0, ROUTE_HOME,
+     "@pubsub @fast"},
 };
 
 const size_t command_family_pubsub_count = sizeof(command_family_pubsub) / sizeof(command_family_pubsub[0]);

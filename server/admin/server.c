@@ -2111,6 +2111,10 @@ static void cmd_pubsub_help(struct cmd_ctx *ctx)
         "NUMSUB [<channel> ...]",
         "    Return the number of subscribers for the specified channels, excluding",
         "    pattern subscriptions(default: no channels).",
+        "SHARDCHANNELS [<pattern>]",
+        "    Return the currently active shard level channels matching a <pattern> (default: '*').",
+        "SHARDNUMSUB [<shardchannel> ...]",
+        "    Return the number of subscribers for the specified shard level channel(s)",
         NULL,
     };
     reply_help(ctx, help);
@@ -2304,6 +2308,8 @@ const struct subcommand server_subcommands[] = {
     SUB("pubsub", "help", cmd_pubsub_help, 2, LS, "@slow"),
     SUB("pubsub", "numpat", cmd_pubsub_numpat, 2, CMD_PUBSUB | LS, "@pubsub @slow"),
     SUB("pubsub", "numsub", cmd_pubsub_numsub, -2, CMD_PUBSUB | LS, "@pubsub @slow"),
+    SUB("pubsub", "shardchannels", cmd_pubsub_shardchannels, -2, CMD_PUBSUB | LS, "@pubsub @slow"),
+    SUB("pubsub", "shardnumsub", cmd_pubsub_shardnumsub, -2, CMD_PUBSUB | LS, "@pubsub @slow"),
 };
 
 const size_t server_subcommands_count = sizeof server_subcommands / sizeof server_subcommands[0];

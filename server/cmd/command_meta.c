@@ -2900,6 +2900,28 @@ static const struct command_meta command_meta_table[] = {
         "$5\r\nflags\r\n~2\r\n+optional\r\n+multiple\r\n",
         314,
     },
+    {"pubsub|shardchannels",
+        "*10\r\n$20\r\npubsub|shardchannels\r\n:-2\r\n~3\r\n+pubsub\r\n+loading\r\n+stale\r\n:0\r\n"
+        ":0\r\n:0\r\n~2\r\n+@pubsub\r\n+@slow\r\n~0\r\n~0\r\n~0\r\n",
+        114,
+        "%5\r\n$7\r\nsummary\r\n$26\r\nList active shard channels\r\n$5\r\nsince\r\n$5\r\n7.0.0\r\n"
+        "$5\r\ngroup\r\n$6\r\npubsub\r\n$10\r\ncomplexity\r\n$131\r\n"
+        "O(N) where N is the number of active shard channels, and assuming constant time pattern matching (relatively short shard channels).\r\n"
+        "$9\r\narguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$7\r\npattern\r\n$4\r\ntype\r\n$7\r\n"
+        "pattern\r\n$5\r\nflags\r\n~1\r\n+optional\r\n",
+        346,
+    },
+    {"pubsub|shardnumsub",
+        "*10\r\n$18\r\npubsub|shardnumsub\r\n:-2\r\n~3\r\n+pubsub\r\n+loading\r\n+stale\r\n:0\r\n"
+        ":0\r\n:0\r\n~2\r\n+@pubsub\r\n+@slow\r\n~0\r\n~0\r\n~0\r\n",
+        112,
+        "%5\r\n$7\r\nsummary\r\n$47\r\nGet the count of subscribers for shard channels\r\n$5\r\n"
+        "since\r\n$5\r\n7.0.0\r\n$5\r\ngroup\r\n$6\r\npubsub\r\n$10\r\ncomplexity\r\n$86\r\n"
+        "O(N) for the SHARDNUMSUB subcommand, where N is the number of requested shard channels\r\n"
+        "$9\r\narguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$12\r\nshardchannel\r\n$4\r\ntype\r\n$6\r\n"
+        "string\r\n$5\r\nflags\r\n~2\r\n+optional\r\n+multiple\r\n",
+        337,
+    },
     {"punsubscribe",
         "*10\r\n$12\r\npunsubscribe\r\n:-1\r\n~4\r\n+pubsub\r\n+noscript\r\n+loading\r\n+stale\r\n"
         ":0\r\n:0\r\n:0\r\n~2\r\n+@pubsub\r\n+@slow\r\n~0\r\n~0\r\n~0\r\n",
@@ -3564,6 +3586,20 @@ static const struct command_meta command_meta_table[] = {
         "$5\r\nsince\r\n$5\r\n3.2.0\r\n$5\r\nflags\r\n~1\r\n+optional\r\n",
         486,
     },
+    {"spublish",
+        "*10\r\n$8\r\nspublish\r\n:3\r\n~4\r\n+pubsub\r\n+loading\r\n+stale\r\n+fast\r\n:1\r\n"
+        ":1\r\n:1\r\n~2\r\n+@pubsub\r\n+@fast\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~1\r\n"
+        "+not_key\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n"
+        "$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n"
+        "%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        312,
+        "%5\r\n$7\r\nsummary\r\n$33\r\nPost a message to a shard channel\r\n$5\r\nsince\r\n$5\r\n"
+        "7.0.0\r\n$5\r\ngroup\r\n$6\r\npubsub\r\n$10\r\ncomplexity\r\n$80\r\n"
+        "O(N) where N is the number of clients subscribed to the receiving shard channel.\r\n$9\r\n"
+        "arguments\r\n*2\r\n%2\r\n$4\r\nname\r\n$12\r\nshardchannel\r\n$4\r\ntype\r\n$6\r\n"
+        "string\r\n%2\r\n$4\r\nname\r\n$7\r\nmessage\r\n$4\r\ntype\r\n$6\r\nstring\r\n",
+        329,
+    },
     {"srandmember",
         "*10\r\n$11\r\nsrandmember\r\n:-2\r\n~1\r\n+readonly\r\n:1\r\n:1\r\n:1\r\n~3\r\n+@read\r\n"
         "+@set\r\n+@slow\r\n~1\r\n$23\r\nnondeterministic_output\r\n~1\r\n%3\r\n$5\r\nflags\r\n"
@@ -3616,6 +3652,21 @@ static const struct command_meta command_meta_table[] = {
         "count\r\n$4\r\ntype\r\n$7\r\ninteger\r\n$5\r\ntoken\r\n$5\r\nCOUNT\r\n$5\r\nflags\r\n"
         "~1\r\n+optional\r\n",
         624,
+    },
+    {"ssubscribe",
+        "*10\r\n$10\r\nssubscribe\r\n:-2\r\n~4\r\n+pubsub\r\n+noscript\r\n+loading\r\n+stale\r\n"
+        ":1\r\n:-1\r\n:1\r\n~2\r\n+@pubsub\r\n+@slow\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~1\r\n"
+        "+not_key\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n"
+        "$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n"
+        "%3\r\n$7\r\nlastkey\r\n:-1\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        322,
+        "%5\r\n$7\r\nsummary\r\n$57\r\n"
+        "Listen for messages published to the given shard channels\r\n$5\r\nsince\r\n$5\r\n"
+        "7.0.0\r\n$5\r\ngroup\r\n$6\r\npubsub\r\n$10\r\ncomplexity\r\n$61\r\n"
+        "O(N) where N is the number of shard channels to subscribe to.\r\n$9\r\narguments\r\n*1\r\n"
+        "%3\r\n$4\r\nname\r\n$12\r\nshardchannel\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n"
+        "~1\r\n+multiple\r\n",
+        311,
     },
     {"strlen",
         "*10\r\n$6\r\nstrlen\r\n:2\r\n~2\r\n+readonly\r\n+fast\r\n:1\r\n:1\r\n:1\r\n~3\r\n"
@@ -3691,6 +3742,21 @@ static const struct command_meta command_meta_table[] = {
         "key_spec_index\r\n:0\r\n%4\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n"
         "$14\r\nkey_spec_index\r\n:1\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n",
         395,
+    },
+    {"sunsubscribe",
+        "*10\r\n$12\r\nsunsubscribe\r\n:-1\r\n~4\r\n+pubsub\r\n+noscript\r\n+loading\r\n+stale\r\n"
+        ":1\r\n:-1\r\n:1\r\n~2\r\n+@pubsub\r\n+@slow\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~1\r\n"
+        "+not_key\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n"
+        "$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n"
+        "%3\r\n$7\r\nlastkey\r\n:-1\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        324,
+        "%5\r\n$7\r\nsummary\r\n$62\r\n"
+        "Stop listening for messages posted to the given shard channels\r\n$5\r\nsince\r\n$5\r\n"
+        "7.0.0\r\n$5\r\ngroup\r\n$6\r\npubsub\r\n$10\r\ncomplexity\r\n$76\r\n"
+        "O(N) where N is the number of clients already subscribed to a shard channel.\r\n$9\r\n"
+        "arguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$12\r\nshardchannel\r\n$4\r\ntype\r\n$6\r\n"
+        "string\r\n$5\r\nflags\r\n~2\r\n+optional\r\n+multiple\r\n",
+        342,
     },
     {"swapdb",
         "*10\r\n$6\r\nswapdb\r\n:3\r\n~2\r\n+write\r\n+fast\r\n:0\r\n:0\r\n:0\r\n~4\r\n"

@@ -90,10 +90,15 @@ bool cluster_refuse(const struct conn *c, const struct config *cfg, const struct
 {
     int slot = -1;
     bool cross = false;
-    if (cmd->first_key > 0) {
+    if (cmd->first_key > 0 || (cmd->flags & CMD_SHARD_CHANNELS)) {
         int stack[CLUSTER_STACK_ARGS];
         int *pos = argc <= CLUSTER_STACK_ARGS ? stack : mem_alloc((size_t)argc * sizeof(int));
-        int n = command_key_positions(cmd, argc, argv, pos);
+        int n = 0;
+        if (cmd->flags & CMD_SHARD_CHANNELS) /* SPUBLISH's channel, or every one */
+            for (int i = 1; i < (cmd->arity == 3 ? 2 : argc); i++)
+                pos[n++] = i;
+        else
+            n = command_key_positions(cmd, argc, argv, pos);
         for (int i = 0; i < n && !cross; i++) {
             int s = (int)slot_of_key(argv[pos[i]].ptr, argv[pos[i]].len);
             cross = slot >= 0 && s != slot;

@@ -861,11 +861,12 @@ size_t conn_describe(const struct conn *c, int64_t now, char *buf, size_t cap)
     }
     int n = snprintf(buf, cap,
                      "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=%lld psub=%lld "
-                     "ssub=0 multi=%d qbuf=%zu qbuf-free=%zu argv-mem=%zu multi-mem=%zu rbs=%zu rbp=%zu obl=%zu "
+                     "ssub=%lld multi=%d qbuf=%zu qbuf-free=%zu argv-mem=%zu multi-mem=%zu rbs=%zu rbp=%zu obl=%zu "
                      "oll=%zu omem=%zu tot-mem=%zu events=%s cmd=%s user=default redir=%lld resp=%d "
                      "lib-name=%s lib-ver=%s shard=%d",
                      (unsigned long long)c->id, c->peer, c->local, c->fd, c->name ? c->name : "",
-                     conn_age(c, now), conn_idle(c, now), flags, c->db, pubsub_count(c, false), pubsub_count(c, true),
+                     conn_age(c, now), conn_idle(c, now), flags, c->db, pubsub_count(c, PUBSUB_CHANNEL),
+                     pubsub_count(c, PUBSUB_PATTERN), pubsub_count(c, PUBSUB_SHARD_CHANNEL),
                      txn_queued(c), c->rlen - (c->processing ? c->round_start : c->rpos), c->rcap - c->rlen, argv_mem, txn_queued_mem(c), c->rcap, c->rcap, obl,
                      (omem + CONN_REDIS_REPLY_CHUNK - 1) / CONN_REDIS_REPLY_CHUNK, omem, c->rcap + c->out.cap + sizeof(*c), events, c->last_cmd ? c->last_cmd->name : "NULL",
                      tracking_redirect_shown(c), c->resp,

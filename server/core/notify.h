@@ -15,6 +15,8 @@
 #ifndef PERCORE_NOTIFY_H
 #define PERCORE_NOTIFY_H
 
+#include <stdbool.h>
+
 #include <stddef.h>
 
 struct shard;
@@ -26,7 +28,8 @@ void notify_publish(struct shard *self, int type, const char *event, int db, con
  * shards' counts): to this shard's subscribers now, to the others' at the end of the turn; the receivers
  * here */
 struct resp_arg;
-long long notify_publish_message(struct shard *self, const struct resp_arg *channel, const struct resp_arg *message);
+long long notify_publish_message(struct shard *self, bool shard, const struct resp_arg *channel,
+                                 const struct resp_arg *message);
 /* end of a loop turn (self->notify set): the events of this turn leave for the other shards */
 void notify_flush(struct shard *self);
 /* this shard's pending events (teardown) */

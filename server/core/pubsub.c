@@ -2,17 +2,20 @@
  * pubsub (core): each shard thread's subscriber tables, and the bytes
  * subscribers get (Redis 7.0's pubsub.c, per shard).
  *
- * A shard thread has two tables of its own, created on the first
- * subscription and freed when the last one goes:
+ * A shard thread has three tables of its own, each created on its first
+ * subscription and freed when its last one goes:
  *
  *   pubsub_channels: channel -> the thread's connections subscribed to it
  *   pubsub_patterns: pattern -> the thread's connections subscribed to it
+ *   pubsub_shard_channels: shard channel (SSUBSCRIBE) -> the same
  *
  * (dicts whose value is the pointer to a struct pubsub_subs, the
  * connections in the order they subscribed, as Redis's lists).  A
- * connection keeps its own side in c->pubsub: its channels (a dict) and its
- * patterns (in the order subscribed, which PUNSUBSCRIBE without arguments
- * follows as Redis does); c->pubsub is NULL while it has none, so the
+ * connection keeps its own side in c->pubsub: its channels and shard
+ * channels (dicts) and its patterns (in the order subscribed, which
+ * PUNSUBSCRIBE without arguments follows as Redis does); the confirmations
+ * count channels and patterns together and shard channels apart, as Redis
+ * 7.0's; c->pubsub is NULL while it has none, so the
  * dispatcher's subscriber-mode test costs one load for everyone else.
  *
  * Delivery (pubsub_publish_local) runs on the subscribers' own thread: for a
@@ -60,6 +63,7 @@ struct pubsub_name {
 /* a connection's side (c->pubsub) */
 struct pubsub_client {
     struct dict *channels;         /* its channels (keys only), NULL before the first */
+    struct dict *shard_channels;   /* its shard channels, the same */
     struct pubsub_name *patterns;  /* its patterns, in the order subscribed */
     size_t npatterns;
     size_t patterns_cap;
@@ -67,6 +71,16 @@ struct pubsub_client {
 
 static __thread struct dict *pubsub_channels; /* channel -> struct pubsub_subs *, NULL when empty */
 static __thread struct dict *pubsub_patterns; /* pattern -> struct pubsub_subs *, NULL when empty */
+static __thread struct dict *pubsub_shard_channels; /* shard channel -> struct pubsub_subs *, NULL when empty */
+
+/* Redis 7.0's names of each kind's confirmations and messages */
+static const struct {
+    const char *subscribe, *unsubscribe, *message;
+} kind_names[] = {
+    [PUBSUB_CHANNEL] = {"subscribe", "unsubscribe", "message"},
+    [PUBSUB_PATTERN] = {"psubscribe", "punsubscribe", "pmessage"},
+    [PUBSUB_SHARD_CHANNEL] = {"ssubscribe", "sunsubscribe", "smessage"},
+};
 
 /* ---------------------------------------------------------------- the thread's tables */
 
@@ -142,15 +156,15 @@ static void confirm(struct reply *out, const char *kind, const char *name, size_
     reply_int(out, count);
 }
 
-/* message (pattern NULL) or pmessage to one subscriber */
-static void deliver(struct conn *c, const char *pattern, size_t plen, const struct resp_arg *channel,
-                    const struct resp_arg *message)
+/* message, smessage, or (pattern not NULL) pmessage to one subscriber */
+static void deliver(struct conn *c, enum pubsub_kind kind, const char *pattern, size_t plen,
+                    const struct resp_arg *channel, const struct resp_arg *message)
 {
     if (conn_output_full(c))
         return;
     struct reply *r = dispatch_push_target(c);
     push_header(r, pattern ? 4 : 3);
-    reply_bulk_cstr(r, pattern ? "pmessage" : "message");
+    reply_bulk_cstr(r, kind_names[kind].message);
     if (pattern)
         reply_bulk(r, pattern, plen);
     reply_bulk(r, channel->ptr, channel->len);
@@ -160,9 +174,18 @@ static void deliver(struct conn *c, const char *pattern, size_t plen, const stru
 
 /* ---------------------------------------------------------------- a connection's side */
 
-static long long client_total(const struct pubsub_client *pc)
+static long long dict_count(const struct dict *d)
 {
-    return pc ? (long long)(pc->channels ? dict_size(pc->channels) : 0) + (long long)pc->npatterns : 0;
+    return d ? (long long)dict_size(d) : 0;
+}
+
+/* the count a confirmation of kind carries: channels and patterns, or shard channels (Redis 7.0) */
+static long long client_total(const struct pubsub_client *pc, enum pubsub_kind kind)
+{
+    if (!pc)
+        return 0;
+    return kind == PUBSUB_SHARD_CHANNEL ? dict_count(pc->shard_channels)
+                                        : dict_count(pc->channels) + (long long)pc->npatterns;
 }
 
 static struct pubsub_client *client_of(struct conn *c)
@@ -176,9 +199,10 @@ static struct pubsub_client *client_of(struct conn *c)
 static void client_release_if_empty(struct conn *c)
 {
     struct pubsub_client *pc = c->pubsub;
-    if (!pc || client_total(pc) > 0)
+    if (!pc || client_total(pc, PUBSUB_CHANNEL) > 0 || client_total(pc, PUBSUB_SHARD_CHANNEL) > 0)
         return;
     dict_destroy(&pc->channels);
+    dict_destroy(&pc->shard_channels);
     mem_release(pc->patterns);
     mem_release(pc);
     c->pubsub = NULL;
@@ -201,47 +225,58 @@ static void drop_pattern(struct conn *c, size_t i, struct reply *out)
     pc->npatterns--;
     table_remove(&pubsub_patterns, name.ptr, name.len, c);
     if (out)
-        confirm(out, "punsubscribe", name.ptr, name.len, client_total(pc));
+        confirm(out, "punsubscribe", name.ptr, name.len, client_total(pc, PUBSUB_PATTERN));
     mem_release(name.ptr);
 }
 
-/* drop c's channel (a key of c's own dict, or a copy), confirming to out (when not NULL) */
-static void drop_channel(struct conn *c, const char *name, size_t len, struct reply *out)
+/* the thread's table and c's own dict of channels of kind (a channel or a shard channel) */
+static struct dict **channel_table(enum pubsub_kind kind)
 {
-    struct pubsub_client *pc = c->pubsub;
-    table_remove(&pubsub_channels, name, len, c);
-    if (out)
-        confirm(out, "unsubscribe", name, len, client_total(pc) - 1);
-    dict_delete(pc->channels, name, len); /* last: name may be the entry's own key */
+    return kind == PUBSUB_SHARD_CHANNEL ? &pubsub_shard_channels : &pubsub_channels;
 }
 
-/* every channel (or pattern) of c, confirming each to out (when not NULL) */
-static void drop_all(struct conn *c, bool pattern, struct reply *out)
+static struct dict **client_channels(struct pubsub_client *pc, enum pubsub_kind kind)
+{
+    return kind == PUBSUB_SHARD_CHANNEL ? &pc->shard_channels : &pc->channels;
+}
+
+/* drop c's channel of kind (a key of c's own dict, or a copy), confirming to out (when not NULL) */
+static void drop_channel(struct conn *c, enum pubsub_kind kind, const char *name, size_t len, struct reply *out)
+{
+    struct pubsub_client *pc = c->pubsub;
+    table_remove(channel_table(kind), name, len, c);
+    if (out)
+        confirm(out, kind_names[kind].unsubscribe, name, len, client_total(pc, kind) - 1);
+    dict_delete(*client_channels(pc, kind), name, len); /* last: name may be the entry's own key */
+}
+
+/* every channel, pattern or shard channel of c, confirming each to out (when not NULL) */
+static void drop_all(struct conn *c, enum pubsub_kind kind, struct reply *out)
 {
     struct pubsub_client *pc = c->pubsub;
     bool none = true;
-    if (pattern) {
+    if (kind == PUBSUB_PATTERN) {
         for (; pc && pc->npatterns > 0; none = false)
             drop_pattern(c, 0, out);
     } else {
-        for (; pc && pc->channels && dict_size(pc->channels) > 0; none = false) {
+        for (; pc && dict_count(*client_channels(pc, kind)) > 0; none = false) {
             struct dict_iter it;
-            dict_iter_init(&it, pc->channels);
+            dict_iter_init(&it, *client_channels(pc, kind));
             size_t len;
             const char *name = dict_entry_key(dict_iter_next(&it), &len);
-            drop_channel(c, name, len, out);
+            drop_channel(c, kind, name, len, out);
         }
     }
     if (none && out) /* Redis answers even when there was nothing to drop */
-        confirm(out, pattern ? "punsubscribe" : "unsubscribe", NULL, 0, client_total(pc));
+        confirm(out, kind_names[kind].unsubscribe, NULL, 0, client_total(pc, kind));
 }
 
-long long pubsub_count(const struct conn *c, bool patterns)
+long long pubsub_count(const struct conn *c, enum pubsub_kind kind)
 {
-    const struct pubsub_client *pc = c->pubsub;
+    struct pubsub_client *pc = c->pubsub;
     if (!pc)
         return 0;
-    return patterns ? (long long)pc->npatterns : (long long)(pc->channels ? dict_size(pc->channels) : 0);
+    return kind == PUBSUB_PATTERN ? (long long)pc->npatterns : dict_count(*client_channels(pc, kind));
 }
 
 bool pubsub_subscribed(const struct conn *c)
@@ -270,11 +305,11 @@ static struct reply *confirm_target(struct conn *c, struct reply *out)
     return out && (c->reply & CONN_REPLY_SILENT) ? dispatch_push_target(c) : out;
 }
 
-void pubsub_subscribe(struct conn *c, bool pattern, const struct resp_arg *name, struct reply *out)
+void pubsub_subscribe(struct conn *c, enum pubsub_kind kind, const struct resp_arg *name, struct reply *out)
 {
     struct pubsub_client *pc = client_of(c);
     out = confirm_target(c, out);
-    if (pattern) {
+    if (kind == PUBSUB_PATTERN) {
         if (pattern_index(pc, name->ptr, name->len) < 0) {
             if (pc->npatterns == pc->patterns_cap) {
                 pc->patterns_cap = pc->patterns_cap ? pc->patterns_cap * 2 : 4;
@@ -286,31 +321,32 @@ void pubsub_subscribe(struct conn *c, bool pattern, const struct resp_arg *name,
             table_add(&pubsub_patterns, name->ptr, name->len, c);
         }
     } else {
-        if (!pc->channels)
-            pc->channels = dict_create();
-        if (dict_add(pc->channels, name->ptr, name->len, NULL))
-            table_add(&pubsub_channels, name->ptr, name->len, c);
+        struct dict **mine = client_channels(pc, kind);
+        if (!*mine)
+            *mine = dict_create();
+        if (dict_add(*mine, name->ptr, name->len, NULL))
+            table_add(channel_table(kind), name->ptr, name->len, c);
     }
-    confirm(out, pattern ? "psubscribe" : "subscribe", name->ptr, name->len, client_total(pc));
+    confirm(out, kind_names[kind].subscribe, name->ptr, name->len, client_total(pc, kind));
 }
 
-void pubsub_unsubscribe(struct conn *c, bool pattern, const struct resp_arg *name, struct reply *out)
+void pubsub_unsubscribe(struct conn *c, enum pubsub_kind kind, const struct resp_arg *name, struct reply *out)
 {
     struct pubsub_client *pc = c->pubsub;
     out = confirm_target(c, out);
     if (!name) {
-        drop_all(c, pattern, out);
-    } else if (pattern) {
+        drop_all(c, kind, out);
+    } else if (kind == PUBSUB_PATTERN) {
         long i = pattern_index(pc, name->ptr, name->len);
         if (i >= 0)
             drop_pattern(c, (size_t)i, out);
         else
-            confirm(out, "punsubscribe", name->ptr, name->len, client_total(pc));
+            confirm(out, "punsubscribe", name->ptr, name->len, client_total(pc, kind));
     } else {
-        if (pc && pc->channels && dict_find(pc->channels, name->ptr, name->len))
-            drop_channel(c, name->ptr, name->len, out);
+        if (pc && *client_channels(pc, kind) && dict_find(*client_channels(pc, kind), name->ptr, name->len))
+            drop_channel(c, kind, name->ptr, name->len, out);
         else
-            confirm(out, "unsubscribe", name->ptr, name->len, client_total(pc));
+            confirm(out, kind_names[kind].unsubscribe, name->ptr, name->len, client_total(pc, kind));
     }
     client_release_if_empty(c);
 }
@@ -319,24 +355,27 @@ void pubsub_conn_closed(struct conn *c)
 {
     if (!c->pubsub)
         return;
-    drop_all(c, false, NULL);
-    drop_all(c, true, NULL);
+    drop_all(c, PUBSUB_CHANNEL, NULL);
+    drop_all(c, PUBSUB_PATTERN, NULL);
+    drop_all(c, PUBSUB_SHARD_CHANNEL, NULL);
     client_release_if_empty(c);
 }
 
 /* ---------------------------------------------------------------- the thread's subscribers */
 
-long long pubsub_publish_local(const struct resp_arg *channel, const struct resp_arg *message)
+long long pubsub_publish_local(bool shard, const struct resp_arg *channel, const struct resp_arg *message)
 {
     long long receivers = 0;
-    struct dict_entry *e = pubsub_channels ? dict_find(pubsub_channels, channel->ptr, channel->len) : NULL;
+    enum pubsub_kind kind = shard ? PUBSUB_SHARD_CHANNEL : PUBSUB_CHANNEL;
+    struct dict *table = *channel_table(kind);
+    struct dict_entry *e = table ? dict_find(table, channel->ptr, channel->len) : NULL;
     if (e) {
         struct pubsub_subs *s = subs_of(e);
         for (size_t i = 0; i < s->n; i++)
-            deliver(s->conn[i], NULL, 0, channel, message);
+            deliver(s->conn[i], kind, NULL, 0, channel, message);
         receivers += (long long)s->n;
     }
-    if (!pubsub_patterns)
+    if (shard || !pubsub_patterns) /* shard channels have no patterns */
         return receivers;
     struct dict_iter it;
     dict_iter_init(&it, pubsub_patterns);
@@ -347,7 +386,7 @@ long long pubsub_publish_local(const struct resp_arg *channel, const struct resp
             continue;
         struct pubsub_subs *s = subs_of(e);
         for (size_t i = 0; i < s->n; i++)
-            deliver(s->conn[i], pattern, plen, channel, message);
+            deliver(s->conn[i], PUBSUB_PATTERN, pattern, plen, channel, message);
         receivers += (long long)s->n;
     }
     return receivers;
@@ -377,9 +416,9 @@ static void names_local(struct dict *table, const struct resp_arg *pattern, stru
     reply_deinit(&items);
 }
 
-void pubsub_channels_local(const struct resp_arg *pattern, struct reply *out)
+void pubsub_channels_local(bool shard, const struct resp_arg *pattern, struct reply *out)
 {
-    names_local(pubsub_channels, pattern, out);
+    names_local(*channel_table(shard ? PUBSUB_SHARD_CHANNEL : PUBSUB_CHANNEL), pattern, out);
 }
 
 void pubsub_patterns_local(struct reply *out)
@@ -387,13 +426,14 @@ void pubsub_patterns_local(struct reply *out)
     names_local(pubsub_patterns, NULL, out);
 }
 
-long long pubsub_numsub_local(const struct resp_arg *channel)
+long long pubsub_numsub_local(bool shard, const struct resp_arg *channel)
 {
-    struct dict_entry *e = pubsub_channels ? dict_find(pubsub_channels, channel->ptr, channel->len) : NULL;
+    struct dict *table = *channel_table(shard ? PUBSUB_SHARD_CHANNEL : PUBSUB_CHANNEL);
+    struct dict_entry *e = table ? dict_find(table, channel->ptr, channel->len) : NULL;
     return e ? (long long)subs_of(e)->n : 0;
 }
 
-long long pubsub_publish_async(const struct resp_arg *channel, const struct resp_arg *message)
+long long pubsub_publish_async(bool shard, const struct resp_arg *channel, const struct resp_arg *message)
 {
-    return notify_publish_message(shard_self, channel, message);
+    return notify_publish_message(shard_self, shard, channel, message);
 }

@@ -18,6 +18,11 @@
  *    shows flags=P sub= psub=.
  * 4. A subscriber that disconnects is removed: NUMSUB and PUBLISH's count
  *    drop, and reach 0 when all are gone.
+ * 6. Shard channels: a subscriber per shard (SSUBSCRIBE), and one more that
+ *    SUBSCRIBEs the same name: SPUBLISH from every shard answers the shard
+ *    subscribers' count and each of them gets every smessage in order; the
+ *    channel subscriber gets none (only the PUBLISH after them); PUBSUB
+ *    SHARDNUMSUB / SHARDCHANNELS merge the shards; CLIENT LIST shows ssub=1.
  * 5. A subscriber that stops reading is disconnected at the pubsub hard limit
  *    ("pubsub 256kb 0 0") while the publisher goes on (every PUBLISH is
  *    answered) and a reading subscriber on another shard gets every message
@@ -306,6 +311,53 @@ static void phase_resp3(void)
     close_all(cs, 2);
 }
 
+/* ---------------------------------------------------------------- 6. shard channels */
+
+static void phase_shard_channels(struct pc_conn *ctl)
+{
+    struct pc_conn *cs[MAX_SHARDS + 1] = {0};
+    int n = nshards + 1; /* cs[i] on shard i; cs[nshards] on shard 0 too: the channel subscriber */
+    if (!open_spread(n, cs))
+        return;
+    for (int i = 0; i < nshards; i++)
+        pc_expect(cs[i], "*3\r\n$10\r\nssubscribe\r\n$2\r\nsc\r\n:1\r\n", "SSUBSCRIBE", "sc", NULL);
+    struct pc_conn *plain = cs[nshards];
+    pc_expect(plain, "*3\r\n$9\r\nsubscribe\r\n$2\r\nsc\r\n:1\r\n", "SUBSCRIBE", "sc", NULL);
+    char exp[160];
+    snprintf(exp, sizeof(exp), "*2\r\n$2\r\nsc\r\n:%d\r\n", nshards);
+    pc_expect(ctl, exp, "PUBSUB", "SHARDNUMSUB", "sc", NULL);
+    pc_expect(ctl, "*1\r\n$2\r\nsc\r\n", "PUBSUB", "SHARDCHANNELS", NULL);
+    pc_expect(ctl, "*2\r\n$2\r\nsc\r\n:1\r\n", "PUBSUB", "NUMSUB", "sc", NULL);
+    struct pc_conn *pubs[MAX_SHARDS] = {0};
+    if (!open_spread(nshards, pubs))
+        return;
+    snprintf(exp, sizeof(exp), ":%d\r\n", nshards);
+    for (int i = 0; i < nshards; i++) { /* one SPUBLISH from each shard, in turn */
+        char msg[16];
+        snprintf(msg, sizeof(msg), "m%d", i);
+        pc_expect(pubs[i], exp, "SPUBLISH", "sc", msg, NULL);
+    }
+    for (int s = 0; s < nshards; s++) {
+        for (int i = 0; i < nshards; i++) {
+            char want[96];
+            int len = snprintf(want, sizeof(want), "*3\r\n$8\r\nsmessage\r\n$2\r\nsc\r\n$2\r\nm%d\r\n", i);
+            pc_expect_reply(cs[s], "smessage from every shard, in order", want, (size_t)len);
+        }
+    }
+    pc_expect(pubs[0], ":1\r\n", "PUBLISH", "sc", "plain", NULL);
+    const char m[] = "*3\r\n$7\r\nmessage\r\n$2\r\nsc\r\n$5\r\nplain\r\n";
+    pc_expect_reply(plain, "the channel subscriber: PUBLISH's message, no smessage before it", m, sizeof(m) - 1);
+    char *list = pc_conn_cmdl(ctl, NULL, "CLIENT", "LIST", NULL);
+    int ssub = 0;
+    for (const char *p = list; p && (p = strstr(p, " ssub=1 ")); p++)
+        ssub++;
+    free(list);
+    if (ssub != nshards)
+        pc_fail("CLIENT LIST: %d clients with ssub=1, want %d", ssub, nshards);
+    close_all(pubs, nshards);
+    close_all(cs, n);
+}
+
 /* ---------------------------------------------------------------- 3. introspection */
 
 static void phase_introspection(struct pc_conn *ctl, int nsubs)
@@ -440,6 +492,7 @@ int main(int argc, char **argv)
         phase_introspection(ctl, nsubs);
         phase_disconnect(subs, nsubs, ctl);
     }
+    phase_shard_channels(ctl);
     phase_slow(&srv, ctl);
     pc_expect(ctl, "+PONG\r\n", "PING", NULL);
     pc_conn_close(&ctl);
