@@ -124,26 +124,18 @@ static void control_option(lua_State *L, int opt, const char **fmt, struct heade
     }
 }
 
-/* double -> int64 as x86-64's cvttsd2si: out of range and NaN give INT64_MIN */
-static int64_t to_int64(double d)
-{
-    if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0))
-        return INT64_MIN;
-    return (int64_t)d;
-}
-
 /* double -> uint64 as gcc compiles the conversion on x86-64 */
 static uint64_t to_uint64(double d)
 {
     if (!(d >= 9223372036854775808.0))
-        return (uint64_t)to_int64(d);
-    return (uint64_t)to_int64(d - 9223372036854775808.0) ^ ((uint64_t)1 << 63);
+        return (uint64_t)lua_number_to_int64(d);
+    return (uint64_t)lua_number_to_int64(d - 9223372036854775808.0) ^ ((uint64_t)1 << 63);
 }
 
 static void pack_integer(lua_State *L, luaL_Buffer *b, int arg, int endian, size_t size)
 {
     lua_Number n = luaL_checknumber(L, arg);
-    uint64_t value = n < 0 ? (uint64_t)to_int64(n) : to_uint64(n);
+    uint64_t value = n < 0 ? (uint64_t)lua_number_to_int64(n) : to_uint64(n);
     char bytes[STRUCT_MAX_INT_SIZE];
     for (size_t i = 0; i < size; i++) {
         bytes[endian == STRUCT_LITTLE ? i : size - 1 - i] = (char)(value & 0xff);

@@ -491,7 +491,7 @@ static void lua_to_reply(lua_State *L, struct reply *out, int script_resp)
         }
         break;
     case LUA_TNUMBER:
-        reply_int(out, (long long)lua_tonumber(L, -1));
+        reply_int(out, lua_number_to_int64(lua_tonumber(L, -1)));
         break;
     case LUA_TTABLE:
         if ((s = table_string_field(L, "err", &len))) {
@@ -846,7 +846,7 @@ int script_lua_log(lua_State *L)
         push_error_cstr(L, "First argument must be a number (log level).");
         return raise_error(L);
     }
-    int level = (int)lua_tonumber(L, -argc);
+    int level = lua_number_to_int(lua_tonumber(L, -argc));
     if (level < LOG_DEBUG || level > LOG_WARNING) {
         push_error_cstr(L, "Invalid debug level.");
         return raise_error(L);
@@ -876,7 +876,7 @@ static int lua_redis_setresp(lua_State *L)
         push_error_cstr(L, "redis.setresp() requires one argument.");
         return raise_error(L);
     }
-    int resp = (int)lua_tonumber(L, -1);
+    int resp = lua_number_to_int(lua_tonumber(L, -1));
     if (resp != 2 && resp != 3) {
         push_error_cstr(L, "RESP version must be 2 or 3.");
         return raise_error(L);
@@ -893,7 +893,7 @@ static int lua_redis_set_repl(lua_State *L)
         push_error_cstr(L, "redis.set_repl() requires two arguments.");
         return raise_error(L);
     }
-    int flags = (int)lua_tonumber(L, -1);
+    int flags = lua_number_to_int(lua_tonumber(L, -1));
     if ((flags & ~3) != 0) {
         push_error_cstr(L, "Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.");
         return raise_error(L);
