@@ -142,6 +142,14 @@ static inline void cmd_changed_n(struct cmd_ctx *ctx, int type, const char *even
     cmd_modified_n(ctx, key, n);
     cmd_notify(ctx, type, event, key);
 }
+/* a change Redis counts (server.dirty) and propagates but signals to no one: no WATCH, tracking or
+ * blocked client sees it (XSETID) */
+static inline void cmd_changed_unsignalled(struct cmd_ctx *ctx)
+{
+    ctx->dirty++;
+    if (ctx->effects)
+        ctx->effects->changes++;
+}
 /* the handler is about to empty db (-1: every db), or swap it with db2 (else -1): FLUSHALL FLUSHDB SWAPDB */
 static inline void cmd_replacing_databases(struct cmd_ctx *ctx, int db, int db2)
 {
@@ -231,6 +239,8 @@ enum {
                                      * other shards' commands depend on (FUNCTION, SCRIPT: an FCALL or EVALSHA
                                      * pipelined before it and sent to another shard must not meet the library
                                      * or script it deletes) */
+    CMD_KEYS_STREAMS = 1ull << 37, /* the keys are the first half of the arguments after the first STREAMS
+                                    * (XREAD XREADGROUP), as Redis's key spec for them */
     CMD_ALLOW_BUSY = 1ull << 34,  /* runs while a script is busy (Redis's allow-busy), its handler alone, outside
                                    * call(): SCRIPT (its KILL), SHUTDOWN (with NOSAVE), QUIT, MULTI; the
                                    * handler refuses the rest with -BUSY.  Redis's AUTH HELLO RESET WATCH
@@ -294,6 +304,8 @@ struct object;
 struct object *cmd_lookup_read(struct cmd_ctx *ctx, const struct resp_arg *key);
 /* the same, not counted as an access: no LRU/LFU update (LOOKUP_NOTOUCH: EXISTS, TYPE, TTL) */
 const struct object *cmd_lookup_read_notouch(struct cmd_ctx *ctx, const struct resp_arg *key);
+/* Redis addReplyHelp: "ARGV0 <subcommand> ...", the lines of help (NULL-ended), then HELP's own */
+void cmd_reply_help(struct cmd_ctx *ctx, const char *const *help);
 /* "ERR unknown subcommand 'x'. Try OBJECT HELP.": argv[1], and argv[0] upper-cased, as Redis prints them */
 void cmd_reply_unknown_subcommand(struct reply *out, const struct resp_arg *argv);
 /* look a key up to change it: no hit/miss counted (lookupKeyWrite) */
@@ -368,7 +380,8 @@ void cmd_scan_reply(struct cmd_ctx *ctx, uint64_t cursor, long long n, const str
 /*
  * The argv positions of a command's keys, into pos[] (room for argc
  * entries): first/last/step, or the CMD_NUMKEYS form.  Returns how many, or
- * -1 when a numkeys argument is not usable (the handler says why).
+ * -1 when a numkeys argument (or XREAD's STREAMS list) is not usable (the
+ * handler says why).
  */
 int command_key_positions(const struct command *cmd, int argc, const struct resp_arg *argv, int *pos);
 
