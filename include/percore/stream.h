@@ -69,7 +69,7 @@ struct object *stream_object_create(void);
 struct stream *stream_of(const struct object *o);
 
 uint64_t stream_length(const struct stream *s);
-/* entries, live and deleted ones, and nodes (XINFO's radix-tree-keys) */
+/* nodes (XINFO's radix-tree-keys) */
 size_t stream_nodes(const struct stream *s);
 struct stream_id stream_last_id(const struct stream *s);
 struct stream_id stream_max_deleted_id(const struct stream *s);
@@ -109,5 +109,30 @@ void stream_iter_init(struct stream_iter *it, const struct stream *s, const stru
 /* the next entry: its ID and pair count; then stream_iter_pair() that many times */
 bool stream_iter_next(struct stream_iter *it, struct stream_id *id, size_t *nfields);
 void stream_iter_pair(struct stream_iter *it, struct stream_str *field, struct stream_str *value);
+
+
+/* ---- node by node, deleted entries too (RDB) */
+struct stream_node_info {
+    struct stream_id master; /* the ID it was made with (its first entry's) */
+    uint32_t entries;        /* entries, live and deleted */
+    uint32_t deleted;        /* of which deleted */
+};
+void stream_node_info(const struct stream *s, size_t node, struct stream_node_info *info);
+/* read node's entries in order with stream_node_next, their pairs with stream_iter_pair */
+void stream_node_iter_init(struct stream_iter *it, const struct stream *s, size_t node);
+bool stream_node_next(struct stream_iter *it, struct stream_id *id, size_t *nfields, bool *deleted);
+
+/*
+ * Loading (RDB): stream_load_node() starts a node, stream_load_entry() adds
+ * an entry to it, which must be above the one before (the first: its master
+ * ID); stream_load_finish() sets the metadata and checks that length counts
+ * the live entries, that no node is empty and no entry above last_id.
+ * False: malformed (the caller destroys the stream).
+ */
+void stream_load_node(struct stream *s, const struct stream_id *master);
+bool stream_load_entry(struct stream *s, const struct stream_id *id, bool deleted, size_t nfields,
+                       const struct stream_str *fields);
+bool stream_load_finish(struct stream *s, uint64_t length, const struct stream_id *last_id,
+                        const struct stream_id *max_deleted, uint64_t entries_added);
 
 #endif

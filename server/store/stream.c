@@ -542,6 +542,77 @@ void stream_iter_pair(struct stream_iter *it, struct stream_str *field, struct s
     it->field = lp_next(lp, it->field);
 }
 
+/* ---- node by node (RDB) ---------------------------------------------------------------- */
+
+void stream_node_info(const struct stream *s, size_t node, struct stream_node_info *info)
+{
+    info->master = s->nodes[node].master;
+    info->entries = s->nodes[node].entries;
+    info->deleted = s->nodes[node].deleted;
+}
+
+void stream_node_iter_init(struct stream_iter *it, const struct stream *s, size_t node)
+{
+    memset(it, 0, sizeof *it);
+    it->s = s;
+    it->node = node;
+    it->pos = lp_first(s->nodes[node].lp);
+}
+
+bool stream_node_next(struct stream_iter *it, struct stream_id *id, size_t *nfields, bool *deleted)
+{
+    const struct stream_node *node = &it->s->nodes[it->node];
+    struct entry_header h;
+    if (it->pos == LP_NONE)
+        return false;
+    node_header(node, it->pos, &h);
+    *id = h.id;
+    *nfields = (size_t)h.nfields;
+    *deleted = h.flags & ENTRY_DELETED;
+    it->field = lp_next(node->lp, it->pos);
+    it->pos = entry_after(node, it->pos, h.nfields);
+    return true;
+}
+
+void stream_load_node(struct stream *s, const struct stream_id *master)
+{
+    node_add(s, master);
+}
+
+bool stream_load_entry(struct stream *s, const struct stream_id *id, bool deleted, size_t nfields,
+                       const struct stream_str *fields)
+{
+    struct stream_node *node = &s->nodes[s->n - 1];
+    bool first = node->entries == 0;
+    if (nfields == 0 || node->entries == UINT32_MAX || (first && stream_id_cmp(id, &node->master) != 0) ||
+        (!first && stream_id_cmp(id, &s->last_id) <= 0) || (first && s->n > 1 && stream_id_cmp(id, &s->last_id) <= 0))
+        return false;
+    unsigned char buf[STREAM_HEADER_MAX];
+    node_push(s, node, buf, header_encode(buf, deleted ? ENTRY_DELETED : 0, &node->master, id, nfields));
+    for (size_t i = 0; i < 2 * nfields; i++)
+        node_push(s, node, fields[i].p, fields[i].n);
+    node_push(s, node, buf, varint_put(buf, nfields));
+    node->entries++;
+    node->deleted += deleted;
+    s->length += !deleted;
+    s->last_id = *id; /* the highest so far; stream_load_finish sets the real one */
+    return true;
+}
+
+bool stream_load_finish(struct stream *s, uint64_t length, const struct stream_id *last_id,
+                        const struct stream_id *max_deleted, uint64_t entries_added)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (s->nodes[i].entries == 0)
+            return false;
+    if (length != s->length || (s->n && stream_id_cmp(&s->last_id, last_id) > 0))
+        return false;
+    s->last_id = *last_id;
+    s->max_deleted = *max_deleted;
+    s->entries_added = entries_added;
+    return true;
+}
+
 /* ---- object_type_ops --------------------------------------------------------------- */
 
 static const char *stream_encoding_name(unsigned encoding)
