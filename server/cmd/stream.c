@@ -313,7 +313,7 @@ static void propagate_rewritten(struct cmd_ctx *ctx, const struct add_args *a, c
     int n = 0;
     for (int i = 0; i < ctx->argc; i++) {
         v[n] = ctx->argv[i];
-        if (i == idpos) {
+        if (idpos > 0 && i == idpos) {
             v[n].ptr = idbuf;
             v[n].len = stream_id_format(id, idbuf);
         } else if (a->trim.approx && i == a->trim_arg - 1) {

@@ -311,6 +311,8 @@ static struct stream_node *node_add(struct stream *s, const struct stream_id *ma
 /* remove nodes [from, from+count) */
 static void nodes_remove(struct stream *s, size_t from, size_t count)
 {
+    if (count == 0)
+        return;
     for (size_t i = from; i < from + count; i++)
         node_release(s, &s->nodes[i]);
     memmove(&s->nodes[from], &s->nodes[from + count], (s->n - from - count) * sizeof *s->nodes);
