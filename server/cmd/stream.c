@@ -1,6 +1,7 @@
 /*
  * stream: the stream command family (Redis 7.0's t_stream.c): XADD XRANGE
- * XREVRANGE XLEN XDEL XTRIM XSETID XREAD (without BLOCK) XINFO STREAM.
+ * XREVRANGE XLEN XDEL XTRIM XSETID XREAD (BLOCK only when there is data)
+ * XINFO (STREAM, and GROUPS/CONSUMERS of a stream without groups).
  *
  * Design: the value is store/stream.c's; this file parses and answers as
  * Redis 7.0 does, in the same order of checks, so that errors match (an ID
@@ -15,7 +16,10 @@
  * one change per entry added or removed.
  *
  * XREAD names its keys after STREAMS (CMD_KEYS_STREAMS): keys on several
- * shards are gathered onto one (ROUTE_GATHER) and read there.
+ * shards are gathered onto one (ROUTE_GATHER) and read there.  BLOCK is
+ * parsed as Redis's and served at once when there is something to read;
+ * waiting for entries is not done yet, and says so (an error, where Redis
+ * would wait, or answer nil inside MULTI).
  *
  * Threading: handlers run on the shard that owns (or gathered) the keys and
  * touch only ctx->store.
@@ -32,6 +36,7 @@
 #include "percore/util.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -604,13 +609,24 @@ static void cmd_xsetid(struct cmd_ctx *ctx)
 
 static void cmd_xread(struct cmd_ctx *ctx)
 {
-    long long count = 0;
+    long long count = 0, timeout;
     int streams_arg = 0, nstreams = 0;
+    bool block = false;
 
     for (int i = 1; i < ctx->argc; i++) {
         bool more = i + 1 < ctx->argc;
         const struct resp_arg *opt = &ctx->argv[i];
-        if (cmd_arg_is(opt, "count") && more) {
+        if (cmd_arg_is(opt, "block") && more) {
+            /* Redis's getTimeoutFromObjectOrReply in milliseconds */
+            if (!cmd_get_range_ll_or_reply(ctx, &ctx->argv[++i], LLONG_MIN, LLONG_MAX, &timeout,
+                                           "ERR timeout is not an integer or out of range"))
+                return;
+            if (timeout < 0) {
+                reply_error(ctx->out, "ERR timeout is negative");
+                return;
+            }
+            block = true;
+        } else if (cmd_arg_is(opt, "count") && more) {
             if (!cmd_get_ll_or_reply(ctx, &ctx->argv[++i], &count))
                 return;
             if (count < 0)
@@ -664,7 +680,9 @@ static void cmd_xread(struct cmd_ctx *ctx)
             served++;
         }
     }
-    if (served == 0)
+    if (served == 0 && block)
+        reply_error(ctx->out, "ERR XREAD BLOCK found nothing to read now: waiting for entries is not supported yet");
+    else if (served == 0)
         reply_null_array(ctx->out);
     else if (ctx->out->resp == 2)
         reply_array(ctx->out, served);
