@@ -313,6 +313,18 @@ static size_t lp_encode(unsigned char *enc, const char *s, size_t n, size_t *hdr
     return hl + n;
 }
 
+size_t rdb_lp_element_size(const char *p, size_t n)
+{
+    size_t hdr, l = lp_encode(NULL, p, n, &hdr);
+    return l + lp_backlen(NULL, l);
+}
+
+size_t rdb_lp_int_size(long long v)
+{
+    char buf[24];
+    return rdb_lp_element_size(buf, (size_t)util_ll_to_str(buf, v));
+}
+
 /* a Redis listpack being built in a buffer from offset `start` */
 struct lpw {
     struct rdb_buf *b;  /* where it is built */

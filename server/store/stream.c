@@ -14,14 +14,17 @@
  * end when reading backwards.  A deleted entry stays in its node, flagged,
  * as in Redis (so node boundaries, and with them `~` trimming, are Redis's);
  * a node whose entries are all deleted goes.  A node is full, as Redis
- * 7.0's streamAppendItem decides, when its bytes plus the new entry's
+ * 7.0's streamAppendItem decides, when the size of Redis's listpack for it
+ * (kept up to date as entries come: rdb_lp_element_size of each element
+ * Redis's layout has, rdb.c) plus the new entry's field and value bytes
  * would reach stream-node-max-bytes, or it holds stream-node-max-entries
  * entries (live and deleted).
  *
  * Serialized form (object_serialize, to move a stream across shards): the
  * metadata (last ID, max deleted ID, entries added, length: u64s little
- * endian), the node count, then each node's master ID, entry counts and
- * listpack bytes; rebuilt node for node, every entry checked.
+ * endian), the node count, then each node's master ID, entry counts, size
+ * in Redis's layout and listpack bytes; rebuilt node for node, every entry
+ * checked.
  *
  * Threading: a stream is touched only by the thread of the shard that owns
  * its key.
@@ -31,6 +34,7 @@
 #include "percore/listpack.h"
 #include "percore/mem.h"
 #include "percore/object.h"
+#include "percore/rdb.h"
 #include "percore/util.h"
 
 #include <string.h>
@@ -44,6 +48,7 @@ struct stream_node {
     struct stream_id master; /* the ID of the first entry it was made with (Redis's rax key) */
     uint32_t entries;        /* entries in it, live and deleted */
     uint32_t deleted;        /* of which deleted */
+    size_t redis_bytes;      /* the size of Redis's listpack for it but its two counts (redis_node_bytes) */
     struct listpack *lp;     /* the entries */
 };
 
@@ -303,6 +308,7 @@ static struct stream_node *node_add(struct stream *s, const struct stream_id *ma
     struct stream_node *node = &s->nodes[s->n++];
     node->master = *master;
     node->entries = node->deleted = 0;
+    node->redis_bytes = 0;
     node->lp = lp_create();
     s->lp_bytes += lp_bytes(node->lp);
     return node;
@@ -319,6 +325,60 @@ static void nodes_remove(struct stream *s, size_t from, size_t count)
     s->n -= count;
 }
 
+/* the size of Redis's listpack for the node: header and end, the master entry, the entries */
+static size_t redis_node_bytes(const struct stream_node *node)
+{
+    return 7 + node->redis_bytes + rdb_lp_int_size(node->entries - node->deleted) + rdb_lp_int_size(node->deleted);
+}
+
+/* the master entry's fields: the node's first entry's pairs, *n of them (at LP_NONE: none yet) */
+static uint32_t master_fields(const struct stream_node *node, uint64_t *n)
+{
+    struct entry_header h;
+    uint32_t pos = lp_first(node->lp);
+    *n = 0;
+    if (pos == LP_NONE)
+        return LP_NONE;
+    node_header(node, pos, &h);
+    *n = h.nfields;
+    return lp_next(node->lp, pos);
+}
+
+/*
+ * Account in node->redis_bytes for the entry about to be added to it (Redis's layout: see rdb.c's
+ * save_stream_node): its flags, ID deltas, field count and fields unless they are the master's,
+ * values, element count; the first one also makes the master entry (its field count, fields, 0).
+ */
+static void redis_account_entry(struct stream_node *node, const struct stream_id *id, size_t nfields,
+                                const struct stream_str *fields)
+{
+    uint64_t nmaster;
+    uint32_t at = master_fields(node, &nmaster);
+    bool same = at == LP_NONE || nmaster == nfields;
+    size_t b = 0;
+    for (size_t i = 0; same && at != LP_NONE && i < nfields; i++) {
+        size_t n;
+        const char *p = lp_get(node->lp, at, &n);
+        same = n == fields[2 * i].n && memcmp(p, fields[2 * i].p, n) == 0;
+        at = lp_next(node->lp, lp_next(node->lp, at));
+    }
+    if (node->entries == 0) {
+        b += rdb_lp_int_size((long long)nfields) + rdb_lp_int_size(0);
+        for (size_t i = 0; i < nfields; i++)
+            b += rdb_lp_element_size(fields[2 * i].p, fields[2 * i].n);
+    }
+    b += rdb_lp_int_size(0) + rdb_lp_int_size((long long)(id->ms - node->master.ms)) +
+         rdb_lp_int_size((long long)(id->seq - node->master.seq));
+    if (!same)
+        b += rdb_lp_int_size((long long)nfields);
+    for (size_t i = 0; i < nfields; i++) {
+        if (!same)
+            b += rdb_lp_element_size(fields[2 * i].p, fields[2 * i].n);
+        b += rdb_lp_element_size(fields[2 * i + 1].p, fields[2 * i + 1].n);
+    }
+    node->redis_bytes += b + rdb_lp_int_size((long long)(same ? nfields + 3 : 2 * nfields + 4));
+}
+
 /* does the tail node take an entry of `bytes` field and value bytes (Redis 7.0's streamAppendItem) */
 static bool tail_has_room(const struct stream *s, size_t bytes, const struct stream_limits *lim)
 {
@@ -328,7 +388,7 @@ static bool tail_has_room(const struct stream *s, size_t bytes, const struct str
     size_t max_bytes = (size_t)lim->node_max_bytes;
     if (max_bytes == 0 || max_bytes > STREAM_LISTPACK_MAX_SIZE)
         max_bytes = STREAM_LISTPACK_MAX_SIZE;
-    if (lp_bytes(tail->lp) + bytes >= max_bytes)
+    if (redis_node_bytes(tail) + bytes >= max_bytes)
         return false;
     return lim->node_max_entries == 0 || tail->entries < (uint64_t)lim->node_max_entries;
 }
@@ -348,6 +408,7 @@ void stream_append(struct stream *s, const struct stream_id *id, size_t nfields,
         bytes += fields[i].n;
     struct stream_node *node = tail_has_room(s, bytes, lim) ? &s->nodes[s->n - 1] : node_add(s, id);
     unsigned char buf[STREAM_HEADER_MAX];
+    redis_account_entry(node, id, nfields, fields);
     node_push(s, node, buf, header_encode(buf, 0, &node->master, id, nfields));
     for (size_t i = 0; i < 2 * nfields; i++)
         node_push(s, node, fields[i].p, fields[i].n);
@@ -590,6 +651,7 @@ bool stream_load_entry(struct stream *s, const struct stream_id *id, bool delete
         (!first && stream_id_cmp(id, &s->last_id) <= 0) || (first && s->n > 1 && stream_id_cmp(id, &s->last_id) <= 0))
         return false;
     unsigned char buf[STREAM_HEADER_MAX];
+    redis_account_entry(node, id, nfields, fields);
     node_push(s, node, buf, header_encode(buf, deleted ? ENTRY_DELETED : 0, &node->master, id, nfields));
     for (size_t i = 0; i < 2 * nfields; i++)
         node_push(s, node, fields[i].p, fields[i].n);
@@ -683,6 +745,7 @@ static void stream_ops_serialize(unsigned encoding, const void *ptr, object_emit
         put_u64(emit, arg, node->master.seq);
         put_u64(emit, arg, node->entries);
         put_u64(emit, arg, node->deleted);
+        put_u64(emit, arg, node->redis_bytes);
         put_u64(emit, arg, n);
         emit(arg, data, n);
     }
@@ -750,7 +813,7 @@ static void *stream_ops_deserialize(const void *p, size_t n, unsigned *encoding)
     nodes = get_u64(&r);
     for (uint64_t i = 0; r.ok && i < nodes; i++) {
         struct stream_id master = {get_u64(&r), get_u64(&r)};
-        uint64_t entries = get_u64(&r), deleted = get_u64(&r), bytes = get_u64(&r);
+        uint64_t entries = get_u64(&r), deleted = get_u64(&r), redis_bytes = get_u64(&r), bytes = get_u64(&r);
         if (!r.ok || bytes > r.n || entries > UINT32_MAX || deleted > entries)
             break;
         struct listpack *lp = lp_from_data(r.p, (size_t)bytes);
@@ -764,6 +827,7 @@ static void *stream_ops_deserialize(const void *p, size_t n, unsigned *encoding)
         s->lp_bytes += lp_bytes(lp);
         node->entries = (uint32_t)entries;
         node->deleted = (uint32_t)deleted;
+        node->redis_bytes = (size_t)redis_bytes;
         if (!node_valid(node, &prev, i == 0, &live))
             r.ok = false;
     }

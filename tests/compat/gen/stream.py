@@ -8,9 +8,9 @@ shards and of one), XINFO STREAM [FULL] mixed with DEL, EXPIRE, RENAME, TYPE,
 OBJECT ENCODING and string writes on the same keys (so WRONGTYPE comes up).
 IDs are drawn near a moving clock so that most are new and some are not
 (Redis's errors); `*` is never used (the clock is each server's).
-stream-node-max-entries is lowered and raised now and then (both servers get
-the same CONFIG SET), so `~` trims at node boundaries of different sizes; it
-is put back to Redis's default at the end.  XINFO STREAM is compared by its
+stream-node-max-entries and -bytes are lowered and raised now and then (both
+servers get the same CONFIG SET), so `~` trims at node boundaries of
+different sizes; they are put back to Redis's defaults at the end.  XINFO STREAM is compared by its
 shape (radix-tree-nodes counts Redis's radix tree) and FULL's entries by
 XRANGE.
 """
@@ -21,7 +21,7 @@ def lines(rng, n, keys):
     allkeys = keys + tagged
     clock = [1]
     fields = ["f", "g", "h", "1", "-5", "x y", "", "a\x00b"]
-    values = ["v", "1", "-1", "12345678901", "", "w" * 50, "0x10"]
+    values = ["v", "1", "-1", "12345678901", "", "w" * 50, "0x10", "128", "-4097", "32768", "8388608", "w" * 130]
 
     def K():
         return rng.choice(allkeys)
@@ -130,13 +130,17 @@ def lines(rng, n, keys):
         elif op < 91:
             add(["RENAME", K(), K()])
         elif op < 94:
-            add(["CONFIG", "SET", "stream-node-max-entries", rng.choice(["0", "1", "2", "3", "5", "100"])])
+            if rng.randrange(2):
+                add(["CONFIG", "SET", "stream-node-max-entries", rng.choice(["0", "1", "2", "3", "5", "100"])])
+            else:
+                add(["CONFIG", "SET", "stream-node-max-bytes", rng.choice(["0", "1", "60", "120", "300", "4096"])])
         elif op < 95:
             add(["SCAN", "0", "TYPE", "stream"], "scanall")
         else:
             add([rng.choice(["XADD", "XRANGE", "XREVRANGE", "XLEN", "XDEL", "XTRIM", "XSETID", "XREAD", "XINFO"])])
 
     add(["CONFIG", "SET", "stream-node-max-entries", "100"])
+    add(["CONFIG", "SET", "stream-node-max-bytes", "4096"])
     for k in allkeys:
         add(["TYPE", k])
         add(["XRANGE", k, "-", "+"])
