@@ -292,11 +292,9 @@ static int parse_add_trim_or_reply(struct cmd_ctx *ctx, struct add_args *a, bool
             reply_error(ctx->out, "ERR syntax error, LIMIT cannot be used without the special ~ option");
             return -1;
         }
-    } else if (a->trim.approx) {
+    } else if (a->trim.approx) { /* 100 nodes' worth, 10000 without a node size, 10^6 at most */
         long long max_entries = ctx->config->stream_node_max_entries;
-        a->trim.limit = max_entries > 0 && max_entries <= 10000 ? 100 * max_entries : 10000;
-        if (max_entries > 10000)
-            a->trim.limit = 1000000;
+        a->trim.limit = max_entries == 0 ? 10000 : max_entries > 10000 ? 1000000 : 100 * max_entries;
     } else {
         a->trim.limit = 0;
     }
