@@ -142,9 +142,9 @@ static inline void cmd_changed_n(struct cmd_ctx *ctx, int type, const char *even
     cmd_modified_n(ctx, key, n);
     cmd_notify(ctx, type, event, key);
 }
-/* a change Redis counts (server.dirty) and propagates but signals to no one: no WATCH, tracking or
- * blocked client sees it (XSETID) */
-static inline void cmd_changed_unsignalled(struct cmd_ctx *ctx)
+/* one change, propagated as sent, that signals no key to WATCH, tracking or blocked clients: the handler
+ * changed the server outside the keyspace (FUNCTION LOAD), or made a change Redis does not signal (XSETID) */
+static inline void cmd_changed_server(struct cmd_ctx *ctx)
 {
     ctx->dirty++;
     if (ctx->effects)
@@ -221,8 +221,9 @@ enum {
     CMD_SUBSCRIBER_OK = 1u << 26, /* allowed to a RESP2 subscriber ((P)SUBSCRIBE (P)UNSUBSCRIBE PING QUIT RESET) */
     CMD_KEEPS_CACHING = 1u << 27, /* the command after CLIENT CACHING yes|no that keeps it for the next one
                                    * (every CLIENT subcommand, as Redis's resetClient) */
-    CMD_LOCKS_ALL = 1u << 28,     /* ROUTE_FANOUT_OK without writing: its parts still run under every shard's
-                                   * keyspace lock, in turn (SAVE BGSAVE: the snapshots are one cut) */
+    CMD_LOCKS_ALL = 1u << 28,     /* ROUTE_FANOUT_OK without writing keys: its parts still run under every
+                                   * shard's keyspace lock, in turn (SAVE BGSAVE: the snapshots are one cut);
+                                   * a part that changes something is propagated alone (__function) */
     CMD_REPLIES_AFTER_SAVE = 1u << 29, /* ROUTE_FANOUT_OK whose reply, its parts done and its locks freed, waits
                                         * for the save they began (SAVE; save.h) */
     CMD_DENIED_ON_DISK_ERROR = 1u << 30, /* not a write, yet refused with -MISCONF as writes are (PING, as Redis
@@ -239,7 +240,9 @@ enum {
                                      * other shards' commands depend on (FUNCTION, SCRIPT: an FCALL or EVALSHA
                                      * pipelined before it and sent to another shard must not meet the library
                                      * or script it deletes) */
-    CMD_KEYS_STREAMS = 1ull << 37, /* the keys are the first half of the arguments after the first STREAMS
+    CMD_WHOLE_IN_EXEC = 1ull << 37, /* inside MULTI, the transaction locks every shard's whole keyspace: its
+                                     * changes are keyspace-wide parts (FUNCTION LOAD, conn_fanout_locked) */
+    CMD_KEYS_STREAMS = 1ull << 38, /* the keys are the first half of the arguments after the first STREAMS
                                     * (XREAD XREADGROUP), as Redis's key spec for them */
     CMD_ALLOW_BUSY = 1ull << 34,  /* runs while a script is busy (Redis's allow-busy), its handler alone, outside
                                    * call(): SCRIPT (its KILL), SHUTDOWN (with NOSAVE), QUIT, MULTI; the

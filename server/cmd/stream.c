@@ -599,7 +599,7 @@ static void cmd_xsetid(struct cmd_ctx *ctx)
     bool max_given = max_deleted.ms != 0 || max_deleted.seq != 0;
     stream_set_meta(s, &id, entries_added != -1 ? &entries_added : NULL, max_given ? &max_deleted : NULL);
     reply_ok(ctx->out);
-    cmd_changed_unsignalled(ctx); /* as Redis 7.0's: WATCH and tracking do not see it */
+    cmd_changed_server(ctx); /* as Redis 7.0's: WATCH and tracking do not see it */
     cmd_notify(ctx, NOTIFY_STREAM, "xsetid", key);
 }
 
