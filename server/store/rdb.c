@@ -1606,17 +1606,21 @@ static struct object *load_stream(struct rd *r, unsigned type)
     bool ok = rd_len(r, &nodes, NULL) && nodes <= rd_left(r) / 2;
     for (uint64_t i = 0; ok && i < nodes; i++) {
         struct rstr key, lp;
-        if (!rd_string(r, &key))
-            ok = false;
-        else if (key.n != 16 || !rd_string(r, &lp))
-            ok = false, rstr_release(&key);
-        else {
-            const unsigned char *k = (const unsigned char *)key.p;
-            struct stream_id master = {get_be(k, 8), get_be(k + 8, 8)};
-            ok = load_stream_node(s, &master, &lp);
-            rstr_release(&key);
-            rstr_release(&lp);
+        struct stream_id master;
+        ok = rd_string(r, &key);
+        if (!ok)
+            break;
+        ok = key.n == 16;
+        if (ok) {
+            master.ms = get_be((const unsigned char *)key.p, 8);
+            master.seq = get_be((const unsigned char *)key.p + 8, 8);
         }
+        rstr_release(&key);
+        ok = ok && rd_string(r, &lp);
+        if (!ok)
+            break;
+        ok = load_stream_node(s, &master, &lp);
+        rstr_release(&lp);
     }
     ok = ok && rd_len(r, &length, NULL);
     for (size_t i = 0; ok && i < nmeta; i++)
