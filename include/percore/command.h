@@ -142,7 +142,8 @@ static inline void cmd_changed_n(struct cmd_ctx *ctx, int type, const char *even
     cmd_modified_n(ctx, key, n);
     cmd_notify(ctx, type, event, key);
 }
-/* the handler changed the server outside the keyspace (FUNCTION LOAD): one change, propagated as sent */
+/* one change, propagated as sent, that signals no key to WATCH, tracking or blocked clients: the handler
+ * changed the server outside the keyspace (FUNCTION LOAD), or made a change Redis does not signal (XSETID) */
 static inline void cmd_changed_server(struct cmd_ctx *ctx)
 {
     ctx->dirty++;
@@ -239,11 +240,13 @@ enum {
                                      * other shards' commands depend on (FUNCTION, SCRIPT: an FCALL or EVALSHA
                                      * pipelined before it and sent to another shard must not meet the library
                                      * or script it deletes) */
-    CMD_SHARD_CHANNELS = 1ull << 38, /* its arguments (SPUBLISH: argv[1] alone) are shard channels: no keys,
+    CMD_SHARD_CHANNELS = 1ull << 39, /* its arguments (SPUBLISH: argv[1] alone) are shard channels: no keys,
                                       * but on a cluster port they must be of one slot, this shard's, as
                                       * Redis Cluster checks them (SSUBSCRIBE SUNSUBSCRIBE SPUBLISH) */
     CMD_WHOLE_IN_EXEC = 1ull << 37, /* inside MULTI, the transaction locks every shard's whole keyspace: its
                                      * changes are keyspace-wide parts (FUNCTION LOAD, conn_fanout_locked) */
+    CMD_KEYS_STREAMS = 1ull << 38, /* the keys are the first half of the arguments after the first STREAMS
+                                    * (XREAD XREADGROUP), as Redis's key spec for them */
     CMD_ALLOW_BUSY = 1ull << 34,  /* runs while a script is busy (Redis's allow-busy), its handler alone, outside
                                    * call(): SCRIPT (its KILL), SHUTDOWN (with NOSAVE), QUIT, MULTI; the
                                    * handler refuses the rest with -BUSY.  Redis's AUTH HELLO RESET WATCH
@@ -307,6 +310,8 @@ struct object;
 struct object *cmd_lookup_read(struct cmd_ctx *ctx, const struct resp_arg *key);
 /* the same, not counted as an access: no LRU/LFU update (LOOKUP_NOTOUCH: EXISTS, TYPE, TTL) */
 const struct object *cmd_lookup_read_notouch(struct cmd_ctx *ctx, const struct resp_arg *key);
+/* Redis addReplyHelp: "ARGV0 <subcommand> ...", the lines of help (NULL-ended), then HELP's own */
+void cmd_reply_help(struct cmd_ctx *ctx, const char *const *help);
 /* "ERR unknown subcommand 'x'. Try OBJECT HELP.": argv[1], and argv[0] upper-cased, as Redis prints them */
 void cmd_reply_unknown_subcommand(struct reply *out, const struct resp_arg *argv);
 /* look a key up to change it: no hit/miss counted (lookupKeyWrite) */
@@ -381,7 +386,8 @@ void cmd_scan_reply(struct cmd_ctx *ctx, uint64_t cursor, long long n, const str
 /*
  * The argv positions of a command's keys, into pos[] (room for argc
  * entries): first/last/step, or the CMD_NUMKEYS form.  Returns how many, or
- * -1 when a numkeys argument is not usable (the handler says why).
+ * -1 when a numkeys argument (or XREAD's STREAMS list) is not usable (the
+ * handler says why).
  */
 int command_key_positions(const struct command *cmd, int argc, const struct resp_arg *argv, int *pos);
 

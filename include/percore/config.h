@@ -133,6 +133,8 @@ struct config {
     long long set_max_listpack_value;
     long long zset_max_listpack_entries;
     long long zset_max_listpack_value;
+    long long stream_node_max_bytes;   /* a stream node takes no entry that would bring it to this size */
+    long long stream_node_max_entries; /* ... nor more entries than this (live and deleted) */
     long long hll_sparse_max_bytes; /* a sparse HyperLogLog past this many bytes turns dense (Redis's) */
     bool rdbcompression;        /* DUMP (RDB) strings over 20 bytes LZF-compressed when it pays */
     /* handoff */

@@ -4,7 +4,7 @@
  * A string object owns its bytes and a capacity, so APPEND and SETRANGE grow
  * it in place.  A collection (list, set, zset, hash) is a small object that
  * points at its type's structure and says which encoding that structure is
- * in; each type module (store/list.c, set.c, zset.c, hash.c) provides a
+ * in; each type module (store/list.c, set.c, zset.c, hash.c, stream.c) provides a
  * struct object_type_ops, and this module dispatches to it.  Objects belong to the
  * shard that created them and are never touched by another thread; to move a
  * value across shards (RENAME) it is serialized into bytes and rebuilt on the
@@ -23,6 +23,7 @@ enum object_type {
     OBJ_SET = 2,
     OBJ_ZSET = 3,
     OBJ_HASH = 4,
+    OBJ_STREAM = 5,
 };
 
 struct object;
@@ -76,6 +77,7 @@ extern const struct object_type_ops list_type_ops;
 extern const struct object_type_ops set_type_ops;
 extern const struct object_type_ops zset_type_ops;
 extern const struct object_type_ops hash_type_ops;
+extern const struct object_type_ops stream_type_ops;
 
 /* a collection object owning ptr (a structure of its type's module); encoding < 256 */
 struct object *object_collection_create(enum object_type type, unsigned encoding, void *ptr);

@@ -67,6 +67,12 @@ void rdb_save_value(struct rdb_buf *b, const struct object *o, const struct rdb_
 /* append DUMP's payload: the value, RDB_VERSION (2 bytes LE), CRC64 of all that (8 bytes LE) */
 void rdb_dump_payload(struct rdb_buf *b, const struct object *o, const struct rdb_save_opts *opts);
 
+/* the bytes p[0..n) takes as an element of Redis's listpack (encoding, data, back-length; a canonical
+ * integer stored as one), what Redis's lpBytes counts: a stream node is cut by it.  Any thread */
+size_t rdb_lp_element_size(const char *p, size_t n);
+/* the same for the integer v */
+size_t rdb_lp_int_size(long long v);
+
 /* append DUMP's footer to the payload that starts at b->p[start]: RDB_VERSION (2 bytes LE), CRC64 of the
  * payload and the version (8 bytes LE) */
 void rdb_payload_footer(struct rdb_buf *b, size_t start);

@@ -663,7 +663,7 @@ static void cmd_command_getkeys(struct cmd_ctx *ctx)
     int last = c->last_key >= 0 ? c->last_key : n + c->last_key;
     int *pos = mem_alloc((size_t)n * sizeof(int));
     int nkeys = command_key_positions(c, n, av, pos);
-    if (nkeys <= 0 || (!(c->flags & CMD_NUMKEYS) && (last >= n || c->first_key >= n))) {
+    if (nkeys <= 0 || (!(c->flags & (CMD_NUMKEYS | CMD_KEYS_STREAMS)) && (last >= n || c->first_key >= n))) {
         reply_error(ctx->out, "ERR Invalid arguments specified for command");
     } else {
         reply_array(ctx->out, nkeys);

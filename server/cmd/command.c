@@ -99,6 +99,7 @@ void command_setup(void)
     command_register(command_family_hash, command_family_hash_count);
     command_register(command_family_bitops, command_family_bitops_count);
     command_register(command_family_hyperloglog, command_family_hyperloglog_count);
+    command_register(command_family_stream, command_family_stream_count);
     static const char *const names[CMD_S_COUNT] = {
         [CMD_S_TOUCH] = "touch", [CMD_S_MSET] = "mset", [CMD_S_LPOP] = "lpop", [CMD_S_RPOP] = "rpop",
         [CMD_S_LPUSH] = "lpush", [CMD_S_RPUSH] = "rpush", [CMD_S_ZADD] = "zadd",
@@ -435,6 +436,17 @@ int command_key_positions(const struct command *cmd, int argc, const struct resp
             pos[n++] = at + 1 + (int)i;
         return n;
     }
+    if (cmd->flags & CMD_KEYS_STREAMS) {
+        int at = 1;
+        while (at < argc && !util_eq_nocase(argv[at].ptr, argv[at].len, "streams"))
+            at++;
+        int nk = argc - at - 1;
+        if (at >= argc || nk == 0 || nk % 2 != 0)
+            return -1;
+        for (int i = 0; i < nk / 2; i++)
+            pos[n++] = at + 1 + i;
+        return n;
+    }
     if (cmd->first_key <= 0 || cmd->first_key >= argc)
         return 0;
     int last = cmd->last_key < 0 ? argc + cmd->last_key : cmd->last_key;
@@ -523,6 +535,34 @@ void cmd_effect_record(struct cmd_ctx *ctx, int kind, int type, const char *even
     e->key_len = (uint32_t)len;
     memcpy(fx->bytes + fx->len, key, len);
     fx->len += len;
+}
+
+/* Redis addReplyHelp: header with argv[0] upper-cased, the lines, the HELP footer */
+void cmd_reply_help(struct cmd_ctx *ctx, const char *const *help)
+{
+    const struct resp_arg *name = &ctx->argv[0];
+    char upper[64];
+    const char *nul = memchr(name->ptr, 0, name->len);
+    size_t n = nul ? (size_t)(nul - name->ptr) : name->len, lines = 0;
+
+    if (n >= sizeof(upper))
+        n = sizeof(upper) - 1;
+    for (size_t i = 0; i < n; i++)
+        upper[i] = (char)toupper((unsigned char)name->ptr[i]);
+    upper[n] = '\0';
+    while (help[lines])
+        lines++;
+    reply_array(ctx->out, (long long)lines + 3);
+    {
+        char head[160];
+        snprintf(head, sizeof(head), "%s <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+                 upper);
+        reply_simple(ctx->out, head);
+    }
+    for (size_t i = 0; i < lines; i++)
+        reply_simple(ctx->out, help[i]);
+    reply_simple(ctx->out, "HELP");
+    reply_simple(ctx->out, "    Prints this help.");
 }
 
 void cmd_propagate(struct cmd_ctx *ctx, int argc, const struct resp_arg *argv)

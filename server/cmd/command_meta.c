@@ -3884,6 +3884,228 @@ static const struct command_meta command_meta_table[] = {
         "type\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n",
         298,
     },
+    {"xadd",
+        "*10\r\n$4\r\nxadd\r\n:-5\r\n~3\r\n+write\r\n+denyoom\r\n+fast\r\n:1\r\n:1\r\n:1\r\n~3\r\n"
+        "+@write\r\n+@stream\r\n+@fast\r\n~1\r\n$23\r\nnondeterministic_output\r\n~1\r\n%4\r\n"
+        "$5\r\nnotes\r\n$65\r\n"
+        "UPDATE instead of INSERT because of the optional trimming feature\r\n$5\r\nflags\r\n~2\r\n"
+        "+RW\r\n+update\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n"
+        "%1\r\n$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\n"
+        "spec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        426,
+        "%6\r\n$7\r\nsummary\r\n$31\r\nAppends a new entry to a stream\r\n$5\r\nsince\r\n$5\r\n"
+        "5.0.0\r\n$5\r\ngroup\r\n$6\r\nstream\r\n$10\r\ncomplexity\r\n$93\r\n"
+        "O(1) when adding a new entry, O(N) when trimming where N being the number of entries evicted.\r\n"
+        "$7\r\nhistory\r\n~2\r\n*2\r\n$5\r\n6.2.0\r\n$80\r\n"
+        "Added the `NOMKSTREAM` option, `MINID` trimming strategy and the `LIMIT` option.\r\n*2\r\n"
+        "$5\r\n7.0.0\r\n$48\r\nAdded support for the `<ms>-*` explicit ID form.\r\n$9\r\n"
+        "arguments\r\n*5\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\n"
+        "key_spec_index\r\n:0\r\n%5\r\n$4\r\nname\r\n$10\r\nnomkstream\r\n$4\r\ntype\r\n$10\r\n"
+        "pure-token\r\n$5\r\ntoken\r\n$10\r\nNOMKSTREAM\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\n"
+        "flags\r\n~1\r\n+optional\r\n%4\r\n$4\r\nname\r\n$4\r\ntrim\r\n$4\r\ntype\r\n$5\r\n"
+        "block\r\n$5\r\nflags\r\n~1\r\n+optional\r\n$9\r\narguments\r\n*4\r\n%3\r\n$4\r\nname\r\n"
+        "$8\r\nstrategy\r\n$4\r\ntype\r\n$5\r\noneof\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\n"
+        "name\r\n$6\r\nmaxlen\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$6\r\nMAXLEN\r\n"
+        "%4\r\n$4\r\nname\r\n$5\r\nminid\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n"
+        "$5\r\nMINID\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n%4\r\n$4\r\nname\r\n$8\r\noperator\r\n$4\r\n"
+        "type\r\n$5\r\noneof\r\n$5\r\nflags\r\n~1\r\n+optional\r\n$9\r\narguments\r\n*2\r\n%3\r\n"
+        "$4\r\nname\r\n$5\r\nequal\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$1\r\n=\r\n"
+        "%3\r\n$4\r\nname\r\n$13\r\napproximately\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\n"
+        "token\r\n$1\r\n~\r\n%2\r\n$4\r\nname\r\n$9\r\nthreshold\r\n$4\r\ntype\r\n$6\r\nstring\r\n"
+        "%5\r\n$4\r\nname\r\n$5\r\ncount\r\n$4\r\ntype\r\n$7\r\ninteger\r\n$5\r\ntoken\r\n$5\r\n"
+        "LIMIT\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\nflags\r\n~1\r\n+optional\r\n%3\r\n$4\r\n"
+        "name\r\n$10\r\nid_or_auto\r\n$4\r\ntype\r\n$5\r\noneof\r\n$9\r\narguments\r\n*2\r\n%3\r\n"
+        "$4\r\nname\r\n$7\r\nauto_id\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$1\r\n"
+        "*\r\n%2\r\n$4\r\nname\r\n$2\r\nid\r\n$4\r\ntype\r\n$6\r\nstring\r\n%4\r\n$4\r\nname\r\n"
+        "$11\r\nfield_value\r\n$4\r\ntype\r\n$5\r\nblock\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n"
+        "$9\r\narguments\r\n*2\r\n%2\r\n$4\r\nname\r\n$5\r\nfield\r\n$4\r\ntype\r\n$6\r\nstring\r\n"
+        "%2\r\n$4\r\nname\r\n$5\r\nvalue\r\n$4\r\ntype\r\n$6\r\nstring\r\n",
+        1747,
+    },
+    {"xdel",
+        "*10\r\n$4\r\nxdel\r\n:-3\r\n~2\r\n+write\r\n+fast\r\n:1\r\n:1\r\n:1\r\n~3\r\n+@write\r\n"
+        "+@stream\r\n+@fast\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RW\r\n+delete\r\n$12\r\n"
+        "begin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n"
+        ":1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\n"
+        "lastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        303,
+        "%5\r\n$7\r\nsummary\r\n$178\r\n"
+        "Removes the specified entries from the stream. Returns the number of items actually deleted, that may be different from the number of IDs passed in case certain IDs do not exist.\r\n"
+        "$5\r\nsince\r\n$5\r\n5.0.0\r\n$5\r\ngroup\r\n$6\r\nstream\r\n$10\r\ncomplexity\r\n$81\r\n"
+        "O(1) for each single item to delete in the stream, regardless of the stream size.\r\n"
+        "$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n"
+        "$14\r\nkey_spec_index\r\n:0\r\n%3\r\n$4\r\nname\r\n$2\r\nid\r\n$4\r\ntype\r\n$6\r\n"
+        "string\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n",
+        509,
+    },
+    {"xinfo",
+        "*10\r\n$5\r\nxinfo\r\n:-2\r\n~0\r\n:0\r\n:0\r\n:0\r\n~1\r\n+@slow\r\n~0\r\n~0\r\n*4\r\n"
+        "*10\r\n$15\r\nxinfo|consumers\r\n:4\r\n~1\r\n+readonly\r\n:2\r\n:2\r\n:1\r\n~3\r\n"
+        "+@read\r\n+@stream\r\n+@slow\r\n~1\r\n$23\r\nnondeterministic_output\r\n~1\r\n%3\r\n$5\r\n"
+        "flags\r\n~2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\n"
+        "index\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n:2\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n"
+        "$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\n"
+        "limit\r\n:0\r\n~0\r\n*10\r\n$12\r\nxinfo|groups\r\n:3\r\n~1\r\n+readonly\r\n:2\r\n:2\r\n"
+        ":1\r\n~3\r\n+@read\r\n+@stream\r\n+@slow\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n"
+        "+access\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n"
+        "$5\r\nindex\r\n:2\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n"
+        "%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n*10\r\n"
+        "$10\r\nxinfo|help\r\n:2\r\n~2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n"
+        "+@stream\r\n+@slow\r\n~0\r\n~0\r\n~0\r\n*10\r\n$12\r\nxinfo|stream\r\n:-3\r\n~1\r\n"
+        "+readonly\r\n:2\r\n:2\r\n:1\r\n~3\r\n+@read\r\n+@stream\r\n+@slow\r\n~0\r\n~1\r\n%3\r\n"
+        "$5\r\nflags\r\n~2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\n"
+        "index\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n:2\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n"
+        "$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\n"
+        "limit\r\n:0\r\n~0\r\n",
+        1107,
+        "%5\r\n$7\r\nsummary\r\n$45\r\nA container for stream introspection commands\r\n$5\r\n"
+        "since\r\n$5\r\n5.0.0\r\n$5\r\ngroup\r\n$6\r\nstream\r\n$10\r\ncomplexity\r\n$22\r\n"
+        "Depends on subcommand.\r\n$11\r\nsubcommands\r\n%4\r\n$15\r\nxinfo|consumers\r\n%5\r\n"
+        "$7\r\nsummary\r\n$38\r\nList the consumers in a consumer group\r\n$5\r\nsince\r\n$5\r\n"
+        "5.0.0\r\n$5\r\ngroup\r\n$6\r\nstream\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\n"
+        "arguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\n"
+        "key_spec_index\r\n:0\r\n%2\r\n$4\r\nname\r\n$9\r\ngroupname\r\n$4\r\ntype\r\n$6\r\n"
+        "string\r\n$12\r\nxinfo|groups\r\n%6\r\n$7\r\nsummary\r\n$36\r\n"
+        "List the consumer groups of a stream\r\n$5\r\nsince\r\n$5\r\n5.0.0\r\n$5\r\ngroup\r\n"
+        "$6\r\nstream\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$7\r\nhistory\r\n~1\r\n*2\r\n$5\r\n"
+        "7.0.0\r\n$41\r\nAdded the `entries-read` and `lag` fields\r\n$9\r\narguments\r\n*1\r\n"
+        "%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n"
+        ":0\r\n$10\r\nxinfo|help\r\n%4\r\n$7\r\nsummary\r\n$49\r\n"
+        "Show helpful text about the different subcommands\r\n$5\r\nsince\r\n$5\r\n5.0.0\r\n$5\r\n"
+        "group\r\n$6\r\nstream\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$12\r\nxinfo|stream\r\n%6\r\n"
+        "$7\r\nsummary\r\n$30\r\nGet information about a stream\r\n$5\r\nsince\r\n$5\r\n5.0.0\r\n"
+        "$5\r\ngroup\r\n$6\r\nstream\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$7\r\nhistory\r\n~2\r\n"
+        "*2\r\n$5\r\n6.0.0\r\n$26\r\nAdded the `FULL` modifier.\r\n*2\r\n$5\r\n7.0.0\r\n$109\r\n"
+        "Added the `max-deleted-entry-id`, `entries-added`, `recorded-first-entry-id`, `entries-read` and `lag` fields\r\n"
+        "$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n"
+        "$14\r\nkey_spec_index\r\n:0\r\n%5\r\n$4\r\nname\r\n$4\r\nfull\r\n$4\r\ntype\r\n$5\r\n"
+        "block\r\n$5\r\ntoken\r\n$4\r\nFULL\r\n$5\r\nflags\r\n~1\r\n+optional\r\n$9\r\n"
+        "arguments\r\n*1\r\n%4\r\n$4\r\nname\r\n$5\r\ncount\r\n$4\r\ntype\r\n$7\r\ninteger\r\n"
+        "$5\r\ntoken\r\n$5\r\nCOUNT\r\n$5\r\nflags\r\n~1\r\n+optional\r\n",
+        1589,
+    },
+    {"xlen",
+        "*10\r\n$4\r\nxlen\r\n:2\r\n~2\r\n+readonly\r\n+fast\r\n:1\r\n:1\r\n:1\r\n~3\r\n+@read\r\n"
+        "+@stream\r\n+@fast\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~1\r\n+RO\r\n$12\r\n"
+        "begin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n"
+        ":1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\n"
+        "lastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        295,
+        "%5\r\n$7\r\nsummary\r\n$40\r\nReturn the number of entries in a stream\r\n$5\r\nsince\r\n"
+        "$5\r\n5.0.0\r\n$5\r\ngroup\r\n$6\r\nstream\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\n"
+        "arguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\n"
+        "key_spec_index\r\n:0\r\n",
+        222,
+    },
+    {"xrange",
+        "*10\r\n$6\r\nxrange\r\n:-4\r\n~1\r\n+readonly\r\n:1\r\n:1\r\n:1\r\n~3\r\n+@read\r\n"
+        "+@stream\r\n+@slow\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n+access\r\n$12\r\n"
+        "begin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n"
+        ":1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\n"
+        "lastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        300,
+        "%6\r\n$7\r\nsummary\r\n$84\r\n"
+        "Return a range of elements in a stream, with IDs matching the specified IDs interval\r\n"
+        "$5\r\nsince\r\n$5\r\n5.0.0\r\n$5\r\ngroup\r\n$6\r\nstream\r\n$10\r\ncomplexity\r\n$158\r\n"
+        "O(N) with N being the number of elements being returned. If N is constant (e.g. always asking for the first 10 elements with COUNT), you can consider it O(1).\r\n"
+        "$7\r\nhistory\r\n~1\r\n*2\r\n$5\r\n6.2.0\r\n$23\r\nAdded exclusive ranges.\r\n$9\r\n"
+        "arguments\r\n*4\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\n"
+        "key_spec_index\r\n:0\r\n%2\r\n$4\r\nname\r\n$5\r\nstart\r\n$4\r\ntype\r\n$6\r\nstring\r\n"
+        "%2\r\n$4\r\nname\r\n$3\r\nend\r\n$4\r\ntype\r\n$6\r\nstring\r\n%4\r\n$4\r\nname\r\n$5\r\n"
+        "count\r\n$4\r\ntype\r\n$7\r\ninteger\r\n$5\r\ntoken\r\n$5\r\nCOUNT\r\n$5\r\nflags\r\n"
+        "~1\r\n+optional\r\n",
+        672,
+    },
+    {"xread",
+        "*10\r\n$5\r\nxread\r\n:-4\r\n~3\r\n+readonly\r\n+blocking\r\n+movablekeys\r\n:0\r\n:0\r\n"
+        ":0\r\n~4\r\n+@read\r\n+@stream\r\n+@slow\r\n+@blocking\r\n~0\r\n~1\r\n%3\r\n$5\r\n"
+        "flags\r\n~2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$7\r\n"
+        "keyword\r\n$4\r\nspec\r\n%2\r\n$7\r\nkeyword\r\n$7\r\nSTREAMS\r\n$9\r\nstartfrom\r\n:1\r\n"
+        "$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\n"
+        "lastkey\r\n:-1\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:2\r\n~0\r\n",
+        369,
+        "%5\r\n$7\r\nsummary\r\n$129\r\n"
+        "Return never seen elements in multiple streams, with IDs greater than the ones reported by the caller for each stream. Can block.\r\n"
+        "$5\r\nsince\r\n$5\r\n5.0.0\r\n$5\r\ngroup\r\n$6\r\nstream\r\n$10\r\ncomplexity\r\n$272\r\n"
+        "For each stream mentioned: O(N) with N being the number of elements being returned, it means that XREAD-ing with a fixed COUNT is O(1). Note that when the BLOCK option is used, XADD will pay O(M) time in order to serve the M clients blocked on the stream getting new data.\r\n"
+        "$9\r\narguments\r\n*3\r\n%4\r\n$4\r\nname\r\n$5\r\ncount\r\n$4\r\ntype\r\n$7\r\n"
+        "integer\r\n$5\r\ntoken\r\n$5\r\nCOUNT\r\n$5\r\nflags\r\n~1\r\n+optional\r\n%4\r\n$4\r\n"
+        "name\r\n$12\r\nmilliseconds\r\n$4\r\ntype\r\n$7\r\ninteger\r\n$5\r\ntoken\r\n$5\r\n"
+        "BLOCK\r\n$5\r\nflags\r\n~1\r\n+optional\r\n%4\r\n$4\r\nname\r\n$7\r\nstreams\r\n$4\r\n"
+        "type\r\n$5\r\nblock\r\n$5\r\ntoken\r\n$7\r\nSTREAMS\r\n$9\r\narguments\r\n*2\r\n%4\r\n"
+        "$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n"
+        "$5\r\nflags\r\n~1\r\n+multiple\r\n%3\r\n$4\r\nname\r\n$2\r\nid\r\n$4\r\ntype\r\n$6\r\n"
+        "string\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n",
+        969,
+    },
+    {"xrevrange",
+        "*10\r\n$9\r\nxrevrange\r\n:-4\r\n~1\r\n+readonly\r\n:1\r\n:1\r\n:1\r\n~3\r\n+@read\r\n"
+        "+@stream\r\n+@slow\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n+access\r\n$12\r\n"
+        "begin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n"
+        ":1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\n"
+        "lastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        303,
+        "%6\r\n$7\r\nsummary\r\n$151\r\n"
+        "Return a range of elements in a stream, with IDs matching the specified IDs interval, in reverse order (from greater to smaller IDs) compared to XRANGE\r\n"
+        "$5\r\nsince\r\n$5\r\n5.0.0\r\n$5\r\ngroup\r\n$6\r\nstream\r\n$10\r\ncomplexity\r\n$152\r\n"
+        "O(N) with N being the number of elements returned. If N is constant (e.g. always asking for the first 10 elements with COUNT), you can consider it O(1).\r\n"
+        "$7\r\nhistory\r\n~1\r\n*2\r\n$5\r\n6.2.0\r\n$23\r\nAdded exclusive ranges.\r\n$9\r\n"
+        "arguments\r\n*4\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\n"
+        "key_spec_index\r\n:0\r\n%2\r\n$4\r\nname\r\n$3\r\nend\r\n$4\r\ntype\r\n$6\r\nstring\r\n"
+        "%2\r\n$4\r\nname\r\n$5\r\nstart\r\n$4\r\ntype\r\n$6\r\nstring\r\n%4\r\n$4\r\nname\r\n"
+        "$5\r\ncount\r\n$4\r\ntype\r\n$7\r\ninteger\r\n$5\r\ntoken\r\n$5\r\nCOUNT\r\n$5\r\n"
+        "flags\r\n~1\r\n+optional\r\n",
+        734,
+    },
+    {"xsetid",
+        "*10\r\n$6\r\nxsetid\r\n:-3\r\n~3\r\n+write\r\n+denyoom\r\n+fast\r\n:1\r\n:1\r\n:1\r\n"
+        "~3\r\n+@write\r\n+@stream\r\n+@fast\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RW\r\n"
+        "+update\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n"
+        "$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n"
+        "%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        315,
+        "%6\r\n$7\r\nsummary\r\n$49\r\nAn internal command for replicating stream values\r\n$5\r\n"
+        "since\r\n$5\r\n5.0.0\r\n$5\r\ngroup\r\n$6\r\nstream\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n"
+        "$7\r\nhistory\r\n~1\r\n*2\r\n$5\r\n7.0.0\r\n$63\r\n"
+        "Added the `entries_added` and `max_deleted_entry_id` arguments.\r\n$9\r\narguments\r\n"
+        "*4\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\n"
+        "key_spec_index\r\n:0\r\n%2\r\n$4\r\nname\r\n$7\r\nlast-id\r\n$4\r\ntype\r\n$6\r\n"
+        "string\r\n%5\r\n$4\r\nname\r\n$13\r\nentries_added\r\n$4\r\ntype\r\n$7\r\ninteger\r\n"
+        "$5\r\ntoken\r\n$12\r\nENTRIESADDED\r\n$5\r\nsince\r\n$5\r\n7.0.0\r\n$5\r\nflags\r\n~1\r\n"
+        "+optional\r\n%5\r\n$4\r\nname\r\n$20\r\nmax_deleted_entry_id\r\n$4\r\ntype\r\n$6\r\n"
+        "string\r\n$5\r\ntoken\r\n$12\r\nMAXDELETEDID\r\n$5\r\nsince\r\n$5\r\n7.0.0\r\n$5\r\n"
+        "flags\r\n~1\r\n+optional\r\n",
+        658,
+    },
+    {"xtrim",
+        "*10\r\n$5\r\nxtrim\r\n:-4\r\n~1\r\n+write\r\n:1\r\n:1\r\n:1\r\n~3\r\n+@write\r\n"
+        "+@stream\r\n+@slow\r\n~1\r\n$23\r\nnondeterministic_output\r\n~1\r\n%3\r\n$5\r\nflags\r\n"
+        "~2\r\n+RW\r\n+delete\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\n"
+        "spec\r\n%1\r\n$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n"
+        "$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n"
+        "~0\r\n",
+        327,
+        "%6\r\n$7\r\nsummary\r\n$67\r\n"
+        "Trims the stream to (approximately if '~' is passed) a certain size\r\n$5\r\nsince\r\n"
+        "$5\r\n5.0.0\r\n$5\r\ngroup\r\n$6\r\nstream\r\n$10\r\ncomplexity\r\n$208\r\n"
+        "O(N), with N being the number of evicted entries. Constant times are very small however, since entries are organized in macro nodes containing multiple entries that can be released with a single deallocation.\r\n"
+        "$7\r\nhistory\r\n~1\r\n*2\r\n$5\r\n6.2.0\r\n$59\r\n"
+        "Added the `MINID` trimming strategy and the `LIMIT` option.\r\n$9\r\narguments\r\n*2\r\n"
+        "%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n"
+        ":0\r\n%3\r\n$4\r\nname\r\n$4\r\ntrim\r\n$4\r\ntype\r\n$5\r\nblock\r\n$9\r\narguments\r\n"
+        "*4\r\n%3\r\n$4\r\nname\r\n$8\r\nstrategy\r\n$4\r\ntype\r\n$5\r\noneof\r\n$9\r\n"
+        "arguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$6\r\nmaxlen\r\n$4\r\ntype\r\n$10\r\npure-token\r\n"
+        "$5\r\ntoken\r\n$6\r\nMAXLEN\r\n%4\r\n$4\r\nname\r\n$5\r\nminid\r\n$4\r\ntype\r\n$10\r\n"
+        "pure-token\r\n$5\r\ntoken\r\n$5\r\nMINID\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n%4\r\n$4\r\n"
+        "name\r\n$8\r\noperator\r\n$4\r\ntype\r\n$5\r\noneof\r\n$5\r\nflags\r\n~1\r\n+optional\r\n"
+        "$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$5\r\nequal\r\n$4\r\ntype\r\n$10\r\n"
+        "pure-token\r\n$5\r\ntoken\r\n$1\r\n=\r\n%3\r\n$4\r\nname\r\n$13\r\napproximately\r\n$4\r\n"
+        "type\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$1\r\n~\r\n%2\r\n$4\r\nname\r\n$9\r\n"
+        "threshold\r\n$4\r\ntype\r\n$6\r\nstring\r\n%5\r\n$4\r\nname\r\n$5\r\ncount\r\n$4\r\n"
+        "type\r\n$7\r\ninteger\r\n$5\r\ntoken\r\n$5\r\nLIMIT\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n"
+        "$5\r\nflags\r\n~1\r\n+optional\r\n",
+        1269,
+    },
     {"zadd",
         "*10\r\n$4\r\nzadd\r\n:-4\r\n~3\r\n+write\r\n+denyoom\r\n+fast\r\n:1\r\n:1\r\n:1\r\n~3\r\n"
         "+@write\r\n+@sortedset\r\n+@fast\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RW\r\n"

@@ -565,33 +565,6 @@ static const char *const object_help[] = {
     NULL,
 };
 
-/* Redis addReplyHelp: header with argv[0] upper-cased, the lines, the HELP footer */
-static void reply_help(struct cmd_ctx *ctx, const char *const *help)
-{
-    const struct resp_arg *name = &ctx->argv[0];
-    char upper[64];
-    size_t n = cstr_len(name), lines = 0;
-
-    if (n >= sizeof(upper))
-        n = sizeof(upper) - 1;
-    for (size_t i = 0; i < n; i++)
-        upper[i] = (char)toupper((unsigned char)name->ptr[i]);
-    upper[n] = '\0';
-    while (help[lines])
-        lines++;
-    reply_array(ctx->out, (long long)lines + 3);
-    {
-        char head[160];
-        snprintf(head, sizeof(head), "%s <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-                 upper);
-        reply_simple(ctx->out, head);
-    }
-    for (size_t i = 0; i < lines; i++)
-        reply_simple(ctx->out, help[i]);
-    reply_simple(ctx->out, "HELP");
-    reply_simple(ctx->out, "    Prints this help.");
-}
-
 static long long object_refcount(const struct object *o)
 {
     /* Redis shares the integers 0..9999 (OBJ_SHARED_INTEGERS), refcount INT_MAX */
@@ -627,7 +600,7 @@ static void cmd_object(struct cmd_ctx *ctx)
         return;
     }
     if (strcmp(found, "help") == 0) {
-        reply_help(ctx, object_help);
+        cmd_reply_help(ctx, object_help);
         return;
     }
 
@@ -688,7 +661,7 @@ static void cmd_memory(struct cmd_ctx *ctx)
     const struct resp_arg *sub = &ctx->argv[1];
     if (util_eq_nocase(sub->ptr, sub->len, "help")) {
         if (ctx->argc == 2)
-            reply_help(ctx, memory_help);
+            cmd_reply_help(ctx, memory_help);
         else
             reply_error(ctx->out, "ERR wrong number of arguments for 'memory|help' command");
         return;

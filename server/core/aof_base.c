@@ -15,6 +15,7 @@
 #include "percore/object.h"
 #include "percore/rdb.h"
 #include "percore/set.h"
+#include "percore/stream.h"
 #include "percore/util.h"
 #include "percore/zset.h"
 
@@ -74,6 +75,54 @@ static void batch_item(struct batch *bt)
     if (++bt->in_cmd == ITEMS_PER_CMD)
         bt->in_cmd = 0;
     bt->left--;
+}
+
+static void put_id(struct rdb_buf *b, const struct stream_id *id)
+{
+    char buf[48];
+    put_bulk(b, buf, stream_id_format(id, buf));
+}
+
+/* Redis's rewriteStreamObject: an XADD per entry (an empty stream: XADD MAXLEN 0 of 0-1), then XSETID
+ * with the last ID, entries added and max deleted ID */
+static void put_stream(struct rdb_buf *b, const char *key, size_t klen, const struct stream *s)
+{
+    struct stream_id lo = {0, 0}, hi = {UINT64_MAX, UINT64_MAX}, id, last = stream_last_id(s),
+                     max_deleted = stream_max_deleted_id(s);
+    struct stream_iter it;
+    size_t nfields;
+    if (stream_length(s) == 0) {
+        static const struct stream_id one = {0, 1};
+        put_count(b, '*', 7);
+        put_str(b, "XADD");
+        put_bulk(b, key, klen);
+        put_str(b, "MAXLEN");
+        put_str(b, "0");
+        put_id(b, &one);
+        put_str(b, "x");
+        put_str(b, "y");
+    }
+    stream_iter_init(&it, s, &lo, &hi, false);
+    while (stream_iter_next(&it, &id, &nfields)) {
+        put_count(b, '*', 3 + 2 * (long long)nfields);
+        put_str(b, "XADD");
+        put_bulk(b, key, klen);
+        put_id(b, &id);
+        for (size_t i = 0; i < nfields; i++) {
+            struct stream_str f, v;
+            stream_iter_pair(&it, &f, &v);
+            put_bulk(b, f.p, f.n);
+            put_bulk(b, v.p, v.n);
+        }
+    }
+    put_count(b, '*', 7);
+    put_str(b, "XSETID");
+    put_bulk(b, key, klen);
+    put_id(b, &last);
+    put_str(b, "ENTRIESADDED");
+    put_ll(b, (long long)stream_entries_added(s));
+    put_str(b, "MAXDELETEDID");
+    put_id(b, &max_deleted);
 }
 
 void aof_base_select(struct rdb_buf *b, int db)
@@ -150,6 +199,9 @@ void aof_base_key(struct rdb_buf *b, const char *key, size_t klen, int64_t expir
         }
         break;
     }
+    case OBJ_STREAM:
+        put_stream(b, key, klen, stream_of(o));
+        break;
     }
     if (expire_ms >= 0) {
         put_count(b, '*', 3);

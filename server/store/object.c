@@ -381,6 +381,7 @@ static const struct object_type_ops *obj_ops(const struct object *o)
     case OBJ_SET: return &set_type_ops;
     case OBJ_ZSET: return &zset_type_ops;
     case OBJ_HASH: return &hash_type_ops;
+    case OBJ_STREAM: return &stream_type_ops;
     case OBJ_STRING: break;
     }
     return NULL;
@@ -589,7 +590,7 @@ struct object *object_deserialize(const void *p, size_t n)
     const unsigned char *h = p;
     if (p == NULL || n < 2)
         return NULL;
-    if (h[0] != OBJ_STRING && h[0] <= OBJ_HASH && h[1] == 0) {
+    if (h[0] != OBJ_STRING && h[0] <= OBJ_STREAM && h[1] == 0) {
         struct object probe = {.tf = h[0]};
         unsigned encoding;
         void *ptr = obj_ops(&probe)->deserialize(h + 2, n - 2, &encoding);

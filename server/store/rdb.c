@@ -31,6 +31,7 @@
 #include "percore/intset.h"
 #include "percore/list.h"
 #include "percore/mem.h"
+#include "percore/stream.h"
 #include "percore/util.h"
 #include "percore/zset.h"
 
@@ -55,10 +56,13 @@ enum {
     RDB_TYPE_ZSET_ZIPLIST = 12,
     RDB_TYPE_HASH_ZIPLIST = 13,
     RDB_TYPE_LIST_QUICKLIST = 14,
+    RDB_TYPE_STREAM_LISTPACKS = 15,
     RDB_TYPE_HASH_LISTPACK = 16,
     RDB_TYPE_ZSET_LISTPACK = 17,
     RDB_TYPE_LIST_QUICKLIST_2 = 18,
+    RDB_TYPE_STREAM_LISTPACKS_2 = 19,
     RDB_TYPE_SET_LISTPACK = 20,
+    RDB_TYPE_STREAM_LISTPACKS_3 = 21,
 };
 
 /* length encodings */
@@ -78,6 +82,10 @@ enum {
 #define LP_HDR 6                  /* listpack header: total bytes (4), count (2) */
 #define LP_EOF 0xFF
 #define LP_COUNT_UNKNOWN 65535
+
+/* a stream entry's flags in Redis's listpack */
+#define STREAM_ITEM_FLAG_DELETED 1
+#define STREAM_ITEM_FLAG_SAMEFIELDS 2
 #define ZL_HDR 10                 /* ziplist header: bytes (4), tail offset (4), count (2) */
 #define ZL_END 0xFF
 #define ZIPMAP_BIGLEN 254
@@ -303,6 +311,18 @@ static size_t lp_encode(unsigned char *enc, const char *s, size_t n, size_t *hdr
         memcpy(enc, h, hl);
     *hdr = hl;
     return hl + n;
+}
+
+size_t rdb_lp_element_size(const char *p, size_t n)
+{
+    size_t hdr, l = lp_encode(NULL, p, n, &hdr);
+    return l + lp_backlen(NULL, l);
+}
+
+size_t rdb_lp_int_size(long long v)
+{
+    char buf[24];
+    return rdb_lp_element_size(buf, (size_t)util_ll_to_str(buf, v));
 }
 
 /* a Redis listpack being built in a buffer from offset `start` */
@@ -548,6 +568,112 @@ static void save_hash(struct rdb_buf *b, const struct object *o, const struct rd
     }
 }
 
+static void lpw_int(struct lpw *w, int64_t v)
+{
+    char buf[24];
+    lpw_append(w, buf, (size_t)util_ll_to_str(buf, v));
+}
+
+/* an entry's pairs read from it into *pairs (grown to hold them) */
+static void stream_pairs(struct stream_iter *it, size_t nfields, struct stream_str **pairs, size_t *cap)
+{
+    if (2 * nfields > *cap) {
+        *cap = 2 * nfields;
+        *pairs = mem_realloc(*pairs, *cap * sizeof **pairs);
+    }
+    for (size_t i = 0; i < nfields; i++)
+        stream_iter_pair(it, &(*pairs)[2 * i], &(*pairs)[2 * i + 1]);
+}
+
+/*
+ * A stream node as Redis 7.0's listpack: the master entry (live count, deleted count, the first
+ * entry's fields, 0), then each entry: flags, the ms and seq differences from the master ID, the
+ * field count and the fields unless they are the master's (SAMEFIELDS), the values, and how many
+ * elements the entry took.
+ */
+static void save_stream_node(struct rdb_buf *lp, const struct stream *s, size_t node)
+{
+    struct stream_node_info info;
+    struct stream_iter it;
+    struct stream_id id;
+    struct stream_str *master = NULL, *pairs = NULL;
+    size_t nmaster, nfields, mcap = 0, pcap = 0;
+    bool deleted;
+    struct lpw w;
+
+    stream_node_info(s, node, &info);
+    lpw_begin(&w, lp);
+    lpw_int(&w, info.entries - info.deleted);
+    lpw_int(&w, info.deleted);
+    stream_node_iter_init(&it, s, node);
+    stream_node_next(&it, &id, &nmaster, &deleted);
+    stream_pairs(&it, nmaster, &master, &mcap);
+    lpw_int(&w, (int64_t)nmaster);
+    for (size_t i = 0; i < nmaster; i++)
+        lpw_append(&w, master[2 * i].p, master[2 * i].n);
+    lpw_int(&w, 0);
+    stream_node_iter_init(&it, s, node);
+    while (stream_node_next(&it, &id, &nfields, &deleted)) {
+        stream_pairs(&it, nfields, &pairs, &pcap);
+        bool same = nfields == nmaster;
+        for (size_t i = 0; same && i < nfields; i++)
+            same = pairs[2 * i].n == master[2 * i].n && memcmp(pairs[2 * i].p, master[2 * i].p, pairs[2 * i].n) == 0;
+        lpw_int(&w, (deleted ? STREAM_ITEM_FLAG_DELETED : 0) | (same ? STREAM_ITEM_FLAG_SAMEFIELDS : 0));
+        lpw_int(&w, (int64_t)(id.ms - info.master.ms));
+        lpw_int(&w, (int64_t)(id.seq - info.master.seq));
+        if (!same)
+            lpw_int(&w, (int64_t)nfields);
+        for (size_t i = 0; i < nfields; i++) {
+            if (!same)
+                lpw_append(&w, pairs[2 * i].p, pairs[2 * i].n);
+            lpw_append(&w, pairs[2 * i + 1].p, pairs[2 * i + 1].n);
+        }
+        lpw_int(&w, (int64_t)(same ? nfields + 3 : 2 * nfields + 4));
+    }
+    lpw_finish(&w);
+    mem_release(master);
+    mem_release(pairs);
+}
+
+static void id_be(unsigned char *at, const struct stream_id *id)
+{
+    for (int i = 0; i < 8; i++) {
+        at[i] = (unsigned char)(id->ms >> (56 - 8 * i));
+        at[8 + i] = (unsigned char)(id->seq >> (56 - 8 * i));
+    }
+}
+
+/* Redis 7.0's RDB_TYPE_STREAM_LISTPACKS_2: the nodes (master ID big-endian, listpack), the length, the
+ * last, first and max deleted IDs, entries added, and the consumer groups (none) */
+static void save_stream(struct rdb_buf *b, const struct object *o, const struct rdb_save_opts *opts)
+{
+    const struct stream *s = stream_of(o);
+    struct stream_id last = stream_last_id(s), first, max_deleted = stream_max_deleted_id(s);
+    buf_byte(b, RDB_TYPE_STREAM_LISTPACKS_2);
+    save_len(b, stream_nodes(s));
+    for (size_t i = 0; i < stream_nodes(s); i++) {
+        struct stream_node_info info;
+        unsigned char key[16];
+        struct rdb_buf lp = {0};
+        stream_node_info(s, i, &info);
+        id_be(key, &info.master);
+        save_string(b, (const char *)key, sizeof key, opts->compress);
+        save_stream_node(&lp, s, i);
+        save_string(b, lp.p, lp.len, opts->compress);
+        rdb_buf_release(&lp);
+    }
+    stream_first_entry_id(s, &first);
+    save_len(b, stream_length(s));
+    save_len(b, last.ms);
+    save_len(b, last.seq);
+    save_len(b, first.ms);
+    save_len(b, first.seq);
+    save_len(b, max_deleted.ms);
+    save_len(b, max_deleted.seq);
+    save_len(b, stream_entries_added(s));
+    save_len(b, 0);
+}
+
 void rdb_save_value(struct rdb_buf *b, const struct object *o, const struct rdb_save_opts *opts)
 {
     switch (object_type(o)) {
@@ -574,6 +700,9 @@ void rdb_save_value(struct rdb_buf *b, const struct object *o, const struct rdb_
         break;
     case OBJ_HASH:
         save_hash(b, o, opts);
+        break;
+    case OBJ_STREAM:
+        save_stream(b, o, opts);
         break;
     }
 }
@@ -717,6 +846,14 @@ static bool rd_bytes(struct rd *r, size_t k, const unsigned char **at)
     *at = r->p + r->off;
     r->off += k;
     return true;
+}
+
+static uint64_t get_be(const unsigned char *p, unsigned bytes)
+{
+    uint64_t v = 0;
+    for (unsigned i = 0; i < bytes; i++)
+        v = v << 8 | p[i];
+    return v;
 }
 
 static uint64_t get_le(const unsigned char *p, unsigned bytes)
@@ -1347,6 +1484,158 @@ static bool load_body(struct rd *r, unsigned type, unsigned version, struct sink
     }
 }
 
+/* a Redis listpack read element by element (its header and end checked first) */
+struct lpr {
+    const unsigned char *p; /* the listpack */
+    size_t n;               /* its bytes */
+    size_t off;             /* the next element */
+    size_t count;           /* elements read */
+};
+
+static bool lpr_init(struct lpr *l, const char *p, size_t n)
+{
+    l->p = (const unsigned char *)p;
+    l->n = n;
+    l->off = LP_HDR;
+    l->count = 0;
+    return n >= LP_HDR + 1 && get_le(l->p, 4) == n && l->p[n - 1] == LP_EOF;
+}
+
+static bool lpr_done(const struct lpr *l)
+{
+    return l->off >= l->n - 1;
+}
+
+/* the next element into *e (its bytes may be e's own: an integer) */
+static bool lpr_next(struct lpr *l, struct elem *e)
+{
+    size_t sz = lpr_done(l) ? 0 : lp_entry(l->p + l->off, l->n - 1 - l->off, e);
+    l->off += sz;
+    l->count++;
+    return sz != 0;
+}
+
+static bool lpr_int(struct lpr *l, int64_t *v)
+{
+    struct elem e;
+    long long ll;
+    if (!lpr_next(l, &e) || !util_str_to_ll(e.p, e.n, &ll))
+        return false;
+    *v = ll;
+    return true;
+}
+
+/* the next element as a string whose bytes stay valid while *e does (an integer's are e's own) */
+static bool lpr_str(struct lpr *l, struct elem *e, struct stream_str *str)
+{
+    if (!lpr_next(l, e))
+        return false;
+    str->p = e->p;
+    str->n = e->n;
+    return true;
+}
+
+/* the entries of one node's listpack into s (Redis's layout, see save_stream_node), counts checked */
+static bool load_stream_node(struct stream *s, const struct stream_id *master, const struct rstr *lp)
+{
+    struct lpr l;
+    int64_t live, deleted, nmaster, zero;
+    bool ok = false;
+    if (!lpr_init(&l, lp->p, lp->n) || !lpr_int(&l, &live) || !lpr_int(&l, &deleted) || !lpr_int(&l, &nmaster) ||
+        nmaster <= 0 || live < 0 || deleted < 0 || (size_t)nmaster > lp->n)
+        return false;
+    struct elem *elems = mem_alloc(2 * (size_t)nmaster * sizeof *elems);
+    struct stream_str *strs = mem_alloc(2 * (size_t)nmaster * sizeof *strs);
+    struct elem *melems = mem_alloc((size_t)nmaster * sizeof *melems);
+    struct stream_str *mstrs = mem_alloc((size_t)nmaster * sizeof *mstrs);
+    size_t cap = (size_t)nmaster;
+    int64_t seen_live = 0, seen_deleted = 0;
+    for (int64_t i = 0; i < nmaster; i++)
+        if (!lpr_str(&l, &melems[i], &mstrs[i]))
+            goto done;
+    if (!lpr_int(&l, &zero) || zero != 0)
+        goto done;
+    stream_load_node(s, master);
+    while (!lpr_done(&l)) {
+        int64_t flags, dms, dseq, nfields = nmaster, count;
+        if (!lpr_int(&l, &flags) || !lpr_int(&l, &dms) || !lpr_int(&l, &dseq) ||
+            (flags & ~(STREAM_ITEM_FLAG_DELETED | STREAM_ITEM_FLAG_SAMEFIELDS)))
+            goto done;
+        bool same = flags & STREAM_ITEM_FLAG_SAMEFIELDS;
+        if (!same && (!lpr_int(&l, &nfields) || nfields <= 0 || (size_t)nfields > lp->n))
+            goto done;
+        if ((size_t)nfields > cap) {
+            cap = (size_t)nfields;
+            elems = mem_realloc(elems, 2 * cap * sizeof *elems);
+            strs = mem_realloc(strs, 2 * cap * sizeof *strs);
+        }
+        for (int64_t i = 0; i < nfields; i++) {
+            if (same)
+                strs[2 * i] = mstrs[i];
+            else if (!lpr_str(&l, &elems[2 * i], &strs[2 * i]))
+                goto done;
+            if (!lpr_str(&l, &elems[2 * i + 1], &strs[2 * i + 1]))
+                goto done;
+        }
+        struct stream_id id = {master->ms + (uint64_t)dms, master->seq + (uint64_t)dseq};
+        bool gone = flags & STREAM_ITEM_FLAG_DELETED;
+        if (!lpr_int(&l, &count) || count != (same ? nfields + 3 : 2 * nfields + 4) ||
+            !stream_load_entry(s, &id, gone, (size_t)nfields, strs))
+            goto done;
+        seen_live += !gone;
+        seen_deleted += gone;
+    }
+    ok = seen_live == live && seen_deleted == deleted &&
+         (get_le(l.p + 4, 2) == LP_COUNT_UNKNOWN || get_le(l.p + 4, 2) == l.count);
+done:
+    mem_release(elems);
+    mem_release(strs);
+    mem_release(melems);
+    mem_release(mstrs);
+    return ok;
+}
+
+/* RDB_TYPE_STREAM_LISTPACKS (Redis 5 to 6.2), _2 (7.0) and _3 (7.2); consumer groups are not kept: a
+ * stream that has any is refused */
+static struct object *load_stream(struct rd *r, unsigned type)
+{
+    struct object *o = stream_object_create();
+    struct stream *s = stream_of(o);
+    uint64_t nodes, length, meta[7] = {0}, groups;
+    size_t nmeta = type == RDB_TYPE_STREAM_LISTPACKS ? 2 : 7;
+    bool ok = rd_len(r, &nodes, NULL) && nodes <= rd_left(r) / 2;
+    for (uint64_t i = 0; ok && i < nodes; i++) {
+        struct rstr key, lp;
+        struct stream_id master;
+        ok = rd_string(r, &key);
+        if (!ok)
+            break;
+        ok = key.n == 16;
+        if (ok) {
+            master.ms = get_be((const unsigned char *)key.p, 8);
+            master.seq = get_be((const unsigned char *)key.p + 8, 8);
+        }
+        rstr_release(&key);
+        ok = ok && rd_string(r, &lp);
+        if (!ok)
+            break;
+        ok = load_stream_node(s, &master, &lp);
+        rstr_release(&lp);
+    }
+    ok = ok && rd_len(r, &length, NULL);
+    for (size_t i = 0; ok && i < nmeta; i++)
+        ok = rd_len(r, &meta[i], NULL);
+    ok = ok && rd_len(r, &groups, NULL) && groups == 0;
+    if (ok) {
+        struct stream_id last = {meta[0], meta[1]}, max_deleted = {meta[4], meta[5]};
+        /* a Redis 6.2 stream counts what it holds as added (Redis's own upgrade) */
+        ok = stream_load_finish(s, length, &last, &max_deleted, nmeta == 2 ? length : meta[6]);
+    }
+    if (!ok)
+        object_destroy(&o);
+    return o;
+}
+
 /* a value of RDB type `type` (its type byte read already) */
 static struct object *load_object(struct rd *r, unsigned type, unsigned version, const struct rdb_limits *lim)
 {
@@ -1357,6 +1646,11 @@ static struct object *load_object(struct rd *r, unsigned type, unsigned version,
             return NULL;
         o = object_string_create(s.p, s.n);
         rstr_release(&s);
+    } else if (type == RDB_TYPE_STREAM_LISTPACKS || type == RDB_TYPE_STREAM_LISTPACKS_2 ||
+               type == RDB_TYPE_STREAM_LISTPACKS_3) {
+        o = version >= (type == RDB_TYPE_STREAM_LISTPACKS ? 9u : type == RDB_TYPE_STREAM_LISTPACKS_2 ? 10u : 11u)
+                ? load_stream(r, type)
+                : NULL;
     } else {
         struct sink k;
         if (load_body(r, type, version, &k, lim))

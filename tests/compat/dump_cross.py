@@ -21,6 +21,13 @@ the reverse, the same DUMP bytes for one library, and mutated payloads.
 RESTOREd into the candidate: each must answer +OK or an error, and the server
 must still answer PING and exit cleanly (run it with an ASan build).
 
+Streams (one entry, hundreds over several nodes with fields like the master
+entry's and not, integer-looking fields and values, deleted entries, an
+emptied stream with its metadata, a trimmed one, large values cut into nodes
+by stream-node-max-bytes) go the same ways: contents (XRANGE, XINFO STREAM
+FULL but its radix-tree-nodes, a count of the radix tree's own) and DUMP
+bytes equal.
+
 HyperLogLogs (PFADD's strings, sparse and dense, their count cached or not)
 go both ways too: the same bytes, counts and DUMP bytes, before and after
 one more PFADD, and PFCOUNT/PFMERGE over the restored keys.
@@ -75,8 +82,29 @@ def values():
                         "0", "g", "123456789", "h"], True),
         ("z:skiplist", ["ZADD", "z:skiplist"] + sum([[str(i * 0.75 - 40), "m%d" % i] for i in range(300)], []), True),
         ("z:longmember", ["ZADD", "z:longmember", "1", "x" * 100, "2", "y"], True),
+        ("st:one", ["XADD", "st:one", "1-1", "a", "1", "b", "-2"], True),
+        ("st:many", [["XADD", "st:many", "%d-%d" % (1000 + i // 3, i % 3)] +
+                     (["f", "v%d" % i, "n", str(i * 1000 - 70000)] if i % 7 else ["f", str(i), "other", "x" * (i % 90)])
+                     for i in range(260)] +
+         [["XDEL", "st:many"] + ["%d-%d" % (1000 + i // 3, i % 3) for i in range(0, 260, 4)],
+          ["XDEL", "st:many", "1000-0", "1000-1", "1000-2", "1001-0", "1001-1"]], True),
+        ("st:empty", [["XADD", "st:empty", "5-5", "a", "b"], ["XADD", "st:empty", "6-0", "a", "b"],
+                      ["XDEL", "st:empty", "5-5", "6-0"], ["XSETID", "st:empty", "9-9", "ENTRIESADDED", "40"]], True),
+        ("st:trimmed", [["XADD", "st:trimmed", str(i), "k", "v"] for i in range(1, 400)] +
+         [["XTRIM", "st:trimmed", "MAXLEN", "~", "150"], ["XTRIM", "st:trimmed", "MINID", "320"]], True),
+        ("st:bigvalues", [["XADD", "st:bigvalues", str(i), "blob", "%05d" % i * (200 + i * 13)] for i in range(1, 60)],
+         True),
+        ("st:ids", [["XADD", "st:ids", "18446744073709551614-5", "a", "b"],
+                    ["XADD", "st:ids", "18446744073709551615-0", "a", "b"],
+                    ["XADD", "st:ids", "18446744073709551615-18446744073709551615", "z", "1"]], True),
     ]
     return v
+
+
+def build(r, args):
+    """run the command, or the commands, that make a value"""
+    for cmd in (args if isinstance(args[0], list) else [args]):
+        r.execute_command(*cmd)
 
 
 def contents(r, key):
@@ -91,6 +119,11 @@ def contents(r, key):
         body = sorted(r.hgetall(key).items())
     elif t == b"zset":
         body = r.zrange(key, 0, -1, withscores=True)
+    elif t == b"stream":
+        info = r.execute_command("XINFO", "STREAM", key, "FULL", "COUNT", "0")
+        pairs = list(info.items()) if isinstance(info, dict) else list(zip(info[::2], info[1::2]))
+        info = [(k, v) for k, v in pairs if k not in ("radix-tree-nodes", b"radix-tree-nodes")]
+        body = (r.xrange(key), r.xlen(key), info)
     else:
         body = None
     return t, body
@@ -98,7 +131,7 @@ def contents(r, key):
 
 def cross(R, P):
     for key, args, deterministic in values():
-        R.execute_command(*args)
+        build(R, args)
         payload = R.dump(key)
         check(payload is not None, "%s: redis DUMP" % key)
         # Redis -> candidate
@@ -351,7 +384,7 @@ def main():
         P = redis.Redis(port=cand.port)
         if args.fuzz:
             for key, cmd, _ in values():
-                R.execute_command(*cmd)
+                build(R, cmd)
             fuzz(R, P, args.fuzz, args.seed)
         else:
             cross(R, P)

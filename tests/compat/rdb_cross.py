@@ -38,7 +38,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "clients"))
 from diff import Server, free_port  # noqa: E402
-from dump_cross import LIBS, function_list, values, contents  # noqa: E402
+from dump_cross import LIBS, build, function_list, values, contents  # noqa: E402
 import expect  # noqa: E402
 from expect import check, eq  # noqa: E402
 
@@ -53,7 +53,7 @@ def fill(r):
     for db in DBS:
         r.execute_command("SELECT", db)
         for i, (key, args, _) in enumerate(values()):
-            r.execute_command(*args)
+            build(r, args)
             if i % 3 == 0:
                 r.pexpire(key, TTL_MS + i)
         r.set("big:%d" % db, os.urandom(1 << 20))

@@ -14,6 +14,11 @@
  * seconds, no checksum before version 5, IDLE, FREQ, FUNCTION2 skipped,
  * MODULE_AUX refused); a zero checksum unchecked; every truncation and a
  * flipped byte refused; a key the caller refuses fails the load.
+ * Streams: Redis 7.0's bytes for a known stream (master entry, SAMEFIELDS,
+ * integer fields, a deleted entry, XSETID's metadata), the same read as
+ * types 21 (7.2) and 15 (6.2, its metadata derived), a stream with
+ * consumer groups refused, truncations and flips; the cross-shard
+ * serialized form round trips and refuses its truncations.
  */
 #include "percore/rdb.h"
 
@@ -22,6 +27,7 @@
 #include "percore/list.h"
 #include "percore/mem.h"
 #include "percore/set.h"
+#include "percore/stream.h"
 #include "percore/zset.h"
 
 #include "check.h"
@@ -835,6 +841,171 @@ static void test_file_versions(void)
     }
 }
 
+/* ---- streams ---- */
+
+/* XADD s 1-1 a 1 b 2; XADD s 1-2 a 3 b 4; XADD s 2-5 c 5; XADD s 3-0 a 1 b 2; XDEL s 1-2;
+ * XADD s 7 1234 -5 z 99999999999; XSETID s 9-0 ENTRIESADDED 20 (Redis 7.0's DUMP, rdbcompression no) */
+static const char STREAM_RDB[] =
+    "\x13\x01\x10\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00\x01\x40\x67\x67\x00\x00\x00\x28"
+    "\x00\x04\x01\x01\x01\x02\x01\x81\x61\x02\x81\x62\x02\x00\x01\x02\x01\x00\x01\x00\x01\x01\x01\x02\x01\x05"
+    "\x01\x03\x01\x00\x01\x01\x01\x03\x01\x04\x01\x05\x01\x00\x01\x01\x01\x04\x01\x01\x01\x81\x63\x02\x05\x01"
+    "\x06\x01\x02\x01\x02\x01\xdf\xff\x02\x01\x01\x02\x01\x05\x01\x00\x01\x06\x01\xdf\xff\x02\x02\x01\xc4\xd2"
+    "\x02\xdf\xfb\x02\x81\x7a\x02\xf4\xff\xe7\x76\x48\x17\x00\x00\x00\x09\x08\x01\xff\x04\x09\x00\x01\x01\x01"
+    "\x02\x14\x00";
+
+static struct object *known_stream(void)
+{
+    static const struct stream_limits lim = {4096, 100};
+    struct object *o = stream_object_create();
+    struct stream *s = stream_of(o);
+    const struct stream_str e1[] = {{"a", 1}, {"1", 1}, {"b", 1}, {"2", 1}};
+    const struct stream_str e2[] = {{"a", 1}, {"3", 1}, {"b", 1}, {"4", 1}};
+    const struct stream_str e3[] = {{"c", 1}, {"5", 1}};
+    const struct stream_str e5[] = {{"1234", 4}, {"-5", 2}, {"z", 1}, {"99999999999", 11}};
+    const struct stream_id ids[] = {{1, 1}, {1, 2}, {2, 5}, {3, 0}, {7, 0}, {9, 0}};
+    stream_append(s, &ids[0], 2, e1, &lim);
+    stream_append(s, &ids[1], 2, e2, &lim);
+    stream_append(s, &ids[2], 1, e3, &lim);
+    stream_append(s, &ids[3], 2, e1, &lim);
+    CHECK(stream_delete(s, &ids[1]));
+    CHECK(!stream_delete(s, &ids[1]));
+    stream_set_meta(s, NULL, NULL, &ids[1]);
+    stream_append(s, &ids[4], 2, e5, &lim);
+    long long added = 20;
+    stream_set_meta(s, &ids[5], &added, NULL);
+    return o;
+}
+
+/* the stream's entries as "id f v f v;" text, and its metadata */
+static void stream_text(const struct object *o, char *out, size_t cap)
+{
+    const struct stream *s = stream_of(o);
+    struct stream_id lo = {0, 0}, hi = {UINT64_MAX, UINT64_MAX}, id, last = stream_last_id(s),
+                     del = stream_max_deleted_id(s);
+    struct stream_iter it;
+    size_t nfields, n = 0;
+    char buf[48];
+    stream_iter_init(&it, s, &lo, &hi, false);
+    while (stream_iter_next(&it, &id, &nfields) && n + 200 < cap) {
+        buf[stream_id_format(&id, buf)] = 0;
+        n += (size_t)snprintf(out + n, cap - n, "%s", buf);
+        for (size_t i = 0; i < nfields; i++) {
+            struct stream_str f, v;
+            stream_iter_pair(&it, &f, &v);
+            n += (size_t)snprintf(out + n, cap - n, " %.*s %.*s", (int)f.n, f.p, (int)v.n, v.p);
+        }
+        n += (size_t)snprintf(out + n, cap - n, ";");
+    }
+    snprintf(out + n, cap - n, " len %llu last %llu-%llu del %llu-%llu added %llu",
+             (unsigned long long)stream_length(s), (unsigned long long)last.ms, (unsigned long long)last.seq,
+             (unsigned long long)del.ms, (unsigned long long)del.seq, (unsigned long long)stream_entries_added(s));
+}
+
+static void serialize_emit(void *arg, const void *p, size_t n)
+{
+    rdb_buf_put(arg, p, n);
+}
+
+static void test_streams(void)
+{
+    const size_t n = sizeof STREAM_RDB - 1;
+    const char *want = "1-1 a 1 b 2;2-5 c 5;3-0 a 1 b 2;7-0 1234 -5 z 99999999999; len 4 last 9-0 del 1-2 added 20";
+    struct rdb_save_opts plain = OPTS;
+    char text[1024];
+    plain.compress = false;
+
+    struct object *o = known_stream();
+    struct rdb_buf b = value_of(o, &plain);
+    CHECK(b.len == n && memcmp(b.p, STREAM_RDB, n) == 0);
+    stream_text(o, text, sizeof text);
+    CHECK(strcmp(text, want) == 0);
+    CHECK(strcmp(enc(o), "stream") == 0 && strcmp(object_type_name(o), "stream") == 0);
+    CHECK_EQ_LL(object_length(o), 4);
+
+    struct object *c = load(STREAM_RDB, n, 10);
+    CHECK(c != NULL);
+    if (c) {
+        stream_text(c, text, sizeof text);
+        CHECK(strcmp(text, want) == 0);
+        struct rdb_buf b2 = value_of(c, &plain);
+        CHECK(b2.len == n && memcmp(b2.p, STREAM_RDB, n) == 0);
+        rdb_buf_release(&b2);
+        object_destroy(&c);
+    }
+
+    /* Redis 7.2's type 21: the same without groups; not before RDB 11 */
+    char *m = mem_alloc(n);
+    memcpy(m, STREAM_RDB, n);
+    m[0] = 21;
+    CHECK(rdb_load_value(m, n, 10, &LIM, NULL) == NULL);
+    c = load(m, n, 11);
+    CHECK(c != NULL);
+    if (c) {
+        stream_text(c, text, sizeof text);
+        CHECK(strcmp(text, want) == 0);
+        object_destroy(&c);
+    }
+    /* Redis 6.2's type 15: no first ID, max deleted ID or entries added (the length is taken for it) */
+    m[0] = 15;
+    memmove(m + n - 6, m + n - 1, 1);
+    c = load(m, n - 5, 9);
+    CHECK(c != NULL);
+    if (c) {
+        stream_text(c, text, sizeof text);
+        CHECK(strcmp(text, "1-1 a 1 b 2;2-5 c 5;3-0 a 1 b 2;7-0 1234 -5 z 99999999999; len 4 last 9-0 del 0-0 "
+                           "added 4") == 0);
+        object_destroy(&c);
+    }
+    /* consumer groups are not kept: refused */
+    memcpy(m, STREAM_RDB, n);
+    m[n - 1] = 1;
+    CHECK(rdb_load_value(m, n, 10, &LIM, NULL) == NULL);
+    /* a length that does not count the live entries */
+    memcpy(m, STREAM_RDB, n);
+    m[n - 10] = 5;
+    CHECK(rdb_load_value(m, n, 10, &LIM, NULL) == NULL);
+    mem_release(m);
+    abuse(STREAM_RDB, n);
+
+    /* more nodes than one, compressed: a round trip to the same bytes */
+    struct object *big = stream_object_create();
+    static const struct stream_limits three = {4096, 3};
+    for (uint64_t i = 1; i <= 20; i++) {
+        char v[32];
+        size_t vn = (size_t)snprintf(v, sizeof v, "value-%llu", (unsigned long long)i * 7919);
+        struct stream_str f[] = {{i % 4 ? "field" : "other", 5}, {v, vn}};
+        struct stream_id id = {i, i % 3};
+        stream_append(stream_of(big), &id, 1, f, &three);
+        if (i % 5 == 0)
+            stream_delete(stream_of(big), &id);
+    }
+    CHECK_EQ_LL(stream_nodes(stream_of(big)), 6); /* what Redis 7.0 makes of the same (XINFO radix-tree-keys) */
+    c = round_trip(big, true);
+    object_destroy(&c);
+
+    /* the cross-shard form: the same stream back, its truncations refused */
+    struct rdb_buf ser = {0};
+    object_serialize(big, serialize_emit, &ser);
+    c = object_deserialize(ser.p, ser.len);
+    CHECK(c != NULL);
+    if (c) {
+        struct rdb_buf b1 = value_of(big, &OPTS), b2 = value_of(c, &OPTS);
+        CHECK(b1.len == b2.len && memcmp(b1.p, b2.p, b1.len) == 0);
+        rdb_buf_release(&b1);
+        rdb_buf_release(&b2);
+        object_destroy(&c);
+    }
+    for (size_t k = 0; k < ser.len; k++) {
+        c = object_deserialize(ser.p, k);
+        CHECK(c == NULL);
+        object_destroy(&c);
+    }
+    rdb_buf_release(&ser);
+    object_destroy(&big);
+    rdb_buf_release(&b);
+    object_destroy(&o);
+}
+
 int main(void)
 {
     test_crc64();
@@ -848,5 +1019,6 @@ int main(void)
     test_refused();
     test_file();
     test_file_versions();
+    test_streams();
     return check_done("test_rdb");
 }
