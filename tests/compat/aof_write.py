@@ -339,22 +339,16 @@ def functions(a, d):
         p.send_signal(signal.SIGKILL)
         p.wait()
     check_aof(d)
-    p, port = percore(a.candidate, a.threads, d, "always")
-    try:
-        got = function_list(port)
-    finally:
-        p.terminate()
-        p.wait()
-    if got != want:
-        raise AssertionError("percore restarted on its AOF lists other libraries:\n%s\nacknowledged:\n%s" % (got, want))
-    rp, rport = redis_on(a.redis, d)
-    try:
-        rgot = function_list(rport)
-    finally:
-        rp.terminate()
-        rp.wait()
-    if rgot != want:
-        raise AssertionError("redis-server on the AOF lists other libraries:\n%s\nacknowledged:\n%s" % (rgot, want))
+    for who, start_on in (("percore restarted", lambda: percore(a.candidate, a.threads, d, "always")),
+                          ("redis-server", lambda: redis_on(a.redis, d))):
+        p, port = start_on()
+        try:
+            got = function_list(port)
+        finally:
+            p.terminate()
+            p.wait()
+        if got != want:
+            raise AssertionError("%s on the AOF lists other libraries:\n%s\nacknowledged:\n%s" % (who, got, want))
     print("functions: %d libraries after 160 racing changes, the same in percore and redis-server after kill -9"
           % len(want))
 
