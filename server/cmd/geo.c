@@ -322,7 +322,7 @@ static void found_append(struct geo_found *f, const double xy[2], double dist, d
         f->cap = f->cap ? f->cap * 2 : 8;
         f->points = mem_realloc(f->points, f->cap * sizeof(*f->points));
     }
-    if (f->len + len > f->bytes_cap) {
+    if (f->bytes == NULL || f->len + len > f->bytes_cap) { /* never NULL once used: empty members point here */
         f->bytes_cap = (f->len + len) * 2 + 64;
         f->bytes = mem_realloc(f->bytes, f->bytes_cap);
     }
@@ -606,7 +606,7 @@ static void geo_search_generic(struct cmd_ctx *ctx, int srckey, int flags)
         reply_array(ctx->out, 0);
     } else {
         size_t n = rq.count == 0 || found.used < (size_t)rq.count ? found.used : (size_t)rq.count;
-        if (rq.sort != SORT_NONE) {
+        if (rq.sort != SORT_NONE && found.used) {
             pqsort_cmp_fn *cmp = rq.sort == SORT_ASC ? by_distance_asc : by_distance_desc;
             if (n == found.used)
                 qsort(found.points, found.used, sizeof(*found.points), cmp);
