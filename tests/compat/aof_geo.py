@@ -5,7 +5,7 @@ the geo commands (server/cmd/geo.c) in the append-only file percore writes.
 1. propagation: one client runs the same seeded sequence of GEOADD [NX XX CH],
    GEOSEARCHSTORE [STOREDIST], GEORADIUS/GEORADIUSBYMEMBER STORE/STOREDIST
    (destinations on the source's shard and on others), searches that store
-   nothing, failed commands, over several databases, on a redis-server and
+   nothing, failed commands, GEOADD from a script, over several databases, on a redis-server and
    on percore, both with appendonly yes; the commands each AOF holds must be
    the same, argument for argument: GEOADD written as the ZADD Redis rewrites
    it to (its scores the 52-bit geohashes), a STORE form as itself, nothing
@@ -89,7 +89,11 @@ def commands(seed, n):
             a = ["GEORADIUSBYMEMBER", src, rng.choice(members), str(rng.randrange(0, 400)), "km"]
             a += search_options() + [rng.choice(["STORE", "STOREDIST"]), dst]
         elif op == 10:
-            a = ["ZREM", src, rng.choice(members)]
+            if rng.randrange(2):
+                a = ["ZREM", src, rng.choice(members)]
+            else:  # a script's GEOADD: Redis logs the effect, the ZADD, inside MULTI/EXEC
+                a = ["EVAL", "return redis.call('GEOADD', KEYS[1], ARGV[1], ARGV[2], ARGV[3])", "1", src]
+                a += position() + [rng.choice(members)]
         else:
             a = rng.choice([["DEL", dst], ["EXPIRE", dst, str(rng.randrange(100, 1000))], ["DEL", src]])
         out.append((db, a))
