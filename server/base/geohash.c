@@ -262,12 +262,20 @@ void geohash_search_area_of(struct geo_shape *shape, struct geohash_search_area 
     }
 }
 
+/* along a meridian: the arc between the latitudes (Redis geohashGetLatDistance) */
+static double lat_distance(double lat1, double lat2)
+{
+    return EARTH_RADIUS_IN_METERS * fabs(deg_rad(lat2) - deg_rad(lat1));
+}
+
 double geohash_distance(double lon1, double lat1, double lon2, double lat2)
 {
-    double lat1r = deg_rad(lat1), lon1r = deg_rad(lon1);
-    double lat2r = deg_rad(lat2), lon2r = deg_rad(lon2);
-    double u = sin((lat2r - lat1r) / 2);
+    double lon1r = deg_rad(lon1), lon2r = deg_rad(lon2);
     double v = sin((lon2r - lon1r) / 2);
+    if (v == 0.0) /* one meridian: Redis 7.0.15 takes the arc, which rounds apart from the haversine */
+        return lat_distance(lat1, lat2);
+    double lat1r = deg_rad(lat1), lat2r = deg_rad(lat2);
+    double u = sin((lat2r - lat1r) / 2);
     return 2.0 * EARTH_RADIUS_IN_METERS * asin(sqrt(u * u + cos(lat1r) * cos(lat2r) * v * v));
 }
 
@@ -278,10 +286,10 @@ bool geohash_shape_contains(const struct geo_shape *shape, double x, double y, d
         *distance = geohash_distance(cx, cy, x, y);
         return *distance <= shape->radius * shape->conversion;
     }
-    /* the box: its half width along the point's parallel, its half height along the point's meridian */
-    double lon_distance = geohash_distance(x, y, cx, y);
-    double lat_distance = geohash_distance(x, y, x, cy);
-    if (lon_distance > shape->width * shape->conversion / 2 || lat_distance > shape->height * shape->conversion / 2)
+    /* the box: its half height along the point's meridian, then its half width along the point's parallel */
+    if (lat_distance(y, cy) > shape->height * shape->conversion / 2)
+        return false;
+    if (geohash_distance(x, y, cx, y) > shape->width * shape->conversion / 2)
         return false;
     *distance = geohash_distance(cx, cy, x, y);
     return true;

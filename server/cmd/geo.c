@@ -13,8 +13,9 @@
  * sorted set in Redis's cell order, keeps the members within the shape, and
  * sorts by distance with glibc's qsort (everything) or Redis's partial
  * quicksort (COUNT fewer than found), so ties come out as Redis's do; the
- * unsorted order is the cells' order.  Distances print as "%.4f", positions
- * as Redis's addReplyHumanLongDouble (RESP2) or a double (RESP3).
+ * unsorted order is the cells' order.  Distances print with 4 decimals as
+ * Redis 7.0.15's fixedpoint_d2string rounds them, positions as Redis's
+ * addReplyHumanLongDouble (RESP2 bulk string, RESP3 double).
  *
  * Storing: STORE/STOREDIST (GEORADIUS, GEORADIUSBYMEMBER) and
  * GEOSEARCHSTORE put the result into their destination through
@@ -44,6 +45,7 @@
 #include "percore/util.h"
 #include "percore/zset.h"
 
+#include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -137,11 +139,22 @@ static bool member_position(struct zset *z, const struct resp_arg *member, doubl
 
 /* ---- replies ----------------------------------------------------------------- */
 
-/* Redis addReplyDoubleDistance */
+/*
+ * Redis 7.0.15's addReplyDoubleDistance (fixedpoint_d2string with 4 digits): d * 10^4 rounded to an
+ * integer (llrint: to even), written with a dot before its last 4 digits -- not printf's "%.4f", which
+ * rounds the exact binary value and so differs on ties like 8862790.56775
+ */
 static void reply_distance(struct reply *out, double d)
 {
-    char buf[128];
-    int n = snprintf(buf, sizeof buf, "%.4f", d);
+    char buf[48];
+    int n;
+    if (d == 0) {
+        n = snprintf(buf, sizeof buf, "0.0000");
+    } else {
+        long long scaled = llrint(d * 10000.0);
+        unsigned long long v = scaled < 0 ? 0ULL - (unsigned long long)scaled : (unsigned long long)scaled;
+        n = snprintf(buf, sizeof buf, "%s%llu.%04llu", scaled < 0 ? "-" : "", v / 10000, v % 10000);
+    }
     reply_bulk(out, buf, (size_t)n);
 }
 
