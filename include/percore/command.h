@@ -311,6 +311,8 @@ struct object *cmd_lookup_typed(struct cmd_ctx *ctx, const struct resp_arg *key,
 bool cmd_arg_is(const struct resp_arg *a, const char *name);
 /* parse a long long or reply "value is not an integer or out of range" */
 bool cmd_get_ll_or_reply(struct cmd_ctx *ctx, const struct resp_arg *a, long long *v);
+/* Redis getDoubleFromObjectOrReply: a double, else msg ("ERR value is not a valid float" when NULL) */
+bool cmd_get_double_or_reply(struct cmd_ctx *ctx, const struct resp_arg *a, double *v, const char *msg);
 /*
  * Redis getRangeLongFromObjectOrReply: a long long in [min, max], else
  * "value is not an integer or out of range" / "value is out of range,

@@ -274,6 +274,15 @@ bool cmd_get_ll_or_reply(struct cmd_ctx *ctx, const struct resp_arg *a, long lon
     return true;
 }
 
+bool cmd_get_double_or_reply(struct cmd_ctx *ctx, const struct resp_arg *a, double *v, const char *msg)
+{
+    if (!util_str_to_double(a->ptr, a->len, v)) {
+        reply_error(ctx->out, msg ? msg : "ERR value is not a valid float");
+        return false;
+    }
+    return true;
+}
+
 bool cmd_get_range_ll_or_reply(struct cmd_ctx *ctx, const struct resp_arg *a, long long min,
                                long long max, long long *v, const char *msg)
 {

@@ -54,19 +54,11 @@
 
 /* ---- arguments ------------------------------------------------------------- */
 
-/* Redis getDoubleFromObjectOrReply */
-static bool double_or_reply(struct cmd_ctx *ctx, const struct resp_arg *a, double *v, const char *msg)
-{
-    if (util_str_to_double(a->ptr, a->len, v))
-        return true;
-    reply_error(ctx->out, msg ? msg : "ERR value is not a valid float");
-    return false;
-}
-
 /* Redis extractLongLatOrReply: argv[0] longitude, argv[1] latitude, within the geohash limits */
 static bool lonlat_or_reply(struct cmd_ctx *ctx, const struct resp_arg *argv, double xy[2])
 {
-    if (!double_or_reply(ctx, &argv[0], &xy[0], NULL) || !double_or_reply(ctx, &argv[1], &xy[1], NULL))
+    if (!cmd_get_double_or_reply(ctx, &argv[0], &xy[0], NULL) ||
+        !cmd_get_double_or_reply(ctx, &argv[1], &xy[1], NULL))
         return false;
     if (xy[0] < GEO_LONG_MIN || xy[0] > GEO_LONG_MAX || xy[1] < GEO_LAT_MIN || xy[1] > GEO_LAT_MAX) {
         reply_errorf(ctx->out, "ERR invalid longitude,latitude pair %f,%f", xy[0], xy[1]);
@@ -94,7 +86,7 @@ static double unit_or_reply(struct cmd_ctx *ctx, const struct resp_arg *unit)
 static bool radius_or_reply(struct cmd_ctx *ctx, const struct resp_arg *argv, struct geo_shape *shape)
 {
     double radius;
-    if (!double_or_reply(ctx, &argv[0], &radius, "ERR need numeric radius"))
+    if (!cmd_get_double_or_reply(ctx, &argv[0], &radius, "ERR need numeric radius"))
         return false;
     if (radius < 0) {
         reply_error(ctx->out, "ERR radius cannot be negative");
@@ -113,8 +105,8 @@ static bool radius_or_reply(struct cmd_ctx *ctx, const struct resp_arg *argv, st
 static bool box_or_reply(struct cmd_ctx *ctx, const struct resp_arg *argv, struct geo_shape *shape)
 {
     double width, height;
-    if (!double_or_reply(ctx, &argv[0], &width, "ERR need numeric width") ||
-        !double_or_reply(ctx, &argv[1], &height, "ERR need numeric height"))
+    if (!cmd_get_double_or_reply(ctx, &argv[0], &width, "ERR need numeric width") ||
+        !cmd_get_double_or_reply(ctx, &argv[1], &height, "ERR need numeric height"))
         return false;
     if (height < 0 || width < 0) {
         reply_error(ctx->out, "ERR height or width cannot be negative");

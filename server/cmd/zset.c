@@ -122,17 +122,6 @@ void zset_put_destination(struct cmd_ctx *ctx, const struct resp_arg *dstkey, st
     cmd_notify(ctx, NOTIFY_ZSET, event, dstkey);
 }
 
-/* Redis getDoubleFromObjectOrReply */
-static bool get_double_or_reply(struct cmd_ctx *ctx, const struct resp_arg *a, double *v,
-                                const char *msg)
-{
-    if (!util_str_to_double(a->ptr, a->len, v)) {
-        reply_error(ctx->out, msg ? msg : "ERR value is not a valid float");
-        return false;
-    }
-    return true;
-}
-
 /* a member and its score, as WITHSCORES emits it (nested pair in RESP3 when asked) */
 static void reply_member(struct reply *out, const char *p, size_t n, double score, bool withscores,
                          bool nested)
@@ -216,7 +205,7 @@ static void zadd_generic(struct cmd_ctx *ctx, int flags)
     double one;
     scores = elements == 1 ? &one : mem_alloc(sizeof(double) * (size_t)elements);
     for (long j = 0; j < elements; j++)
-        if (!get_double_or_reply(ctx, &ctx->argv[scoreidx + j * 2], &scores[j], NULL))
+        if (!cmd_get_double_or_reply(ctx, &ctx->argv[scoreidx + j * 2], &scores[j], NULL))
             goto cleanup;
 
     struct object *o = cmd_lookup_typed(ctx, key, OBJ_ZSET, true, &wrong);
@@ -1414,8 +1403,8 @@ static void zsetop_generic(struct cmd_ctx *ctx, const struct resp_arg *dstkey, i
                 j++;
                 remaining--;
                 for (i = 0; i < setnum; i++, j++, remaining--) {
-                    if (!get_double_or_reply(ctx, &ctx->argv[j], &src[i].weight,
-                                             "ERR weight value is not a float")) {
+                    if (!cmd_get_double_or_reply(ctx, &ctx->argv[j], &src[i].weight,
+                                                 "ERR weight value is not a float")) {
                         mem_release(src);
                         return;
                     }
