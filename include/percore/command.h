@@ -231,7 +231,7 @@ enum {
                                      * other shards' commands depend on (FUNCTION, SCRIPT: an FCALL or EVALSHA
                                      * pipelined before it and sent to another shard must not meet the library
                                      * or script it deletes) */
-    CMD_STORE_KEY = 1ull << 37,   /* its keys: argv[1] and the arguments after STORE and STOREDIST options
+    CMD_STORE_KEY = 1ull << 38,   /* its keys: argv[1] and the arguments after STORE and STOREDIST options
                                    * (GEORADIUS GEORADIUSBYMEMBER; command_key_positions says which) */
     CMD_ALLOW_BUSY = 1ull << 34,  /* runs while a script is busy (Redis's allow-busy), its handler alone, outside
                                    * call(): SCRIPT (its KILL), SHUTDOWN (with NOSAVE), QUIT, MULTI; the
