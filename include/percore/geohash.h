@@ -9,7 +9,8 @@
  * search covers its shape with the cell of the centre at a step (a prefix
  * length) chosen from the radius, plus that cell's eight neighbours, each of
  * which is one score range of the sorted set.  Distances are the haversine
- * great-circle formula on a sphere of radius 6372797.560856 m.
+ * great-circle formula on a sphere of radius 6372797.560856 m (along one
+ * meridian the arc itself, as Redis 7.0.15 computes it).
  *
  * Every computation is Redis's, in its order of floating-point operations,
  * so that cells, distances and the boxes searched (hence results and their
@@ -82,9 +83,9 @@ static inline bool geohash_is_zero(struct geohash_bits h)
     return h.bits == 0 && h.step == 0;
 }
 
-/* great-circle distance in meters, Redis geohashGetDistance */
+/* great-circle distance in meters, Redis 7.0.15's geohashGetDistance */
 double geohash_distance(double lon1, double lat1, double lon2, double lat2);
-/* is (x, y) within shape; *distance its distance from the centre in meters when it is */
+/* is (x, y) within shape (Redis geoWithinShape); *distance its distance from the centre in meters when it is */
 bool geohash_shape_contains(const struct geo_shape *shape, double x, double y, double *distance);
 
 #endif

@@ -10,7 +10,9 @@
  * takes a cell's centre; the search step comes from doubling the radius up
  * to the Mercator width, one less near the poles, one less again when a
  * neighbour does not reach the shape's bounding box; neighbours that lie
- * wholly outside the bounding box are dropped.  Moving to a neighbour wraps
+ * wholly outside the bounding box are dropped; a distance along one
+ * meridian is the arc, not the haversine, and a box checks its height
+ * first (Redis 7.0.15's binary does both; they round differently).  Moving to a neighbour wraps
  * around in longitude (the antimeridian) and in latitude, as Redis's does.
  *
  * No state, no allocation: any thread.
