@@ -247,6 +247,8 @@ enum {
                                      * changes are keyspace-wide parts (FUNCTION LOAD, conn_fanout_locked) */
     CMD_KEYS_STREAMS = 1ull << 38, /* the keys are the first half of the arguments after the first STREAMS
                                     * (XREAD XREADGROUP), as Redis's key spec for them */
+    CMD_STORE_KEY = 1ull << 40,   /* its keys: argv[1] and the arguments after STORE and STOREDIST options
+                                   * (GEORADIUS GEORADIUSBYMEMBER; command_key_positions says which) */
     CMD_ALLOW_BUSY = 1ull << 34,  /* runs while a script is busy (Redis's allow-busy), its handler alone, outside
                                    * call(): SCRIPT (its KILL), SHUTDOWN (with NOSAVE), QUIT, MULTI; the
                                    * handler refuses the rest with -BUSY.  Redis's AUTH HELLO RESET WATCH
@@ -327,6 +329,8 @@ struct object *cmd_lookup_typed(struct cmd_ctx *ctx, const struct resp_arg *key,
 bool cmd_arg_is(const struct resp_arg *a, const char *name);
 /* parse a long long or reply "value is not an integer or out of range" */
 bool cmd_get_ll_or_reply(struct cmd_ctx *ctx, const struct resp_arg *a, long long *v);
+/* Redis getDoubleFromObjectOrReply: a double, else msg ("ERR value is not a valid float" when NULL) */
+bool cmd_get_double_or_reply(struct cmd_ctx *ctx, const struct resp_arg *a, double *v, const char *msg);
 /*
  * Redis getRangeLongFromObjectOrReply: a long long in [min, max], else
  * "value is not an integer or out of range" / "value is out of range,

@@ -100,6 +100,7 @@ void command_setup(void)
     command_register(command_family_bitops, command_family_bitops_count);
     command_register(command_family_hyperloglog, command_family_hyperloglog_count);
     command_register(command_family_stream, command_family_stream_count);
+    command_register(command_family_geo, command_family_geo_count);
     static const char *const names[CMD_S_COUNT] = {
         [CMD_S_TOUCH] = "touch", [CMD_S_MSET] = "mset", [CMD_S_LPOP] = "lpop", [CMD_S_RPOP] = "rpop",
         [CMD_S_LPUSH] = "lpush", [CMD_S_RPUSH] = "rpush", [CMD_S_ZADD] = "zadd",
@@ -274,6 +275,15 @@ bool cmd_get_ll_or_reply(struct cmd_ctx *ctx, const struct resp_arg *a, long lon
     return true;
 }
 
+bool cmd_get_double_or_reply(struct cmd_ctx *ctx, const struct resp_arg *a, double *v, const char *msg)
+{
+    if (!util_str_to_double(a->ptr, a->len, v)) {
+        reply_error(ctx->out, msg ? msg : "ERR value is not a valid float");
+        return false;
+    }
+    return true;
+}
+
 bool cmd_get_range_ll_or_reply(struct cmd_ctx *ctx, const struct resp_arg *a, long long min,
                                long long max, long long *v, const char *msg)
 {
@@ -415,6 +425,15 @@ void cmd_scan_reply(struct cmd_ctx *ctx, uint64_t cursor, long long n, const str
         reply_raw(ctx->out, items->buf, items->len);
 }
 
+/* the position of the argument after the first `word` from argv[from] on, 0 when there is none */
+static int keyword_key(int argc, const struct resp_arg *argv, int from, const char *word)
+{
+    for (int i = from; i + 1 < argc; i++)
+        if (cmd_arg_is(&argv[i], word))
+            return i + 1;
+    return 0;
+}
+
 int command_key_positions(const struct command *cmd, int argc, const struct resp_arg *argv, int *pos)
 {
     int n = 0;
@@ -445,6 +464,26 @@ int command_key_positions(const struct command *cmd, int argc, const struct resp
             return -1;
         for (int i = 0; i < nk / 2; i++)
             pos[n++] = at + 1 + i;
+        return n;
+    }
+    if (cmd->flags & CMD_STORE_KEY) {
+        /* Redis 7.0's key specs: argv[1], the arguments after the first STORE and the first STOREDIST from
+         * the options on (argv[-arity]); and georadiusGetKeys's, the one the command writes: after the last
+         * STORE or STOREDIST from argv[5] on */
+        int store = keyword_key(argc, argv, -cmd->arity, "store");
+        int storedist = keyword_key(argc, argv, -cmd->arity, "storedist");
+        int written = 0;
+        for (int i = 5; i + 1 < argc; i++)
+            if (cmd_arg_is(&argv[i], "store") || cmd_arg_is(&argv[i], "storedist"))
+                written = ++i;
+        if (argc > 1)
+            pos[n++] = 1;
+        if (store)
+            pos[n++] = store;
+        if (storedist)
+            pos[n++] = storedist;
+        if (written && written != store && written != storedist)
+            pos[n++] = written;
         return n;
     }
     if (cmd->first_key <= 0 || cmd->first_key >= argc)

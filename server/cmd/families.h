@@ -29,5 +29,7 @@ extern const struct command command_family_hyperloglog[];
 extern const size_t command_family_hyperloglog_count;
 extern const struct command command_family_stream[];
 extern const size_t command_family_stream_count;
+extern const struct command command_family_geo[];
+extern const size_t command_family_geo_count;
 
 #endif

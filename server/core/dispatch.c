@@ -1130,7 +1130,7 @@ static inline __attribute__((always_inline)) int keys_owner(const struct config 
                                                          const struct resp_arg *argv)
 {
     int first, last;
-    if (cmd->flags & (CMD_NUMKEYS | CMD_KEYS_STREAMS)) {
+    if (cmd->flags & (CMD_NUMKEYS | CMD_KEYS_STREAMS | CMD_STORE_KEY)) {
         int *pos = mem_alloc((size_t)argc * sizeof(int));
         int n = command_key_positions(cmd, argc, argv, pos);
         int owner = n > 0 ? dispatch_key_shard(cfg, &argv[pos[0]]) : -2;
