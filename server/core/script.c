@@ -546,24 +546,22 @@ static void lua_to_reply(lua_State *L, struct reply *out, int script_resp)
         }
         lua_pop(L, 1);
         {
-            /* an array up to its first nil; its length is known once it is converted */
-            struct reply items;
-            reply_init(&items);
-            items.resp = out->resp;
-            long long n = 0;
-            for (;;) {
-                lua_rawgeti(L, -1, (int)n + 1);
-                if (lua_isnil(L, -1)) {
-                    lua_pop(L, 1);
+            /* an array up to its first nil: counted first, then each element converted in place (each is one
+             * value, an error where it nests too deep), so nested tables are written once, not copied up
+             * through every level */
+            int n = 0;
+            for (;; n++) {
+                lua_rawgeti(L, -1, n + 1);
+                bool end = lua_isnil(L, -1);
+                lua_pop(L, 1);
+                if (end)
                     break;
-                }
-                lua_to_reply(L, &items, script_resp);
-                n++;
             }
             reply_array(out, n);
-            if (items.len)
-                reply_raw(out, items.buf, items.len);
-            reply_deinit(&items);
+            for (int i = 1; i <= n; i++) {
+                lua_rawgeti(L, -1, i);
+                lua_to_reply(L, out, script_resp);
+            }
         }
         break;
     default:
