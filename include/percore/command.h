@@ -253,6 +253,7 @@ enum cmd_route {
     ROUTE_RANDOMKEY,   /* RANDOMKEY: a random shard's part */
     ROUTE_RENAME,      /* RENAME, RENAMENX (ROUTE_RENAMENX): the key taken from its owner, put at the other's */
     ROUTE_RENAMENX,
+    ROUTE_COPY,        /* COPY: the source dumped at its owner, put at the destination's (NX unless REPLACE) */
     ROUTE_MSETNX,      /* MSETNX: every key checked on its owner, then all set or none */
     /*
      * Keys on one shard: as ROUTE_OWNER.  Keys on several: the dispatcher
@@ -287,6 +288,14 @@ bool cmd_parse_block_timeout(const struct resp_arg *a, long long *ms, const char
 bool cmd_block_timeout_or_reply(struct cmd_ctx *ctx, const struct resp_arg *a);
 /* nothing to pop: ctx->blocked (no reply), or (may not block) the timeout reply: nil, bulk or array */
 void cmd_block_or_nil(struct cmd_ctx *ctx, bool bulk);
+
+/*
+ * COPY's options after its two keys (keys.c): *dst_db (db when DB is absent)
+ * and *replace; NULL, or Redis's error text when they are wrong.  Shared by
+ * the handler and the dispatcher's cross-shard steps.  Any thread.
+ */
+const char *cmd_copy_options(int argc, const struct resp_arg *argv, int db, int databases, int *dst_db,
+                             bool *replace);
 
 /* ---- helpers for handlers (command.c) */
 struct object;

@@ -742,6 +742,84 @@ static void rename_step(struct conn *c, struct slot *s)
     handoff_flush(c->home);
 }
 
+/*
+ * COPY across shards (ROUTE_COPY), RENAME's steps without the take: the
+ * options read as the handler reads them (cmd_copy_options), then __dump of
+ * the source at its owner -> __put at the destination's owner, in the
+ * destination database, NX unless REPLACE, with the "copy_to" event (and
+ * dbAdd's "new"): the __put's :0 or :1 is COPY's reply.  Both keys are
+ * locked (txn_run_command), so the source cannot change between the steps,
+ * and the destination's check and write are one step on its owner.
+ */
+static void copy_step(struct conn *c, struct slot *s);
+
+static void copy_part(struct conn *c, struct slot *s, int part, const char *reply, size_t len)
+{
+    (void)c;
+    (void)part;
+    struct rread r;
+    rread_init(&r, reply, len);
+    if (rread_is_error(&r)) {
+        slot_fail(s, reply, len);
+        return;
+    }
+    if (s->step == 0) { /* __dump: nil, or [blob, expire, freq], kept whole for the __put */
+        struct key_state k;
+        s->count = parse_dump(reply, len, &k) && k.exists;
+        if (s->count) {
+            reply_clear(&s->gather);
+            reply_raw(&s->gather, reply, len);
+        }
+    } else { /* __put: :0 the destination exists (no REPLACE), :1 copied */
+        reply_raw(&s->reply, reply, len);
+    }
+}
+
+static void copy_done(struct conn *c, struct slot *s)
+{
+    if (s->failed || s->step == 1) {
+        dispatch_slot_complete(c, s);
+        return;
+    }
+    if (!s->count) { /* no source */
+        reply_int(&s->reply, 0);
+        dispatch_slot_complete(c, s);
+        return;
+    }
+    s->step = 1;
+    copy_step(c, s);
+}
+
+static void copy_step(struct conn *c, struct slot *s)
+{
+    const struct config *cfg = config_current();
+    if (s->step == 0) {
+        int dst_db;
+        bool replace;
+        const char *err = cmd_copy_options(s->argc, s->argv, s->db, cfg->databases, &dst_db, &replace);
+        if (err) {
+            reply_error(&s->reply, err);
+            dispatch_slot_complete(c, s);
+            return;
+        }
+        struct resp_arg a[2] = {command_name_arg(command_internal(CMD_I_DUMP)), s->argv[1]};
+        send_one(c, s, dispatch_key_shard(cfg, &s->argv[1]), command_internal(CMD_I_DUMP), 2, a);
+    } else {
+        int dst_db;
+        bool replace;
+        cmd_copy_options(s->argc, s->argv, s->db, cfg->databases, &dst_db, &replace); /* checked at step 0 */
+        struct key_state k;
+        parse_dump(s->gather.buf, s->gather.len, &k); /* checked by copy_part */
+        char exp[24];
+        int elen = snprintf(exp, sizeof(exp), "%lld", k.expire);
+        struct resp_arg a[7] = {command_name_arg(command_internal(CMD_I_PUT)), s->argv[2], {k.blob, k.blob_len},
+                                {exp, (size_t)elen}, {replace ? "0" : "1", 1}, {"-1", 2}, {"copy_to", 7}};
+        s->db = dst_db; /* the __put's database */
+        send_one(c, s, dispatch_key_shard(cfg, &s->argv[2]), command_internal(CMD_I_PUT), 7, a);
+    }
+    handoff_flush(c->home);
+}
+
 /* MSETNX across shards: TOUCH split (Redis looks the keys up: an access) -> MSET split */
 static void msetnx_done(struct conn *c, struct slot *s)
 {
@@ -1262,6 +1340,11 @@ static void run_special(struct conn *c, const struct command *cmd, int argc, con
         s->barrier = true;
         if (cmd->route == ROUTE_MSETNX) {
             msetnx_start(c, s);
+        } else if (cmd->route == ROUTE_COPY) {
+            s->on_part = copy_part;
+            s->on_done = copy_done;
+            s->step = 0;
+            copy_step(c, s);
         } else {
             s->on_part = rename_part;
             s->on_done = rename_done;
@@ -1453,7 +1536,7 @@ bool dispatch_command(struct conn *c, int argc, const struct resp_arg *argv)
     }
     int owner = keys_owner(cfg, cmd, argc, argv);
     bool here = owner == self->index || owner == -2;
-    bool multi_step = owner == -1 && (cmd->route == ROUTE_RENAME || cmd->route == ROUTE_RENAMENX ||
+    bool multi_step = owner == -1 && (cmd->route == ROUTE_RENAME || cmd->route == ROUTE_RENAMENX || cmd->route == ROUTE_COPY ||
                                       (cmd->route == ROUTE_MSETNX && (argc - 1) % 2 == 0));
     bool split_ok = cmd->route == ROUTE_OWNER || cmd->route == ROUTE_GATHER ||
                     (cmd->key_step > 0 && (argc - cmd->first_key) % cmd->key_step == 0);
