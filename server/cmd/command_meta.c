@@ -2238,6 +2238,27 @@ static const struct command_meta command_meta_table[] = {
         "string\r\n$5\r\nflags\r\n~2\r\n+optional\r\n+multiple\r\n",
         242,
     },
+    {"lcs",
+        "*10\r\n$3\r\nlcs\r\n:-3\r\n~1\r\n+readonly\r\n:1\r\n:2\r\n:1\r\n~3\r\n+@read\r\n"
+        "+@string\r\n+@slow\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n+access\r\n$12\r\n"
+        "begin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n"
+        ":1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\n"
+        "lastkey\r\n:1\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        297,
+        "%5\r\n$7\r\nsummary\r\n$29\r\nFind longest common substring\r\n$5\r\nsince\r\n$5\r\n"
+        "7.0.0\r\n$5\r\ngroup\r\n$6\r\nstring\r\n$10\r\ncomplexity\r\n$63\r\n"
+        "O(N*M) where N and M are the lengths of s1 and s2, respectively\r\n$9\r\narguments\r\n"
+        "*6\r\n%3\r\n$4\r\nname\r\n$4\r\nkey1\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\n"
+        "key_spec_index\r\n:0\r\n%3\r\n$4\r\nname\r\n$4\r\nkey2\r\n$4\r\ntype\r\n$3\r\nkey\r\n"
+        "$14\r\nkey_spec_index\r\n:0\r\n%4\r\n$4\r\nname\r\n$3\r\nlen\r\n$4\r\ntype\r\n$10\r\n"
+        "pure-token\r\n$5\r\ntoken\r\n$3\r\nLEN\r\n$5\r\nflags\r\n~1\r\n+optional\r\n%4\r\n$4\r\n"
+        "name\r\n$3\r\nidx\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$3\r\nIDX\r\n$5\r\n"
+        "flags\r\n~1\r\n+optional\r\n%4\r\n$4\r\nname\r\n$3\r\nlen\r\n$4\r\ntype\r\n$7\r\n"
+        "integer\r\n$5\r\ntoken\r\n$11\r\nMINMATCHLEN\r\n$5\r\nflags\r\n~1\r\n+optional\r\n%4\r\n"
+        "$4\r\nname\r\n$12\r\nwithmatchlen\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n"
+        "$12\r\nWITHMATCHLEN\r\n$5\r\nflags\r\n~1\r\n+optional\r\n",
+        749,
+    },
     {"lindex",
         "*10\r\n$6\r\nlindex\r\n:3\r\n~1\r\n+readonly\r\n:1\r\n:1\r\n:1\r\n~3\r\n+@read\r\n"
         "+@list\r\n+@slow\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n+access\r\n$12\r\n"
