@@ -231,6 +231,8 @@ enum {
                                      * other shards' commands depend on (FUNCTION, SCRIPT: an FCALL or EVALSHA
                                      * pipelined before it and sent to another shard must not meet the library
                                      * or script it deletes) */
+    CMD_STORE_KEY = 1ull << 37,   /* besides argv[1], the argument after its last STORE option is a key (SORT:
+                                   * its other options skipped as Redis's sortGetKeys skips them) */
     CMD_ALLOW_BUSY = 1ull << 34,  /* runs while a script is busy (Redis's allow-busy), its handler alone, outside
                                    * call(): SCRIPT (its KILL), SHUTDOWN (with NOSAVE), QUIT, MULTI; the
                                    * handler refuses the rest with -BUSY.  Redis's AUTH HELLO RESET WATCH
@@ -376,7 +378,7 @@ void cmd_scan_reply(struct cmd_ctx *ctx, uint64_t cursor, long long n, const str
 
 /*
  * The argv positions of a command's keys, into pos[] (room for argc
- * entries): first/last/step, or the CMD_NUMKEYS form.  Returns how many, or
+ * entries): first/last/step, or the CMD_NUMKEYS or CMD_STORE_KEY form.  Returns how many, or
  * -1 when a numkeys argument is not usable (the handler says why).
  */
 int command_key_positions(const struct command *cmd, int argc, const struct resp_arg *argv, int *pos);

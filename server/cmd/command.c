@@ -99,6 +99,7 @@ void command_setup(void)
     command_register(command_family_hash, command_family_hash_count);
     command_register(command_family_bitops, command_family_bitops_count);
     command_register(command_family_hyperloglog, command_family_hyperloglog_count);
+    command_register(command_family_sort, command_family_sort_count);
     static const char *const names[CMD_S_COUNT] = {
         [CMD_S_TOUCH] = "touch", [CMD_S_MSET] = "mset", [CMD_S_LPOP] = "lpop", [CMD_S_RPOP] = "rpop",
         [CMD_S_LPUSH] = "lpush", [CMD_S_RPUSH] = "rpush", [CMD_S_ZADD] = "zadd",
@@ -417,6 +418,22 @@ void cmd_scan_reply(struct cmd_ctx *ctx, uint64_t cursor, long long n, const str
 int command_key_positions(const struct command *cmd, int argc, const struct resp_arg *argv, int *pos)
 {
     int n = 0;
+    if (cmd->flags & CMD_STORE_KEY) {
+        int store = 0;
+        for (int i = 2; i < argc; i++) {
+            if (cmd_arg_is(&argv[i], "limit"))
+                i += 2;
+            else if (cmd_arg_is(&argv[i], "get") || cmd_arg_is(&argv[i], "by"))
+                i += 1;
+            else if (cmd_arg_is(&argv[i], "store") && i + 1 < argc)
+                store = i + 1; /* the last one counts, as SORT's own parsing */
+        }
+        if (argc > 1)
+            pos[n++] = 1;
+        if (store)
+            pos[n++] = store;
+        return n;
+    }
     if (cmd->flags & CMD_NUMKEYS) {
         int at = cmd->first_key;
         long long nk;

@@ -27,5 +27,7 @@ extern const struct command command_family_bitops[];
 extern const size_t command_family_bitops_count;
 extern const struct command command_family_hyperloglog[];
 extern const size_t command_family_hyperloglog_count;
+extern const struct command command_family_sort[];
+extern const size_t command_family_sort_count;
 
 #endif

@@ -1029,8 +1029,10 @@ static void emit_to_reply(void *arg, const void *p, size_t n)
 
 struct store *dispatch_scratch_store(struct shard *self)
 {
-    if (!self->scratch_store) /* every database: a command runs on copies in its own db */
+    if (!self->scratch_store) { /* every database: a command runs on copies in its own db */
         self->scratch_store = store_create(config_current()->databases);
+        store_mark_copies(self->scratch_store);
+    }
     return self->scratch_store;
 }
 
@@ -1208,7 +1210,7 @@ static inline __attribute__((always_inline)) int keys_owner(const struct config 
                                                          const struct resp_arg *argv)
 {
     int first, last;
-    if (cmd->flags & CMD_NUMKEYS) {
+    if (cmd->flags & (CMD_NUMKEYS | CMD_STORE_KEY)) {
         int *pos = mem_alloc((size_t)argc * sizeof(int));
         int n = command_key_positions(cmd, argc, argv, pos);
         int owner = n > 0 ? dispatch_key_shard(cfg, &argv[pos[0]]) : -2;

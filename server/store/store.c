@@ -168,6 +168,7 @@ struct evict_cand {
 
 struct store {
     int databases;               /* number of dbs */
+    bool copies;                 /* holds copies of some keys of other stores (store_mark_copies) */
     int expire_db;               /* db where the next active expiry starts */
     struct db *db;               /* the dbs */
     size_t mem;                  /* bytes accounted (see the design note) */
@@ -1274,4 +1275,14 @@ size_t store_memory(const struct store *s)
         if (s->dirty[i].o)
             m += object_memory(s->dirty[i].o) - s->dirty[i].mem;
     return m;
+}
+
+void store_mark_copies(struct store *s)
+{
+    s->copies = true;
+}
+
+bool store_holds_copies(const struct store *s)
+{
+    return s->copies;
 }
