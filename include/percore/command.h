@@ -233,6 +233,9 @@ enum {
                                      * or script it deletes) */
     CMD_STORE_KEY = 1ull << 37,   /* besides argv[1], the argument after its last STORE option is a key (SORT:
                                    * its other options skipped as Redis's sortGetKeys skips them) */
+    CMD_PATTERN_KEYS = 1ull << 38, /* reads keys its patterns form from its key's value (SORT's BY and GET):
+                                    * where they may be on other shards, it runs with every shard's keyspace
+                                    * locked, on copies of every key it reads (cmd_sort_pattern_keys) */
     CMD_ALLOW_BUSY = 1ull << 34,  /* runs while a script is busy (Redis's allow-busy), its handler alone, outside
                                    * call(): SCRIPT (its KILL), SHUTDOWN (with NOSAVE), QUIT, MULTI; the
                                    * handler refuses the rest with -BUSY.  Redis's AUTH HELLO RESET WATCH
@@ -298,6 +301,21 @@ void cmd_block_or_nil(struct cmd_ctx *ctx, bool bulk);
  */
 const char *cmd_copy_options(int argc, const struct resp_arg *argv, int db, int databases, int *dst_db,
                              bool *replace);
+
+/* a key's bytes, handed to a caller's function */
+typedef void cmd_key_fn(void *arg, const char *key, size_t len);
+/*
+ * SORT's patterns that form keys (BY and GET patterns with a `*`; not `#`)
+ * (sort.c), for the dispatcher: cmd_sort_pattern_slots gives how many, and
+ * for each the slot of every key it forms when a {hash tag} closes before
+ * its `*`, else -1 (the slot depends on the element); slots has room for
+ * argc.  cmd_sort_pattern_keys calls fn with every key they form for the
+ * elements of sorted (a copy the caller owns; any type).  Any thread.
+ */
+int cmd_sort_pattern_slots(int argc, const struct resp_arg *argv, int *slots);
+struct object;
+void cmd_sort_pattern_keys(int argc, const struct resp_arg *argv, struct object *sorted, cmd_key_fn *fn,
+                           void *arg);
 
 /* ---- helpers for handlers (command.c) */
 struct object;

@@ -22,21 +22,33 @@
  * may delete expired keys, and no pointer into the store survives that.
  *
  * Threading and routing: a handler reads one store (ARCHITECTURE.md rule 1).
- * The declared keys are the sorted key and STORE's destination (ROUTE_OWNER:
- * inline on their shard, or locked and gathered when they are on two).  The
- * pattern keys are not known before the sorted value is read, and may live
- * on any shard.  When every one of them is on the shard whose store the
- * handler reads (the usual case: patterns that share the sorted key's {hash
- * tag}, or one shard), SORT runs inline like any single-shard command.  When
- * one is not -- on another shard, or the handler runs on gathered copies,
- * which hold its declared keys only -- it answers an error naming the option
- * (as Redis Cluster refuses BY and GET patterns), before reading any of
- * them, so no client ever gets a result assembled from an unlocked view of
- * several shards.  Serving those would take a second round in the
- * dispatcher: the handler reports the pattern keys it needs, the dispatcher
- * locks and gathers them with the declared ones and runs it again on the
- * copies (repeating if the sorted value changed in between); that is not
- * built yet.  The global-lock build has one store: every key is there.
+ * The declared keys are the sorted key and STORE's destination
+ * (CMD_STORE_KEY).  The keys BY and GET patterns form are known only once
+ * the sorted value is read, and may live on any shard (CMD_PATTERN_KEYS):
+ *
+ *   - every pattern names a {hash tag} before its `*` that puts all its keys
+ *     on the declared keys' shard (cmd_sort_pattern_slots, read by the
+ *     dispatcher's keys_owner): SORT runs there, inline on its home, as fast
+ *     as any single-shard command;
+ *   - else (a pattern whose keys depend on the element, or on another shard):
+ *     the dispatcher locks every shard's keyspace in ascending order, as a
+ *     keyspace-wide write does (txn.c; asynchronous, no loop ever waits),
+ *     gathers copies of the declared keys, then of every key the patterns
+ *     form for the sorted value's copy (cmd_sort_pattern_keys), and runs the
+ *     handler on those copies (dispatch.c's pattern gather; STORE's result
+ *     is written back to its owner).  Nothing can change in between, so no
+ *     client sees a state between the reads, and the reply is Redis's;
+ *   - where it runs on copies of its declared keys only (inside MULTI/EXEC,
+ *     whose locks are its queued commands' declared keys; a script whose
+ *     keys span shards) or on a shard's own store with a formed key owned by
+ *     another shard (a script), a key it cannot read makes it answer an
+ *     error naming the option, before reading any, as Redis Cluster refuses
+ *     BY and GET patterns -- never a result assembled from missing keys.
+ *
+ * The handler tells which keys it can read with key_readable_here: on a
+ * shard's store, those whose slot is the shard's; on copies, all of them
+ * when the store holds every key it reads (store_holds_every_key), else
+ * none.  The global-lock build has one store: every key is there.
  *
  * Effects: SORT ... STORE reports as Redis's setKey then "sortstore" and
  * counts one change per element stored; an empty result deletes the
@@ -85,6 +97,11 @@ static _Thread_local struct {
     const char *arena;
     bool desc, alpha, bypattern, store;
 } sort_by;
+
+static int list_fill(const struct cmd_ctx *ctx)
+{
+    return ctx->config ? ctx->config->list_max_listpack_size : -2;
+}
 
 /* a C string's length within a (Redis reads patterns and options as C strings) */
 static size_t cstr_len(const struct resp_arg *a)
@@ -213,8 +230,8 @@ static bool key_readable_here(const struct cmd_ctx *ctx, const char *k, size_t n
     (void)ctx, (void)k, (void)n;
     return true; /* one store holds every key */
 #else
-    if (store_holds_copies(ctx->store))
-        return false;
+    if (store_holds_copies(ctx->store)) /* copies of its declared keys, or of every key it reads */
+        return store_holds_every_key(ctx->store);
     return !ctx->config || ctx->config->slot_shard[slot_of_key(k, n)] == ctx->shard;
 #endif
 }
@@ -279,8 +296,8 @@ static bool sort_options_or_reply(struct cmd_ctx *ctx, bool readonly, struct sor
 }
 
 /* the elements Redis loads, in its order, into v (room for the value's length); returns how many */
-static long long sort_load(struct cmd_ctx *ctx, struct object *val, const struct sort_options *o, long long start,
-                           long long count, struct sort_elem *v, struct reply *arena)
+static long long sort_load(struct object *val, const struct sort_options *o, long long start, long long count,
+                           int fill, struct sort_elem *v, struct reply *arena)
 {
     long long n = 0;
     int type = object_type(val);
@@ -297,7 +314,7 @@ static long long sort_load(struct cmd_ctx *ctx, struct object *val, const struct
             list_iter_init(&it, val, 0, true);
         while ((!o->dontsort || n < count) && list_iter_next(&it, &p, &plen))
             arena_add(arena, p, plen, &v[n++].off), v[n - 1].len = plen;
-        list_iter_finish(&it, ctx->config ? ctx->config->list_max_listpack_size : -2);
+        list_iter_finish(&it, fill);
     } else if (type == OBJ_SET) {
         struct set_iter it;
         struct set_member m;
@@ -322,6 +339,70 @@ static long long sort_load(struct cmd_ctx *ctx, struct object *val, const struct
         }
     }
     return n;
+}
+
+/* ---- the pattern keys, for the dispatcher ----------------------------------- */
+
+/* SORT's BY and GET patterns, each with its option's argument position, as sortGetKeys skips them */
+static int sort_patterns(int argc, const struct resp_arg *argv, const struct resp_arg **pats)
+{
+    int n = 0;
+    for (int i = 2; i < argc; i++) {
+        if (cmd_arg_is(&argv[i], "limit")) {
+            i += 2;
+        } else if ((cmd_arg_is(&argv[i], "by") || cmd_arg_is(&argv[i], "get")) && i + 1 < argc) {
+            const struct resp_arg *p = &argv[++i];
+            if (!is_hash_pattern(p) && memchr(p->ptr, '*', cstr_len(p)))
+                pats[n++] = p;
+        } else if (cmd_arg_is(&argv[i], "store")) {
+            i++;
+        }
+    }
+    return n;
+}
+
+int cmd_sort_pattern_slots(int argc, const struct resp_arg *argv, int *slots)
+{
+    const struct resp_arg **pats = mem_alloc((size_t)argc * sizeof(*pats));
+    int n = sort_patterns(argc, argv, pats);
+    for (int i = 0; i < n; i++) {
+        /* the key is prefix + element + rest: its slot is the prefix's when a {tag} closes inside it */
+        size_t prefix = (size_t)((const char *)memchr(pats[i]->ptr, '*', cstr_len(pats[i])) - pats[i]->ptr);
+        const char *open = memchr(pats[i]->ptr, '{', prefix);
+        const char *close = open ? memchr(open + 1, '}', prefix - (size_t)(open + 1 - pats[i]->ptr)) : NULL;
+        slots[i] = close && close > open + 1 ? (int)slot_of_key(pats[i]->ptr, prefix) : -1;
+    }
+    mem_release(pats);
+    return n;
+}
+
+void cmd_sort_pattern_keys(int argc, const struct resp_arg *argv, struct object *sorted, cmd_key_fn *fn,
+                           void *arg)
+{
+    int type = object_type(sorted);
+    if (type != OBJ_LIST && type != OBJ_SET && type != OBJ_ZSET)
+        return;
+    const struct resp_arg **pats = mem_alloc((size_t)argc * sizeof(*pats));
+    int npats = sort_patterns(argc, argv, pats);
+    size_t total = object_length(sorted);
+    struct sort_elem *v = mem_calloc(total ? total : 1, sizeof(*v));
+    struct reply arena, key;
+    reply_init(&arena);
+    reply_init(&key);
+    struct sort_options all = {0}; /* every element, in any order */
+    long long n = sort_load(sorted, &all, 0, (long long)total, -2, v, &arena);
+    for (int p = 0; p < npats; p++) {
+        for (long long j = 0; j < n; j++) {
+            const char *field;
+            size_t flen;
+            if (pattern_key(pats[p], arena.buf + v[j].off, v[j].len, &key, &field, &flen))
+                fn(arg, key.buf, key.len);
+        }
+    }
+    reply_deinit(&key);
+    reply_deinit(&arena);
+    mem_release(v);
+    mem_release(pats);
 }
 
 /* SORT's values: numeric ones parsed (*conversion_error when one is no double), ALPHA BY ones copied */
@@ -366,7 +447,7 @@ static void sort_store(struct cmd_ctx *ctx, const struct sort_options *o, const 
                        const char *arena, long long start, long long end, long long outputlen)
 {
     const struct resp_arg *dst = o->store;
-    int fill = ctx->config ? ctx->config->list_max_listpack_size : -2;
+    int fill = list_fill(ctx);
     struct reply keybuf;
     reply_init(&keybuf);
     struct object *list = list_object_create();
@@ -446,7 +527,7 @@ static void sort_generic(struct cmd_ctx *ctx, bool readonly)
     struct reply arena, keybuf;
     reply_init(&arena);
     reply_init(&keybuf);
-    long long n = val ? sort_load(ctx, val, &o, start, vectorlen, v, &arena) : 0;
+    long long n = val ? sort_load(val, &o, start, vectorlen, list_fill(ctx), v, &arena) : 0;
     if (direct) {
         end -= start;
         start = 0;
@@ -507,9 +588,9 @@ static void cmd_sort_ro(struct cmd_ctx *ctx)
 /* arity, flags, key positions and ACL categories as Redis 7.0.15's COMMAND INFO reports them; SORT's
  * keys are the sorted key and STORE's destination (CMD_STORE_KEY) */
 const struct command command_family_sort[] = {
-    {"sort", cmd_sort, -2, CMD_WRITE | CMD_DENYOOM | CMD_STORE_KEY, 1, 1, 1, ROUTE_OWNER,
+    {"sort", cmd_sort, -2, CMD_WRITE | CMD_DENYOOM | CMD_STORE_KEY | CMD_PATTERN_KEYS, 1, 1, 1, ROUTE_OWNER,
      "@write @set @sortedset @list @slow @dangerous"},
-    {"sort_ro", cmd_sort_ro, -2, CMD_READONLY, 1, 1, 1, ROUTE_OWNER, "@read @set @sortedset @list @slow @dangerous"},
+    {"sort_ro", cmd_sort_ro, -2, CMD_READONLY | CMD_PATTERN_KEYS, 1, 1, 1, ROUTE_OWNER, "@read @set @sortedset @list @slow @dangerous"},
 };
 
 const size_t command_family_sort_count = sizeof(command_family_sort) / sizeof(command_family_sort[0]);

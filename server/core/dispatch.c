@@ -1031,7 +1031,7 @@ struct store *dispatch_scratch_store(struct shard *self)
 {
     if (!self->scratch_store) { /* every database: a command runs on copies in its own db */
         self->scratch_store = store_create(config_current()->databases);
-        store_mark_copies(self->scratch_store);
+        store_mark_copies(self->scratch_store, false);
     }
     return self->scratch_store;
 }
@@ -1074,7 +1074,9 @@ static void gather_done(struct conn *c, struct slot *s)
         .cmd = s->cmd, .argv = s->argv, .argc = s->argc, .db = s->db, .resp = s->resp, .client = c->id,
         .conn = c, .store = st, .out = &s->reply, .flags = CALL_STATS | CALL_EVENTS,
     };
+    store_mark_copies(st, s->every_key);
     call(self, &run);
+    store_mark_copies(st, false);
     /* 3. what changed goes back to its owner */
     struct reply now_blob, args_bytes;
     reply_init(&now_blob);
@@ -1138,7 +1140,7 @@ static void gather_done(struct conn *c, struct slot *s)
 }
 
 static void run_gather(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv,
-                       const int *pos, int npos)
+                       const int *pos, int npos, slot_done_fn *done)
 {
     const struct config *cfg = config_current();
     struct slot *s = dispatch_slot_create(c, cmd);
@@ -1156,11 +1158,12 @@ static void run_gather(struct conn *c, const struct command *cmd, int argc, cons
     }
     s->elem = mem_calloc(s->nkeys, sizeof(uint64_t));
     s->on_part = gather_part;
-    s->on_done = gather_done;
+    s->on_done = done;
     s->parts_left = (int)s->nkeys;
     int home = c->home->index;
+    uint32_t nkeys = s->nkeys; /* `done` may gather more keys before the last of these is sent */
     for (int pass = 0; pass < 2; pass++) {
-        for (uint32_t i = 0; i < s->nkeys; i++) {
+        for (uint32_t i = 0; i < nkeys; i++) {
             const struct resp_arg *key = &s->argv[s->key_pos[i]];
             int owner = dispatch_key_shard(cfg, key);
             if ((pass == 0) == (owner == home))
@@ -1170,6 +1173,141 @@ static void run_gather(struct conn *c, const struct command *cmd, int argc, cons
         }
     }
     handoff_flush(c->home);
+}
+
+/*
+ * A command whose pattern keys may be on other shards (CMD_PATTERN_KEYS:
+ * SORT BY/GET), run with every shard's keyspace locked (txn_run_command):
+ * its declared keys are gathered as any gathered command's, then the keys
+ * its patterns form for the sorted value's copy (cmd_sort_pattern_keys, each
+ * once) are gathered too, and gather_done runs it on copies of every key it
+ * reads (s->every_key).  Nothing can change in between: the sorted value
+ * the keys were formed from is the one the handler reads.
+ */
+struct key_list {
+    struct reply bytes;      /* the keys, one after the other */
+    size_t *off;             /* key i: bytes.buf + off[i], len[i] bytes */
+    size_t *len;
+    size_t n, cap;
+};
+
+static void key_list_add(void *arg, const char *key, size_t len)
+{
+    struct key_list *l = arg;
+    if (l->n == l->cap) {
+        l->cap = l->cap ? 2 * l->cap : 16;
+        l->off = mem_realloc(l->off, l->cap * sizeof(*l->off));
+        l->len = mem_realloc(l->len, l->cap * sizeof(*l->len));
+    }
+    l->off[l->n] = l->bytes.len;
+    l->len[l->n++] = len;
+    reply_raw(&l->bytes, key, len);
+}
+
+static _Thread_local const struct key_list *key_list_sorting; /* qsort's context */
+
+static int key_list_cmp(const void *a, const void *b)
+{
+    const struct key_list *l = key_list_sorting;
+    size_t i = *(const size_t *)a, j = *(const size_t *)b;
+    size_t n = l->len[i] < l->len[j] ? l->len[i] : l->len[j];
+    int c = memcmp(l->bytes.buf + l->off[i], l->bytes.buf + l->off[j], n);
+    return c ? c : (l->len[i] > l->len[j]) - (l->len[i] < l->len[j]);
+}
+
+static void pattern_gather_keys(struct conn *c, struct slot *s)
+{
+    const struct config *cfg = config_current();
+    struct key_state k;
+    uint64_t e = s->elem[0]; /* argv[1], the sorted key */
+    s->every_key = true;
+    s->on_done = gather_done; /* from here on, a gathered command's */
+    if (!parse_dump(s->gather.buf + (e >> 32), (size_t)(e & 0xffffffffu), &k) || !k.exists) {
+        gather_done(c, s); /* an error (replied there), or nothing to sort: no pattern key is read */
+        return;
+    }
+    struct key_list l = {0};
+    reply_init(&l.bytes);
+    struct object *sorted = object_deserialize(k.blob, k.blob_len);
+    if (sorted)
+        cmd_sort_pattern_keys(s->argc, s->argv, sorted, key_list_add, &l);
+    object_destroy(&sorted);
+    /* each key once, and none of the declared ones again */
+    size_t *order = mem_alloc((l.n ? l.n : 1) * sizeof(size_t));
+    for (size_t i = 0; i < l.n; i++)
+        order[i] = i;
+    key_list_sorting = &l;
+    qsort(order, l.n, sizeof(size_t), key_list_cmp);
+    size_t nextra = 0;
+    for (size_t i = 0; i < l.n; i++) {
+        const char *kp = l.bytes.buf + l.off[order[i]];
+        size_t kl = l.len[order[i]];
+        bool seen = nextra > 0 && key_list_cmp(&order[nextra - 1], &order[i]) == 0;
+        for (uint32_t j = 0; j < s->nkeys && !seen; j++) {
+            const struct resp_arg *d = &s->argv[s->key_pos[j]];
+            seen = d->len == kl && memcmp(d->ptr, kp, kl) == 0;
+        }
+        if (!seen)
+            order[nextra++] = order[i];
+    }
+    /* the command's argv, the pattern keys after its last argument (the handler sees argc: not them) */
+    struct resp_arg *argv = mem_alloc(((size_t)s->argc + nextra) * sizeof(*argv));
+    memcpy(argv, s->argv, (size_t)s->argc * sizeof(*argv));
+    for (size_t i = 0; i < nextra; i++)
+        argv[s->argc + i] = (struct resp_arg){l.bytes.buf + l.off[order[i]], l.len[order[i]]};
+    struct resp_arg *copy;
+    char *bytes;
+    dispatch_argv_copy(s->argc + (int)nextra, argv, &copy, &bytes);
+    mem_release(argv);
+    mem_release(s->argv);
+    mem_release(s->argv_bytes);
+    s->argv = copy;
+    s->argv_bytes = bytes;
+    uint32_t declared = s->nkeys;
+    s->key_pos = mem_realloc(s->key_pos, (declared + nextra + 1) * sizeof(int));
+    s->elem = mem_realloc(s->elem, (declared + nextra + 1) * sizeof(uint64_t));
+    for (size_t i = 0; i < nextra; i++) {
+        s->key_pos[declared + i] = s->argc + (int)i;
+        s->elem[declared + i] = 0;
+    }
+    s->nkeys = declared + (uint32_t)nextra;
+    mem_release(order);
+    mem_release(l.off);
+    mem_release(l.len);
+    reply_deinit(&l.bytes);
+    if (nextra == 0) {
+        gather_done(c, s);
+        return;
+    }
+    s->parts_left = (int)nextra;
+    /* remote owners first, ours last, so nothing completes the slot early; the last of ours may complete
+     * and free it: the order is taken first, and nothing of s is read after that send */
+    struct shard *self = c->home;
+    uint32_t *by_owner = mem_alloc(nextra * sizeof(uint32_t));
+    size_t nremote = 0, nsend = 0;
+    for (uint32_t i = declared; i < s->nkeys; i++)
+        if (dispatch_key_shard(cfg, &s->argv[s->key_pos[i]]) != self->index)
+            by_owner[nremote++] = i;
+    nsend = nremote;
+    for (uint32_t i = declared; i < s->nkeys; i++)
+        if (dispatch_key_shard(cfg, &s->argv[s->key_pos[i]]) == self->index)
+            by_owner[nsend++] = i;
+    for (size_t j = 0; j < nsend; j++) {
+        uint32_t i = by_owner[j];
+        const struct resp_arg *key = &s->argv[s->key_pos[i]];
+        struct resp_arg dump[2] = {command_name_arg(command_internal(CMD_I_DUMP)), *key};
+        dispatch_send_part(c, s, dispatch_key_shard(cfg, key), (int)i, command_internal(CMD_I_DUMP), 2, dump);
+    }
+    mem_release(by_owner);
+    handoff_flush(self);
+}
+
+void dispatch_run_pattern_gather(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv)
+{
+    int *pos = mem_alloc((size_t)argc * sizeof(int));
+    int n = command_key_positions(cmd, argc, argv, pos);
+    run_gather(c, cmd, argc, argv, pos, n, pattern_gather_keys);
+    mem_release(pos);
 }
 
 /* ---------------------------------------------------------------- the entry point */
@@ -1210,12 +1348,17 @@ static inline __attribute__((always_inline)) int keys_owner(const struct config 
                                                          const struct resp_arg *argv)
 {
     int first, last;
-    if (cmd->flags & (CMD_NUMKEYS | CMD_STORE_KEY)) {
+    if (cmd->flags & (CMD_NUMKEYS | CMD_STORE_KEY | CMD_PATTERN_KEYS)) {
         int *pos = mem_alloc((size_t)argc * sizeof(int));
         int n = command_key_positions(cmd, argc, argv, pos);
         int owner = n > 0 ? dispatch_key_shard(cfg, &argv[pos[0]]) : -2;
         for (int i = 1; i < n && owner >= 0; i++)
             if (dispatch_key_shard(cfg, &argv[pos[i]]) != owner)
+                owner = -1;
+        /* keys its patterns form: on its shard only when each pattern's {tag} says so, else anywhere */
+        n = owner >= 0 && (cmd->flags & CMD_PATTERN_KEYS) ? cmd_sort_pattern_slots(argc, argv, pos) : 0;
+        for (int i = 0; i < n && owner >= 0; i++)
+            if (pos[i] < 0 || cfg->slot_shard[pos[i]] != owner)
                 owner = -1;
         mem_release(pos);
         return owner;
@@ -1575,7 +1718,7 @@ void dispatch_run_multi_shard(struct conn *c, const struct command *cmd, int arg
     } else if (cmd->route == ROUTE_OWNER || cmd->route == ROUTE_GATHER) {
         int *pos = mem_alloc((size_t)argc * sizeof(int));
         int n = command_key_positions(cmd, argc, argv, pos);
-        run_gather(c, cmd, argc, argv, pos, n);
+        run_gather(c, cmd, argc, argv, pos, n, gather_done);
         mem_release(pos);
     } else {
         run_split(c, cmd, argc, argv, NULL);

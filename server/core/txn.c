@@ -26,7 +26,10 @@
  * are done (one of them, waiting for a key another transaction holds, must
  * not sit behind our lock requests while we hold keys).  A split command
  * (MSET MGET DEL ...) sends each shard its part with the lock request
- * instead, which runs there once its keys are locked (txn_run_split).
+ * instead, which runs there once its keys are locked (txn_run_split).  A
+ * command whose keys are only known once its value is read (SORT's BY/GET
+ * patterns, CMD_PATTERN_KEYS) locks every shard's keyspace in turn, as a
+ * keyspace-wide write does, and gathers them under it.
  *
  * MULTI queues a connection's commands (as RESP, answering +QUEUED); EXEC
  * locks every key they name and every key the connection WATCHes, asks the
@@ -529,7 +532,11 @@ static void command_locked(struct conn *c, struct slot *s)
     struct txn *t = s->txn;
     s->txn = NULL;
     c->txid = t->id;
-    dispatch_run_multi_shard(c, command_lookup(t->argv[0].ptr, t->argv[0].len), t->argc, t->argv);
+    const struct command *cmd = command_lookup(t->argv[0].ptr, t->argv[0].len);
+    if (t->whole) /* a command whose pattern keys may be anywhere */
+        dispatch_run_pattern_gather(c, cmd, t->argc, t->argv);
+    else
+        dispatch_run_multi_shard(c, cmd, t->argc, t->argv);
     c->txid = 0;
     struct slot *cmd_slot = c->slot_tail != s ? c->slot_tail : NULL;
     if (cmd_slot && !cmd_slot->complete && cmd_slot->txid == t->id)
@@ -544,7 +551,12 @@ void txn_run_command(struct conn *c, const struct command *cmd, int argc, const 
     struct txn *t = txn_create(c->home);
     t->argc = argc;
     dispatch_argv_copy(argc, argv, &t->argv, &t->bytes);
-    keyset_add_command(&t->ks, config_current(), cmd, argc, t->argv, c->db);
+    int *slots = mem_alloc((size_t)argc * sizeof(int));
+    /* the keys SORT's patterns form are known once its value is read: every shard's keyspace is locked */
+    t->whole = (cmd->flags & CMD_PATTERN_KEYS) && cmd_sort_pattern_slots(argc, argv, slots) > 0;
+    mem_release(slots);
+    if (!t->whole)
+        keyset_add_command(&t->ks, config_current(), cmd, argc, t->argv, c->db);
     txn_begin(c, t, command_locked);
 }
 

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """sort_shards.py --candidate SERVER [--threads N] [--redis REDIS] [--seed S] [--ops N]:
 SORT's BY and GET patterns against Redis 7.0 where the keys they form may
-live on other shards than the sorted key (server/cmd/sort.c).  A seeded
+live on other shards than the sorted key (server/cmd/sort.c, dispatch.c's
+pattern gather).  A seeded
 workload of lists, sets and sorted sets with weights, names and hashes under
 keys with and without the sorted key's {tag}; each SORT is sent to both
 servers.  Where every key a pattern forms for the elements is on the sorted
@@ -55,6 +56,36 @@ def pattern_key(pat, ele):
     if arrow >= 0 and arrow + 2 < len(rest):
         rest = rest[:arrow]
     return pat[:star] + ele + rest
+
+
+def fixed_shard(pat, threads):
+    """the shard of every key pat forms when a {tag} closes before its *, else None"""
+    prefix = pat[:pat.index("*")]
+    o = prefix.find("{")
+    if o < 0:
+        return None
+    e = prefix.find("}", o + 1)
+    return shard_of(prefix, threads) if e > o + 1 else None
+
+
+def runs_inline(k, store, pats, threads):
+    """percore's dispatcher: the sorted key, STORE's destination and every forming pattern's fixed shard agree"""
+    home = shard_of(k, threads)
+    if store and shard_of(store, threads) != home:
+        return not any(pattern_key(p, "x") is not None for _, p in pats)
+    return all(pattern_key(p, "x") is None or fixed_shard(p, threads) == home for _, p in pats)
+
+
+def run_one(conn, args, in_exec):
+    """the reply, or "error: ..."; in_exec: sent between MULTI and EXEC"""
+    try:
+        if not in_exec:
+            return conn.execute_command(*args)
+        p = conn.pipeline(transaction=True)
+        p.execute_command(*args)
+        return p.execute(raise_on_error=True)[0]
+    except redis.exceptions.ResponseError as e:
+        return "error: %s" % e
 
 
 def run(a):
@@ -114,28 +145,21 @@ def run(a):
             if rng.randrange(3) == 0:
                 store = k.replace("src", "dst")
                 args += ["STORE", store]
+            in_exec = rng.randrange(8) == 0
             elems = [e.decode() for e in r.execute_command("SORT", k, "BY", "nosort")] if r.exists(k) else []
             refused = None
-            if a.threads > 1:
-                home = shard_of(k, a.threads)
-                # a destination on another shard: SORT runs on gathered copies, which hold no pattern key
-                on_copies = store is not None and shard_of(store, a.threads) != home
+            if in_exec and a.threads > 1 and not runs_inline(k, store, pats, a.threads):
+                # inside EXEC a SORT whose patterns may name keys of any shard runs on copies of its
+                # declared keys only: percore refuses the first option that forms keys, if any is formed
                 for opt, pat in pats:
-                    if any(pattern_key(pat, e) is not None and
-                           (on_copies or shard_of(pattern_key(pat, e), a.threads) != home) for e in elems):
+                    if elems and pattern_key(pat, elems[0]) is not None:
                         refused = opt
                         break
-            try:
-                want = r.execute_command(*args)
-            except redis.exceptions.ResponseError as e:
-                want = "error: %s" % e
+            want = run_one(r, args, in_exec)
             before = c.execute_command("DUMP", store) if store else None
-            try:
-                got = c.execute_command(*args)
-            except redis.exceptions.ResponseError as e:
-                got = "error: %s" % e
+            got = run_one(c, args, in_exec)
             if refused:
-                ok = isinstance(got, str) and got.startswith("error: %s option of SORT denied" % refused)
+                ok = isinstance(got, str) and ("%s option of SORT denied" % refused) in got
                 if store and c.execute_command("DUMP", store) != before:
                     ok = False
                 if ok and store:  # keep the two servers' destinations alike
