@@ -164,6 +164,11 @@ static inline bool cmd_propagating(const struct cmd_ctx *ctx)
     return ctx->effects && ctx->effects->propagating;
 }
 void cmd_propagate(struct cmd_ctx *ctx, int argc, const struct resp_arg *argv);
+/* key's value o as what any Redis replays: RESTORE key ms payload REPLACE ABSTTL (ms: expire, 0 when
+ * negative: no TTL); nothing when o is NULL.  A value another shard's command wrote here (RENAME's or a
+ * gather's write-back), or one whose command would not replay the same (SORT ... STORE) */
+struct object;
+void cmd_propagate_restore(struct cmd_ctx *ctx, const struct resp_arg *key, const struct object *o, long long expire);
 /* NAME key, or NAME key ms when ms is not NULL (PEXPIREAT key ms, DEL key, PERSIST key) */
 void cmd_propagate_key(struct cmd_ctx *ctx, const char *name, const struct resp_arg *key, const long long *ms);
 

@@ -19,6 +19,7 @@
 #include "percore/config.h"
 #include "percore/mem.h"
 #include "percore/object.h"
+#include "percore/rdb.h"
 #include "percore/reply.h"
 #include "percore/store.h"
 #include "percore/util.h"
@@ -551,6 +552,22 @@ void cmd_propagate(struct cmd_ctx *ctx, int argc, const struct resp_arg *argv)
     for (int i = 0; i < argc; i++)
         reply_bulk(&fx->prop, argv[i].ptr, argv[i].len);
     fx->prop_n++;
+}
+
+void cmd_propagate_restore(struct cmd_ctx *ctx, const struct resp_arg *key, const struct object *o, long long expire)
+{
+    if (!o)
+        return;
+    const struct config *c = ctx->config;
+    struct rdb_save_opts opts = {c ? c->rdbcompression : true, c ? c->list_max_listpack_size : -2,
+                                 c ? c->list_compress_depth : 0, false};
+    struct rdb_buf b = {0};
+    rdb_dump_payload(&b, o, &opts);
+    char ttl[24];
+    struct resp_arg a[6] = {{"RESTORE", 7}, *key, {ttl, (size_t)snprintf(ttl, sizeof ttl, "%lld", expire < 0 ? 0 : expire)},
+                            {b.p, b.len}, {"REPLACE", 7}, {"ABSTTL", 6}};
+    cmd_propagate(ctx, 6, a);
+    rdb_buf_release(&b);
 }
 
 void cmd_propagate_key(struct cmd_ctx *ctx, const char *name, const struct resp_arg *key, const long long *ms)

@@ -52,7 +52,10 @@
  *
  * Effects: SORT ... STORE reports as Redis's setKey then "sortstore" and
  * counts one change per element stored; an empty result deletes the
- * destination ("del", one change) when it existed.
+ * destination ("del", one change) when it existed.  It propagates its
+ * result (RESTORE ... REPLACE, or DEL), not itself: elements that sort equal
+ * keep the order they were read in, and a set's order is its table's, which
+ * another server's differs from, so the SORT would not replay the same.
  */
 #include "families.h"
 
@@ -472,10 +475,15 @@ static void sort_store(struct cmd_ctx *ctx, const struct sort_options *o, const 
             cmd_notify(ctx, NOTIFY_NEW, "new", dst);
         cmd_modified_n(ctx, dst, outputlen);
         cmd_notify(ctx, NOTIFY_LIST, "sortstore", dst);
+        if (cmd_propagating(ctx)) /* the result, not the SORT: equal elements of a set come in table order */
+            cmd_propagate_restore(ctx, dst, store_peek(ctx->store, ctx->db, dst->ptr, dst->len, ctx->now, NULL), -1);
     } else {
         object_destroy(&list);
-        if (store_delete(ctx->store, ctx->db, dst->ptr, dst->len, ctx->now))
+        if (store_delete(ctx->store, ctx->db, dst->ptr, dst->len, ctx->now)) {
             cmd_changed(ctx, NOTIFY_GENERIC, "del", dst);
+            if (cmd_propagating(ctx))
+                cmd_propagate_key(ctx, "DEL", dst, NULL);
+        }
     }
     reply_int(ctx->out, outputlen);
 }

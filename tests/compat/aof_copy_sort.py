@@ -4,7 +4,8 @@ COPY and SORT ... STORE (server/cmd/keys.c, server/cmd/sort.c) in the
 append-only file percore writes.  A seeded workload of COPY between keys of
 different shards and of one ({tags}), into other databases (DB), with and
 without REPLACE, of every type, with expiries; SORT and SORT_RO, with BY and
-GET patterns sharing the sorted key's tag, STORE into keys of any shard and
+GET patterns whose keys are on the sorted key's shard or on any (every
+shard's keyspace locked), STORE into keys of any shard and
 empty results deleting the destination; LCS reads among them; on percore
 with appendonly yes and appendfsync always; kill -9; redis-check-aof accepts
 the directory, a real redis-server loading it holds every key, value and TTL
@@ -53,7 +54,6 @@ def workload(port, seed, n):
         db = rng.randrange(aof_write.DBS)
         r = rs[db]
         k = rng.choice(keys)
-        tagged = k.startswith("{t}")
         op = rng.randrange(12)
         try:
             if op <= 2:
@@ -67,24 +67,25 @@ def workload(port, seed, n):
                 r.execute_command(*args)
             elif op <= 7:
                 args = ["SORT", k]
-                if tagged and rng.randrange(2) == 0:
-                    args += ["BY", rng.choice(["{t}w*", "{t}h*->f", "nosort"])]
+                if rng.randrange(2) == 0:  # {t} patterns: the sorted key's shard for {t} keys; the others anywhere
+                    args += ["BY", rng.choice(["{t}w*", "{t}h*->f", "w*", "h*->f", "nosort"])]
                 elif rng.randrange(3) == 0:
                     args += ["BY", "nosort"]
                 if rng.randrange(2) == 0:
                     args.append("ALPHA")
                 if rng.randrange(3) == 0:
                     args += ["LIMIT", str(rng.randrange(-1, 5)), str(rng.randrange(-1, 8))]
-                if tagged and rng.randrange(3) == 0:
-                    args += ["GET", rng.choice(["#", "{t}w*", "{t}h*->f"])]
+                if rng.randrange(3) == 0:
+                    args += ["GET", rng.choice(["#", "{t}w*", "{t}h*->f", "w*"])]
                 if rng.randrange(4):
                     args += ["STORE", rng.choice(keys)]
                 if rng.randrange(2):
                     args.append("DESC")
                 r.execute_command(*args)
             elif op == 8:
-                r.set("{t}w%s" % rng.randrange(-50, 50), rng.randrange(1000))
-                r.hset("{t}h%s" % rng.randrange(-50, 50), "f", rng.randrange(1000))
+                tag = rng.choice(["{t}", ""])
+                r.set("%sw%s" % (tag, rng.randrange(-50, 50)), rng.randrange(1000))
+                r.hset("%sh%s" % (tag, rng.randrange(-50, 50)), "f", rng.randrange(1000))
             elif op == 9:
                 r.execute_command("PEXPIRE", k, rng.randrange(100000, 1000000))
             elif op == 10:
