@@ -56,5 +56,5 @@ cmake --build build-tsan -j"$jobs"
 
 # libFuzzer targets: a few seconds each; every run prints its RELIABILITY line
 CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Release -DPERCORE_FUZZ=ON >/dev/null
-cmake --build build-fuzz -j"$jobs" --target fuzz_resp fuzz_engine fuzz_rdb
+cmake --build build-fuzz -j"$jobs" --target fuzz_resp fuzz_engine fuzz_rdb fuzz_script
 (cd build-fuzz && ctest -V -L fuzz)

@@ -142,6 +142,13 @@ static inline void cmd_changed_n(struct cmd_ctx *ctx, int type, const char *even
     cmd_modified_n(ctx, key, n);
     cmd_notify(ctx, type, event, key);
 }
+/* the handler changed the server outside the keyspace (FUNCTION LOAD): one change, propagated as sent */
+static inline void cmd_changed_server(struct cmd_ctx *ctx)
+{
+    ctx->dirty++;
+    if (ctx->effects)
+        ctx->effects->changes++;
+}
 /* the handler is about to empty db (-1: every db), or swap it with db2 (else -1): FLUSHALL FLUSHDB SWAPDB */
 static inline void cmd_replacing_databases(struct cmd_ctx *ctx, int db, int db2)
 {
@@ -218,8 +225,9 @@ enum {
     CMD_SUBSCRIBER_OK = 1u << 26, /* allowed to a RESP2 subscriber ((P)SUBSCRIBE (P)UNSUBSCRIBE PING QUIT RESET) */
     CMD_KEEPS_CACHING = 1u << 27, /* the command after CLIENT CACHING yes|no that keeps it for the next one
                                    * (every CLIENT subcommand, as Redis's resetClient) */
-    CMD_LOCKS_ALL = 1u << 28,     /* ROUTE_FANOUT_OK without writing: its parts still run under every shard's
-                                   * keyspace lock, in turn (SAVE BGSAVE: the snapshots are one cut) */
+    CMD_LOCKS_ALL = 1u << 28,     /* ROUTE_FANOUT_OK without writing keys: its parts still run under every
+                                   * shard's keyspace lock, in turn (SAVE BGSAVE: the snapshots are one cut);
+                                   * a part that changes something is propagated alone (__function) */
     CMD_REPLIES_AFTER_SAVE = 1u << 29, /* ROUTE_FANOUT_OK whose reply, its parts done and its locks freed, waits
                                         * for the save they began (SAVE; save.h) */
     CMD_DENIED_ON_DISK_ERROR = 1u << 30, /* not a write, yet refused with -MISCONF as writes are (PING, as Redis
@@ -236,9 +244,11 @@ enum {
                                      * other shards' commands depend on (FUNCTION, SCRIPT: an FCALL or EVALSHA
                                      * pipelined before it and sent to another shard must not meet the library
                                      * or script it deletes) */
-    CMD_STORE_KEY = 1ull << 37,   /* besides argv[1], the argument after its last STORE option is a key (SORT:
+    CMD_WHOLE_IN_EXEC = 1ull << 37, /* inside MULTI, the transaction locks every shard's whole keyspace: its
+                                     * changes are keyspace-wide parts (FUNCTION LOAD, conn_fanout_locked) */
+    CMD_STORE_KEY = 1ull << 38,   /* besides argv[1], the argument after its last STORE option is a key (SORT:
                                    * its other options skipped as Redis's sortGetKeys skips them) */
-    CMD_PATTERN_KEYS = 1ull << 38, /* reads keys its patterns form from its key's value (SORT's BY and GET):
+    CMD_PATTERN_KEYS = 1ull << 39, /* reads keys its patterns form from its key's value (SORT's BY and GET):
                                     * where they may be on other shards, it runs with every shard's keyspace
                                     * locked, on copies of every key it reads (cmd_sort_pattern_keys) */
     CMD_ALLOW_BUSY = 1ull << 34,  /* runs while a script is busy (Redis's allow-busy), its handler alone, outside

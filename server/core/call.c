@@ -63,7 +63,8 @@ void call_propagate(struct shard *self, const struct command *cmd, uint64_t txid
                     const struct resp_arg *argv, const struct cmd_effects *fx, struct call_mark from)
 {
     int stream = SHARD_STORE_SHARED ? 0 : self->index;
-    bool fanout = cmd->route >= ROUTE_FANOUT_SUM && cmd->route <= ROUTE_FANOUT_CONCAT; /* every shard runs it */
+    bool fanout = cmd->route >= ROUTE_FANOUT_SUM && cmd->route <= ROUTE_FANOUT_CONCAT && /* every shard runs it */
+                  !(cmd->flags & CMD_LOCKS_ALL);
     if (SHARD_STORE_SHARED) /* one stream: the store lock orders everything */
         txid = 0;
     if (fanout && !txid)

@@ -415,10 +415,10 @@ static void part_ok(struct conn *c, struct slot *s, int part, const char *reply,
     (void)part;
     struct rread r;
     rread_init(&r, reply, len);
-    if (rread_type(&r) != '+')
+    if (rread_type(&r) == '-')
         slot_fail(s, reply, len);
     else if (!s->failed && s->reply.len == 0 && !(len == 5 && memcmp(reply, "+OK\r\n", 5) == 0))
-        reply_raw(&s->reply, reply, len); /* a status of its own ("+Background saving started") */
+        reply_raw(&s->reply, reply, len); /* a reply of its own ("+Background saving started", a library's name) */
 }
 
 static void part_concat(struct conn *c, struct slot *s, int part, const char *reply, size_t len)
@@ -1447,6 +1447,8 @@ void conn_fanout_locked(struct conn *c, const struct command *cmd, int argc, con
 {
     if (shard_store_count() == 1)
         run_inline(c, cmd, argc, argv, dispatch_reply_target(c), false, false);
+    else if (c->txid) /* inside EXEC, which holds every lock (CMD_WHOLE_IN_EXEC) */
+        run_fanout(c, cmd, argc, argv);
     else
         txn_run_split(c, cmd, argc, argv);
 }
@@ -1644,10 +1646,13 @@ bool dispatch_command(struct conn *c, int argc, const struct resp_arg *argv)
     if (c->cluster_port) { /* a cluster node: redirected, or run here on this shard's keys */
         struct reply *out = dispatch_reply_target(c);
         size_t before = out->len;
-        if (cluster_refuse(c, cfg, cmd, argc, argv, out))
+        if (cluster_refuse(c, cfg, cmd, argc, argv, out)) {
             stats_cmd_rejected(&self->stats, cmd, call_reply_since(out, before), out->len - before);
-        else
+        } else {
+            self->cluster_call = true;
             run_inline(c, cmd, argc, argv, out, cmd->route == ROUTE_HOME, feed);
+            self->cluster_call = false;
+        }
         return true;
     }
     if (cmd->route == ROUTE_HOME || shard_store_count() == 1 || (c->txid && (cmd->flags & CMD_HOME_IN_EXEC))) {

@@ -39,11 +39,13 @@
 
 #include "percore/command.h"
 #include "percore/config.h"
+#include "percore/conn.h"
 #include "percore/log.h"
 #include "percore/mem.h"
 #include "percore/rdb.h"
 #include "percore/reply.h"
 #include "percore/script.h"
+#include "percore/store.h"
 #include "percore/util.h"
 
 #include <ctype.h>
@@ -751,8 +753,8 @@ static const char *const function_help[] = {
     "    * ASYNC: Asynchronously flush the libraries.",
     "    * SYNC: Synchronously flush the libraries.",
     "DUMP",
-    "    Return a serialized payload representing the current libraries, can be restored using FUNCTION RESTORE "
-    "command",
+    ("    Return a serialized payload representing the current libraries, can be restored using FUNCTION "
+     "RESTORE command"),
     "RESTORE <PAYLOAD> [FLUSH|APPEND|REPLACE]",
     "    Restore the libraries represented by the given payload, it is possible to give a restore policy to",
     "    control how to handle existing libraries (default APPEND):",
@@ -1037,26 +1039,60 @@ static void function_restore(struct cmd_ctx *ctx)
     mem_release(libs);
 }
 
+/* the subcommands; `changes`: LOAD DELETE FLUSH RESTORE, run as a keyspace-wide part (below) */
+static const struct {
+    const char *name;
+    int arity;
+    void (*proc)(struct cmd_ctx *);
+    bool changes;
+} function_subs[] = {
+    {"load", -3, function_load, true},  {"delete", 3, function_delete, true}, {"flush", -2, function_flush, true},
+    {"list", -2, function_list, false}, {"stats", 2, function_stats, false},  {"kill", 2, NULL, false},
+    {"dump", 2, function_dump, false},  {"restore", -3, function_restore, true}, {"help", 2, NULL, false},
+};
+#define FUNCTION_NSUBS (sizeof function_subs / sizeof function_subs[0])
+
+static size_t function_sub_index(const struct resp_arg *sub)
+{
+    size_t i = 0;
+    while (i < FUNCTION_NSUBS && !cmd_arg_is(sub, function_subs[i].name))
+        i++;
+    return i;
+}
+
+/*
+ * A change of the libraries runs as __function, a keyspace-wide part on
+ * every shard under its whole keyspace lock (as FLUSHALL): the first store's
+ * part makes the change and answers, the others answer +OK.  So changes are
+ * in one order with every write and with a snapshot's or rewrite's cut, and
+ * the AOF records the one that worked (as sent: FUNCTION LOAD ...) once, in
+ * that order, as Redis propagates it.
+ */
+static void function_change_part(struct cmd_ctx *ctx)
+{
+    if (!store_is_first(ctx->store)) {
+        reply_ok(ctx->out);
+        return;
+    }
+    size_t before = ctx->out->len;
+    function_subs[function_sub_index(&ctx->argv[1])].proc(ctx);
+    if (ctx->out->len > before && ctx->out->buf[before] != '-')
+        cmd_changed_server(ctx);
+}
+
+static const struct command function_change_command = {
+    "__function", function_change_part, -2, CMD_INTERNAL | CMD_WRITE | CMD_LOCKS_ALL, 0, 0, 0, ROUTE_FANOUT_OK, "",
+};
+
 static void cmd_function(struct cmd_ctx *ctx)
 {
-    static const struct {
-        const char *name;
-        int arity;
-        void (*proc)(struct cmd_ctx *);
-    } subs[] = {
-        {"load", -3, function_load},   {"delete", 3, function_delete}, {"flush", -2, function_flush},
-        {"list", -2, function_list},   {"stats", 2, function_stats},   {"kill", 2, NULL},
-        {"dump", 2, function_dump},    {"restore", -3, function_restore}, {"help", 2, NULL},
-    };
     const struct resp_arg *sub = &ctx->argv[1];
-    size_t i = 0;
-    while (i < sizeof subs / sizeof subs[0] && !cmd_arg_is(sub, subs[i].name))
-        i++;
-    if (i == sizeof subs / sizeof subs[0]) {
+    size_t i = function_sub_index(sub);
+    if (i == FUNCTION_NSUBS) {
         cmd_reply_unknown_subcommand(ctx->out, ctx->argv);
         return;
     }
-    if ((subs[i].arity > 0 && ctx->argc != subs[i].arity) || ctx->argc < -subs[i].arity) {
+    if ((function_subs[i].arity > 0 && ctx->argc != function_subs[i].arity) || ctx->argc < -function_subs[i].arity) {
         script_sub_arity_error(ctx);
         return;
     }
@@ -1069,8 +1105,10 @@ static void cmd_function(struct cmd_ctx *ctx)
         reply_array(ctx->out, (long long)n);
         for (size_t j = 0; j < n; j++)
             reply_simple(ctx->out, function_help[j]);
+    } else if (function_subs[i].changes) {
+        conn_fanout_locked(ctx->conn, &function_change_command, ctx->argc, ctx->argv);
     } else {
-        subs[i].proc(ctx);
+        function_subs[i].proc(ctx);
     }
 }
 
@@ -1079,7 +1117,8 @@ static void cmd_function(struct cmd_ctx *ctx)
 const struct command command_family_function[] = {
     {"fcall", cmd_fcall, -3, FCALL_CMD | CMD_MAY_REPLICATE, 2, 0, 0, ROUTE_GATHER, "@slow @scripting"},
     {"fcall_ro", cmd_fcall_ro, -3, FCALL_CMD | CMD_READONLY, 2, 0, 0, ROUTE_GATHER, "@slow @scripting"},
-    {"function", cmd_function, -2, CMD_NOSCRIPT | CMD_STALE | CMD_ALLOW_BUSY | CMD_AFTER_PENDING, 0, 0, 0, ROUTE_HOME,
+    {"function", cmd_function, -2,
+     CMD_NOSCRIPT | CMD_STALE | CMD_ALLOW_BUSY | CMD_AFTER_PENDING | CMD_WHOLE_IN_EXEC, 0, 0, 0, ROUTE_HOME,
      "@slow @scripting"},
 };
 const size_t command_family_function_count = sizeof command_family_function / sizeof command_family_function[0];

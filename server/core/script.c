@@ -197,6 +197,7 @@ struct script_run {
     bool allow_oom;             /* the allow-oom flag: deny-oom commands run past maxmemory */
     bool wrote;                 /* it ran a write: past maxmemory it goes on (Redis's SCRIPT_WRITE_DIRTY) */
     bool on_copies;             /* running on gathered copies: every key it touches must be declared */
+    bool cluster;               /* its client is on a cluster port: Redis Cluster's errors */
     bool busy;                  /* past busy-reply-threshold: its shard serves its clients from the hook */
     bool killed;                /* SCRIPT KILL (or the shutdown) ended it: every line raises again */
     int64_t start_ms;           /* when it began (monotonic) */
@@ -610,7 +611,8 @@ static const char *keys_reachable(const struct script_run *run, const struct com
         else if (key_declared(run, key))
             continue;
         else if (run->on_copies || dispatch_key_shard(cfg, key) != shard_self->index)
-            why = "Script attempted to access a key that is not in KEYS and lives on another shard";
+            why = run->cluster ? "Script attempted to access a non local key in a cluster node"
+                               : "Script attempted to access a key that is not in KEYS and lives on another shard";
         else if (keylock_count(shard_self->locks) &&
                  keylock_holds_other(shard_self->locks, 0, run->db, key->ptr, key->len))
             why = "Script attempted to access a key that is not in KEYS while a multi-shard command holds it";
@@ -1350,6 +1352,12 @@ void script_run(struct cmd_ctx *ctx, const struct script_call *sc)
     struct script_engine *e = engine;
     lua_State *L = e->L;
     unsigned flags = sc->flags;
+    struct shard *self = shard_self;
+    if (self->cluster_call && (flags & SCRIPT_FLAG_NO_CLUSTER)) { /* Redis's scriptPrepareForRun, first */
+        lua_settop(L, 0);
+        reply_error(ctx->out, "ERR Can not run script on cluster, 'no-cluster' flag is set.");
+        return;
+    }
     if (sc->read_only && (flags & SCRIPT_FLAG_SHEBANG) && !(flags & SCRIPT_FLAG_NO_WRITES)) {
         lua_settop(L, 0);
         reply_error(ctx->out, "ERR Can not execute a script with write flag using *_ro command.");
@@ -1361,7 +1369,6 @@ void script_run(struct cmd_ctx *ctx, const struct script_call *sc)
         reply_error(ctx->out, oom_error + 1);
         return;
     }
-    struct shard *self = shard_self;
     struct script_run run = {
         .ctx = ctx,
         .name = sc->name,
@@ -1371,6 +1378,7 @@ void script_run(struct cmd_ctx *ctx, const struct script_call *sc)
         .function = sc->function,
         .allow_oom = (flags & SCRIPT_FLAG_ALLOW_OOM) != 0,
         .on_copies = !SHARD_STORE_SHARED && ctx->store != self->store,
+        .cluster = self->cluster_call,
         .nkeys = sc->nkeys,
         .keys = &ctx->argv[3],
     };

@@ -113,6 +113,8 @@ struct shard {
     bool aof_replies_came;    /* appendfsync always: other shards' replies came this turn (they may be writes') */
     struct conn *aof_held;    /* appendfsync always: connections whose output waits for a writer round */
     bool busy_script;         /* a script here ran past busy-reply-threshold: shard_serve_busy serves its clients */
+    bool cluster_call;        /* the command running inline came from a cluster port: a script obeys Redis
+                               * Cluster's rules (script.c) */
     /* read by other threads: each on its own cache line */
     _Alignas(128) atomic_int asleep;
     atomic_bool stopping;     /* set by the main thread at shutdown */

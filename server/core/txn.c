@@ -908,7 +908,7 @@ bool txn_queue(struct conn *c, const struct command *cmd, int argc, const struct
     }
     m->count++;
     m->flags |= cmd->flags;
-    m->whole |= keyspace_wide(cmd);
+    m->whole |= keyspace_wide(cmd) || (cmd->flags & CMD_WHOLE_IN_EXEC);
     keyset_add_command(&m->keys, config_current(), cmd, argc, argv, m->db);
     long long db;
     if ((cmd->flags & CMD_SELECTS_DB) && argc == 2 && util_str_to_ll(argv[1].ptr, argv[1].len, &db) && db >= 0 &&

@@ -12,7 +12,12 @@
    keys the start loads are in the base (a copy of the file).
 4. reload_race: restarted on its AOF again and again, with multi-shard
    commands sent the moment the load lets them in: every one is answered.
-5. crash: clients INCR their own counters concurrently with appendfsync
+5. functions: FUNCTION LOAD [REPLACE], DELETE, FLUSH, RESTORE, alone and
+   inside MULTI, from clients on every shard, some racing for the same
+   library; after kill -9 (appendfsync always) percore restarted on its AOF
+   and redis-server on the same directory list exactly the libraries
+   acknowledged last.
+6. crash: clients INCR their own counters concurrently with appendfsync
    always; kill -9 mid-load; redis-server loads the files: no counter is
    below the last value its client was acknowledged, no MSET over shards is
    half there (crash_repeated: 20 times over).  The same with everysec: no counter is below the value
@@ -281,6 +286,79 @@ def shutdown(a, d):
 EVERYSEC_LOSS_S = 2  # Redis's promise with appendfsync everysec: at most about two seconds of writes
 
 
+def library(name, fn, body="return 1"):
+    return "#!lua name=%s\nredis.register_function('%s', function(keys, args) %s end)" % (name, fn, body)
+
+
+def function_list(port):
+    libs = redis.Redis(port=port, socket_timeout=60).execute_command("FUNCTION", "LIST", "WITHCODE")
+    return sorted(repr(lib) for lib in libs)
+
+
+def functions(a, d):
+    """library changes reach the AOF once each, in the order they were acknowledged, from any shard"""
+    p, port = percore(a.candidate, a.threads, d, "always")
+    try:
+        clients = [redis.Redis(port=port) for _ in range(8)]  # connections land on every shard
+        r = clients[0]
+        r.execute_command("FUNCTION", "LOAD", library("keep", "keepf", "return redis.call('INCR', keys[1])"))
+        r.fcall("keepf", 1, "n")
+        dump = r.function_dump()
+        r.execute_command("FUNCTION", "LOAD", library("gone", "gonef"))
+        r.execute_command("FUNCTION", "DELETE", "gone")
+        clients[1].execute_command("FUNCTION", "LOAD", "REPLACE", library("keep", "keepf", "return 2"))
+        with clients[2].pipeline(transaction=True) as m:
+            m.execute_command("FUNCTION", "LOAD", library("inmulti", "inmultif"))
+            m.set("after", 1)
+            m.execute()
+        clients[3].execute_command("FUNCTION", "FLUSH")
+        clients[4].execute_command("FUNCTION", "RESTORE", dump)
+        errors = []
+
+        def racer(i):
+            c = clients[i]
+            for j in range(40):
+                try:
+                    if (i + j) % 2:
+                        c.execute_command("FUNCTION", "LOAD", "REPLACE", library("race", "racef", "return %d" % j))
+                    else:
+                        c.execute_command("FUNCTION", "DELETE", "race")
+                except redis.exceptions.ResponseError as e:
+                    if "Library not found" not in str(e):
+                        errors.append(e)
+
+        ts = [threading.Thread(target=racer, args=(i,)) for i in range(4, 8)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+        if errors:
+            raise AssertionError("FUNCTION changes refused: %s" % errors[:3])
+        want = function_list(port)
+    finally:
+        p.send_signal(signal.SIGKILL)
+        p.wait()
+    check_aof(d)
+    p, port = percore(a.candidate, a.threads, d, "always")
+    try:
+        got = function_list(port)
+    finally:
+        p.terminate()
+        p.wait()
+    if got != want:
+        raise AssertionError("percore restarted on its AOF lists other libraries:\n%s\nacknowledged:\n%s" % (got, want))
+    rp, rport = redis_on(a.redis, d)
+    try:
+        rgot = function_list(rport)
+    finally:
+        rp.terminate()
+        rp.wait()
+    if rgot != want:
+        raise AssertionError("redis-server on the AOF lists other libraries:\n%s\nacknowledged:\n%s" % (rgot, want))
+    print("functions: %d libraries after 160 racing changes, the same in percore and redis-server after kill -9"
+          % len(want))
+
+
 def crash(a, d, fsync="always"):
     p, port = percore(a.candidate, a.threads, d, fsync)
     acked = {}    # key -> the last value acknowledged
@@ -417,7 +495,7 @@ def main():
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--ops", type=int, default=3000)
     a = ap.parse_args()
-    for test in (differential, shutdown, reload_race, crash, crash_repeated, crash_everysec, from_rdb):
+    for test in (differential, shutdown, reload_race, functions, crash, crash_repeated, crash_everysec, from_rdb):
         d = tempfile.mkdtemp(prefix="aof_write.")
         try:
             test(a, d)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# tests/fuzz/run.sh [SECONDS] [OUT]: fuzz fuzz_resp, fuzz_engine, then fuzz_rdb, for
-# SECONDS each (default 600), from the seed corpus (corpus-rdb for fuzz_rdb)
+# tests/fuzz/run.sh [SECONDS] [OUT]: fuzz fuzz_resp, fuzz_engine, fuzz_rdb, then fuzz_script, for
+# SECONDS each (default 600), from the seed corpus (corpus-rdb, corpus-script for theirs)
 # and the kept regressions,
 # with the dictionary.  Builds build-fuzz (clang) first.  What each target
 # found lands in OUT (default build-fuzz/fuzz-out): OUT/corpus-TARGET (new
@@ -13,11 +13,11 @@ cd "$(dirname "$0")/../.."
 seconds=${1:-600}
 out=${2:-build-fuzz/fuzz-out}
 CC=clang cmake -S . -B build-fuzz -DPERCORE_FUZZ=ON >/dev/null
-cmake --build build-fuzz -j"$(nproc)" --target fuzz_resp fuzz_engine fuzz_rdb
+cmake --build build-fuzz -j"$(nproc)" --target fuzz_resp fuzz_engine fuzz_rdb fuzz_script
 
 status=0
 mkdir -p "$out/crashes"
-for target in fuzz_resp fuzz_engine fuzz_rdb; do
+for target in fuzz_resp fuzz_engine fuzz_rdb fuzz_script; do
     mkdir -p "$out/corpus-$target"
     seeds=tests/fuzz/corpus
     [ -d "tests/fuzz/corpus-${target#fuzz_}" ] && seeds="tests/fuzz/corpus-${target#fuzz_}"
