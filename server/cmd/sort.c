@@ -38,12 +38,14 @@
  *     handler on those copies (dispatch.c's pattern gather; STORE's result
  *     is written back to its owner).  Nothing can change in between, so no
  *     client sees a state between the reads, and the reply is Redis's;
- *   - where it runs on copies of its declared keys only (inside MULTI/EXEC,
- *     whose locks are its queued commands' declared keys; a script whose
- *     keys span shards) or on a shard's own store with a formed key owned by
- *     another shard (a script), a key it cannot read makes it answer an
- *     error naming the option, before reading any, as Redis Cluster refuses
- *     BY and GET patterns -- never a result assembled from missing keys.
+ *     Between MULTI and EXEC the same: EXEC locks every shard's keyspace
+ *     when it queued such a SORT, which then runs as above;
+ *   - where it runs on copies of its declared keys only (a script whose keys
+ *     span shards) or on a shard's own store with a formed key owned by
+ *     another shard (a script on one shard), a key it cannot read makes it
+ *     answer an error naming the option, before reading any, as Redis
+ *     Cluster refuses BY and GET patterns -- never a result assembled from
+ *     missing keys.
  *
  * The handler tells which keys it can read with key_readable_here: on a
  * shard's store, those whose slot is the shard's; on copies, all of them

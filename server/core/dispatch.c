@@ -1177,7 +1177,8 @@ static void run_gather(struct conn *c, const struct command *cmd, int argc, cons
 
 /*
  * A command whose pattern keys may be on other shards (CMD_PATTERN_KEYS:
- * SORT BY/GET), run with every shard's keyspace locked (txn_run_command):
+ * SORT BY/GET), run with every shard's keyspace locked (txn_run_command, or
+ * EXEC, which locks it whole for such a command):
  * its declared keys are gathered as any gathered command's, then the keys
  * its patterns form for the sorted value's copy (cmd_sort_pattern_keys, each
  * once) are gathered too, and gather_done runs it on copies of every key it
@@ -1302,7 +1303,17 @@ static void pattern_gather_keys(struct conn *c, struct slot *s)
     handoff_flush(self);
 }
 
-void dispatch_run_pattern_gather(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv)
+bool dispatch_forms_pattern_keys(const struct command *cmd, int argc, const struct resp_arg *argv)
+{
+    if (!(cmd->flags & CMD_PATTERN_KEYS))
+        return false;
+    int *slots = mem_alloc((size_t)argc * sizeof(int));
+    bool forms = cmd_sort_pattern_slots(argc, argv, slots) > 0;
+    mem_release(slots);
+    return forms;
+}
+
+static void run_pattern_gather(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv)
 {
     int *pos = mem_alloc((size_t)argc * sizeof(int));
     int n = command_key_positions(cmd, argc, argv, pos);
@@ -1720,6 +1731,8 @@ void dispatch_run_multi_shard(struct conn *c, const struct command *cmd, int arg
         block_run_multi(c, cmd, argc, argv);
     } else if (cmd_route_stepped(cmd->route)) {
         run_special(c, cmd, argc, argv, -1);
+    } else if (dispatch_forms_pattern_keys(cmd, argc, argv)) { /* every shard's keyspace is held */
+        run_pattern_gather(c, cmd, argc, argv);
     } else if (cmd->route == ROUTE_OWNER || cmd->route == ROUTE_GATHER) {
         int *pos = mem_alloc((size_t)argc * sizeof(int));
         int n = command_key_positions(cmd, argc, argv, pos);

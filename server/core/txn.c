@@ -532,11 +532,7 @@ static void command_locked(struct conn *c, struct slot *s)
     struct txn *t = s->txn;
     s->txn = NULL;
     c->txid = t->id;
-    const struct command *cmd = command_lookup(t->argv[0].ptr, t->argv[0].len);
-    if (t->whole) /* a command whose pattern keys may be anywhere */
-        dispatch_run_pattern_gather(c, cmd, t->argc, t->argv);
-    else
-        dispatch_run_multi_shard(c, cmd, t->argc, t->argv);
+    dispatch_run_multi_shard(c, command_lookup(t->argv[0].ptr, t->argv[0].len), t->argc, t->argv);
     c->txid = 0;
     struct slot *cmd_slot = c->slot_tail != s ? c->slot_tail : NULL;
     if (cmd_slot && !cmd_slot->complete && cmd_slot->txid == t->id)
@@ -551,10 +547,8 @@ void txn_run_command(struct conn *c, const struct command *cmd, int argc, const 
     struct txn *t = txn_create(c->home);
     t->argc = argc;
     dispatch_argv_copy(argc, argv, &t->argv, &t->bytes);
-    int *slots = mem_alloc((size_t)argc * sizeof(int));
     /* the keys SORT's patterns form are known once its value is read: every shard's keyspace is locked */
-    t->whole = (cmd->flags & CMD_PATTERN_KEYS) && cmd_sort_pattern_slots(argc, argv, slots) > 0;
-    mem_release(slots);
+    t->whole = dispatch_forms_pattern_keys(cmd, argc, argv);
     if (!t->whole)
         keyset_add_command(&t->ks, config_current(), cmd, argc, t->argv, c->db);
     txn_begin(c, t, command_locked);
@@ -908,7 +902,7 @@ bool txn_queue(struct conn *c, const struct command *cmd, int argc, const struct
     }
     m->count++;
     m->flags |= cmd->flags;
-    m->whole |= keyspace_wide(cmd) || (cmd->flags & CMD_WHOLE_IN_EXEC);
+    m->whole |= keyspace_wide(cmd) || (cmd->flags & CMD_WHOLE_IN_EXEC) || dispatch_forms_pattern_keys(cmd, argc, argv);
     keyset_add_command(&m->keys, config_current(), cmd, argc, argv, m->db);
     long long db;
     if ((cmd->flags & CMD_SELECTS_DB) && argc == 2 && util_str_to_ll(argv[1].ptr, argv[1].len, &db) && db >= 0 &&

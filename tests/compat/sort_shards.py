@@ -58,32 +58,18 @@ def pattern_key(pat, ele):
     return pat[:star] + ele + rest
 
 
-def fixed_shard(pat, threads):
-    """the shard of every key pat forms when a {tag} closes before its *, else None"""
-    prefix = pat[:pat.index("*")]
-    o = prefix.find("{")
-    if o < 0:
-        return None
-    e = prefix.find("}", o + 1)
-    return shard_of(prefix, threads) if e > o + 1 else None
-
-
-def runs_inline(k, store, pats, threads):
-    """percore's dispatcher: the sorted key, STORE's destination and every forming pattern's fixed shard agree"""
-    home = shard_of(k, threads)
-    if store and shard_of(store, threads) != home:
-        return not any(pattern_key(p, "x") is not None for _, p in pats)
-    return all(pattern_key(p, "x") is None or fixed_shard(p, threads) == home for _, p in pats)
-
-
-def run_one(conn, args, in_exec):
-    """the reply, or "error: ..."; in_exec: sent between MULTI and EXEC"""
+def run_one(conn, args, mode):
+    """the reply, or "error: ..."; mode: plain, exec (between MULTI and EXEC) or script (EVAL, the
+    sorted key and STORE's destination declared)"""
     try:
-        if not in_exec:
-            return conn.execute_command(*args)
-        p = conn.pipeline(transaction=True)
-        p.execute_command(*args)
-        return p.execute(raise_on_error=True)[0]
+        if mode == "exec":
+            p = conn.pipeline(transaction=True)
+            p.execute_command(*args)
+            return p.execute(raise_on_error=True)[0]
+        if mode == "script":
+            keys = [args[1]] + ([args[args.index("STORE") + 1]] if "STORE" in args else [])
+            return conn.eval("return redis.call(unpack(ARGV))", len(keys), *keys, *args)
+        return conn.execute_command(*args)
     except redis.exceptions.ResponseError as e:
         return "error: %s" % e
 
@@ -145,19 +131,24 @@ def run(a):
             if rng.randrange(3) == 0:
                 store = k.replace("src", "dst")
                 args += ["STORE", store]
-            in_exec = rng.randrange(8) == 0
+            mode = rng.choice(["plain"] * 6 + ["exec", "script"])
             elems = [e.decode() for e in r.execute_command("SORT", k, "BY", "nosort")] if r.exists(k) else []
             refused = None
-            if in_exec and a.threads > 1 and not runs_inline(k, store, pats, a.threads):
-                # inside EXEC a SORT whose patterns may name keys of any shard runs on copies of its
-                # declared keys only: percore refuses the first option that forms keys, if any is formed
+            if mode == "script" and a.threads > 1:
+                # a script runs on its declared keys' shard and reads that shard's keys only: percore refuses
+                # the first option that forms a key of another shard
+                home = shard_of(k, a.threads)
+                if store and shard_of(store, a.threads) != home:
+                    store = None  # the script declares one key: no STORE elsewhere
+                    args = args[:args.index("STORE")]
                 for opt, pat in pats:
-                    if elems and pattern_key(pat, elems[0]) is not None:
+                    if any(pattern_key(pat, e) is not None and shard_of(pattern_key(pat, e), a.threads) != home
+                           for e in elems):
                         refused = opt
                         break
-            want = run_one(r, args, in_exec)
+            want = run_one(r, args, mode)
             before = c.execute_command("DUMP", store) if store else None
-            got = run_one(c, args, in_exec)
+            got = run_one(c, args, mode)
             if refused:
                 ok = isinstance(got, str) and ("%s option of SORT denied" % refused) in got
                 if store and c.execute_command("DUMP", store) != before:
