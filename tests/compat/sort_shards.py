@@ -2,16 +2,19 @@
 """sort_shards.py --candidate SERVER [--threads N] [--redis REDIS] [--seed S] [--ops N]:
 SORT's BY and GET patterns against Redis 7.0 where the keys they form may
 live on other shards than the sorted key (server/cmd/sort.c, dispatch.c's
-pattern gather).  A seeded
-workload of lists, sets and sorted sets with weights, names and hashes under
-keys with and without the sorted key's {tag}; each SORT is sent to both
-servers.  Where every key a pattern forms for the elements is on the sorted
-key's shard (always at --threads 1), percore must answer Redis's bytes;
-where one is not (or STORE's destination is on another shard, so that
-SORT runs on gathered copies of its two keys), it must refuse the option ("ERR BY option of SORT
-denied ..." / "ERR GET option ...") and change nothing.  Standard library
-and Debian's python3-redis; exit 0 when all agree, 1 otherwise, 77 when
-redis-server is missing."""
+pattern gather).  A seeded workload of lists, sets and sorted sets with
+weights, names and hashes under keys with and without the sorted key's
+{tag}; each SORT (with LIMIT, GET, STORE into keys of any shard) is sent to
+both servers, as a command, between MULTI and EXEC, or from a script.
+Where every key a pattern forms is on the sorted key's shard (always at
+--threads 1) percore runs it inline, and where one is not it runs it with
+every shard's keyspace locked on copies of every key it reads: either way,
+and in EXEC, it must answer Redis's reply.  A script reads its shard's keys
+only: where a formed key is on another shard, percore must refuse the
+option ("ERR BY option of SORT denied ..." / "ERR GET option ...") and
+change nothing (not in the global-lock build, whose one store holds every
+key).  Standard library and Debian's python3-redis; exit 0 when all agree,
+1 otherwise, 77 when redis-server is missing."""
 import argparse
 import os
 import random
@@ -85,6 +88,8 @@ def run(a):
     try:
         r = redis.Redis(port=ref.port)
         c = redis.Redis(port=cand.port)
+        # the global-lock build has one store: a script reads every key, as Redis's does
+        one_store = c.info("server").get("percore_build") == "global-lock"
         sources = ["{s}src%d" % i for i in range(4)] + ["src%d" % i for i in range(4)]
         prefixes = ["{s}w_", "w_", "wb_", "{s}h_", "h_"]
         elements = ["e%d" % i for i in range(12)]
@@ -134,7 +139,7 @@ def run(a):
             mode = rng.choice(["plain"] * 6 + ["exec", "script"])
             elems = [e.decode() for e in r.execute_command("SORT", k, "BY", "nosort")] if r.exists(k) else []
             refused = None
-            if mode == "script" and a.threads > 1:
+            if mode == "script" and a.threads > 1 and not one_store:
                 # a script runs on its declared keys' shard and reads that shard's keys only: percore refuses
                 # the first option that forms a key of another shard
                 home = shard_of(k, a.threads)
