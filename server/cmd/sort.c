@@ -10,7 +10,8 @@
  * input gets the same reply and the same error: options parsed first (the
  * first bad one answers), then the key's type; a set sorted by nothing is
  * sorted as strings when stored (its order would otherwise be the table's);
- * a sorted set converted to a skiplist for good, as Redis converts it;
+ * a sorted set converted to a skiplist for good, as Redis converts it
+ * (where SORT runs on its shard's store);
  * LIMIT clamped as Redis clamps it; numeric values parsed with strtod as
  * Redis parses them ("One or more scores can't be converted into double",
  * answered only once every element was looked at; a missing BY value counts
@@ -504,7 +505,9 @@ static void sort_generic(struct cmd_ctx *ctx, bool readonly)
         mem_release(o.gets);
         return;
     }
-    if (val && type == OBJ_ZSET) { /* Redis converts a sorted set for SORT, and leaves it so */
+    /* Redis converts a sorted set for SORT, and leaves it so; not a copy, which would then be written back to
+     * its owner as a change (a WATCH touched, a RESTORE in the AOF) */
+    if (val && type == OBJ_ZSET && !store_holds_copies(ctx->store)) {
         const struct resp_arg *key = &ctx->argv[1];
         struct zset *z;
         object_collection_own(val);
