@@ -744,8 +744,9 @@ static void rename_step(struct conn *c, struct slot *s)
 
 /*
  * COPY across shards (ROUTE_COPY), RENAME's steps without the take: the
- * options read as the handler reads them (cmd_copy_options), then __dump of
- * the source at its owner -> __put at the destination's owner, in the
+ * options read as the handler reads them (cmd_copy_options), then TOUCH (the
+ * handler's read of the source: a keyspace hit or miss) and __dump of the
+ * source at its owner -> __put at the destination's owner, in the
  * destination database, NX unless REPLACE, with the "copy_to" event (and
  * dbAdd's "new"): the __put's :0 or :1 is COPY's reply.  Both keys are
  * locked (txn_run_command), so the source cannot change between the steps,
@@ -756,23 +757,22 @@ static void copy_step(struct conn *c, struct slot *s);
 static void copy_part(struct conn *c, struct slot *s, int part, const char *reply, size_t len)
 {
     (void)c;
-    (void)part;
     struct rread r;
     rread_init(&r, reply, len);
     if (rread_is_error(&r)) {
         slot_fail(s, reply, len);
         return;
     }
-    if (s->step == 0) { /* __dump: nil, or [blob, expire, freq], kept whole for the __put */
+    if (s->step == 0 && part == 1) { /* __dump: nil, or [blob, expire, freq], kept whole for the __put */
         struct key_state k;
         s->count = parse_dump(reply, len, &k) && k.exists;
         if (s->count) {
             reply_clear(&s->gather);
             reply_raw(&s->gather, reply, len);
         }
-    } else { /* __put: :0 the destination exists (no REPLACE), :1 copied */
+    } else if (s->step == 1) { /* __put: :0 the destination exists (no REPLACE), :1 copied */
         reply_raw(&s->reply, reply, len);
-    }
+    } /* else step 0's TOUCH */
 }
 
 static void copy_done(struct conn *c, struct slot *s)
@@ -802,8 +802,14 @@ static void copy_step(struct conn *c, struct slot *s)
             dispatch_slot_complete(c, s);
             return;
         }
+        /* TOUCH: Redis reads the source with lookupKeyRead, a hit or a miss and an access (RENAME's way) */
+        const struct command *touch = command_step(CMD_S_TOUCH);
+        int src = dispatch_key_shard(cfg, &s->argv[1]);
+        struct resp_arg t[2] = {command_name_arg(touch), s->argv[1]};
         struct resp_arg a[2] = {command_name_arg(command_internal(CMD_I_DUMP)), s->argv[1]};
-        send_one(c, s, dispatch_key_shard(cfg, &s->argv[1]), command_internal(CMD_I_DUMP), 2, a);
+        s->parts_left = 2;
+        dispatch_send_part(c, s, src, 0, touch, 2, t);
+        dispatch_send_part(c, s, src, 1, command_internal(CMD_I_DUMP), 2, a);
     } else {
         int dst_db;
         bool replace;
