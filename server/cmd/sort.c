@@ -189,6 +189,7 @@ static bool pattern_key(const struct resp_arg *pat, const char *ele, size_t elen
     *flen = fieldlen;
     size_t prefix = (size_t)(star - pat->ptr);
     size_t postfix = pat->len - (prefix + 1) - (fieldlen ? fieldlen + 2 : 0);
+    reply_raw(buf, "", 1); /* buf->buf is never NULL, even for an empty key */
     reply_clear(buf);
     reply_raw(buf, pat->ptr, prefix);
     reply_raw(buf, ele, elen);

@@ -1235,6 +1235,8 @@ static void pattern_gather_keys(struct conn *c, struct slot *s)
     }
     struct key_list l = {0};
     reply_init(&l.bytes);
+    reply_raw(&l.bytes, "", 1); /* l.bytes.buf is never NULL, even when every key is empty */
+    reply_clear(&l.bytes);
     struct object *sorted = object_deserialize(k.blob, k.blob_len);
     if (sorted)
         cmd_sort_pattern_keys(s->argc, s->argv, sorted, key_list_add, &l);
