@@ -22,7 +22,10 @@
  * encoding; across shards the dispatcher runs it as RENAME's steps
  * (ROUTE_COPY: __dump at the source's owner, __put "copy_to" at the
  * destination's, in the destination database, NX unless REPLACE), with
- * cmd_copy_options reading the options for both.
+ * cmd_copy_options reading the options for both.  Run on copies (a script
+ * whose keys span shards, whose changed keys go back in its own database
+ * only), COPY ... DB into another database answers an error rather than
+ * lose the copy.
  *
  * Effects: a write reports what it did where Redis 7.0's db.c and expire.c
  * do, in the same order: the keys it modified (signalModifiedKey) and its
@@ -535,6 +538,11 @@ static void cmd_copy(struct cmd_ctx *ctx)
     }
     if (dst_db == ctx->db && same_bytes(src, dst)) {
         reply_error(ctx->out, "ERR source and destination objects are the same");
+        return;
+    }
+    if (dst_db != ctx->db && store_holds_copies(ctx->store)) {
+        /* copies of a script's keys on several shards go back to their owners in the script's database only */
+        reply_error(ctx->out, "ERR COPY into another database is not supported where the keys span shards (a script)");
         return;
     }
     const struct object *o = cmd_lookup_read(ctx, src);
