@@ -35,6 +35,12 @@ void store_set_seed(const uint8_t seed[16]);
 struct store *store_create(int databases);
 void store_destroy(struct store **s);
 int store_databases(const struct store *s);
+/* s is a scratch store holding copies of the keys a command was given (core's gathers), not a shard's
+ * keyspace: a key it was not given is not in it, wherever it lives -- unless every_key says that the
+ * command run on it is given every key it reads (its pattern keys too).  Its owner's thread only */
+void store_mark_copies(struct store *s, bool every_key);
+bool store_holds_copies(const struct store *s);
+bool store_holds_every_key(const struct store *s);
 
 /*
  * NULL when missing or expired (an expired key is deleted on the way).

@@ -19,6 +19,7 @@
 #include "percore/config.h"
 #include "percore/mem.h"
 #include "percore/object.h"
+#include "percore/rdb.h"
 #include "percore/reply.h"
 #include "percore/store.h"
 #include "percore/util.h"
@@ -101,6 +102,7 @@ void command_setup(void)
     command_register(command_family_hyperloglog, command_family_hyperloglog_count);
     command_register(command_family_stream, command_family_stream_count);
     command_register(command_family_geo, command_family_geo_count);
+    command_register(command_family_sort, command_family_sort_count);
     static const char *const names[CMD_S_COUNT] = {
         [CMD_S_TOUCH] = "touch", [CMD_S_MSET] = "mset", [CMD_S_LPOP] = "lpop", [CMD_S_RPOP] = "rpop",
         [CMD_S_LPUSH] = "lpush", [CMD_S_RPUSH] = "rpush", [CMD_S_ZADD] = "zadd",
@@ -437,6 +439,22 @@ static int keyword_key(int argc, const struct resp_arg *argv, int from, const ch
 int command_key_positions(const struct command *cmd, int argc, const struct resp_arg *argv, int *pos)
 {
     int n = 0;
+    if (cmd->flags & CMD_SORT_STORE_KEY) {
+        int store = 0;
+        for (int i = 2; i < argc; i++) {
+            if (cmd_arg_is(&argv[i], "limit"))
+                i += 2;
+            else if (cmd_arg_is(&argv[i], "get") || cmd_arg_is(&argv[i], "by"))
+                i += 1;
+            else if (cmd_arg_is(&argv[i], "store") && i + 1 < argc)
+                store = i + 1; /* the last one counts, as SORT's own parsing */
+        }
+        if (argc > 1)
+            pos[n++] = 1;
+        if (store)
+            pos[n++] = store;
+        return n;
+    }
     if (cmd->flags & CMD_NUMKEYS) {
         int at = cmd->first_key;
         long long nk;
@@ -613,6 +631,22 @@ void cmd_propagate(struct cmd_ctx *ctx, int argc, const struct resp_arg *argv)
     for (int i = 0; i < argc; i++)
         reply_bulk(&fx->prop, argv[i].ptr, argv[i].len);
     fx->prop_n++;
+}
+
+void cmd_propagate_restore(struct cmd_ctx *ctx, const struct resp_arg *key, const struct object *o, long long expire)
+{
+    if (!o)
+        return;
+    const struct config *c = ctx->config;
+    struct rdb_save_opts opts = {c ? c->rdbcompression : true, c ? c->list_max_listpack_size : -2,
+                                 c ? c->list_compress_depth : 0, false};
+    struct rdb_buf b = {0};
+    rdb_dump_payload(&b, o, &opts);
+    char ttl[24];
+    struct resp_arg a[6] = {{"RESTORE", 7}, *key, {ttl, (size_t)snprintf(ttl, sizeof ttl, "%lld", expire < 0 ? 0 : expire)},
+                            {b.p, b.len}, {"REPLACE", 7}, {"ABSTTL", 6}};
+    cmd_propagate(ctx, 6, a);
+    rdb_buf_release(&b);
 }
 
 void cmd_propagate_key(struct cmd_ctx *ctx, const char *name, const struct resp_arg *key, const long long *ms)

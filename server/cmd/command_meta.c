@@ -1259,6 +1259,28 @@ static const struct command_meta command_meta_table[] = {
         "value\r\n$4\r\ntype\r\n$6\r\nstring\r\n",
         518,
     },
+    {"copy",
+        "*10\r\n$4\r\ncopy\r\n:-3\r\n~2\r\n+write\r\n+denyoom\r\n:1\r\n:2\r\n:1\r\n~3\r\n"
+        "+@keyspace\r\n+@write\r\n+@slow\r\n~0\r\n~2\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n"
+        "+access\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n"
+        "$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n"
+        "%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n%3\r\n$5\r\n"
+        "flags\r\n~2\r\n+OW\r\n+update\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\n"
+        "index\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n:2\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n"
+        "$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\n"
+        "limit\r\n:0\r\n~0\r\n",
+        517,
+        "%5\r\n$7\r\nsummary\r\n$10\r\nCopy a key\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\ngroup\r\n"
+        "$7\r\ngeneric\r\n$10\r\ncomplexity\r\n$95\r\n"
+        "O(N) worst case for collections, where N is the number of nested items. O(1) for string values.\r\n"
+        "$9\r\narguments\r\n*4\r\n%3\r\n$4\r\nname\r\n$6\r\nsource\r\n$4\r\ntype\r\n$3\r\nkey\r\n"
+        "$14\r\nkey_spec_index\r\n:0\r\n%3\r\n$4\r\nname\r\n$11\r\ndestination\r\n$4\r\ntype\r\n"
+        "$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:1\r\n%4\r\n$4\r\nname\r\n$14\r\ndestination-db\r\n"
+        "$4\r\ntype\r\n$7\r\ninteger\r\n$5\r\ntoken\r\n$2\r\nDB\r\n$5\r\nflags\r\n~1\r\n"
+        "+optional\r\n%4\r\n$4\r\nname\r\n$7\r\nreplace\r\n$4\r\ntype\r\n$10\r\npure-token\r\n"
+        "$5\r\ntoken\r\n$7\r\nREPLACE\r\n$5\r\nflags\r\n~1\r\n+optional\r\n",
+        571,
+    },
     {"dbsize",
         "*10\r\n$6\r\ndbsize\r\n:1\r\n~2\r\n+readonly\r\n+fast\r\n:0\r\n:0\r\n:0\r\n~3\r\n"
         "+@keyspace\r\n+@read\r\n+@fast\r\n~2\r\n$25\r\nrequest_policy:all_shards\r\n$23\r\n"
@@ -2571,6 +2593,27 @@ static const struct command_meta command_meta_table[] = {
         "O(1)\r\n$9\r\narguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$5\r\nevent\r\n$4\r\ntype\r\n$6\r\n"
         "string\r\n$5\r\nflags\r\n~2\r\n+optional\r\n+multiple\r\n",
         242,
+    },
+    {"lcs",
+        "*10\r\n$3\r\nlcs\r\n:-3\r\n~1\r\n+readonly\r\n:1\r\n:2\r\n:1\r\n~3\r\n+@read\r\n"
+        "+@string\r\n+@slow\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n+access\r\n$12\r\n"
+        "begin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n"
+        ":1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\n"
+        "lastkey\r\n:1\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        297,
+        "%5\r\n$7\r\nsummary\r\n$29\r\nFind longest common substring\r\n$5\r\nsince\r\n$5\r\n"
+        "7.0.0\r\n$5\r\ngroup\r\n$6\r\nstring\r\n$10\r\ncomplexity\r\n$63\r\n"
+        "O(N*M) where N and M are the lengths of s1 and s2, respectively\r\n$9\r\narguments\r\n"
+        "*6\r\n%3\r\n$4\r\nname\r\n$4\r\nkey1\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\n"
+        "key_spec_index\r\n:0\r\n%3\r\n$4\r\nname\r\n$4\r\nkey2\r\n$4\r\ntype\r\n$3\r\nkey\r\n"
+        "$14\r\nkey_spec_index\r\n:0\r\n%4\r\n$4\r\nname\r\n$3\r\nlen\r\n$4\r\ntype\r\n$10\r\n"
+        "pure-token\r\n$5\r\ntoken\r\n$3\r\nLEN\r\n$5\r\nflags\r\n~1\r\n+optional\r\n%4\r\n$4\r\n"
+        "name\r\n$3\r\nidx\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$3\r\nIDX\r\n$5\r\n"
+        "flags\r\n~1\r\n+optional\r\n%4\r\n$4\r\nname\r\n$3\r\nlen\r\n$4\r\ntype\r\n$7\r\n"
+        "integer\r\n$5\r\ntoken\r\n$11\r\nMINMATCHLEN\r\n$5\r\nflags\r\n~1\r\n+optional\r\n%4\r\n"
+        "$4\r\nname\r\n$12\r\nwithmatchlen\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n"
+        "$12\r\nWITHMATCHLEN\r\n$5\r\nflags\r\n~1\r\n+optional\r\n",
+        749,
     },
     {"lindex",
         "*10\r\n$6\r\nlindex\r\n:3\r\n~1\r\n+readonly\r\n:1\r\n:1\r\n:1\r\n~3\r\n+@read\r\n"
@@ -3923,6 +3966,76 @@ static const struct command_meta command_meta_table[] = {
         "key\r\n$14\r\nkey_spec_index\r\n:1\r\n%2\r\n$4\r\nname\r\n$6\r\nmember\r\n$4\r\ntype\r\n"
         "$6\r\nstring\r\n",
         343,
+    },
+    {"sort",
+        "*10\r\n$4\r\nsort\r\n:-2\r\n~3\r\n+write\r\n+denyoom\r\n+movablekeys\r\n:1\r\n:1\r\n:1\r\n"
+        "~6\r\n+@write\r\n+@set\r\n+@sortedset\r\n+@list\r\n+@slow\r\n+@dangerous\r\n~0\r\n~3\r\n"
+        "%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n"
+        "$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\n"
+        "type\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n"
+        "$5\r\nlimit\r\n:0\r\n%4\r\n$5\r\nnotes\r\n$120\r\n"
+        "For the optional BY/GET keyword. It is marked 'unknown' because the key names derive from the content of the key we sort\r\n"
+        "$5\r\nflags\r\n~2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$7\r\n"
+        "unknown\r\n$4\r\nspec\r\n%0\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$7\r\nunknown\r\n"
+        "$4\r\nspec\r\n%0\r\n%4\r\n$5\r\nnotes\r\n$116\r\n"
+        "For the optional STORE keyword. It is marked 'unknown' because the keyword can appear anywhere in the argument array\r\n"
+        "$5\r\nflags\r\n~2\r\n+OW\r\n+update\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$7\r\n"
+        "unknown\r\n$4\r\nspec\r\n%0\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$7\r\nunknown\r\n"
+        "$4\r\nspec\r\n%0\r\n~0\r\n",
+        923,
+        "%5\r\n$7\r\nsummary\r\n$46\r\nSort the elements in a list, set or sorted set\r\n$5\r\n"
+        "since\r\n$5\r\n1.0.0\r\n$5\r\ngroup\r\n$7\r\ngeneric\r\n$10\r\ncomplexity\r\n$168\r\n"
+        "O(N+M*log(M)) where N is the number of elements in the list or set to sort, and M the number of returned elements. When the elements are not sorted, complexity is O(N).\r\n"
+        "$9\r\narguments\r\n*7\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n"
+        "$14\r\nkey_spec_index\r\n:0\r\n%5\r\n$4\r\nname\r\n$7\r\npattern\r\n$4\r\ntype\r\n$7\r\n"
+        "pattern\r\n$14\r\nkey_spec_index\r\n:1\r\n$5\r\ntoken\r\n$2\r\nBY\r\n$5\r\nflags\r\n~1\r\n"
+        "+optional\r\n%5\r\n$4\r\nname\r\n$12\r\noffset_count\r\n$4\r\ntype\r\n$5\r\nblock\r\n"
+        "$5\r\ntoken\r\n$5\r\nLIMIT\r\n$5\r\nflags\r\n~1\r\n+optional\r\n$9\r\narguments\r\n*2\r\n"
+        "%2\r\n$4\r\nname\r\n$6\r\noffset\r\n$4\r\ntype\r\n$7\r\ninteger\r\n%2\r\n$4\r\nname\r\n"
+        "$5\r\ncount\r\n$4\r\ntype\r\n$7\r\ninteger\r\n%5\r\n$4\r\nname\r\n$7\r\npattern\r\n$4\r\n"
+        "type\r\n$7\r\npattern\r\n$14\r\nkey_spec_index\r\n:1\r\n$5\r\ntoken\r\n$3\r\nGET\r\n$5\r\n"
+        "flags\r\n~3\r\n+optional\r\n+multiple\r\n+multiple_token\r\n%4\r\n$4\r\nname\r\n$5\r\n"
+        "order\r\n$4\r\ntype\r\n$5\r\noneof\r\n$5\r\nflags\r\n~1\r\n+optional\r\n$9\r\n"
+        "arguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$3\r\nasc\r\n$4\r\ntype\r\n$10\r\npure-token\r\n"
+        "$5\r\ntoken\r\n$3\r\nASC\r\n%3\r\n$4\r\nname\r\n$4\r\ndesc\r\n$4\r\ntype\r\n$10\r\n"
+        "pure-token\r\n$5\r\ntoken\r\n$4\r\nDESC\r\n%4\r\n$4\r\nname\r\n$7\r\nsorting\r\n$4\r\n"
+        "type\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$5\r\nALPHA\r\n$5\r\nflags\r\n~1\r\n"
+        "+optional\r\n%5\r\n$4\r\nname\r\n$11\r\ndestination\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\n"
+        "key_spec_index\r\n:2\r\n$5\r\ntoken\r\n$5\r\nSTORE\r\n$5\r\nflags\r\n~1\r\n+optional\r\n",
+        1341,
+    },
+    {"sort_ro",
+        "*10\r\n$7\r\nsort_ro\r\n:-2\r\n~2\r\n+readonly\r\n+movablekeys\r\n:1\r\n:1\r\n:1\r\n~6\r\n"
+        "+@read\r\n+@set\r\n+@sortedset\r\n+@list\r\n+@slow\r\n+@dangerous\r\n~0\r\n~2\r\n%3\r\n"
+        "$5\r\nflags\r\n~2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\n"
+        "index\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n"
+        "$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\n"
+        "limit\r\n:0\r\n%4\r\n$5\r\nnotes\r\n$120\r\n"
+        "For the optional BY/GET keyword. It is marked 'unknown' because the key names derive from the content of the key we sort\r\n"
+        "$5\r\nflags\r\n~2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$7\r\n"
+        "unknown\r\n$4\r\nspec\r\n%0\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$7\r\nunknown\r\n"
+        "$4\r\nspec\r\n%0\r\n~0\r\n",
+        634,
+        "%5\r\n$7\r\nsummary\r\n$74\r\n"
+        "Sort the elements in a list, set or sorted set. Read-only variant of SORT.\r\n$5\r\n"
+        "since\r\n$5\r\n7.0.0\r\n$5\r\ngroup\r\n$7\r\ngeneric\r\n$10\r\ncomplexity\r\n$168\r\n"
+        "O(N+M*log(M)) where N is the number of elements in the list or set to sort, and M the number of returned elements. When the elements are not sorted, complexity is O(N).\r\n"
+        "$9\r\narguments\r\n*6\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n"
+        "$14\r\nkey_spec_index\r\n:0\r\n%5\r\n$4\r\nname\r\n$7\r\npattern\r\n$4\r\ntype\r\n$7\r\n"
+        "pattern\r\n$14\r\nkey_spec_index\r\n:1\r\n$5\r\ntoken\r\n$2\r\nBY\r\n$5\r\nflags\r\n~1\r\n"
+        "+optional\r\n%5\r\n$4\r\nname\r\n$12\r\noffset_count\r\n$4\r\ntype\r\n$5\r\nblock\r\n"
+        "$5\r\ntoken\r\n$5\r\nLIMIT\r\n$5\r\nflags\r\n~1\r\n+optional\r\n$9\r\narguments\r\n*2\r\n"
+        "%2\r\n$4\r\nname\r\n$6\r\noffset\r\n$4\r\ntype\r\n$7\r\ninteger\r\n%2\r\n$4\r\nname\r\n"
+        "$5\r\ncount\r\n$4\r\ntype\r\n$7\r\ninteger\r\n%5\r\n$4\r\nname\r\n$7\r\npattern\r\n$4\r\n"
+        "type\r\n$7\r\npattern\r\n$14\r\nkey_spec_index\r\n:1\r\n$5\r\ntoken\r\n$3\r\nGET\r\n$5\r\n"
+        "flags\r\n~3\r\n+optional\r\n+multiple\r\n+multiple_token\r\n%4\r\n$4\r\nname\r\n$5\r\n"
+        "order\r\n$4\r\ntype\r\n$5\r\noneof\r\n$5\r\nflags\r\n~1\r\n+optional\r\n$9\r\n"
+        "arguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$3\r\nasc\r\n$4\r\ntype\r\n$10\r\npure-token\r\n"
+        "$5\r\ntoken\r\n$3\r\nASC\r\n%3\r\n$4\r\nname\r\n$4\r\ndesc\r\n$4\r\ntype\r\n$10\r\n"
+        "pure-token\r\n$5\r\ntoken\r\n$4\r\nDESC\r\n%4\r\n$4\r\nname\r\n$7\r\nsorting\r\n$4\r\n"
+        "type\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$5\r\nALPHA\r\n$5\r\nflags\r\n~1\r\n"
+        "+optional\r\n",
+        1245,
     },
     {"spop",
         "*10\r\n$4\r\nspop\r\n:-2\r\n~2\r\n+write\r\n+fast\r\n:1\r\n:1\r\n:1\r\n~3\r\n+@write\r\n"

@@ -168,6 +168,8 @@ struct evict_cand {
 
 struct store {
     int databases;               /* number of dbs */
+    bool copies;                 /* holds copies of some keys of other stores (store_mark_copies) */
+    bool every_key;              /* and they are every key the command run on them reads */
     int expire_db;               /* db where the next active expiry starts */
     struct db *db;               /* the dbs */
     size_t mem;                  /* bytes accounted (see the design note) */
@@ -1274,4 +1276,20 @@ size_t store_memory(const struct store *s)
         if (s->dirty[i].o)
             m += object_memory(s->dirty[i].o) - s->dirty[i].mem;
     return m;
+}
+
+void store_mark_copies(struct store *s, bool every_key)
+{
+    s->copies = true;
+    s->every_key = every_key;
+}
+
+bool store_holds_copies(const struct store *s)
+{
+    return s->copies;
+}
+
+bool store_holds_every_key(const struct store *s)
+{
+    return s->every_key;
 }
