@@ -120,6 +120,11 @@ typedef void store_scan_fn(void *arg, const char *key, size_t klen, struct objec
 uint64_t store_scan(struct store *s, int db, uint64_t cursor, long count, int64_t now,
                     store_scan_fn *fn, void *arg);
 
+/* every key of db once, logically expired ones included (DEBUG DIGEST, as Redis walks its dict), with its
+ * expire (-1 none); fn must not change the store */
+typedef void store_each_fn(void *arg, const char *key, size_t klen, const struct object *val, int64_t expire);
+void store_each(struct store *s, int db, store_each_fn *fn, void *arg);
+
 /* a random live key, every key of the db equally likely (expired ones met on the
  * way are reaped): returns true and points *key and *klen into the store */
 bool store_random_key(struct store *s, int db, int64_t now, const char **key, size_t *klen);

@@ -1290,6 +1290,15 @@ static const struct command_meta command_meta_table[] = {
         "since\r\n$5\r\n1.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n",
         146,
     },
+    {"debug",
+        "*10\r\n$5\r\ndebug\r\n:-2\r\n~4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n"
+        ":0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n",
+        120,
+        "%5\r\n$7\r\nsummary\r\n$34\r\nA container for debugging commands\r\n$5\r\nsince\r\n$5\r\n"
+        "1.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$22\r\n"
+        "Depends on subcommand.\r\n$9\r\ndoc_flags\r\n~1\r\n+syscmd\r\n",
+        177,
+    },
     {"decr",
         "*10\r\n$4\r\ndecr\r\n:2\r\n~3\r\n+write\r\n+denyoom\r\n+fast\r\n:1\r\n:1\r\n:1\r\n~3\r\n"
         "+@write\r\n+@string\r\n+@fast\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~3\r\n+RW\r\n+access\r\n"

@@ -1003,6 +1003,16 @@ uint64_t store_scan(struct store *s, int db, uint64_t cursor, long count, int64_
     return cursor;
 }
 
+void store_each(struct store *s, int db, store_each_fn *fn, void *arg)
+{
+    struct db *d = store_db(s, db);
+    struct dict_iter it;
+    struct dict_entry *e;
+    dict_iter_init(&it, d->keys);
+    while ((e = dict_iter_next(&it)))
+        fn(arg, e->key, e->klen, entry_obj(e), e->aux == TTL_NONE ? -1 : ttl_at(d, e->aux)->when);
+}
+
 /* ---- RANDOMKEY */
 
 bool store_random_key(struct store *s, int db, int64_t now, const char **key, size_t *klen)
