@@ -20,7 +20,6 @@ the geo commands (server/cmd/geo.c) in the append-only file percore writes.
 
 Standard library and Debian's python3-redis; exit 0 when all agree, 77 when
 redis-server is missing."""
-import argparse
 import os
 import random
 import shutil
@@ -197,16 +196,7 @@ def propagation(a, root):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--redis", default="/usr/bin/redis-server")
-    ap.add_argument("--candidate", required=True)
-    ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--seed", type=int, default=11)
-    ap.add_argument("--ops", type=int, default=2000)
-    a = ap.parse_args()
-    if not os.path.exists(a.redis):
-        print("SKIP: %s is missing" % a.redis)
-        sys.exit(77)
+    a = aof_write.parse_args(11, 2000, 1)
     d = tempfile.mkdtemp(prefix="aof_geo.")
     try:
         propagation(a, d)

@@ -15,7 +15,6 @@ option ("ERR BY option of SORT denied ..." / "ERR GET option ...") and
 change nothing (not in the global-lock build, whose one store holds every
 key).  Standard library and Debian's python3-redis; exit 0 when all agree,
 1 otherwise, 77 when redis-server is missing."""
-import argparse
 import os
 import random
 import sys
@@ -27,6 +26,7 @@ except ImportError:
     print("SKIP: python3-redis is not installed")
     sys.exit(77)
 from diff import Server  # noqa: E402
+import aof_write  # noqa: E402
 
 
 def crc16(data):
@@ -178,16 +178,7 @@ def run(a):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--redis", default="/usr/bin/redis-server")
-    ap.add_argument("--candidate", required=True)
-    ap.add_argument("--threads", type=int, default=4)
-    ap.add_argument("--seed", type=int, default=13)
-    ap.add_argument("--ops", type=int, default=1500)
-    a = ap.parse_args()
-    if not os.path.exists(a.redis):
-        print("SKIP: %s is missing" % a.redis)
-        sys.exit(77)
+    a = aof_write.parse_args(13, 1500, 4)
     sys.exit(1 if run(a) else 0)
 
 
