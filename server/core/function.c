@@ -1105,6 +1105,8 @@ static void cmd_function(struct cmd_ctx *ctx)
         reply_array(ctx->out, (long long)n);
         for (size_t j = 0; j < n; j++)
             reply_simple(ctx->out, function_help[j]);
+    } else if (function_subs[i].changes && atomic_load_explicit(&script_busy_shards, memory_order_relaxed)) {
+        reply_error(ctx->out, script_busy_error(-1)); /* its part would wait for the busy shard's lock */
     } else if (function_subs[i].changes) {
         conn_fanout_locked(ctx->conn, &function_change_command, ctx->argc, ctx->argv);
     } else {

@@ -20,8 +20,9 @@ side.
   STATS's) -BUSY; a function that wrote is -UNKILLABLE.
 - shards (percore, threads > 1, not the global-lock build): while the script is busy on its key's
   shard, keys of the other shards are served, the busy shard's keys get
-  -BUSY, from a connection of any shard, and SCRIPT KILL from any
-  connection ends it.
+  -BUSY, from a connection of any shard, FUNCTION LOAD (which needs every
+  shard's lock) gets -BUSY from any connection as from Redis, and SCRIPT KILL
+  from any connection ends it.
 
 Every check polls; none asserts on timing (the threshold is 200 ms, and the
 test waits for the first -BUSY before it looks).  Standard library and
@@ -257,6 +258,11 @@ def shards(o, work):
             c.close()
         check(served > 0, "keys of the other shards are served while a script is busy (%d)" % served)
         check(busy_keys > 0, "keys of the busy shard get -BUSY (%d)" % busy_keys)
+        for conn_i in range(8):  # a library change needs every shard's lock: -BUSY from any connection, not a wait
+            c = redis.Redis(port=s.port, socket_timeout=DEADLINE_S)
+            eq(reply(c, "FUNCTION", "LOAD", LOOP_LIB), "ERR: ResponseError: BUSY Redis is busy running a script. You can only call "
+               "SCRIPT KILL or SHUTDOWN NOSAVE.", "FUNCTION LOAD while a script is busy (connection %d)" % conn_i)
+            c.close()
         killer = redis.Redis(port=s.port)
         eq(reply(killer, "SCRIPT", "KILL"), b"OK", "SCRIPT KILL from any connection")
         check(run.done.wait(DEADLINE_S), "the script ended")
