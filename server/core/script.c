@@ -595,7 +595,7 @@ static bool key_declared(const struct script_run *run, const struct resp_arg *ke
 static const char *keys_reachable(const struct script_run *run, const struct command *cmd, int argc,
                                   const struct resp_arg *argv)
 {
-    if (shard_store_count() == 1)
+    if (shard_store_count() == 1 && !run->cluster) /* one store holds every key (a cluster port's slots aside) */
         return NULL;
     int stack_pos[16];
     int *pos = argc <= 16 ? stack_pos : mem_alloc((size_t)argc * sizeof(int));
@@ -604,13 +604,16 @@ static const char *keys_reachable(const struct script_run *run, const struct com
     const char *why = NULL;
     for (int i = 0; i < n && !why; i++) {
         const struct resp_arg *key = &argv[pos[i]];
-        if (run->on_copies && run->db != run->ctx->db) /* the copies are of the keys in the script's first db */
+        if (run->cluster && dispatch_key_shard(cfg, key) != shard_self->index) /* Redis Cluster: a key's node */
+            why = "Script attempted to access a non local key in a cluster node";
+        else if (shard_store_count() == 1)
+            continue;
+        else if (run->on_copies && run->db != run->ctx->db) /* the copies are of the keys in the script's first db */
             why = "Script attempted to access keys of several shards in another database than its own";
         else if (key_declared(run, key))
             continue;
         else if (run->on_copies || dispatch_key_shard(cfg, key) != shard_self->index)
-            why = run->cluster ? "Script attempted to access a non local key in a cluster node"
-                               : "Script attempted to access a key that is not in KEYS and lives on another shard";
+            why = "Script attempted to access a key that is not in KEYS and lives on another shard";
         else if (keylock_count(shard_self->locks) &&
                  keylock_holds_other(shard_self->locks, 0, run->db, key->ptr, key->len))
             why = "Script attempted to access a key that is not in KEYS while a multi-shard command holds it";
