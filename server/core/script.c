@@ -1201,8 +1201,53 @@ static unsigned script_flags_of(lua_State *L, const char *sha)
 
 atomic_int script_busy_shards;
 
+/* the busy script's name and command, for a FUNCTION STATS asked on another shard */
+static void script_stats_publish(struct shard *self, const struct script_run *run)
+{
+    struct reply r;
+    reply_init(&r);
+    if (run) {
+        reply_bulk(&r, "name", 4);
+        reply_bulk(&r, run->name, strlen(run->name));
+        reply_bulk(&r, "command", 7);
+        reply_array(&r, run->ctx->argc);
+        for (int i = 0; i < run->ctx->argc; i++)
+            reply_bulk(&r, run->ctx->argv[i].ptr, run->ctx->argv[i].len);
+    }
+    pthread_mutex_lock(&self->script_stats_lock);
+    mem_release(self->script_stats);
+    self->script_stats = run ? mem_strndup(r.buf, r.len) : NULL;
+    self->script_stats_len = run ? r.len : 0;
+    self->script_start_ms = run ? run->start_ms : 0;
+    pthread_mutex_unlock(&self->script_stats_lock);
+    reply_deinit(&r);
+}
+
+int script_busy_elsewhere(char **stats, size_t *len, int64_t *duration_ms)
+{
+    for (int i = 0; i < shard_count() && atomic_load_explicit(&script_busy_shards, memory_order_relaxed); i++) {
+        struct shard *sh = shard_at(i);
+        if (sh == shard_self || !atomic_load(&sh->script_busy))
+            continue;
+        if (!atomic_load(&sh->script_function))
+            return 2;
+        pthread_mutex_lock(&sh->script_stats_lock);
+        bool have = sh->script_stats != NULL;
+        if (have) {
+            *stats = mem_strndup(sh->script_stats, sh->script_stats_len);
+            *len = sh->script_stats_len;
+            *duration_ms = util_mono_ns() / 1000000 - sh->script_start_ms;
+        }
+        pthread_mutex_unlock(&sh->script_stats_lock);
+        if (have)
+            return 1;
+    }
+    return 0;
+}
+
 static void script_busy_begin(struct shard *self, const struct script_run *run, int64_t elapsed)
 {
+    script_stats_publish(self, run);
     self->busy_script = true;
     atomic_store(&self->script_kill, false);
     atomic_store(&self->script_wrote, run->wrote);
@@ -1216,6 +1261,7 @@ static void script_busy_begin(struct shard *self, const struct script_run *run, 
 
 static void script_busy_end(struct shard *self)
 {
+    script_stats_publish(self, NULL);
     atomic_store(&self->script_busy, false);
     atomic_store(&self->script_kill, false);
     atomic_fetch_sub(&script_busy_shards, 1);

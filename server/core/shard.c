@@ -679,6 +679,7 @@ static void *shard_main(void *arg)
     struct event_config *ec = event_config_new();
     event_config_set_flag(ec, EVENT_BASE_FLAG_NOLOCK);
     self->base = event_base_new_with_config(ec);
+    pthread_mutex_init(&self->script_stats_lock, NULL);
     event_config_free(ec);
 #ifdef PERCORE_GLOBAL_LOCK
     self->store = shared_store;
@@ -1181,6 +1182,8 @@ void shard_teardown(void)
             close(shards[i]->doorbell_fd);
             handoff_teardown_shard(shards[i]);
             stats_block_deinit(&shards[i]->stats);
+            mem_release(shards[i]->script_stats); /* a script busy as the server stopped (SHUTDOWN NOSAVE) */
+            pthread_mutex_destroy(&shards[i]->script_stats_lock);
             mem_release(shards[i]);
         }
     }

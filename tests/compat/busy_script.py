@@ -21,8 +21,10 @@ side.
 - shards (percore, threads > 1, not the global-lock build): while the script is busy on its key's
   shard, keys of the other shards are served, the busy shard's keys get
   -BUSY, from a connection of any shard, FUNCTION LOAD (which needs every
-  shard's lock) gets -BUSY from any connection as from Redis, and SCRIPT KILL
-  from any connection ends it.
+  shard's lock) and FUNCTION STATS get -BUSY from any connection as from
+  Redis, and SCRIPT KILL from any connection ends it; then a function busy on
+  a key's shard is named by FUNCTION STATS from every connection and
+  FUNCTION KILL from any ends it.
 
 Every check polls; none asserts on timing (the threshold is 200 ms, and the
 test waits for the first -BUSY before it looks).  Standard library and
@@ -258,10 +260,12 @@ def shards(o, work):
             c.close()
         check(served > 0, "keys of the other shards are served while a script is busy (%d)" % served)
         check(busy_keys > 0, "keys of the busy shard get -BUSY (%d)" % busy_keys)
+        busy_err = "ERR: ResponseError: BUSY Redis is busy running a script. You can only call SCRIPT KILL or " \
+                   "SHUTDOWN NOSAVE."
         for conn_i in range(8):  # a library change needs every shard's lock: -BUSY from any connection, not a wait
             c = redis.Redis(port=s.port, socket_timeout=DEADLINE_S)
-            eq(reply(c, "FUNCTION", "LOAD", LOOP_LIB), "ERR: ResponseError: BUSY Redis is busy running a script. You can only call "
-               "SCRIPT KILL or SHUTDOWN NOSAVE.", "FUNCTION LOAD while a script is busy (connection %d)" % conn_i)
+            eq(reply(c, "FUNCTION", "LOAD", LOOP_LIB), busy_err, "FUNCTION LOAD while a script is busy (%d)" % conn_i)
+            eq(reply(c, "FUNCTION", "STATS"), busy_err, "FUNCTION STATS while a script is busy (%d)" % conn_i)
             c.close()
         killer = redis.Redis(port=s.port)
         eq(reply(killer, "SCRIPT", "KILL"), b"OK", "SCRIPT KILL from any connection")
@@ -269,6 +273,18 @@ def shards(o, work):
         check(isinstance(run.result, str) and "Script killed by user with SCRIPT KILL" in run.result,
               "the script's client: %r" % (run.result,))
         eq(reply(r, "GET", keys[0]), keys[0].encode(), "the busy shard serves again")
+        r.execute_command("FUNCTION", "LOAD", LOOP_LIB)
+        run = Runner(s.port, "loop", (keys[0],), cmd="FCALL")  # a function busy on keys[0]'s shard
+        check(wait_slow_logged(s, 2), "the function is busy")
+        for conn_i in range(8):  # FUNCTION STATS from a connection of any shard names it
+            c = redis.Redis(port=s.port, socket_timeout=DEADLINE_S)
+            stats = c.execute_command("FUNCTION", "STATS")
+            running = dict(zip(stats[1][0::2], stats[1][1::2])) if stats[1] else {}
+            eq((running.get(b"name"), running.get(b"command")), (b"loop", [b"FCALL", b"loop", b"1", keys[0].encode()]),
+               "FUNCTION STATS's running_script from connection %d" % conn_i)
+            c.close()
+        eq(reply(killer, "FUNCTION", "KILL"), b"OK", "FUNCTION KILL from any connection")
+        check(run.done.wait(DEADLINE_S), "the function ended")
     finally:
         eq(s.stop(), 0, "exit status")
 
