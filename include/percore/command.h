@@ -261,9 +261,9 @@ enum {
                                     * locked, on copies of every key it reads (cmd_sort_pattern_keys) */
     CMD_ALLOW_BUSY = 1ull << 34,  /* runs while a script is busy (Redis's allow-busy), its handler alone, outside
                                    * call(): SCRIPT (its KILL), SHUTDOWN (with NOSAVE), QUIT, MULTI; the
-                                   * handler refuses the rest with -BUSY.  Redis's AUTH HELLO RESET WATCH
-                                   * UNWATCH DISCARD get -BUSY here: they touch watches and state the
-                                   * script's shard (or, the global-lock build, its store) owns */
+                                   * handler refuses the rest with -BUSY; AUTH HELLO (the connection alone).
+                                   * Redis's RESET WATCH UNWATCH DISCARD get -BUSY here: they touch watches
+                                   * the script's shard (or, the global-lock build, its store) owns */
 };
 
 /* where a command runs (see dispatch.c) */

@@ -2358,8 +2358,9 @@ const struct command command_family_server[] = {
     CMD("quit", cmd_quit, -1, NLS | CMD_FAST | CMD_NO_AUTH | CMD_NO_QUEUE | CMD_SUBSCRIBER_OK | CMD_ALLOW_BUSY,
         "@fast @connection"),
     CMD("select", cmd_select, 2, LS | CMD_FAST | CMD_SELECTS_DB | CMD_NO_CLUSTER, "@fast @connection"),
-    CMD("auth", cmd_auth, -2, NLS | CMD_FAST | CMD_NO_AUTH | CMD_REDACTS, "@fast @connection"),
-    CMD("hello", cmd_hello, -1, NLS | CMD_FAST | CMD_NO_AUTH | CMD_REDACTS, "@fast @connection"),
+    /* allow-busy, as Redis's: they change the connection alone */
+    CMD("auth", cmd_auth, -2, NLS | CMD_FAST | CMD_NO_AUTH | CMD_REDACTS | CMD_ALLOW_BUSY, "@fast @connection"),
+    CMD("hello", cmd_hello, -1, NLS | CMD_FAST | CMD_NO_AUTH | CMD_REDACTS | CMD_ALLOW_BUSY, "@fast @connection"),
     CMD("reset", cmd_reset, 1, NLS | CMD_FAST | CMD_NO_AUTH | CMD_NO_QUEUE | CMD_SUBSCRIBER_OK, "@fast @connection"),
     CMD("client", cmd_client, -2, CMD_KEEPS_CACHING, "@slow"),
     CMD("command", cmd_command, -1, LS, "@slow @connection"),

@@ -9,7 +9,7 @@ side.
   connection's shard, which need not be the busy one): a script loops
   forever (no writes); once its server answers -BUSY,
   PING, GET, SET, SCRIPT LOAD, SCRIPT FLUSH, SHUTDOWN (without NOSAVE),
-  MULTI's commands and EXEC give Redis's replies; SCRIPT KILL answers +OK and
+  AUTH and HELLO (allow-busy), MULTI's commands and EXEC give Redis's replies; SCRIPT KILL answers +OK and
   the script's client gets Redis's error; the server then serves as before.
   A script that catches errors with pcall is still killed.
 - unkillable (one shard): a script that wrote, then loops: SCRIPT KILL answers
@@ -141,8 +141,12 @@ def busy(o, work):
                 run = Runner(s.port, body)
                 check(wait_slow_logged(s, n + 1) and wait_busy(r), "%s: busy" % who)
                 for cmd in (("PING",), ("GET", "k"), ("SET", "k", "w"), ("SCRIPT", "LOAD", "return 1"),
-                            ("SCRIPT", "FLUSH"), ("SHUTDOWN",), ("INCR", "n")):
-                    out.append((cmd, reply(r, *cmd)))
+                            ("SCRIPT", "FLUSH"), ("SHUTDOWN",), ("INCR", "n"), ("AUTH", "nopass"),
+                            ("HELLO", "2", "SETNAME", "busyconn"), ("HELLO", "4"), ("CLIENT", "GETNAME")):
+                    ans = reply(r, *cmd)
+                    if cmd[0] == "HELLO" and isinstance(ans, list):  # the connection's id is each server's
+                        ans = [0 if i and ans[i - 1] == b"id" else v for i, v in enumerate(ans)]
+                    out.append((cmd, ans))
                 p = r.pipeline(transaction=False)
                 for cmd in (("MULTI",), ("GET", "k"), ("EXEC",)):
                     p.execute_command(*cmd)
