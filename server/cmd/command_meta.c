@@ -3451,6 +3451,15 @@ static const struct command_meta command_meta_table[] = {
         "~1\r\n+optional\r\n",
         1427,
     },
+    {"role",
+        "*10\r\n$4\r\nrole\r\n:1\r\n~4\r\n+noscript\r\n+loading\r\n+stale\r\n+fast\r\n:0\r\n:0\r\n"
+        ":0\r\n~3\r\n+@admin\r\n+@fast\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n",
+        117,
+        "%4\r\n$7\r\nsummary\r\n$61\r\n"
+        "Return the role of the instance in the context of replication\r\n$5\r\nsince\r\n$6\r\n"
+        "2.8.12\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n",
+        158,
+    },
     {"rpop",
         "*10\r\n$4\r\nrpop\r\n:-2\r\n~2\r\n+write\r\n+fast\r\n:1\r\n:1\r\n:1\r\n~3\r\n+@write\r\n"
         "+@list\r\n+@fast\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~3\r\n+RW\r\n+access\r\n+delete\r\n"
