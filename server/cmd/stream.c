@@ -959,7 +959,7 @@ static void xread_generic(struct cmd_ctx *ctx, bool xreadgroup)
         }
         bool created = stream_consumer_find(groups[i], a.consumer->ptr, a.consumer->len) == NULL;
         struct stream_consumer *c = consumer_seen(ctx, groups[i], key, a.consumer);
-        if (created)
+        if (created && a.noack) /* else the XCLAIMs make it, or (as in 7.0) nothing does */
             propagate_consumer_creation(ctx, key, groups[i], a.consumer);
         if (stream_id_cmp(&start, &ID_NEW) == 0) {
             reply_group_new(ctx, key, s, groups[i], c, a.count, a.noack);
