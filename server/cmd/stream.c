@@ -1436,12 +1436,6 @@ static void cmd_xautoclaim(struct cmd_ctx *ctx)
     bool justid = false, startex;
     struct stream_id start;
 
-    bool wrongtype;
-    struct object *o = cmd_lookup_typed(ctx, key, OBJ_STREAM, false, &wrongtype);
-    if (wrongtype)
-        return;
-    struct stream *s = o ? stream_of(o) : NULL;
-    struct stream_group *g = s ? stream_group_find(s, ctx->argv[2].ptr, ctx->argv[2].len) : NULL;
     if (!cmd_get_range_ll_or_reply(ctx, &ctx->argv[4], LLONG_MIN, LLONG_MAX, &minidle,
                                    "ERR Invalid min-idle-time argument for XAUTOCLAIM"))
         return;
@@ -1464,11 +1458,16 @@ static void cmd_xautoclaim(struct cmd_ctx *ctx)
             return;
         }
     }
-    if (g == NULL) {
-        group_or_nogroup(ctx, NULL, key, &ctx->argv[2]);
+    /* as 7.0.15: the arguments before the key's type; the consumer made only when it claims something */
+    bool wrongtype;
+    struct object *o = cmd_lookup_typed(ctx, key, OBJ_STREAM, false, &wrongtype);
+    if (wrongtype)
         return;
-    }
-    struct stream_consumer *c = consumer_seen(ctx, g, key, &ctx->argv[3]);
+    struct stream *s = o ? stream_of(o) : NULL;
+    struct stream_group *g = group_or_nogroup(ctx, s, key, &ctx->argv[2]);
+    if (g == NULL)
+        return;
+    struct stream_consumer *c = NULL;
     long long attempts = count * XAUTOCLAIM_ATTEMPTS_FACTOR;
     struct stream_id *claimed = mem_alloc((size_t)(count < 1024 ? count : 1024) * sizeof *claimed);
     size_t nclaimed = 0, claimed_cap = (size_t)(count < 1024 ? count : 1024);
@@ -1489,6 +1488,8 @@ static void cmd_xautoclaim(struct cmd_ctx *ctx)
         i++;
         if (minidle && ctx->now - nack->delivery_time < minidle)
             continue;
+        if (c == NULL)
+            c = consumer_seen(ctx, g, key, &ctx->argv[3]);
         stream_nack_move(nack, c);
         nack->delivery_time = ctx->now;
         if (!justid)
