@@ -15,11 +15,12 @@
  * the key), "xtrim" after a trim that removed something, "xdel", "xsetid";
  * one change per entry added or removed.
  *
- * XREAD names its keys after STREAMS (CMD_KEYS_STREAMS): keys on several
- * shards are gathered onto one (ROUTE_GATHER) and read there.  BLOCK is
- * parsed as Redis's and served at once when there is something to read;
- * waiting for entries is not done yet, and says so (an error, where Redis
- * would wait, or answer nil inside MULTI).
+ * XREAD and XREADGROUP name their keys after STREAMS (CMD_KEYS_STREAMS):
+ * keys on several shards are gathered onto one (ROUTE_GATHER) and read
+ * there.  They are CMD_BLOCKING: with BLOCK and nothing to read they wait at
+ * their keys' owner (core/block.c, which resolves `$` as it registers the
+ * waiter and serves it when an entry comes); inside MULTI and scripts, and
+ * for keys of several shards, they answer nil at once.
  *
  * Threading: handlers run on the shard that owns (or gathered) the keys and
  * touch only ctx->store.
@@ -935,8 +936,8 @@ static void xread_generic(struct cmd_ctx *ctx, bool xreadgroup)
             served++;
         }
     }
-    if (served == 0 && a.block && ctx->may_block)
-        reply_error(ctx->out, "ERR XREAD BLOCK found nothing to read now: waiting for entries is not supported yet");
+    if (served == 0 && a.block)
+        cmd_block_or_nil(ctx, false); /* waits at this shard (core/block.c), or nil inside MULTI and scripts */
     else if (served == 0)
         reply_null_array(ctx->out);
     else if (ctx->out->resp == 2)
@@ -1737,9 +1738,10 @@ const struct command command_family_stream[] = {
     {"xtrim", cmd_xtrim, -4, CMD_WRITE, 1, 1, 1, ROUTE_OWNER, "@write @stream @slow"},
     {"xsetid", cmd_xsetid, -3, CMD_WRITE | CMD_DENYOOM | CMD_FAST, 1, 1, 1, ROUTE_OWNER,
      "@write @stream @fast"},
-    {"xread", cmd_xread, -4, CMD_READONLY | CMD_KEYS_STREAMS, 1, -1, 1, ROUTE_GATHER, "@read @stream @slow"},
-    {"xreadgroup", cmd_xreadgroup, -7, CMD_WRITE | CMD_KEYS_STREAMS, 1, -1, 1, ROUTE_GATHER,
-     "@write @stream @slow"},
+    {"xread", cmd_xread, -4, CMD_READONLY | CMD_BLOCKING | CMD_KEYS_STREAMS, 1, -1, 1, ROUTE_GATHER,
+     "@read @stream @slow @blocking"},
+    {"xreadgroup", cmd_xreadgroup, -7, CMD_WRITE | CMD_BLOCKING | CMD_KEYS_STREAMS, 1, -1, 1, ROUTE_GATHER,
+     "@write @stream @slow @blocking"},
     {"xgroup", cmd_xgroup, -2, CMD_WRITE, 2, 2, 1, ROUTE_OWNER, "@write @stream @slow"},
     {"xack", cmd_xack, -4, CMD_WRITE | CMD_FAST, 1, 1, 1, ROUTE_OWNER, "@write @stream @fast"},
     {"xpending", cmd_xpending, -3, CMD_READONLY, 1, 1, 1, ROUTE_OWNER, "@read @stream @slow"},

@@ -118,6 +118,32 @@ static size_t u64_format(uint64_t v, char *buf)
     return n;
 }
 
+/* decimal digits p[*at..n) up to a '-' or the end, into *v: false when none, or past 64 bits */
+static bool u64_parse(const char *p, size_t n, size_t *at, uint64_t *v)
+{
+    size_t start = *at;
+    *v = 0;
+    for (; *at < n && p[*at] >= '0' && p[*at] <= '9'; (*at)++) {
+        uint64_t d = (uint64_t)(p[*at] - '0');
+        if (*v > (UINT64_MAX - d) / 10)
+            return false;
+        *v = *v * 10 + d;
+    }
+    return *at > start;
+}
+
+bool stream_id_parse(const char *p, size_t n, struct stream_id *id)
+{
+    size_t at = 0;
+    if (!u64_parse(p, n, &at, &id->ms))
+        return false;
+    id->seq = 0;
+    if (at == n)
+        return true;
+    at++; /* the '-' */
+    return p[at - 1] == '-' && u64_parse(p, n, &at, &id->seq) && at == n;
+}
+
 size_t stream_id_format(const struct stream_id *id, char *buf)
 {
     size_t n = u64_format(id->ms, buf);
