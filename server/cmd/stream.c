@@ -1132,6 +1132,7 @@ static void cmd_xgroup(struct cmd_ctx *ctx)
             reply_int(ctx->out, 1);
             cmd_changed_server(ctx);
             cmd_notify(ctx, NOTIFY_STREAM, "xgroup-destroy", key);
+            cmd_key_ready(ctx, key); /* its XREADGROUP clients get -NOGROUP */
         } else {
             reply_int(ctx->out, 0);
         }

@@ -34,8 +34,9 @@
  * XREAD and XREADGROUP wait for an entry above the ID they read after: XREAD's
  * `$` is made the stream's last ID as the waiter is registered (right after
  * the handler found nothing, on the same shard), XREADGROUP's `>` is
- * compared with its group's last ID each time (a group gone: it runs and
- * answers NOGROUP).  Served, the command runs again for that key alone.  Over
+ * compared with its group's last ID each time; a stream deleted or a group
+ * destroyed (XGROUP DESTROY signals its key) answers XREADGROUP Redis's
+ * -UNBLOCKED / -NOGROUP.  Served, the command runs again for that key alone.  Over
  * keys of several shards they do not wait (gathered, answered at once).
  */
 #include "block.h"
@@ -209,7 +210,7 @@ static bool stream_waiter_can_run(const struct waiter *w, struct object *o, cons
     int block, group, first = streams_args(w->argc, w->argv, &block, &group);
     int nkeys = first ? (w->argc - first) / 2 : 0;
     if (!o || object_type(o) != OBJ_STREAM)
-        return false;
+        return group != 0; /* XREADGROUP's stream gone: answered its error */
     const struct stream *s = stream_of(o);
     for (int i = 0; i < nkeys; i++) {
         const struct resp_arg *k = &w->argv[first + i], *arg = &w->argv[first + nkeys + i];
@@ -227,6 +228,20 @@ static bool stream_waiter_can_run(const struct waiter *w, struct object *o, cons
         return stream_last_entry_id(s, &top) && stream_id_cmp(&top, &after) > 0;
     }
     return false;
+}
+
+/* Redis's errors for an XREADGROUP waiter whose stream or group is gone (NULL: neither) */
+static const char *stream_waiter_gone(const struct waiter *w, struct object *o)
+{
+    int block, group;
+    streams_args(w->argc, w->argv, &block, &group);
+    if (!group)
+        return NULL;
+    if (!o || object_type(o) != OBJ_STREAM)
+        return "UNBLOCKED the stream key no longer exists";
+    if (!stream_group_find(stream_of(o), w->argv[group].ptr, w->argv[group].len))
+        return "NOGROUP the consumer group this client was blocked on no longer exists";
+    return NULL;
 }
 
 /* the command for key alone: its options, STREAMS key id */
@@ -450,12 +465,18 @@ static void waiter_serve(struct shard *self, struct waiter *w, const char *key, 
     struct resp_arg k = {key, len};
     const struct command *cmd = w->cmd;
     int argc = one_key_form(&cmd, w->argc, w->argv, &k, w->of_several, args);
+    const char *gone = (cmd->flags & CMD_KEYS_STREAMS)
+                           ? stream_waiter_gone(w, store_peek(self->store, w->db, key, len, self->now, NULL))
+                           : NULL;
     /* counted when it blocked; its pop may serve others after this round (BLMOVE's push) */
     struct call run = {
         .cmd = cmd, .argv = args, .argc = argc, .db = w->db, .resp = w->resp, .client = w->client,
         .out = &out, .flags = CALL_EFFECTS | CALL_MAY_BLOCK,
     };
-    call(self, &run);
+    if (gone)
+        reply_error(&out, gone);
+    else
+        call(self, &run);
     if (args != args_small)
         mem_release(args);
     if (w->home == self->index)
@@ -483,12 +504,18 @@ void block_serve_ready(struct shard *self)
             b->ready_len[kept++] = kl;
             continue;
         }
-        for (;;) {
+        for (int j = 0;;) { /* j: waiters passed over, each a stream's that waits on (the next may not) */
             struct dict_entry *e = dict_find(b->keys, k, kl);
             struct waiter_list *l = e ? entry_list(e) : NULL;
-            struct waiter *w = l && l->n ? l->v[0] : NULL;
-            if (!w || !waiter_can_run(self, w, key, len))
+            struct waiter *w = l && j < l->n ? l->v[j] : NULL;
+            if (!w)
                 break;
+            if (!waiter_can_run(self, w, key, len)) {
+                if (!(w->cmd->flags & CMD_KEYS_STREAMS))
+                    break; /* a pop: none behind it can pop either */
+                j++;
+                continue;
+            }
             waiter_unlist(b, w);
             waiter_serve(self, w, key, len);
             waiter_free(w);

@@ -16,7 +16,10 @@ they come:
 - BLOCK with a timeout: the null reply once it passes (RESP2 and RESP3);
 - CLIENT UNBLOCK (nil) and CLIENT UNBLOCK ... ERROR (-UNBLOCKED) of a waiting
   XREAD;
-- a stream deleted and made again under a waiting XREAD;
+- a stream deleted and made again under a waiting XREAD; XREADGROUP's
+  group destroyed (-NOGROUP), its stream deleted or overwritten (-UNBLOCKED);
+- XREAD and XREADGROUP clients waiting on one stream: one entry serves the
+  first group reader and the XREAD behind the second;
 - XREAD BLOCK inside MULTI answers nil at once; a script's XREAD BLOCK is
   refused with Redis's error.
 
@@ -83,6 +86,33 @@ def scenario_steps():
             (0, "XADD s 3-0 c 3"),
             ("read", 2),
             (0, "XPENDING s g"),
+        ]),
+        ("mixed-waiters", [
+            (0, "XGROUP CREATE s g $ MKSTREAM"),
+            (1, "XREADGROUP GROUP g alice COUNT 1 BLOCK 0 STREAMS s >", "block"),
+            (2, "XREADGROUP GROUP g bob COUNT 1 BLOCK 0 STREAMS s >", "block"),
+            (3, "XREAD BLOCK 0 STREAMS s $", "block"),
+            (0, "XADD s 1-0 a 1"),
+            ("read", 1), ("read", 3),
+            (0, "XADD s 2-0 b 2"),
+            ("read", 2),
+        ]),
+        ("group-gone", [
+            (0, "XGROUP CREATE s g $ MKSTREAM"),
+            (1, "XREADGROUP GROUP g alice BLOCK 0 STREAMS s >", "block"),
+            (2, "XREAD BLOCK 0 STREAMS s $", "block"),
+            (0, "XGROUP DESTROY s g"),
+            ("read", 1),
+            (0, "XGROUP CREATE s g $"),
+            (1, "XREADGROUP GROUP g alice BLOCK 0 STREAMS s >", "block"),
+            (0, "DEL s"),
+            ("read", 1),
+            (0, "XADD s 1-0 a 1"),
+            ("read", 2),
+            (0, "XGROUP CREATE s g $"),
+            (1, "XREADGROUP GROUP g alice BLOCK 0 STREAMS s >", "block"),
+            (0, "SET s x"),
+            ("read", 1),
         ]),
         ("two-keys", [
             (1, "XREAD BLOCK 0 STREAMS {t}a {t}b $ $", "block"),
