@@ -726,11 +726,26 @@ static size_t stream_ops_length(unsigned encoding, const void *ptr)
     return ((const struct stream *)ptr)->length;
 }
 
+/* the consumer groups' bytes: each group, consumer and NACK, their names and arrays */
+static size_t groups_memory(const struct stream *s)
+{
+    size_t n = s->groups.cap * sizeof *s->groups.v;
+    for (size_t i = 0; i < s->groups.n; i++) {
+        const struct stream_group *g = s->groups.v[i];
+        n += sizeof *g + g->name.len + 1 + g->pel.cap * sizeof *g->pel.v + g->pel.n * sizeof **g->pel.v +
+             g->cap * sizeof *g->consumers;
+        for (size_t j = 0; j < g->nconsumers; j++)
+            n += sizeof *g->consumers[j] + g->consumers[j]->name.len + 1 +
+                 g->consumers[j]->pel.cap * sizeof *g->consumers[j]->pel.v;
+    }
+    return n;
+}
+
 static size_t stream_ops_memory(unsigned encoding, const void *ptr)
 {
     (void)encoding;
     const struct stream *s = ptr;
-    return sizeof *s + s->cap * sizeof *s->nodes + s->lp_bytes;
+    return sizeof *s + s->cap * sizeof *s->nodes + s->lp_bytes + groups_memory(s);
 }
 
 static void stream_ops_destroy(unsigned encoding, void *ptr)
