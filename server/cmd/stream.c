@@ -1102,8 +1102,8 @@ static void cmd_xgroup(struct cmd_ctx *ctx)
             o = stream_object_create();
             created = stream_group_create(stream_of(o), name->ptr, name->len, &id, entries_read) != NULL;
             store_set(ctx->store, ctx->db, key->ptr, key->len, o, 0);
-            cmd_modified_n(ctx, key, 0);
             cmd_notify(ctx, NOTIFY_NEW, "new", key);
+            cmd_modified_n(ctx, key, 0);
         } else {
             created = stream_group_create(s, name->ptr, name->len, &id, entries_read) != NULL;
         }
