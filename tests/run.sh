@@ -17,7 +17,7 @@ cd "$(dirname "$0")/.."
 
 need_pkgs=()
 for p in build-essential cmake pkg-config libevent-dev liburcu-dev libnuma-dev libmimalloc-dev \
-         libhiredis-dev liblzf-dev liblua5.1-0-dev lua-cjson-dev lua-bitop-dev redis-server redis-tools python3 python3-redis python3-celery clang libclang-rt-14-dev; do
+         libhiredis-dev liblzf-dev liblua5.1-0-dev lua-cjson-dev lua-bitop-dev redis-server redis-tools python3 python3-redis python3-celery python3-rq clang libclang-rt-14-dev; do
     dpkg -s "$p" >/dev/null 2>&1 || need_pkgs+=("$p")
 done
 command -v npm >/dev/null 2>&1 || need_pkgs+=(nodejs npm)

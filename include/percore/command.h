@@ -180,6 +180,11 @@ static inline bool cmd_propagating(const struct cmd_ctx *ctx)
     return ctx->effects && ctx->effects->propagating;
 }
 void cmd_propagate(struct cmd_ctx *ctx, int argc, const struct resp_arg *argv);
+/* key's value o as what any Redis replays: RESTORE key ms payload REPLACE ABSTTL (ms: expire, 0 when
+ * negative: no TTL); nothing when o is NULL.  A value another shard's command wrote here (RENAME's or a
+ * gather's write-back), or one whose command would not replay the same (SORT ... STORE) */
+struct object;
+void cmd_propagate_restore(struct cmd_ctx *ctx, const struct resp_arg *key, const struct object *o, long long expire);
 /* NAME key, or NAME key ms when ms is not NULL (PEXPIREAT key ms, DEL key, PERSIST key) */
 void cmd_propagate_key(struct cmd_ctx *ctx, const char *name, const struct resp_arg *key, const long long *ms);
 
@@ -255,11 +260,18 @@ enum {
                                      * changes are keyspace-wide parts (FUNCTION LOAD, conn_fanout_locked) */
     CMD_KEYS_STREAMS = 1ull << 38, /* the keys are the first half of the arguments after the first STREAMS
                                     * (XREAD XREADGROUP), as Redis's key spec for them */
+    CMD_STORE_KEY = 1ull << 40,   /* its keys: argv[1] and the arguments after STORE and STOREDIST options
+                                   * (GEORADIUS GEORADIUSBYMEMBER; command_key_positions says which) */
+    CMD_SORT_STORE_KEY = 1ull << 41, /* besides argv[1], the argument after its last STORE option is a key (SORT:
+                                   * its other options skipped as Redis's sortGetKeys skips them) */
+    CMD_PATTERN_KEYS = 1ull << 42, /* reads keys its patterns form from its key's value (SORT's BY and GET):
+                                    * where they may be on other shards, it runs with every shard's keyspace
+                                    * locked, on copies of every key it reads (cmd_sort_pattern_keys) */
     CMD_ALLOW_BUSY = 1ull << 34,  /* runs while a script is busy (Redis's allow-busy), its handler alone, outside
                                    * call(): SCRIPT (its KILL), SHUTDOWN (with NOSAVE), QUIT, MULTI; the
-                                   * handler refuses the rest with -BUSY.  Redis's AUTH HELLO RESET WATCH
-                                   * UNWATCH DISCARD get -BUSY here: they touch watches and state the
-                                   * script's shard (or, the global-lock build, its store) owns */
+                                   * handler refuses the rest with -BUSY; AUTH HELLO (the connection alone).
+                                   * Redis's RESET WATCH UNWATCH DISCARD get -BUSY here: they touch watches
+                                   * the script's shard (or, the global-lock build, its store) owns */
 };
 
 /* where a command runs (see dispatch.c) */
@@ -277,6 +289,7 @@ enum cmd_route {
     ROUTE_RANDOMKEY,   /* RANDOMKEY: a random shard's part */
     ROUTE_RENAME,      /* RENAME, RENAMENX (ROUTE_RENAMENX): the key taken from its owner, put at the other's */
     ROUTE_RENAMENX,
+    ROUTE_COPY,        /* COPY: the source dumped at its owner, put at the destination's (NX unless REPLACE) */
     ROUTE_MSETNX,      /* MSETNX: every key checked on its owner, then all set or none */
     /*
      * Keys on one shard: as ROUTE_OWNER.  Keys on several: the dispatcher
@@ -312,6 +325,29 @@ bool cmd_block_timeout_or_reply(struct cmd_ctx *ctx, const struct resp_arg *a);
 /* nothing to pop: ctx->blocked (no reply), or (may not block) the timeout reply: nil, bulk or array */
 void cmd_block_or_nil(struct cmd_ctx *ctx, bool bulk);
 
+/*
+ * COPY's options after its two keys (keys.c): *dst_db (db when DB is absent)
+ * and *replace; NULL, or Redis's error text when they are wrong.  Shared by
+ * the handler and the dispatcher's cross-shard steps.  Any thread.
+ */
+const char *cmd_copy_options(int argc, const struct resp_arg *argv, int db, int databases, int *dst_db,
+                             bool *replace);
+
+/* a key's bytes, handed to a caller's function */
+typedef void cmd_key_fn(void *arg, const char *key, size_t len);
+/*
+ * SORT's patterns that form keys (BY and GET patterns with a `*`; not `#`)
+ * (sort.c), for the dispatcher: cmd_sort_pattern_slots gives how many, and
+ * for each the slot of every key it forms when a {hash tag} closes before
+ * its `*`, else -1 (the slot depends on the element); slots has room for
+ * argc.  cmd_sort_pattern_keys calls fn with every key they form for the
+ * elements of sorted (a copy the caller owns; any type).  Any thread.
+ */
+int cmd_sort_pattern_slots(int argc, const struct resp_arg *argv, int *slots);
+struct object;
+void cmd_sort_pattern_keys(int argc, const struct resp_arg *argv, struct object *sorted, cmd_key_fn *fn,
+                           void *arg);
+
 /* ---- helpers for handlers (command.c) */
 struct object;
 /* look a key up to read it: counts a keyspace hit or miss (Redis's lookupKeyRead) */
@@ -335,6 +371,8 @@ struct object *cmd_lookup_typed(struct cmd_ctx *ctx, const struct resp_arg *key,
 bool cmd_arg_is(const struct resp_arg *a, const char *name);
 /* parse a long long or reply "value is not an integer or out of range" */
 bool cmd_get_ll_or_reply(struct cmd_ctx *ctx, const struct resp_arg *a, long long *v);
+/* Redis getDoubleFromObjectOrReply: a double, else msg ("ERR value is not a valid float" when NULL) */
+bool cmd_get_double_or_reply(struct cmd_ctx *ctx, const struct resp_arg *a, double *v, const char *msg);
 /*
  * Redis getRangeLongFromObjectOrReply: a long long in [min, max], else
  * "value is not an integer or out of range" / "value is out of range,
@@ -393,9 +431,9 @@ void cmd_scan_reply(struct cmd_ctx *ctx, uint64_t cursor, long long n, const str
 
 /*
  * The argv positions of a command's keys, into pos[] (room for argc
- * entries): first/last/step, or the CMD_NUMKEYS form.  Returns how many, or
- * -1 when a numkeys argument (or XREAD's STREAMS list) is not usable (the
- * handler says why).
+ * entries): first/last/step, or the CMD_NUMKEYS, CMD_KEYS_STREAMS, CMD_STORE_KEY or
+ * CMD_SORT_STORE_KEY form.  Returns how many, or -1 when a numkeys argument (or XREAD's STREAMS list)
+ * is not usable (the handler says why).
  */
 int command_key_positions(const struct command *cmd, int argc, const struct resp_arg *argv, int *pos);
 

@@ -82,6 +82,8 @@ enum {
 
 /* appendfsync, in Redis's names' order */
 enum config_appendfsync { APPENDFSYNC_ALWAYS, APPENDFSYNC_EVERYSEC, APPENDFSYNC_NO };
+/* enable-debug-command (Redis's PROTECTED_ACTION_ALLOWED_*) */
+enum config_protected_action { PROTECTED_ACTION_NO, PROTECTED_ACTION_YES, PROTECTED_ACTION_LOCAL };
 
 struct config {
     /* network */
@@ -112,6 +114,7 @@ struct config {
     int lfu_decay_time;         /* LFU: idle minutes per counter decrement, 0 never */
     struct obuf_limit obuf[OBUF_CLASSES];
     bool protected_mode;
+    enum config_protected_action enable_debug_command; /* who may run DEBUG */
     /* observability */
     long long slowlog_log_slower_than; /* microseconds, -1 off, 0 every command */
     long long slowlog_max_len;

@@ -40,6 +40,8 @@ bool conn_in_exec(const struct conn *c);
 /* "ip:port" of the peer and of our side */
 const char *conn_peer(const struct conn *c);
 const char *conn_local(const struct conn *c);
+/* Redis's connIsLocal: the peer is on loopback */
+bool conn_is_local(const struct conn *c);
 int conn_fd(const struct conn *c);
 /* seconds since connect, and since last command */
 long long conn_age(const struct conn *c, int64_t now);

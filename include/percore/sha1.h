@@ -10,5 +10,7 @@
 
 /* hex receives 40 digits and a NUL */
 void sha1_hex(char hex[41], const void *p, size_t n);
+/* the 20 bytes of the digest */
+void sha1_raw(unsigned char out[20], const void *p, size_t n);
 
 #endif

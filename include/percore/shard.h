@@ -8,6 +8,7 @@
 #ifndef PERCORE_SHARD_H
 #define PERCORE_SHARD_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct shard;
@@ -27,6 +28,11 @@ int shard_cpu(int i);
 int shard_numa_node(int i);
 /* "sharded", or "global-lock" for the control build (-DPERCORE_GLOBAL_LOCK=ON) */
 const char *shard_build_name(void);
+/* how many stores hold the keys: the shards, or 1 (the global-lock build's shared store) */
+int shard_stores(void);
+/* DEBUG SET-ACTIVE-EXPIRE: whether the shards' timers expire keys nobody reads (Redis's
+ * active_expire_enabled; any thread) */
+void shard_set_active_expire(bool on);
 /* process start, for INFO uptime */
 int64_t shard_start_time_ms(void);
 /* how SHUTDOWN asks the process to stop (Redis's SHUTDOWN_* flags) */

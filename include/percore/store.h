@@ -35,6 +35,12 @@ void store_set_seed(const uint8_t seed[16]);
 struct store *store_create(int databases);
 void store_destroy(struct store **s);
 int store_databases(const struct store *s);
+/* s is a scratch store holding copies of the keys a command was given (core's gathers), not a shard's
+ * keyspace: a key it was not given is not in it, wherever it lives -- unless every_key says that the
+ * command run on it is given every key it reads (its pattern keys too).  Its owner's thread only */
+void store_mark_copies(struct store *s, bool every_key);
+bool store_holds_copies(const struct store *s);
+bool store_holds_every_key(const struct store *s);
 
 /*
  * NULL when missing or expired (an expired key is deleted on the way).
@@ -113,6 +119,11 @@ int store_rename(struct store *s, int db, const char *key, size_t klen, const ch
 typedef void store_scan_fn(void *arg, const char *key, size_t klen, struct object *val);
 uint64_t store_scan(struct store *s, int db, uint64_t cursor, long count, int64_t now,
                     store_scan_fn *fn, void *arg);
+
+/* every key of db once, logically expired ones included (DEBUG DIGEST, as Redis walks its dict), with its
+ * expire (-1 none); fn must not change the store */
+typedef void store_each_fn(void *arg, const char *key, size_t klen, const struct object *val, int64_t expire);
+void store_each(struct store *s, int db, store_each_fn *fn, void *arg);
 
 /* a random live key, every key of the db equally likely (expired ones met on the
  * way are reaped): returns true and points *key and *klen into the store */

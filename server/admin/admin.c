@@ -30,6 +30,7 @@ void admin_setup(void)
     command_register(command_family_pubsub, command_family_pubsub_count);
     command_register(command_family_script, command_family_script_count);
     command_register(command_family_function, command_family_function_count);
+    command_register(command_family_debug, command_family_debug_count);
     command_register_subcommands(server_subcommands, server_subcommands_count);
     slowlog_set_redactor(server_redactions);
 }

@@ -32,6 +32,8 @@ bool cluster_enabled_or_reply(struct cmd_ctx *ctx);
 /* SUBSCRIBE PUBLISH ... (pubsub.c) */
 extern const struct command command_family_pubsub[];
 extern const size_t command_family_pubsub_count;
+extern const struct command command_family_debug[];
+extern const size_t command_family_debug_count;
 /* the PUBSUB container's subcommands (pubsub.c), listed in server.c's subcommand table */
 cmd_handler cmd_pubsub_channels, cmd_pubsub_numsub, cmd_pubsub_numpat, cmd_pubsub_shardchannels,
     cmd_pubsub_shardnumsub;

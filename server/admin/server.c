@@ -2123,6 +2123,15 @@ static void cmd_pubsub_help(struct cmd_ctx *ctx)
 /* ------------------------------------------------------------------------ */
 /* TIME LASTSAVE SHUTDOWN WAIT                                              */
 
+/* ROLE: a master with no replica (replication is still to come), as Redis's reply for one */
+static void cmd_role(struct cmd_ctx *ctx)
+{
+    reply_array(ctx->out, 3);
+    reply_bulk_cstr(ctx->out, "master");
+    reply_int(ctx->out, 0);
+    reply_array(ctx->out, 0);
+}
+
 static void cmd_time(struct cmd_ctx *ctx)
 {
     long long us = util_us_time();
@@ -2358,8 +2367,9 @@ const struct command command_family_server[] = {
     CMD("quit", cmd_quit, -1, NLS | CMD_FAST | CMD_NO_AUTH | CMD_NO_QUEUE | CMD_SUBSCRIBER_OK | CMD_ALLOW_BUSY,
         "@fast @connection"),
     CMD("select", cmd_select, 2, LS | CMD_FAST | CMD_SELECTS_DB | CMD_NO_CLUSTER, "@fast @connection"),
-    CMD("auth", cmd_auth, -2, NLS | CMD_FAST | CMD_NO_AUTH | CMD_REDACTS, "@fast @connection"),
-    CMD("hello", cmd_hello, -1, NLS | CMD_FAST | CMD_NO_AUTH | CMD_REDACTS, "@fast @connection"),
+    /* allow-busy, as Redis's: they change the connection alone */
+    CMD("auth", cmd_auth, -2, NLS | CMD_FAST | CMD_NO_AUTH | CMD_REDACTS | CMD_ALLOW_BUSY, "@fast @connection"),
+    CMD("hello", cmd_hello, -1, NLS | CMD_FAST | CMD_NO_AUTH | CMD_REDACTS | CMD_ALLOW_BUSY, "@fast @connection"),
     CMD("reset", cmd_reset, 1, NLS | CMD_FAST | CMD_NO_AUTH | CMD_NO_QUEUE | CMD_SUBSCRIBER_OK, "@fast @connection"),
     CMD("client", cmd_client, -2, CMD_KEEPS_CACHING, "@slow"),
     CMD("command", cmd_command, -1, LS, "@slow @connection"),
@@ -2370,6 +2380,7 @@ const struct command command_family_server[] = {
     CMD("pubsub", cmd_pubsub, -2, 0, "@slow"),
     CMD("info", cmd_info, -1, LS, "@slow @dangerous"),
     CMD("time", cmd_time, 1, LS | CMD_FAST, "@fast"),
+    CMD("role", cmd_role, 1, NLS | CMD_FAST, "@admin @fast @dangerous"),
     CMD("lastsave", cmd_lastsave, 1, LS | CMD_FAST, "@admin @fast @dangerous"),
     {"save", cmd_save, 1, CMD_ADMIN | CMD_NOSCRIPT | CMD_NO_MULTI | CMD_LOCKS_ALL | CMD_REPLIES_AFTER_SAVE, 0, 0, 0,
      ROUTE_FANOUT_OK,

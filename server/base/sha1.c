@@ -34,7 +34,7 @@ static void sha1_block(uint32_t h[5], const unsigned char *b)
     h[0] += a, h[1] += bb, h[2] += c, h[3] += d, h[4] += e;
 }
 
-void sha1_hex(char hex[41], const void *p, size_t n)
+void sha1_raw(unsigned char out[20], const void *p, size_t n)
 {
     uint32_t h[5] = {0x67452301, 0xEFCDAB89, 0x98BADCFE, 0x10325476, 0xC3D2E1F0};
     const unsigned char *s = p;
@@ -51,11 +51,18 @@ void sha1_hex(char hex[41], const void *p, size_t n)
     sha1_block(h, tail);
     if (tlen == 128)
         sha1_block(h, tail + 64);
+    for (int i = 0; i < 20; i++)
+        out[i] = (unsigned char)(h[i / 4] >> (24 - 8 * (i % 4)));
+}
+
+void sha1_hex(char hex[41], const void *p, size_t n)
+{
+    unsigned char raw[20];
+    sha1_raw(raw, p, n);
     static const char digits[] = "0123456789abcdef";
     for (int i = 0; i < 20; i++) {
-        unsigned char byte = (unsigned char)(h[i / 4] >> (24 - 8 * (i % 4)));
-        hex[2 * i] = digits[byte >> 4];
-        hex[2 * i + 1] = digits[byte & 15];
+        hex[2 * i] = digits[raw[i] >> 4];
+        hex[2 * i + 1] = digits[raw[i] & 15];
     }
     hex[40] = 0;
 }

@@ -19,6 +19,7 @@
 #include "percore/config.h"
 #include "percore/mem.h"
 #include "percore/object.h"
+#include "percore/rdb.h"
 #include "percore/reply.h"
 #include "percore/store.h"
 #include "percore/util.h"
@@ -100,6 +101,8 @@ void command_setup(void)
     command_register(command_family_bitops, command_family_bitops_count);
     command_register(command_family_hyperloglog, command_family_hyperloglog_count);
     command_register(command_family_stream, command_family_stream_count);
+    command_register(command_family_geo, command_family_geo_count);
+    command_register(command_family_sort, command_family_sort_count);
     static const char *const names[CMD_S_COUNT] = {
         [CMD_S_TOUCH] = "touch", [CMD_S_MSET] = "mset", [CMD_S_LPOP] = "lpop", [CMD_S_RPOP] = "rpop",
         [CMD_S_LPUSH] = "lpush", [CMD_S_RPUSH] = "rpush", [CMD_S_ZADD] = "zadd",
@@ -274,6 +277,15 @@ bool cmd_get_ll_or_reply(struct cmd_ctx *ctx, const struct resp_arg *a, long lon
     return true;
 }
 
+bool cmd_get_double_or_reply(struct cmd_ctx *ctx, const struct resp_arg *a, double *v, const char *msg)
+{
+    if (!util_str_to_double(a->ptr, a->len, v)) {
+        reply_error(ctx->out, msg ? msg : "ERR value is not a valid float");
+        return false;
+    }
+    return true;
+}
+
 bool cmd_get_range_ll_or_reply(struct cmd_ctx *ctx, const struct resp_arg *a, long long min,
                                long long max, long long *v, const char *msg)
 {
@@ -415,9 +427,34 @@ void cmd_scan_reply(struct cmd_ctx *ctx, uint64_t cursor, long long n, const str
         reply_raw(ctx->out, items->buf, items->len);
 }
 
+/* the position of the argument after the first `word` from argv[from] on, 0 when there is none */
+static int keyword_key(int argc, const struct resp_arg *argv, int from, const char *word)
+{
+    for (int i = from; i + 1 < argc; i++)
+        if (cmd_arg_is(&argv[i], word))
+            return i + 1;
+    return 0;
+}
+
 int command_key_positions(const struct command *cmd, int argc, const struct resp_arg *argv, int *pos)
 {
     int n = 0;
+    if (cmd->flags & CMD_SORT_STORE_KEY) {
+        int store = 0;
+        for (int i = 2; i < argc; i++) {
+            if (cmd_arg_is(&argv[i], "limit"))
+                i += 2;
+            else if (cmd_arg_is(&argv[i], "get") || cmd_arg_is(&argv[i], "by"))
+                i += 1;
+            else if (cmd_arg_is(&argv[i], "store") && i + 1 < argc)
+                store = i + 1; /* the last one counts, as SORT's own parsing */
+        }
+        if (argc > 1)
+            pos[n++] = 1;
+        if (store)
+            pos[n++] = store;
+        return n;
+    }
     if (cmd->flags & CMD_NUMKEYS) {
         int at = cmd->first_key;
         long long nk;
@@ -445,6 +482,26 @@ int command_key_positions(const struct command *cmd, int argc, const struct resp
             return -1;
         for (int i = 0; i < nk / 2; i++)
             pos[n++] = at + 1 + i;
+        return n;
+    }
+    if (cmd->flags & CMD_STORE_KEY) {
+        /* Redis 7.0's key specs: argv[1], the arguments after the first STORE and the first STOREDIST from
+         * the options on (argv[-arity]); and georadiusGetKeys's, the one the command writes: after the last
+         * STORE or STOREDIST from argv[5] on */
+        int store = keyword_key(argc, argv, -cmd->arity, "store");
+        int storedist = keyword_key(argc, argv, -cmd->arity, "storedist");
+        int written = 0;
+        for (int i = 5; i + 1 < argc; i++)
+            if (cmd_arg_is(&argv[i], "store") || cmd_arg_is(&argv[i], "storedist"))
+                written = ++i;
+        if (argc > 1)
+            pos[n++] = 1;
+        if (store)
+            pos[n++] = store;
+        if (storedist)
+            pos[n++] = storedist;
+        if (written && written != store && written != storedist)
+            pos[n++] = written;
         return n;
     }
     if (cmd->first_key <= 0 || cmd->first_key >= argc)
@@ -573,6 +630,22 @@ void cmd_propagate(struct cmd_ctx *ctx, int argc, const struct resp_arg *argv)
     for (int i = 0; i < argc; i++)
         reply_bulk(&fx->prop, argv[i].ptr, argv[i].len);
     fx->prop_n++;
+}
+
+void cmd_propagate_restore(struct cmd_ctx *ctx, const struct resp_arg *key, const struct object *o, long long expire)
+{
+    if (!o)
+        return;
+    const struct config *c = ctx->config;
+    struct rdb_save_opts opts = {c ? c->rdbcompression : true, c ? c->list_max_listpack_size : -2,
+                                 c ? c->list_compress_depth : 0, false};
+    struct rdb_buf b = {0};
+    rdb_dump_payload(&b, o, &opts);
+    char ttl[24];
+    struct resp_arg a[6] = {{"RESTORE", 7}, *key, {ttl, (size_t)snprintf(ttl, sizeof ttl, "%lld", expire < 0 ? 0 : expire)},
+                            {b.p, b.len}, {"REPLACE", 7}, {"ABSTTL", 6}};
+    cmd_propagate(ctx, 6, a);
+    rdb_buf_release(&b);
 }
 
 void cmd_propagate_key(struct cmd_ctx *ctx, const char *name, const struct resp_arg *key, const long long *ms)

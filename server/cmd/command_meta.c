@@ -1259,6 +1259,28 @@ static const struct command_meta command_meta_table[] = {
         "value\r\n$4\r\ntype\r\n$6\r\nstring\r\n",
         518,
     },
+    {"copy",
+        "*10\r\n$4\r\ncopy\r\n:-3\r\n~2\r\n+write\r\n+denyoom\r\n:1\r\n:2\r\n:1\r\n~3\r\n"
+        "+@keyspace\r\n+@write\r\n+@slow\r\n~0\r\n~2\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n"
+        "+access\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n"
+        "$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n"
+        "%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n%3\r\n$5\r\n"
+        "flags\r\n~2\r\n+OW\r\n+update\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\n"
+        "index\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n:2\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n"
+        "$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\n"
+        "limit\r\n:0\r\n~0\r\n",
+        517,
+        "%5\r\n$7\r\nsummary\r\n$10\r\nCopy a key\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\ngroup\r\n"
+        "$7\r\ngeneric\r\n$10\r\ncomplexity\r\n$95\r\n"
+        "O(N) worst case for collections, where N is the number of nested items. O(1) for string values.\r\n"
+        "$9\r\narguments\r\n*4\r\n%3\r\n$4\r\nname\r\n$6\r\nsource\r\n$4\r\ntype\r\n$3\r\nkey\r\n"
+        "$14\r\nkey_spec_index\r\n:0\r\n%3\r\n$4\r\nname\r\n$11\r\ndestination\r\n$4\r\ntype\r\n"
+        "$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:1\r\n%4\r\n$4\r\nname\r\n$14\r\ndestination-db\r\n"
+        "$4\r\ntype\r\n$7\r\ninteger\r\n$5\r\ntoken\r\n$2\r\nDB\r\n$5\r\nflags\r\n~1\r\n"
+        "+optional\r\n%4\r\n$4\r\nname\r\n$7\r\nreplace\r\n$4\r\ntype\r\n$10\r\npure-token\r\n"
+        "$5\r\ntoken\r\n$7\r\nREPLACE\r\n$5\r\nflags\r\n~1\r\n+optional\r\n",
+        571,
+    },
     {"dbsize",
         "*10\r\n$6\r\ndbsize\r\n:1\r\n~2\r\n+readonly\r\n+fast\r\n:0\r\n:0\r\n:0\r\n~3\r\n"
         "+@keyspace\r\n+@read\r\n+@fast\r\n~2\r\n$25\r\nrequest_policy:all_shards\r\n$23\r\n"
@@ -1267,6 +1289,15 @@ static const struct command_meta command_meta_table[] = {
         "%4\r\n$7\r\nsummary\r\n$50\r\nReturn the number of keys in the selected database\r\n$5\r\n"
         "since\r\n$5\r\n1.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n",
         146,
+    },
+    {"debug",
+        "*10\r\n$5\r\ndebug\r\n:-2\r\n~4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n"
+        ":0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n",
+        120,
+        "%5\r\n$7\r\nsummary\r\n$34\r\nA container for debugging commands\r\n$5\r\nsince\r\n$5\r\n"
+        "1.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$22\r\n"
+        "Depends on subcommand.\r\n$9\r\ndoc_flags\r\n~1\r\n+syscmd\r\n",
+        177,
     },
     {"decr",
         "*10\r\n$4\r\ndecr\r\n:2\r\n~3\r\n+write\r\n+denyoom\r\n+fast\r\n:1\r\n:1\r\n:1\r\n~3\r\n"
@@ -1648,6 +1679,362 @@ static const struct command_meta command_meta_table[] = {
         "$5\r\nsince\r\n$5\r\n7.0.0\r\n$5\r\ngroup\r\n$9\r\nscripting\r\n$10\r\ncomplexity\r\n"
         "$4\r\nO(1)\r\n",
         3040,
+    },
+    {"geoadd",
+        "*10\r\n$6\r\ngeoadd\r\n:-5\r\n~2\r\n+write\r\n+denyoom\r\n:1\r\n:1\r\n:1\r\n~3\r\n"
+        "+@write\r\n+@geo\r\n+@slow\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RW\r\n+update\r\n"
+        "$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\n"
+        "index\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n"
+        "$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        305,
+        "%6\r\n$7\r\nsummary\r\n$87\r\n"
+        "Add one or more geospatial items in the geospatial index represented using a sorted set\r\n"
+        "$5\r\nsince\r\n$5\r\n3.2.0\r\n$5\r\ngroup\r\n$3\r\ngeo\r\n$10\r\ncomplexity\r\n$83\r\n"
+        "O(log(N)) for each item added, where N is the number of elements in the sorted set.\r\n"
+        "$7\r\nhistory\r\n~1\r\n*2\r\n$5\r\n6.2.0\r\n$38\r\n"
+        "Added the `CH`, `NX` and `XX` options.\r\n$9\r\narguments\r\n*4\r\n%3\r\n$4\r\nname\r\n"
+        "$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n%5\r\n$4\r\n"
+        "name\r\n$9\r\ncondition\r\n$4\r\ntype\r\n$5\r\noneof\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n"
+        "$5\r\nflags\r\n~1\r\n+optional\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$2\r\n"
+        "nx\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$2\r\nNX\r\n%3\r\n$4\r\nname\r\n"
+        "$2\r\nxx\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$2\r\nXX\r\n%5\r\n$4\r\n"
+        "name\r\n$6\r\nchange\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$2\r\nCH\r\n"
+        "$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\nflags\r\n~1\r\n+optional\r\n%4\r\n$4\r\nname\r\n"
+        "$25\r\nlongitude_latitude_member\r\n$4\r\ntype\r\n$5\r\nblock\r\n$5\r\nflags\r\n~1\r\n"
+        "+multiple\r\n$9\r\narguments\r\n*3\r\n%2\r\n$4\r\nname\r\n$9\r\nlongitude\r\n$4\r\n"
+        "type\r\n$6\r\ndouble\r\n%2\r\n$4\r\nname\r\n$8\r\nlatitude\r\n$4\r\ntype\r\n$6\r\n"
+        "double\r\n%2\r\n$4\r\nname\r\n$6\r\nmember\r\n$4\r\ntype\r\n$6\r\nstring\r\n",
+        1057,
+    },
+    {"geodist",
+        "*10\r\n$7\r\ngeodist\r\n:-4\r\n~1\r\n+readonly\r\n:1\r\n:1\r\n:1\r\n~3\r\n+@read\r\n"
+        "+@geo\r\n+@slow\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n+access\r\n$12\r\n"
+        "begin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n"
+        ":1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\n"
+        "lastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        298,
+        "%5\r\n$7\r\nsummary\r\n$62\r\n"
+        "Returns the distance between two members of a geospatial index\r\n$5\r\nsince\r\n$5\r\n"
+        "3.2.0\r\n$5\r\ngroup\r\n$3\r\ngeo\r\n$10\r\ncomplexity\r\n$9\r\nO(log(N))\r\n$9\r\n"
+        "arguments\r\n*4\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\n"
+        "key_spec_index\r\n:0\r\n%2\r\n$4\r\nname\r\n$7\r\nmember1\r\n$4\r\ntype\r\n$6\r\n"
+        "string\r\n%2\r\n$4\r\nname\r\n$7\r\nmember2\r\n$4\r\ntype\r\n$6\r\nstring\r\n%4\r\n$4\r\n"
+        "name\r\n$4\r\nunit\r\n$4\r\ntype\r\n$5\r\noneof\r\n$5\r\nflags\r\n~1\r\n+optional\r\n"
+        "$9\r\narguments\r\n*4\r\n%3\r\n$4\r\nname\r\n$1\r\nm\r\n$4\r\ntype\r\n$10\r\n"
+        "pure-token\r\n$5\r\ntoken\r\n$1\r\nM\r\n%3\r\n$4\r\nname\r\n$2\r\nkm\r\n$4\r\ntype\r\n"
+        "$10\r\npure-token\r\n$5\r\ntoken\r\n$2\r\nKM\r\n%3\r\n$4\r\nname\r\n$2\r\nft\r\n$4\r\n"
+        "type\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$2\r\nFT\r\n%3\r\n$4\r\nname\r\n$2\r\nmi\r\n"
+        "$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$2\r\nMI\r\n",
+        704,
+    },
+    {"geohash",
+        "*10\r\n$7\r\ngeohash\r\n:-2\r\n~1\r\n+readonly\r\n:1\r\n:1\r\n:1\r\n~3\r\n+@read\r\n"
+        "+@geo\r\n+@slow\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n+access\r\n$12\r\n"
+        "begin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n"
+        ":1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\n"
+        "lastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        298,
+        "%5\r\n$7\r\nsummary\r\n$65\r\n"
+        "Returns members of a geospatial index as standard geohash strings\r\n$5\r\nsince\r\n$5\r\n"
+        "3.2.0\r\n$5\r\ngroup\r\n$3\r\ngeo\r\n$10\r\ncomplexity\r\n$89\r\n"
+        "O(log(N)) for each member requested, where N is the number of elements in the sorted set.\r\n"
+        "$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n"
+        "$14\r\nkey_spec_index\r\n:0\r\n%3\r\n$4\r\nname\r\n$6\r\nmember\r\n$4\r\ntype\r\n$6\r\n"
+        "string\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n",
+        404,
+    },
+    {"geopos",
+        "*10\r\n$6\r\ngeopos\r\n:-2\r\n~1\r\n+readonly\r\n:1\r\n:1\r\n:1\r\n~3\r\n+@read\r\n"
+        "+@geo\r\n+@slow\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n+access\r\n$12\r\n"
+        "begin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n"
+        ":1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\n"
+        "lastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        297,
+        "%5\r\n$7\r\nsummary\r\n$63\r\n"
+        "Returns longitude and latitude of members of a geospatial index\r\n$5\r\nsince\r\n$5\r\n"
+        "3.2.0\r\n$5\r\ngroup\r\n$3\r\ngeo\r\n$10\r\ncomplexity\r\n$48\r\n"
+        "O(N) where N is the number of members requested.\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\n"
+        "name\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n%3\r\n"
+        "$4\r\nname\r\n$6\r\nmember\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n~1\r\n"
+        "+multiple\r\n",
+        361,
+    },
+    {"georadius",
+        "*10\r\n$9\r\ngeoradius\r\n:-6\r\n~3\r\n+write\r\n+denyoom\r\n+movablekeys\r\n:1\r\n:1\r\n"
+        ":1\r\n~3\r\n+@write\r\n+@geo\r\n+@slow\r\n~0\r\n~3\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n"
+        "+access\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n"
+        "$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n"
+        "%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n%3\r\n$5\r\n"
+        "flags\r\n~2\r\n+OW\r\n+update\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$7\r\n"
+        "keyword\r\n$4\r\nspec\r\n%2\r\n$7\r\nkeyword\r\n$5\r\nSTORE\r\n$9\r\nstartfrom\r\n:6\r\n"
+        "$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\n"
+        "lastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n%3\r\n$5\r\nflags\r\n~2\r\n"
+        "+OW\r\n+update\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$7\r\nkeyword\r\n$4\r\n"
+        "spec\r\n%2\r\n$7\r\nkeyword\r\n$9\r\nSTOREDIST\r\n$9\r\nstartfrom\r\n:6\r\n$9\r\n"
+        "find_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n"
+        ":0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        804,
+        "%9\r\n$7\r\nsummary\r\n$114\r\n"
+        "Query a sorted set representing a geospatial index to fetch members matching a given maximum distance from a point\r\n"
+        "$5\r\nsince\r\n$5\r\n3.2.0\r\n$5\r\ngroup\r\n$3\r\ngeo\r\n$10\r\ncomplexity\r\n$168\r\n"
+        "O(N+log(M)) where N is the number of elements inside the bounding box of the circular area delimited by center and radius and M is the number of items inside the index.\r\n"
+        "$9\r\ndoc_flags\r\n~1\r\n+deprecated\r\n$16\r\ndeprecated_since\r\n$5\r\n6.2.0\r\n$11\r\n"
+        "replaced_by\r\n$61\r\n`GEOSEARCH` and `GEOSEARCHSTORE` with the `BYRADIUS` argument\r\n"
+        "$7\r\nhistory\r\n~2\r\n*2\r\n$5\r\n6.2.0\r\n$35\r\nAdded the `ANY` option for `COUNT`.\r\n"
+        "*2\r\n$5\r\n7.0.0\r\n$39\r\nAdded support for uppercase unit names.\r\n$9\r\narguments\r\n"
+        "*12\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\n"
+        "key_spec_index\r\n:0\r\n%2\r\n$4\r\nname\r\n$9\r\nlongitude\r\n$4\r\ntype\r\n$6\r\n"
+        "double\r\n%2\r\n$4\r\nname\r\n$8\r\nlatitude\r\n$4\r\ntype\r\n$6\r\ndouble\r\n%2\r\n$4\r\n"
+        "name\r\n$6\r\nradius\r\n$4\r\ntype\r\n$6\r\ndouble\r\n%3\r\n$4\r\nname\r\n$4\r\nunit\r\n"
+        "$4\r\ntype\r\n$5\r\noneof\r\n$9\r\narguments\r\n*4\r\n%3\r\n$4\r\nname\r\n$1\r\nm\r\n"
+        "$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$1\r\nM\r\n%3\r\n$4\r\nname\r\n$2\r\n"
+        "km\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$2\r\nKM\r\n%3\r\n$4\r\nname\r\n"
+        "$2\r\nft\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$2\r\nFT\r\n%3\r\n$4\r\n"
+        "name\r\n$2\r\nmi\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$2\r\nMI\r\n%4\r\n"
+        "$4\r\nname\r\n$9\r\nwithcoord\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$9\r\n"
+        "WITHCOORD\r\n$5\r\nflags\r\n~1\r\n+optional\r\n%4\r\n$4\r\nname\r\n$8\r\nwithdist\r\n"
+        "$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$8\r\nWITHDIST\r\n$5\r\nflags\r\n~1\r\n"
+        "+optional\r\n%4\r\n$4\r\nname\r\n$8\r\nwithhash\r\n$4\r\ntype\r\n$10\r\npure-token\r\n"
+        "$5\r\ntoken\r\n$8\r\nWITHHASH\r\n$5\r\nflags\r\n~1\r\n+optional\r\n%4\r\n$4\r\nname\r\n"
+        "$5\r\ncount\r\n$4\r\ntype\r\n$5\r\nblock\r\n$5\r\nflags\r\n~1\r\n+optional\r\n$9\r\n"
+        "arguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$5\r\ncount\r\n$4\r\ntype\r\n$7\r\ninteger\r\n"
+        "$5\r\ntoken\r\n$5\r\nCOUNT\r\n%5\r\n$4\r\nname\r\n$3\r\nany\r\n$4\r\ntype\r\n$10\r\n"
+        "pure-token\r\n$5\r\ntoken\r\n$3\r\nANY\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\nflags\r\n"
+        "~1\r\n+optional\r\n%4\r\n$4\r\nname\r\n$5\r\norder\r\n$4\r\ntype\r\n$5\r\noneof\r\n$5\r\n"
+        "flags\r\n~1\r\n+optional\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$3\r\nasc\r\n"
+        "$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$3\r\nASC\r\n%3\r\n$4\r\nname\r\n$4\r\n"
+        "desc\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$4\r\nDESC\r\n%5\r\n$4\r\n"
+        "name\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:1\r\n$5\r\n"
+        "token\r\n$5\r\nSTORE\r\n$5\r\nflags\r\n~1\r\n+optional\r\n%5\r\n$4\r\nname\r\n$3\r\n"
+        "key\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:2\r\n$5\r\ntoken\r\n$9\r\n"
+        "STOREDIST\r\n$5\r\nflags\r\n~1\r\n+optional\r\n",
+        2297,
+    },
+    {"georadius_ro",
+        "*10\r\n$12\r\ngeoradius_ro\r\n:-6\r\n~1\r\n+readonly\r\n:1\r\n:1\r\n:1\r\n~3\r\n+@read\r\n"
+        "+@geo\r\n+@slow\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n+access\r\n$12\r\n"
+        "begin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n"
+        ":1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\n"
+        "lastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        304,
+        "%9\r\n$7\r\nsummary\r\n$33\r\nA read-only variant for GEORADIUS\r\n$5\r\nsince\r\n$6\r\n"
+        "3.2.10\r\n$5\r\ngroup\r\n$3\r\ngeo\r\n$10\r\ncomplexity\r\n$168\r\n"
+        "O(N+log(M)) where N is the number of elements inside the bounding box of the circular area delimited by center and radius and M is the number of items inside the index.\r\n"
+        "$9\r\ndoc_flags\r\n~1\r\n+deprecated\r\n$16\r\ndeprecated_since\r\n$5\r\n6.2.0\r\n$11\r\n"
+        "replaced_by\r\n$40\r\n`GEOSEARCH` with the `BYRADIUS` argument\r\n$7\r\nhistory\r\n~1\r\n"
+        "*2\r\n$5\r\n6.2.0\r\n$35\r\nAdded the `ANY` option for `COUNT`.\r\n$9\r\narguments\r\n"
+        "*10\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\n"
+        "key_spec_index\r\n:0\r\n%2\r\n$4\r\nname\r\n$9\r\nlongitude\r\n$4\r\ntype\r\n$6\r\n"
+        "double\r\n%2\r\n$4\r\nname\r\n$8\r\nlatitude\r\n$4\r\ntype\r\n$6\r\ndouble\r\n%2\r\n$4\r\n"
+        "name\r\n$6\r\nradius\r\n$4\r\ntype\r\n$6\r\ndouble\r\n%3\r\n$4\r\nname\r\n$4\r\nunit\r\n"
+        "$4\r\ntype\r\n$5\r\noneof\r\n$9\r\narguments\r\n*4\r\n%3\r\n$4\r\nname\r\n$1\r\nm\r\n"
+        "$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$1\r\nM\r\n%3\r\n$4\r\nname\r\n$2\r\n"
+        "km\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$2\r\nKM\r\n%3\r\n$4\r\nname\r\n"
+        "$2\r\nft\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$2\r\nFT\r\n%3\r\n$4\r\n"
+        "name\r\n$2\r\nmi\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$2\r\nMI\r\n%4\r\n"
+        "$4\r\nname\r\n$9\r\nwithcoord\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$9\r\n"
+        "WITHCOORD\r\n$5\r\nflags\r\n~1\r\n+optional\r\n%4\r\n$4\r\nname\r\n$8\r\nwithdist\r\n"
+        "$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$8\r\nWITHDIST\r\n$5\r\nflags\r\n~1\r\n"
+        "+optional\r\n%4\r\n$4\r\nname\r\n$8\r\nwithhash\r\n$4\r\ntype\r\n$10\r\npure-token\r\n"
+        "$5\r\ntoken\r\n$8\r\nWITHHASH\r\n$5\r\nflags\r\n~1\r\n+optional\r\n%4\r\n$4\r\nname\r\n"
+        "$5\r\ncount\r\n$4\r\ntype\r\n$5\r\nblock\r\n$5\r\nflags\r\n~1\r\n+optional\r\n$9\r\n"
+        "arguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$5\r\ncount\r\n$4\r\ntype\r\n$7\r\ninteger\r\n"
+        "$5\r\ntoken\r\n$5\r\nCOUNT\r\n%5\r\n$4\r\nname\r\n$3\r\nany\r\n$4\r\ntype\r\n$10\r\n"
+        "pure-token\r\n$5\r\ntoken\r\n$3\r\nANY\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\nflags\r\n"
+        "~1\r\n+optional\r\n%4\r\n$4\r\nname\r\n$5\r\norder\r\n$4\r\ntype\r\n$5\r\noneof\r\n$5\r\n"
+        "flags\r\n~1\r\n+optional\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$3\r\nasc\r\n"
+        "$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$3\r\nASC\r\n%3\r\n$4\r\nname\r\n$4\r\n"
+        "desc\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$4\r\nDESC\r\n",
+        1900,
+    },
+    {"georadiusbymember",
+        "*10\r\n$17\r\ngeoradiusbymember\r\n:-5\r\n~3\r\n+write\r\n+denyoom\r\n+movablekeys\r\n"
+        ":1\r\n:1\r\n:1\r\n~3\r\n+@write\r\n+@geo\r\n+@slow\r\n~0\r\n~3\r\n%3\r\n$5\r\nflags\r\n"
+        "~2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\n"
+        "spec\r\n%1\r\n$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n"
+        "$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n"
+        "%3\r\n$5\r\nflags\r\n~2\r\n+OW\r\n+update\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n"
+        "$7\r\nkeyword\r\n$4\r\nspec\r\n%2\r\n$7\r\nkeyword\r\n$5\r\nSTORE\r\n$9\r\nstartfrom\r\n"
+        ":5\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\n"
+        "lastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n%3\r\n$5\r\nflags\r\n~2\r\n"
+        "+OW\r\n+update\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$7\r\nkeyword\r\n$4\r\n"
+        "spec\r\n%2\r\n$7\r\nkeyword\r\n$9\r\nSTOREDIST\r\n$9\r\nstartfrom\r\n:5\r\n$9\r\n"
+        "find_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n"
+        ":0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        813,
+        "%9\r\n$7\r\nsummary\r\n$115\r\n"
+        "Query a sorted set representing a geospatial index to fetch members matching a given maximum distance from a member\r\n"
+        "$5\r\nsince\r\n$5\r\n3.2.0\r\n$5\r\ngroup\r\n$3\r\ngeo\r\n$10\r\ncomplexity\r\n$168\r\n"
+        "O(N+log(M)) where N is the number of elements inside the bounding box of the circular area delimited by center and radius and M is the number of items inside the index.\r\n"
+        "$9\r\ndoc_flags\r\n~1\r\n+deprecated\r\n$16\r\ndeprecated_since\r\n$5\r\n6.2.0\r\n$11\r\n"
+        "replaced_by\r\n$79\r\n"
+        "`GEOSEARCH` and `GEOSEARCHSTORE` with the `BYRADIUS` and `FROMMEMBER` arguments\r\n$7\r\n"
+        "history\r\n~1\r\n*2\r\n$5\r\n7.0.0\r\n$39\r\nAdded support for uppercase unit names.\r\n"
+        "$9\r\narguments\r\n*11\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n"
+        "$14\r\nkey_spec_index\r\n:0\r\n%2\r\n$4\r\nname\r\n$6\r\nmember\r\n$4\r\ntype\r\n$6\r\n"
+        "string\r\n%2\r\n$4\r\nname\r\n$6\r\nradius\r\n$4\r\ntype\r\n$6\r\ndouble\r\n%3\r\n$4\r\n"
+        "name\r\n$4\r\nunit\r\n$4\r\ntype\r\n$5\r\noneof\r\n$9\r\narguments\r\n*4\r\n%3\r\n$4\r\n"
+        "name\r\n$1\r\nm\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$1\r\nM\r\n%3\r\n"
+        "$4\r\nname\r\n$2\r\nkm\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$2\r\nKM\r\n"
+        "%3\r\n$4\r\nname\r\n$2\r\nft\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$2\r\n"
+        "FT\r\n%3\r\n$4\r\nname\r\n$2\r\nmi\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n"
+        "$2\r\nMI\r\n%4\r\n$4\r\nname\r\n$9\r\nwithcoord\r\n$4\r\ntype\r\n$10\r\npure-token\r\n"
+        "$5\r\ntoken\r\n$9\r\nWITHCOORD\r\n$5\r\nflags\r\n~1\r\n+optional\r\n%4\r\n$4\r\nname\r\n"
+        "$8\r\nwithdist\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$8\r\nWITHDIST\r\n"
+        "$5\r\nflags\r\n~1\r\n+optional\r\n%4\r\n$4\r\nname\r\n$8\r\nwithhash\r\n$4\r\ntype\r\n"
+        "$10\r\npure-token\r\n$5\r\ntoken\r\n$8\r\nWITHHASH\r\n$5\r\nflags\r\n~1\r\n+optional\r\n"
+        "%4\r\n$4\r\nname\r\n$5\r\ncount\r\n$4\r\ntype\r\n$5\r\nblock\r\n$5\r\nflags\r\n~1\r\n"
+        "+optional\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$5\r\ncount\r\n$4\r\ntype\r\n"
+        "$7\r\ninteger\r\n$5\r\ntoken\r\n$5\r\nCOUNT\r\n%4\r\n$4\r\nname\r\n$3\r\nany\r\n$4\r\n"
+        "type\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$3\r\nANY\r\n$5\r\nflags\r\n~1\r\n"
+        "+optional\r\n%4\r\n$4\r\nname\r\n$5\r\norder\r\n$4\r\ntype\r\n$5\r\noneof\r\n$5\r\n"
+        "flags\r\n~1\r\n+optional\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$3\r\nasc\r\n"
+        "$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$3\r\nASC\r\n%3\r\n$4\r\nname\r\n$4\r\n"
+        "desc\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$4\r\nDESC\r\n%5\r\n$4\r\n"
+        "name\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:1\r\n$5\r\n"
+        "token\r\n$5\r\nSTORE\r\n$5\r\nflags\r\n~1\r\n+optional\r\n%5\r\n$4\r\nname\r\n$3\r\n"
+        "key\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:2\r\n$5\r\ntoken\r\n$9\r\n"
+        "STOREDIST\r\n$5\r\nflags\r\n~1\r\n+optional\r\n",
+        2184,
+    },
+    {"georadiusbymember_ro",
+        "*10\r\n$20\r\ngeoradiusbymember_ro\r\n:-5\r\n~1\r\n+readonly\r\n:1\r\n:1\r\n:1\r\n~3\r\n"
+        "+@read\r\n+@geo\r\n+@slow\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n+access\r\n"
+        "$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\n"
+        "index\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n"
+        "$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        312,
+        "%8\r\n$7\r\nsummary\r\n$41\r\nA read-only variant for GEORADIUSBYMEMBER\r\n$5\r\nsince\r\n"
+        "$6\r\n3.2.10\r\n$5\r\ngroup\r\n$3\r\ngeo\r\n$10\r\ncomplexity\r\n$168\r\n"
+        "O(N+log(M)) where N is the number of elements inside the bounding box of the circular area delimited by center and radius and M is the number of items inside the index.\r\n"
+        "$9\r\ndoc_flags\r\n~1\r\n+deprecated\r\n$16\r\ndeprecated_since\r\n$5\r\n6.2.0\r\n$11\r\n"
+        "replaced_by\r\n$58\r\n`GEOSEARCH` with the `BYRADIUS` and `FROMMEMBER` arguments\r\n$9\r\n"
+        "arguments\r\n*9\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\n"
+        "key_spec_index\r\n:0\r\n%2\r\n$4\r\nname\r\n$6\r\nmember\r\n$4\r\ntype\r\n$6\r\nstring\r\n"
+        "%2\r\n$4\r\nname\r\n$6\r\nradius\r\n$4\r\ntype\r\n$6\r\ndouble\r\n%3\r\n$4\r\nname\r\n"
+        "$4\r\nunit\r\n$4\r\ntype\r\n$5\r\noneof\r\n$9\r\narguments\r\n*4\r\n%3\r\n$4\r\nname\r\n"
+        "$1\r\nm\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$1\r\nM\r\n%3\r\n$4\r\n"
+        "name\r\n$2\r\nkm\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$2\r\nKM\r\n%3\r\n"
+        "$4\r\nname\r\n$2\r\nft\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$2\r\nFT\r\n"
+        "%3\r\n$4\r\nname\r\n$2\r\nmi\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$2\r\n"
+        "MI\r\n%4\r\n$4\r\nname\r\n$9\r\nwithcoord\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\n"
+        "token\r\n$9\r\nWITHCOORD\r\n$5\r\nflags\r\n~1\r\n+optional\r\n%4\r\n$4\r\nname\r\n$8\r\n"
+        "withdist\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$8\r\nWITHDIST\r\n$5\r\n"
+        "flags\r\n~1\r\n+optional\r\n%4\r\n$4\r\nname\r\n$8\r\nwithhash\r\n$4\r\ntype\r\n$10\r\n"
+        "pure-token\r\n$5\r\ntoken\r\n$8\r\nWITHHASH\r\n$5\r\nflags\r\n~1\r\n+optional\r\n%4\r\n"
+        "$4\r\nname\r\n$5\r\ncount\r\n$4\r\ntype\r\n$5\r\nblock\r\n$5\r\nflags\r\n~1\r\n"
+        "+optional\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$5\r\ncount\r\n$4\r\ntype\r\n"
+        "$7\r\ninteger\r\n$5\r\ntoken\r\n$5\r\nCOUNT\r\n%4\r\n$4\r\nname\r\n$3\r\nany\r\n$4\r\n"
+        "type\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$3\r\nANY\r\n$5\r\nflags\r\n~1\r\n"
+        "+optional\r\n%4\r\n$4\r\nname\r\n$5\r\norder\r\n$4\r\ntype\r\n$5\r\noneof\r\n$5\r\n"
+        "flags\r\n~1\r\n+optional\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$3\r\nasc\r\n"
+        "$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$3\r\nASC\r\n%3\r\n$4\r\nname\r\n$4\r\n"
+        "desc\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$4\r\nDESC\r\n",
+        1776,
+    },
+    {"geosearch",
+        "*10\r\n$9\r\ngeosearch\r\n:-7\r\n~1\r\n+readonly\r\n:1\r\n:1\r\n:1\r\n~3\r\n+@read\r\n"
+        "+@geo\r\n+@slow\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n+access\r\n$12\r\n"
+        "begin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n"
+        ":1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\n"
+        "lastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        300,
+        "%6\r\n$7\r\nsummary\r\n$104\r\n"
+        "Query a sorted set representing a geospatial index to fetch members inside an area of a box or a circle.\r\n"
+        "$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\ngroup\r\n$3\r\ngeo\r\n$10\r\ncomplexity\r\n$169\r\n"
+        "O(N+log(M)) where N is the number of elements in the grid-aligned bounding box area around the shape provided as the filter and M is the number of items inside the shape\r\n"
+        "$7\r\nhistory\r\n~1\r\n*2\r\n$5\r\n7.0.0\r\n$39\r\n"
+        "Added support for uppercase unit names.\r\n$9\r\narguments\r\n*8\r\n%3\r\n$4\r\nname\r\n"
+        "$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n%3\r\n$4\r\n"
+        "name\r\n$4\r\nfrom\r\n$4\r\ntype\r\n$5\r\noneof\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\n"
+        "name\r\n$6\r\nmember\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\ntoken\r\n$10\r\nFROMMEMBER\r\n"
+        "%4\r\n$4\r\nname\r\n$18\r\nlongitude_latitude\r\n$4\r\ntype\r\n$5\r\nblock\r\n$5\r\n"
+        "token\r\n$10\r\nFROMLONLAT\r\n$9\r\narguments\r\n*2\r\n%2\r\n$4\r\nname\r\n$9\r\n"
+        "longitude\r\n$4\r\ntype\r\n$6\r\ndouble\r\n%2\r\n$4\r\nname\r\n$8\r\nlatitude\r\n$4\r\n"
+        "type\r\n$6\r\ndouble\r\n%3\r\n$4\r\nname\r\n$2\r\nby\r\n$4\r\ntype\r\n$5\r\noneof\r\n"
+        "$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$6\r\ncircle\r\n$4\r\ntype\r\n$5\r\nblock\r\n"
+        "$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$6\r\nradius\r\n$4\r\ntype\r\n$6\r\n"
+        "double\r\n$5\r\ntoken\r\n$8\r\nBYRADIUS\r\n%3\r\n$4\r\nname\r\n$4\r\nunit\r\n$4\r\n"
+        "type\r\n$5\r\noneof\r\n$9\r\narguments\r\n*4\r\n%3\r\n$4\r\nname\r\n$1\r\nm\r\n$4\r\n"
+        "type\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$1\r\nM\r\n%3\r\n$4\r\nname\r\n$2\r\nkm\r\n"
+        "$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$2\r\nKM\r\n%3\r\n$4\r\nname\r\n$2\r\n"
+        "ft\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$2\r\nFT\r\n%3\r\n$4\r\nname\r\n"
+        "$2\r\nmi\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$2\r\nMI\r\n%3\r\n$4\r\n"
+        "name\r\n$3\r\nbox\r\n$4\r\ntype\r\n$5\r\nblock\r\n$9\r\narguments\r\n*3\r\n%3\r\n$4\r\n"
+        "name\r\n$5\r\nwidth\r\n$4\r\ntype\r\n$6\r\ndouble\r\n$5\r\ntoken\r\n$5\r\nBYBOX\r\n%2\r\n"
+        "$4\r\nname\r\n$6\r\nheight\r\n$4\r\ntype\r\n$6\r\ndouble\r\n%3\r\n$4\r\nname\r\n$4\r\n"
+        "unit\r\n$4\r\ntype\r\n$5\r\noneof\r\n$9\r\narguments\r\n*4\r\n%3\r\n$4\r\nname\r\n$1\r\n"
+        "m\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$1\r\nM\r\n%3\r\n$4\r\nname\r\n"
+        "$2\r\nkm\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$2\r\nKM\r\n%3\r\n$4\r\n"
+        "name\r\n$2\r\nft\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$2\r\nFT\r\n%3\r\n"
+        "$4\r\nname\r\n$2\r\nmi\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$2\r\nMI\r\n"
+        "%4\r\n$4\r\nname\r\n$5\r\norder\r\n$4\r\ntype\r\n$5\r\noneof\r\n$5\r\nflags\r\n~1\r\n"
+        "+optional\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$3\r\nasc\r\n$4\r\ntype\r\n"
+        "$10\r\npure-token\r\n$5\r\ntoken\r\n$3\r\nASC\r\n%3\r\n$4\r\nname\r\n$4\r\ndesc\r\n$4\r\n"
+        "type\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$4\r\nDESC\r\n%4\r\n$4\r\nname\r\n$5\r\n"
+        "count\r\n$4\r\ntype\r\n$5\r\nblock\r\n$5\r\nflags\r\n~1\r\n+optional\r\n$9\r\n"
+        "arguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$5\r\ncount\r\n$4\r\ntype\r\n$7\r\ninteger\r\n"
+        "$5\r\ntoken\r\n$5\r\nCOUNT\r\n%4\r\n$4\r\nname\r\n$3\r\nany\r\n$4\r\ntype\r\n$10\r\n"
+        "pure-token\r\n$5\r\ntoken\r\n$3\r\nANY\r\n$5\r\nflags\r\n~1\r\n+optional\r\n%4\r\n$4\r\n"
+        "name\r\n$9\r\nwithcoord\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$9\r\n"
+        "WITHCOORD\r\n$5\r\nflags\r\n~1\r\n+optional\r\n%4\r\n$4\r\nname\r\n$8\r\nwithdist\r\n"
+        "$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$8\r\nWITHDIST\r\n$5\r\nflags\r\n~1\r\n"
+        "+optional\r\n%4\r\n$4\r\nname\r\n$8\r\nwithhash\r\n$4\r\ntype\r\n$10\r\npure-token\r\n"
+        "$5\r\ntoken\r\n$8\r\nWITHHASH\r\n$5\r\nflags\r\n~1\r\n+optional\r\n",
+        2736,
+    },
+    {"geosearchstore",
+        "*10\r\n$14\r\ngeosearchstore\r\n:-8\r\n~2\r\n+write\r\n+denyoom\r\n:1\r\n:2\r\n:1\r\n"
+        "~3\r\n+@write\r\n+@geo\r\n+@slow\r\n~0\r\n~2\r\n%3\r\n$5\r\nflags\r\n~2\r\n+OW\r\n"
+        "+update\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n"
+        "$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n"
+        "%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n%3\r\n$5\r\n"
+        "flags\r\n~2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\n"
+        "index\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n:2\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n"
+        "$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\n"
+        "limit\r\n:0\r\n~0\r\n",
+        523,
+        "%6\r\n$7\r\nsummary\r\n$141\r\n"
+        "Query a sorted set representing a geospatial index to fetch members inside an area of a box or a circle, and store the result in another key.\r\n"
+        "$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\ngroup\r\n$3\r\ngeo\r\n$10\r\ncomplexity\r\n$169\r\n"
+        "O(N+log(M)) where N is the number of elements in the grid-aligned bounding box area around the shape provided as the filter and M is the number of items inside the shape\r\n"
+        "$7\r\nhistory\r\n~1\r\n*2\r\n$5\r\n7.0.0\r\n$39\r\n"
+        "Added support for uppercase unit names.\r\n$9\r\narguments\r\n*7\r\n%3\r\n$4\r\nname\r\n"
+        "$11\r\ndestination\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n%3\r\n"
+        "$4\r\nname\r\n$6\r\nsource\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:1\r\n"
+        "%3\r\n$4\r\nname\r\n$4\r\nfrom\r\n$4\r\ntype\r\n$5\r\noneof\r\n$9\r\narguments\r\n*2\r\n"
+        "%3\r\n$4\r\nname\r\n$6\r\nmember\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\ntoken\r\n$10\r\n"
+        "FROMMEMBER\r\n%4\r\n$4\r\nname\r\n$18\r\nlongitude_latitude\r\n$4\r\ntype\r\n$5\r\n"
+        "block\r\n$5\r\ntoken\r\n$10\r\nFROMLONLAT\r\n$9\r\narguments\r\n*2\r\n%2\r\n$4\r\nname\r\n"
+        "$9\r\nlongitude\r\n$4\r\ntype\r\n$6\r\ndouble\r\n%2\r\n$4\r\nname\r\n$8\r\nlatitude\r\n"
+        "$4\r\ntype\r\n$6\r\ndouble\r\n%3\r\n$4\r\nname\r\n$2\r\nby\r\n$4\r\ntype\r\n$5\r\n"
+        "oneof\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$6\r\ncircle\r\n$4\r\ntype\r\n$5\r\n"
+        "block\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$6\r\nradius\r\n$4\r\ntype\r\n$6\r\n"
+        "double\r\n$5\r\ntoken\r\n$8\r\nBYRADIUS\r\n%3\r\n$4\r\nname\r\n$4\r\nunit\r\n$4\r\n"
+        "type\r\n$5\r\noneof\r\n$9\r\narguments\r\n*4\r\n%3\r\n$4\r\nname\r\n$1\r\nm\r\n$4\r\n"
+        "type\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$1\r\nM\r\n%3\r\n$4\r\nname\r\n$2\r\nkm\r\n"
+        "$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$2\r\nKM\r\n%3\r\n$4\r\nname\r\n$2\r\n"
+        "ft\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$2\r\nFT\r\n%3\r\n$4\r\nname\r\n"
+        "$2\r\nmi\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$2\r\nMI\r\n%3\r\n$4\r\n"
+        "name\r\n$3\r\nbox\r\n$4\r\ntype\r\n$5\r\nblock\r\n$9\r\narguments\r\n*3\r\n%3\r\n$4\r\n"
+        "name\r\n$5\r\nwidth\r\n$4\r\ntype\r\n$6\r\ndouble\r\n$5\r\ntoken\r\n$5\r\nBYBOX\r\n%2\r\n"
+        "$4\r\nname\r\n$6\r\nheight\r\n$4\r\ntype\r\n$6\r\ndouble\r\n%3\r\n$4\r\nname\r\n$4\r\n"
+        "unit\r\n$4\r\ntype\r\n$5\r\noneof\r\n$9\r\narguments\r\n*4\r\n%3\r\n$4\r\nname\r\n$1\r\n"
+        "m\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$1\r\nM\r\n%3\r\n$4\r\nname\r\n"
+        "$2\r\nkm\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$2\r\nKM\r\n%3\r\n$4\r\n"
+        "name\r\n$2\r\nft\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$2\r\nFT\r\n%3\r\n"
+        "$4\r\nname\r\n$2\r\nmi\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$2\r\nMI\r\n"
+        "%4\r\n$4\r\nname\r\n$5\r\norder\r\n$4\r\ntype\r\n$5\r\noneof\r\n$5\r\nflags\r\n~1\r\n"
+        "+optional\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$3\r\nasc\r\n$4\r\ntype\r\n"
+        "$10\r\npure-token\r\n$5\r\ntoken\r\n$3\r\nASC\r\n%3\r\n$4\r\nname\r\n$4\r\ndesc\r\n$4\r\n"
+        "type\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$4\r\nDESC\r\n%4\r\n$4\r\nname\r\n$5\r\n"
+        "count\r\n$4\r\ntype\r\n$5\r\nblock\r\n$5\r\nflags\r\n~1\r\n+optional\r\n$9\r\n"
+        "arguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$5\r\ncount\r\n$4\r\ntype\r\n$7\r\ninteger\r\n"
+        "$5\r\ntoken\r\n$5\r\nCOUNT\r\n%4\r\n$4\r\nname\r\n$3\r\nany\r\n$4\r\ntype\r\n$10\r\n"
+        "pure-token\r\n$5\r\ntoken\r\n$3\r\nANY\r\n$5\r\nflags\r\n~1\r\n+optional\r\n%4\r\n$4\r\n"
+        "name\r\n$9\r\nstoredist\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$9\r\n"
+        "STOREDIST\r\n$5\r\nflags\r\n~1\r\n+optional\r\n",
+        2640,
     },
     {"get",
         "*10\r\n$3\r\nget\r\n:2\r\n~2\r\n+readonly\r\n+fast\r\n:1\r\n:1\r\n:1\r\n~3\r\n+@read\r\n"
@@ -2215,6 +2602,27 @@ static const struct command_meta command_meta_table[] = {
         "O(1)\r\n$9\r\narguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$5\r\nevent\r\n$4\r\ntype\r\n$6\r\n"
         "string\r\n$5\r\nflags\r\n~2\r\n+optional\r\n+multiple\r\n",
         242,
+    },
+    {"lcs",
+        "*10\r\n$3\r\nlcs\r\n:-3\r\n~1\r\n+readonly\r\n:1\r\n:2\r\n:1\r\n~3\r\n+@read\r\n"
+        "+@string\r\n+@slow\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n+access\r\n$12\r\n"
+        "begin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n"
+        ":1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\n"
+        "lastkey\r\n:1\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        297,
+        "%5\r\n$7\r\nsummary\r\n$29\r\nFind longest common substring\r\n$5\r\nsince\r\n$5\r\n"
+        "7.0.0\r\n$5\r\ngroup\r\n$6\r\nstring\r\n$10\r\ncomplexity\r\n$63\r\n"
+        "O(N*M) where N and M are the lengths of s1 and s2, respectively\r\n$9\r\narguments\r\n"
+        "*6\r\n%3\r\n$4\r\nname\r\n$4\r\nkey1\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\n"
+        "key_spec_index\r\n:0\r\n%3\r\n$4\r\nname\r\n$4\r\nkey2\r\n$4\r\ntype\r\n$3\r\nkey\r\n"
+        "$14\r\nkey_spec_index\r\n:0\r\n%4\r\n$4\r\nname\r\n$3\r\nlen\r\n$4\r\ntype\r\n$10\r\n"
+        "pure-token\r\n$5\r\ntoken\r\n$3\r\nLEN\r\n$5\r\nflags\r\n~1\r\n+optional\r\n%4\r\n$4\r\n"
+        "name\r\n$3\r\nidx\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$3\r\nIDX\r\n$5\r\n"
+        "flags\r\n~1\r\n+optional\r\n%4\r\n$4\r\nname\r\n$3\r\nlen\r\n$4\r\ntype\r\n$7\r\n"
+        "integer\r\n$5\r\ntoken\r\n$11\r\nMINMATCHLEN\r\n$5\r\nflags\r\n~1\r\n+optional\r\n%4\r\n"
+        "$4\r\nname\r\n$12\r\nwithmatchlen\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n"
+        "$12\r\nWITHMATCHLEN\r\n$5\r\nflags\r\n~1\r\n+optional\r\n",
+        749,
     },
     {"lindex",
         "*10\r\n$6\r\nlindex\r\n:3\r\n~1\r\n+readonly\r\n:1\r\n:1\r\n:1\r\n~3\r\n+@read\r\n"
@@ -3043,6 +3451,15 @@ static const struct command_meta command_meta_table[] = {
         "~1\r\n+optional\r\n",
         1427,
     },
+    {"role",
+        "*10\r\n$4\r\nrole\r\n:1\r\n~4\r\n+noscript\r\n+loading\r\n+stale\r\n+fast\r\n:0\r\n:0\r\n"
+        ":0\r\n~3\r\n+@admin\r\n+@fast\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n",
+        117,
+        "%4\r\n$7\r\nsummary\r\n$61\r\n"
+        "Return the role of the instance in the context of replication\r\n$5\r\nsince\r\n$6\r\n"
+        "2.8.12\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n",
+        158,
+    },
     {"rpop",
         "*10\r\n$4\r\nrpop\r\n:-2\r\n~2\r\n+write\r\n+fast\r\n:1\r\n:1\r\n:1\r\n~3\r\n+@write\r\n"
         "+@list\r\n+@fast\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~3\r\n+RW\r\n+access\r\n+delete\r\n"
@@ -3567,6 +3984,76 @@ static const struct command_meta command_meta_table[] = {
         "key\r\n$14\r\nkey_spec_index\r\n:1\r\n%2\r\n$4\r\nname\r\n$6\r\nmember\r\n$4\r\ntype\r\n"
         "$6\r\nstring\r\n",
         343,
+    },
+    {"sort",
+        "*10\r\n$4\r\nsort\r\n:-2\r\n~3\r\n+write\r\n+denyoom\r\n+movablekeys\r\n:1\r\n:1\r\n:1\r\n"
+        "~6\r\n+@write\r\n+@set\r\n+@sortedset\r\n+@list\r\n+@slow\r\n+@dangerous\r\n~0\r\n~3\r\n"
+        "%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n"
+        "$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\n"
+        "type\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n"
+        "$5\r\nlimit\r\n:0\r\n%4\r\n$5\r\nnotes\r\n$120\r\n"
+        "For the optional BY/GET keyword. It is marked 'unknown' because the key names derive from the content of the key we sort\r\n"
+        "$5\r\nflags\r\n~2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$7\r\n"
+        "unknown\r\n$4\r\nspec\r\n%0\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$7\r\nunknown\r\n"
+        "$4\r\nspec\r\n%0\r\n%4\r\n$5\r\nnotes\r\n$116\r\n"
+        "For the optional STORE keyword. It is marked 'unknown' because the keyword can appear anywhere in the argument array\r\n"
+        "$5\r\nflags\r\n~2\r\n+OW\r\n+update\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$7\r\n"
+        "unknown\r\n$4\r\nspec\r\n%0\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$7\r\nunknown\r\n"
+        "$4\r\nspec\r\n%0\r\n~0\r\n",
+        923,
+        "%5\r\n$7\r\nsummary\r\n$46\r\nSort the elements in a list, set or sorted set\r\n$5\r\n"
+        "since\r\n$5\r\n1.0.0\r\n$5\r\ngroup\r\n$7\r\ngeneric\r\n$10\r\ncomplexity\r\n$168\r\n"
+        "O(N+M*log(M)) where N is the number of elements in the list or set to sort, and M the number of returned elements. When the elements are not sorted, complexity is O(N).\r\n"
+        "$9\r\narguments\r\n*7\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n"
+        "$14\r\nkey_spec_index\r\n:0\r\n%5\r\n$4\r\nname\r\n$7\r\npattern\r\n$4\r\ntype\r\n$7\r\n"
+        "pattern\r\n$14\r\nkey_spec_index\r\n:1\r\n$5\r\ntoken\r\n$2\r\nBY\r\n$5\r\nflags\r\n~1\r\n"
+        "+optional\r\n%5\r\n$4\r\nname\r\n$12\r\noffset_count\r\n$4\r\ntype\r\n$5\r\nblock\r\n"
+        "$5\r\ntoken\r\n$5\r\nLIMIT\r\n$5\r\nflags\r\n~1\r\n+optional\r\n$9\r\narguments\r\n*2\r\n"
+        "%2\r\n$4\r\nname\r\n$6\r\noffset\r\n$4\r\ntype\r\n$7\r\ninteger\r\n%2\r\n$4\r\nname\r\n"
+        "$5\r\ncount\r\n$4\r\ntype\r\n$7\r\ninteger\r\n%5\r\n$4\r\nname\r\n$7\r\npattern\r\n$4\r\n"
+        "type\r\n$7\r\npattern\r\n$14\r\nkey_spec_index\r\n:1\r\n$5\r\ntoken\r\n$3\r\nGET\r\n$5\r\n"
+        "flags\r\n~3\r\n+optional\r\n+multiple\r\n+multiple_token\r\n%4\r\n$4\r\nname\r\n$5\r\n"
+        "order\r\n$4\r\ntype\r\n$5\r\noneof\r\n$5\r\nflags\r\n~1\r\n+optional\r\n$9\r\n"
+        "arguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$3\r\nasc\r\n$4\r\ntype\r\n$10\r\npure-token\r\n"
+        "$5\r\ntoken\r\n$3\r\nASC\r\n%3\r\n$4\r\nname\r\n$4\r\ndesc\r\n$4\r\ntype\r\n$10\r\n"
+        "pure-token\r\n$5\r\ntoken\r\n$4\r\nDESC\r\n%4\r\n$4\r\nname\r\n$7\r\nsorting\r\n$4\r\n"
+        "type\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$5\r\nALPHA\r\n$5\r\nflags\r\n~1\r\n"
+        "+optional\r\n%5\r\n$4\r\nname\r\n$11\r\ndestination\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\n"
+        "key_spec_index\r\n:2\r\n$5\r\ntoken\r\n$5\r\nSTORE\r\n$5\r\nflags\r\n~1\r\n+optional\r\n",
+        1341,
+    },
+    {"sort_ro",
+        "*10\r\n$7\r\nsort_ro\r\n:-2\r\n~2\r\n+readonly\r\n+movablekeys\r\n:1\r\n:1\r\n:1\r\n~6\r\n"
+        "+@read\r\n+@set\r\n+@sortedset\r\n+@list\r\n+@slow\r\n+@dangerous\r\n~0\r\n~2\r\n%3\r\n"
+        "$5\r\nflags\r\n~2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\n"
+        "index\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n"
+        "$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\n"
+        "limit\r\n:0\r\n%4\r\n$5\r\nnotes\r\n$120\r\n"
+        "For the optional BY/GET keyword. It is marked 'unknown' because the key names derive from the content of the key we sort\r\n"
+        "$5\r\nflags\r\n~2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$7\r\n"
+        "unknown\r\n$4\r\nspec\r\n%0\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$7\r\nunknown\r\n"
+        "$4\r\nspec\r\n%0\r\n~0\r\n",
+        634,
+        "%5\r\n$7\r\nsummary\r\n$74\r\n"
+        "Sort the elements in a list, set or sorted set. Read-only variant of SORT.\r\n$5\r\n"
+        "since\r\n$5\r\n7.0.0\r\n$5\r\ngroup\r\n$7\r\ngeneric\r\n$10\r\ncomplexity\r\n$168\r\n"
+        "O(N+M*log(M)) where N is the number of elements in the list or set to sort, and M the number of returned elements. When the elements are not sorted, complexity is O(N).\r\n"
+        "$9\r\narguments\r\n*6\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n"
+        "$14\r\nkey_spec_index\r\n:0\r\n%5\r\n$4\r\nname\r\n$7\r\npattern\r\n$4\r\ntype\r\n$7\r\n"
+        "pattern\r\n$14\r\nkey_spec_index\r\n:1\r\n$5\r\ntoken\r\n$2\r\nBY\r\n$5\r\nflags\r\n~1\r\n"
+        "+optional\r\n%5\r\n$4\r\nname\r\n$12\r\noffset_count\r\n$4\r\ntype\r\n$5\r\nblock\r\n"
+        "$5\r\ntoken\r\n$5\r\nLIMIT\r\n$5\r\nflags\r\n~1\r\n+optional\r\n$9\r\narguments\r\n*2\r\n"
+        "%2\r\n$4\r\nname\r\n$6\r\noffset\r\n$4\r\ntype\r\n$7\r\ninteger\r\n%2\r\n$4\r\nname\r\n"
+        "$5\r\ncount\r\n$4\r\ntype\r\n$7\r\ninteger\r\n%5\r\n$4\r\nname\r\n$7\r\npattern\r\n$4\r\n"
+        "type\r\n$7\r\npattern\r\n$14\r\nkey_spec_index\r\n:1\r\n$5\r\ntoken\r\n$3\r\nGET\r\n$5\r\n"
+        "flags\r\n~3\r\n+optional\r\n+multiple\r\n+multiple_token\r\n%4\r\n$4\r\nname\r\n$5\r\n"
+        "order\r\n$4\r\ntype\r\n$5\r\noneof\r\n$5\r\nflags\r\n~1\r\n+optional\r\n$9\r\n"
+        "arguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$3\r\nasc\r\n$4\r\ntype\r\n$10\r\npure-token\r\n"
+        "$5\r\ntoken\r\n$3\r\nASC\r\n%3\r\n$4\r\nname\r\n$4\r\ndesc\r\n$4\r\ntype\r\n$10\r\n"
+        "pure-token\r\n$5\r\ntoken\r\n$4\r\nDESC\r\n%4\r\n$4\r\nname\r\n$7\r\nsorting\r\n$4\r\n"
+        "type\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$5\r\nALPHA\r\n$5\r\nflags\r\n~1\r\n"
+        "+optional\r\n",
+        1245,
     },
     {"spop",
         "*10\r\n$4\r\nspop\r\n:-2\r\n~2\r\n+write\r\n+fast\r\n:1\r\n:1\r\n:1\r\n~3\r\n+@write\r\n"

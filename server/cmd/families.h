@@ -29,5 +29,9 @@ extern const struct command command_family_hyperloglog[];
 extern const size_t command_family_hyperloglog_count;
 extern const struct command command_family_stream[];
 extern const size_t command_family_stream_count;
+extern const struct command command_family_geo[];
+extern const size_t command_family_geo_count;
+extern const struct command command_family_sort[];
+extern const size_t command_family_sort_count;
 
 #endif

@@ -599,12 +599,12 @@ static void hll_unshare(struct object *o)
     object_string_setrange(o, 0, &c, 1);
 }
 
-/* o's bytes become b's, as a raw string (Redis's sds) */
+/* o's bytes become b's, as a raw string (Redis's sds), in an allocation of their size (a dense HLL made
+ * from a sparse one is 12 KB, not the doubled room an append would leave) */
 static void hll_store_back(struct object *o, const struct hll_buf *b)
 {
-    if (object_string_len(o) != b->len)
-        object_string_set(o, NULL, 0);
-    object_string_setrange(o, 0, b->p, b->len);
+    object_string_set(o, b->p, b->len);
+    hll_unshare(o);
 }
 
 /* b stored under key: into o, its value, or (o NULL) as a new key, reported "new" as Redis's dbAdd */
@@ -614,8 +614,8 @@ static void hll_store(struct cmd_ctx *ctx, const struct resp_arg *key, struct ob
         hll_store_back(o, b);
         return;
     }
-    struct object *n = object_string_create("", 0);
-    object_string_setrange(n, 0, b->p, b->len);
+    struct object *n = object_string_create((const char *)b->p, b->len);
+    hll_unshare(n);
     if (store_set(ctx->store, ctx->db, key->ptr, key->len, n, 0))
         cmd_notify(ctx, NOTIFY_NEW, "new", key);
 }

@@ -11,6 +11,8 @@
  *                                  :LFU counter] and the key is removed from
  *                                  this store
  *   __dump key                  -> the same as __take, but the key stays
+ *                                  (COPY across shards: __dump, then __put
+ *                                  with "copy_to")
  *   __put key blob expire nx freq [event]
  *                               -> :0 when nx is "1" and key exists; else the
  *                                  value is rebuilt with object_deserialize,
@@ -20,8 +22,8 @@
  *                                  and :1; "-ERR corrupt value" on a bad blob
  *
  * A __take or __put that changed its key reports it modified (a change to
- * Redis's dirty only for a RENAME's __take: a gathered command counts its
- * changes as it runs on the copies); `event`, a
+ * Redis's dirty only for a RENAME's __take and a COPY's __put: a gathered
+ * command counts its changes as it runs on the copies); `event`, a
  * generic-class keyspace event (RENAME's "rename_from" on its __take,
  * "rename_to" on its __put), is reported after that, and a __put that has
  * one reports dbAdd's "new" first, as Redis's RENAME does even over an
@@ -66,7 +68,6 @@
 #include "percore/mem.h"
 #include "percore/watch.h"
 #include "percore/object.h"
-#include "percore/rdb.h"
 #include "percore/reply.h"
 #include "percore/store.h"
 #include "percore/util.h"
@@ -157,25 +158,6 @@ static void cmd_dump(struct cmd_ctx *ctx)
                store_lfu_freq(ctx->store, ctx->db, key->ptr, key->len, ctx->now));
 }
 
-/* a value written here by another shard's command (RENAME's or a gather's write-back), propagated as what
- * any Redis replays: RESTORE key ms payload REPLACE ABSTTL (ms 0: no TTL) */
-static void propagate_restore(struct cmd_ctx *ctx, const struct resp_arg *key, const struct object *o,
-                              long long expire)
-{
-    if (!o)
-        return;
-    const struct config *c = ctx->config;
-    struct rdb_save_opts opts = {c ? c->rdbcompression : true, c ? c->list_max_listpack_size : -2,
-                                 c ? c->list_compress_depth : 0, false};
-    struct rdb_buf b = {0};
-    rdb_dump_payload(&b, o, &opts);
-    char ttl[24];
-    struct resp_arg a[6] = {{"RESTORE", 7}, *key, {ttl, (size_t)snprintf(ttl, sizeof ttl, "%lld", expire < 0 ? 0 : expire)},
-                            {b.p, b.len}, {"REPLACE", 7}, {"ABSTTL", 6}};
-    cmd_propagate(ctx, 6, a);
-    rdb_buf_release(&b);
-}
-
 static void cmd_put(struct cmd_ctx *ctx)
 {
     const struct resp_arg *key = &ctx->argv[1];
@@ -209,9 +191,10 @@ static void cmd_put(struct cmd_ctx *ctx)
         store_set_lfu_freq(ctx->store, ctx->db, key->ptr, key->len, (int)freq, ctx->now);
     if (event)
         cmd_notify(ctx, NOTIFY_NEW, "new", key);
-    cmd_modified_n(ctx, key, 0); /* counted by the RENAME's __take, or by the gathered command on the copies */
+    /* COPY's one change; a RENAME's is counted by its __take, a gathered command's on the copies */
+    cmd_modified_n(ctx, key, event && strcmp(event, "copy_to") == 0);
     if (cmd_propagating(ctx)) /* the value as stored (store_set may have taken o over) */
-        propagate_restore(ctx, key, store_peek(ctx->store, ctx->db, key->ptr, key->len, ctx->now, NULL), expire);
+        cmd_propagate_restore(ctx, key, store_peek(ctx->store, ctx->db, key->ptr, key->len, ctx->now, NULL), expire);
     if (event)
         cmd_notify(ctx, NOTIFY_GENERIC, event, key);
     reply_int(ctx->out, 1);

@@ -1,6 +1,6 @@
 /*
  * keys: the generic keyspace commands (Redis's db.c and expire.c): DEL,
- * EXISTS, TYPE, the EXPIRE/TTL family, KEYS, SCAN, RANDOMKEY, RENAME, MOVE,
+ * EXISTS, TYPE, the EXPIRE/TTL family, KEYS, SCAN, RANDOMKEY, RENAME, MOVE, COPY,
  * DBSIZE, FLUSHDB/FLUSHALL, SWAPDB, OBJECT, and DUMP/RESTORE (Redis's
  * cluster.c), whose payload is Redis's RDB value format (store/rdb.c).
  *
@@ -17,11 +17,20 @@
  * a shard-local cursor (the dispatcher rewrote argv[1]) and replies with the
  * next shard-local cursor.  RENAME/RENAMENX handle both keys in this store;
  * the cross-shard case is the dispatcher's (internal.c's __take/__put).
+ * COPY copies a value through its serialized form (object_serialize), so
+ * every type, and any added later through object_type_ops, is copied with its
+ * encoding; across shards the dispatcher runs it as RENAME's steps
+ * (ROUTE_COPY: __dump at the source's owner, __put "copy_to" at the
+ * destination's, in the destination database, NX unless REPLACE), with
+ * cmd_copy_options reading the options for both.  Run on copies (a script
+ * whose keys span shards, whose changed keys go back in its own database
+ * only), COPY ... DB into another database answers an error rather than
+ * lose the copy.
  *
  * Effects: a write reports what it did where Redis 7.0's db.c and expire.c
  * do, in the same order: the keys it modified (signalModifiedKey) and its
  * events ("del", "expire", "persist", "rename_from"/"rename_to", "move_from"/
- * "move_to", and dbAdd's "new" for the key a RENAME or MOVE creates), only
+ * "move_to", "copy_to", and dbAdd's "new" for the key a RENAME, MOVE or COPY creates), only
  * when something changed; RESTORE reports dbAdd's "new" then "restore" (or,
  * when its absolute TTL is already past and REPLACE deleted the key, "del"
  * only).  FLUSHDB, FLUSHALL and SWAPDB send no events; they
@@ -473,6 +482,91 @@ static void cmd_move(struct cmd_ctx *ctx)
     reply_int(ctx->out, 1);
 }
 
+/* ---- COPY ---------------------------------------------------------------------- */
+
+static void emit_to_reply(void *arg, const void *p, size_t n)
+{
+    reply_raw(arg, p, n);
+}
+
+/* a copy of o, whatever its type, through its serialized form (object_type_ops: later types too) */
+static struct object *object_copy(const struct object *o)
+{
+    struct reply bytes;
+    reply_init(&bytes);
+    object_serialize(o, emit_to_reply, &bytes);
+    struct object *copy = object_deserialize(bytes.buf ? bytes.buf : "", bytes.len);
+    reply_deinit(&bytes);
+    return copy;
+}
+
+const char *cmd_copy_options(int argc, const struct resp_arg *argv, int db, int databases, int *dst_db,
+                             bool *replace)
+{
+    *dst_db = db;
+    *replace = false;
+    for (int j = 3; j < argc; j++) {
+        if (cmd_arg_is(&argv[j], "replace")) {
+            *replace = true;
+        } else if (cmd_arg_is(&argv[j], "db") && j + 1 < argc) {
+            long long v;
+            if (!util_str_to_ll(argv[j + 1].ptr, argv[j + 1].len, &v) || v < INT_MIN || v > INT_MAX)
+                return "ERR value is not an integer or out of range";
+            if (v < 0 || v >= databases)
+                return "ERR DB index is out of range";
+            *dst_db = (int)v;
+            j++;
+        } else {
+            return "ERR syntax error";
+        }
+    }
+    return NULL;
+}
+
+/* Redis copyCommand, both keys in this store (the dispatcher's ROUTE_COPY steps when they are not) */
+static void cmd_copy(struct cmd_ctx *ctx)
+{
+    const struct resp_arg *src = &ctx->argv[1];
+    const struct resp_arg *dst = &ctx->argv[2];
+    int dst_db;
+    bool replace;
+    const char *err = cmd_copy_options(ctx->argc, ctx->argv, ctx->db, store_databases(ctx->store), &dst_db,
+                                       &replace);
+    if (err) {
+        reply_error(ctx->out, err);
+        return;
+    }
+    if (dst_db == ctx->db && same_bytes(src, dst)) {
+        reply_error(ctx->out, "ERR source and destination objects are the same");
+        return;
+    }
+    if (dst_db != ctx->db && store_holds_copies(ctx->store)) {
+        /* copies of a script's keys on several shards go back to their owners in the script's database only */
+        reply_error(ctx->out, "ERR COPY into another database is not supported where the keys span shards (a script)");
+        return;
+    }
+    const struct object *o = cmd_lookup_read(ctx, src);
+    if (o == NULL) {
+        reply_int(ctx->out, 0);
+        return;
+    }
+    int64_t expire = store_get_expire(ctx->store, ctx->db, src->ptr, src->len, ctx->now);
+    if (store_lookup(ctx->store, dst_db, dst->ptr, dst->len, ctx->now) != NULL) {
+        if (!replace) {
+            reply_int(ctx->out, 0);
+            return;
+        }
+        store_delete(ctx->store, dst_db, dst->ptr, dst->len, ctx->now);
+    }
+    store_set(ctx->store, dst_db, dst->ptr, dst->len, object_copy(o), 0);
+    if (expire >= 0)
+        store_set_expire(ctx->store, dst_db, dst->ptr, dst->len, expire, ctx->now);
+    cmd_notify_in(ctx, NOTIFY_NEW, "new", dst_db, dst);
+    cmd_modified_in(ctx, dst_db, dst);
+    cmd_notify_in(ctx, NOTIFY_GENERIC, "copy_to", dst_db, dst);
+    reply_int(ctx->out, 1);
+}
+
 /* ---- DBSIZE FLUSHDB FLUSHALL SWAPDB --------------------------------------------- */
 
 static void cmd_dbsize(struct cmd_ctx *ctx)
@@ -848,6 +942,7 @@ const struct command command_family_keys[] = {
     {"rename", cmd_rename, 3, CMD_WRITE, 1, 2, 1, ROUTE_RENAME, "@keyspace @write @slow"},
     {"renamenx", cmd_renamenx, 3, CMD_WRITE | CMD_FAST, 1, 2, 1, ROUTE_RENAMENX,
      "@keyspace @write @fast"},
+    {"copy", cmd_copy, -3, CMD_WRITE | CMD_DENYOOM | CMD_ANY_DB, 1, 2, 1, ROUTE_COPY, "@keyspace @write @slow"},
     {"dbsize", cmd_dbsize, 1, CMD_READONLY | CMD_FAST, 0, 0, 0, ROUTE_FANOUT_SUM,
      "@keyspace @read @fast"},
     {"flushdb", cmd_flushdb, -1, CMD_WRITE, 0, 0, 0, ROUTE_FANOUT_OK,

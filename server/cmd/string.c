@@ -13,7 +13,9 @@
  * touches only ctx->store (ARCHITECTURE.md rule 1).  Multi-key handlers (MGET,
  * MSET, MSETNX) see only the keys the dispatcher routed to this shard; MSETNX
  * is driven across shards by the dispatcher and only reaches this handler
- * when all its keys live here.
+ * when all its keys live here.  LCS reads its two keys where they are: on
+ * their shard, or (keys on two shards) on the copies the dispatcher gathers
+ * under their locks (ROUTE_OWNER).
  *
  * Effects: a write reports what it did where Redis 7.0's t_string.c does, in
  * the same order: set_key() is Redis's setKey (dbAdd's "new" when it creates
@@ -29,6 +31,7 @@
 
 #include "percore/command.h"
 #include "percore/config.h"
+#include "percore/mem.h"
 #include "percore/object.h"
 #include "percore/reply.h"
 #include "percore/store.h"
@@ -656,6 +659,137 @@ static void cmd_setrange(struct cmd_ctx *ctx)
     reply_int(ctx->out, (long long)newlen);
 }
 
+/*
+ * LCS key1 key2 [LEN] [IDX] [MINMATCHLEN n] [WITHMATCHLEN]: Redis 7.0's
+ * lcsCommand, the dynamic-programming table of LCS lengths (bounded by
+ * proto-max-bulk-len, as Redis bounds it) walked back from its end to build
+ * the string, or the matching ranges, last first.
+ */
+static void cmd_lcs(struct cmd_ctx *ctx)
+{
+    const struct object *oa = cmd_lookup_read(ctx, &ctx->argv[1]);
+    const struct object *ob = cmd_lookup_read(ctx, &ctx->argv[2]);
+    if ((oa && object_type(oa) != OBJ_STRING) || (ob && object_type(ob) != OBJ_STRING)) {
+        reply_error(ctx->out, "ERR The specified keys must contain string values");
+        return;
+    }
+    size_t alen = 0, blen = 0;
+    const char *a = oa ? object_string_ptr(oa, &alen) : "";
+    const char *b = ob ? object_string_ptr(ob, &blen) : "";
+    bool getlen = false, getidx = false, withmatchlen = false;
+    long long minmatchlen = 0;
+    for (int j = 3; j < ctx->argc; j++) {
+        if (cmd_arg_is(&ctx->argv[j], "idx")) {
+            getidx = true;
+        } else if (cmd_arg_is(&ctx->argv[j], "len")) {
+            getlen = true;
+        } else if (cmd_arg_is(&ctx->argv[j], "withmatchlen")) {
+            withmatchlen = true;
+        } else if (cmd_arg_is(&ctx->argv[j], "minmatchlen") && j + 1 < ctx->argc) {
+            if (!cmd_get_ll_or_reply(ctx, &ctx->argv[j + 1], &minmatchlen))
+                return;
+            if (minmatchlen < 0)
+                minmatchlen = 0;
+            j++;
+        } else {
+            reply_syntax_error(ctx->out);
+            return;
+        }
+    }
+    if (getidx && getlen) {
+        reply_error(ctx->out, "ERR If you want both the length and indexes, please just use IDX.");
+        return;
+    }
+    if (alen >= UINT32_MAX - 1 || blen >= UINT32_MAX - 1) {
+        reply_error(ctx->out, "ERR String too long for LCS");
+        return;
+    }
+    unsigned long long cells = (unsigned long long)(alen + 1) * (blen + 1);
+    if (cells * sizeof(uint32_t) > (unsigned long long)ctx->config->proto_max_bulk_len) {
+        reply_error(ctx->out, "ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len");
+        return;
+    }
+    uint32_t *dp = mem_alloc((size_t)cells * sizeof(uint32_t));
+#define LCS(i, j) dp[(j) + (i) * (blen + 1)]
+    for (size_t i = 0; i <= alen; i++) {
+        for (size_t j = 0; j <= blen; j++) {
+            if (i == 0 || j == 0)
+                LCS(i, j) = 0;
+            else if (a[i - 1] == b[j - 1])
+                LCS(i, j) = LCS(i - 1, j - 1) + 1;
+            else
+                LCS(i, j) = LCS(i - 1, j) > LCS(i, j - 1) ? LCS(i - 1, j) : LCS(i, j - 1);
+        }
+    }
+    uint32_t idx = LCS(alen, blen);
+    bool computelcs = getidx || !getlen;
+    char *result = computelcs ? mem_alloc(idx ? idx : 1) : NULL;
+    struct reply ranges; /* IDX's matches, counted before their array header is written */
+    reply_init(&ranges);
+    ranges.resp = ctx->out->resp;
+    long long nranges = 0;
+    /* a range is unset while arange_start is alen */
+    size_t arange_start = alen, arange_end = 0, brange_start = 0, brange_end = 0;
+    size_t i = alen, j = blen;
+    while (computelcs && i > 0 && j > 0) {
+        bool emit_range = false;
+        if (a[i - 1] == b[j - 1]) {
+            result[idx - 1] = a[i - 1];
+            if (arange_start == alen) {
+                arange_start = arange_end = i - 1;
+                brange_start = brange_end = j - 1;
+            } else if (arange_start == i && brange_start == j) { /* contiguous: extend backward */
+                arange_start--;
+                brange_start--;
+            } else {
+                emit_range = true;
+            }
+            if (arange_start == 0 || brange_start == 0) /* the first byte of one string: the loop ends */
+                emit_range = true;
+            idx--, i--, j--;
+        } else {
+            if (LCS(i - 1, j) > LCS(i, j - 1))
+                i--;
+            else
+                j--;
+            if (arange_start != alen)
+                emit_range = true;
+        }
+        long long match_len = (long long)(arange_end - arange_start + 1);
+        if (emit_range) {
+            if (getidx && (minmatchlen == 0 || match_len >= minmatchlen)) {
+                reply_array(&ranges, 2 + withmatchlen);
+                reply_array(&ranges, 2);
+                reply_int(&ranges, (long long)arange_start);
+                reply_int(&ranges, (long long)arange_end);
+                reply_array(&ranges, 2);
+                reply_int(&ranges, (long long)brange_start);
+                reply_int(&ranges, (long long)brange_end);
+                if (withmatchlen)
+                    reply_int(&ranges, match_len);
+                nranges++;
+            }
+            arange_start = alen;
+        }
+    }
+    if (getidx) {
+        reply_map(ctx->out, 2);
+        reply_bulk_cstr(ctx->out, "matches");
+        reply_array(ctx->out, nranges);
+        reply_raw(ctx->out, ranges.buf, ranges.len);
+        reply_bulk_cstr(ctx->out, "len");
+        reply_int(ctx->out, LCS(alen, blen));
+    } else if (getlen) {
+        reply_int(ctx->out, idx);
+    } else {
+        reply_bulk(ctx->out, result, LCS(alen, blen));
+    }
+#undef LCS
+    reply_deinit(&ranges);
+    mem_release(result);
+    mem_release(dp);
+}
+
 /* ---- table --------------------------------------------------------------- */
 
 /* arity, flags, key positions and ACL categories as Redis 7.0.15's COMMAND
@@ -695,6 +829,7 @@ const struct command command_family_string[] = {
     {"setrange", cmd_setrange, 4, CMD_WRITE | CMD_DENYOOM, 1, 1, 1, ROUTE_OWNER,
      "@write @string @slow"},
     {"substr", cmd_getrange, 4, CMD_READONLY, 1, 1, 1, ROUTE_OWNER, "@read @string @slow"},
+    {"lcs", cmd_lcs, -3, CMD_READONLY, 1, 2, 1, ROUTE_OWNER, "@read @string @slow"},
 };
 
 const size_t command_family_string_count =

@@ -37,6 +37,7 @@
  * Each handler appends exactly one reply to ctx->out.
  */
 #include "families.h"
+#include "zset_family.h"
 
 #include "percore/command.h"
 #include "percore/config.h"
@@ -102,14 +103,8 @@ static void delete_if_empty(struct cmd_ctx *ctx, const struct resp_arg *key, str
     cmd_notify(ctx, NOTIFY_GENERIC, "del", key);
 }
 
-/*
- * A STORE command's result dst (owned) into dstkey, as Redis's setKey puts
- * it ("new" when the key is created, the key signalled) followed by event;
- * an empty result deletes the destination instead (signalled with "del"
- * when it existed).  Replies the result's length.
- */
-static void put_destination(struct cmd_ctx *ctx, const struct resp_arg *dstkey, struct zset *dst,
-                            const char *event)
+void zset_put_destination(struct cmd_ctx *ctx, const struct resp_arg *dstkey, struct zset *dst, const char *event,
+                          long long dirty)
 {
     size_t len = zset_length(dst);
     if (len == 0) {
@@ -122,20 +117,9 @@ static void put_destination(struct cmd_ctx *ctx, const struct resp_arg *dstkey, 
     cmd_lookup_write(ctx, dstkey); /* an expired destination goes first, as in setKey */
     if (store_set(ctx->store, ctx->db, dstkey->ptr, dstkey->len, zset_object(dst), 0))
         cmd_notify(ctx, NOTIFY_NEW, "new", dstkey);
-    cmd_modified(ctx, dstkey);
+    cmd_modified_n(ctx, dstkey, dirty);
     reply_int(ctx->out, (long long)len);
     cmd_notify(ctx, NOTIFY_ZSET, event, dstkey);
-}
-
-/* Redis getDoubleFromObjectOrReply */
-static bool get_double_or_reply(struct cmd_ctx *ctx, const struct resp_arg *a, double *v,
-                                const char *msg)
-{
-    if (!util_str_to_double(a->ptr, a->len, v)) {
-        reply_error(ctx->out, msg ? msg : "ERR value is not a valid float");
-        return false;
-    }
-    return true;
 }
 
 /* a member and its score, as WITHSCORES emits it (nested pair in RESP3 when asked) */
@@ -221,7 +205,7 @@ static void zadd_generic(struct cmd_ctx *ctx, int flags)
     double one;
     scores = elements == 1 ? &one : mem_alloc(sizeof(double) * (size_t)elements);
     for (long j = 0; j < elements; j++)
-        if (!get_double_or_reply(ctx, &ctx->argv[scoreidx + j * 2], &scores[j], NULL))
+        if (!cmd_get_double_or_reply(ctx, &ctx->argv[scoreidx + j * 2], &scores[j], NULL))
             goto cleanup;
 
     struct object *o = cmd_lookup_typed(ctx, key, OBJ_ZSET, true, &wrong);
@@ -465,7 +449,7 @@ static void zout_finalize(struct zrange_out *h, size_t count)
 {
     struct cmd_ctx *ctx = h->ctx;
     if (h->store) {
-        put_destination(ctx, h->dstkey, h->dst, "zrangestore");
+        zset_put_destination(ctx, h->dstkey, h->dst, "zrangestore", 1);
         return;
     }
     if (!h->deferred)
@@ -1419,8 +1403,8 @@ static void zsetop_generic(struct cmd_ctx *ctx, const struct resp_arg *dstkey, i
                 j++;
                 remaining--;
                 for (i = 0; i < setnum; i++, j++, remaining--) {
-                    if (!get_double_or_reply(ctx, &ctx->argv[j], &src[i].weight,
-                                             "ERR weight value is not a float")) {
+                    if (!cmd_get_double_or_reply(ctx, &ctx->argv[j], &src[i].weight,
+                                                 "ERR weight value is not a float")) {
                         mem_release(src);
                         return;
                     }
@@ -1505,7 +1489,7 @@ static void zsetop_generic(struct cmd_ctx *ctx, const struct resp_arg *dstkey, i
             [SET_OP_UNION] = "zunionstore", [SET_OP_INTER] = "zinterstore", [SET_OP_DIFF] = "zdiffstore"};
         if (zset_length(dst))
             zset_maybe_shrink(dst, so.maxelelen, cfg_entries(ctx), cfg_value(ctx));
-        put_destination(ctx, dstkey, dst, event[op]);
+        zset_put_destination(ctx, dstkey, dst, event[op], 1);
         return;
     }
     if (cardinality_only) {

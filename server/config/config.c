@@ -130,6 +130,8 @@ static const struct config_key config_keys[] = {
      0, 0, true, "class hard soft seconds"},
     {"protected-mode", CT_ENUM, OFF(protected_mode), "yes", 0, 0, true,
      "refuse non-loopback clients when no password is set"},
+    {"enable-debug-command", CT_ENUM, OFF(enable_debug_command), "no", 0, 0, false,
+     "who may run DEBUG: no, yes, local (loopback clients)"},
     {"slowlog-log-slower-than", CT_SIZE, OFF(slowlog_log_slower_than), "10000", -1, LLONG_MAX, true,
      "microseconds; -1 off, 0 every command"},
     {"slowlog-max-len", CT_SIZE, OFF(slowlog_max_len), "128", 0, LONG_MAX, true, "entries kept"},
@@ -299,6 +301,7 @@ static const char *const policy_names[] = {"volatile-lru", "volatile-lfu", "vola
 static const char *const bool_names[] = {"no", "yes"};
 static const char *const appendfsync_names[] = {"always", "everysec", "no"};
 static const char *const obuf_class_names[] = {"normal", "slave", "pubsub"};
+static const char *const protected_action_names[] = {"no", "yes", "local"};
 
 /* the names of an enum key's values, in value order */
 static const char *const *config_enum_names(const struct config_key *k, int *count)
@@ -314,6 +317,10 @@ static const char *const *config_enum_names(const struct config_key *k, int *cou
     if (k->offset == offsetof(struct config, appendfsync)) {
         *count = 3;
         return appendfsync_names;
+    }
+    if (k->offset == offsetof(struct config, enable_debug_command)) {
+        *count = 3;
+        return protected_action_names;
     }
     *count = 2;
     return bool_names;

@@ -151,6 +151,11 @@ static bool conn_peer_is_loopback(const char *peer)
     return strncmp(peer, "127.", 4) == 0 || strncmp(peer, "::1:", 4) == 0 || strncmp(peer, "::ffff:127.", 11) == 0;
 }
 
+bool conn_is_local(const struct conn *c)
+{
+    return conn_peer_is_loopback(c->peer);
+}
+
 static uint64_t conn_total_clients(void)
 {
     uint64_t n = 0;

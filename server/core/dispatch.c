@@ -742,6 +742,90 @@ static void rename_step(struct conn *c, struct slot *s)
     handoff_flush(c->home);
 }
 
+/*
+ * COPY across shards (ROUTE_COPY), RENAME's steps without the take: the
+ * options read as the handler reads them (cmd_copy_options), then TOUCH (the
+ * handler's read of the source: a keyspace hit or miss) and __dump of the
+ * source at its owner -> __put at the destination's owner, in the
+ * destination database, NX unless REPLACE, with the "copy_to" event (and
+ * dbAdd's "new"): the __put's :0 or :1 is COPY's reply.  Both keys are
+ * locked (txn_run_command), so the source cannot change between the steps,
+ * and the destination's check and write are one step on its owner.
+ */
+static void copy_step(struct conn *c, struct slot *s);
+
+static void copy_part(struct conn *c, struct slot *s, int part, const char *reply, size_t len)
+{
+    (void)c;
+    struct rread r;
+    rread_init(&r, reply, len);
+    if (rread_is_error(&r)) {
+        slot_fail(s, reply, len);
+        return;
+    }
+    if (s->step == 0 && part == 1) { /* __dump: nil, or [blob, expire, freq], kept whole for the __put */
+        struct key_state k;
+        s->count = parse_dump(reply, len, &k) && k.exists;
+        if (s->count) {
+            reply_clear(&s->gather);
+            reply_raw(&s->gather, reply, len);
+        }
+    } else if (s->step == 1) { /* __put: :0 the destination exists (no REPLACE), :1 copied */
+        reply_raw(&s->reply, reply, len);
+    } /* else step 0's TOUCH */
+}
+
+static void copy_done(struct conn *c, struct slot *s)
+{
+    if (s->failed || s->step == 1) {
+        dispatch_slot_complete(c, s);
+        return;
+    }
+    if (!s->count) { /* no source */
+        reply_int(&s->reply, 0);
+        dispatch_slot_complete(c, s);
+        return;
+    }
+    s->step = 1;
+    copy_step(c, s);
+}
+
+static void copy_step(struct conn *c, struct slot *s)
+{
+    const struct config *cfg = config_current();
+    if (s->step == 0) {
+        int dst_db;
+        bool replace;
+        const char *err = cmd_copy_options(s->argc, s->argv, s->db, cfg->databases, &dst_db, &replace);
+        if (err) {
+            reply_error(&s->reply, err);
+            dispatch_slot_complete(c, s);
+            return;
+        }
+        /* TOUCH: Redis reads the source with lookupKeyRead, a hit or a miss and an access (RENAME's way) */
+        const struct command *touch = command_step(CMD_S_TOUCH);
+        int src = dispatch_key_shard(cfg, &s->argv[1]);
+        struct resp_arg t[2] = {command_name_arg(touch), s->argv[1]};
+        struct resp_arg a[2] = {command_name_arg(command_internal(CMD_I_DUMP)), s->argv[1]};
+        s->parts_left = 2;
+        dispatch_send_part(c, s, src, 0, touch, 2, t);
+        dispatch_send_part(c, s, src, 1, command_internal(CMD_I_DUMP), 2, a);
+    } else {
+        int dst_db;
+        bool replace;
+        cmd_copy_options(s->argc, s->argv, s->db, cfg->databases, &dst_db, &replace); /* checked at step 0 */
+        struct key_state k;
+        parse_dump(s->gather.buf, s->gather.len, &k); /* checked by copy_part */
+        char exp[24];
+        int elen = snprintf(exp, sizeof(exp), "%lld", k.expire);
+        struct resp_arg a[7] = {command_name_arg(command_internal(CMD_I_PUT)), s->argv[2], {k.blob, k.blob_len},
+                                {exp, (size_t)elen}, {replace ? "0" : "1", 1}, {"-1", 2}, {"copy_to", 7}};
+        s->db = dst_db; /* the __put's database */
+        send_one(c, s, dispatch_key_shard(cfg, &s->argv[2]), command_internal(CMD_I_PUT), 7, a);
+    }
+    handoff_flush(c->home);
+}
+
 /* MSETNX across shards: TOUCH split (Redis looks the keys up: an access) -> MSET split */
 static void msetnx_done(struct conn *c, struct slot *s)
 {
@@ -951,8 +1035,10 @@ static void emit_to_reply(void *arg, const void *p, size_t n)
 
 struct store *dispatch_scratch_store(struct shard *self)
 {
-    if (!self->scratch_store) /* every database: a command runs on copies in its own db */
+    if (!self->scratch_store) { /* every database: a command runs on copies in its own db */
         self->scratch_store = store_create(config_current()->databases);
+        store_mark_copies(self->scratch_store, false);
+    }
     return self->scratch_store;
 }
 
@@ -994,7 +1080,9 @@ static void gather_done(struct conn *c, struct slot *s)
         .cmd = s->cmd, .argv = s->argv, .argc = s->argc, .db = s->db, .resp = s->resp, .client = c->id,
         .conn = c, .store = st, .out = &s->reply, .flags = CALL_STATS | CALL_EVENTS,
     };
+    store_mark_copies(st, s->every_key);
     call(self, &run);
+    store_mark_copies(st, false);
     /* 3. what changed goes back to its owner */
     struct reply now_blob, args_bytes;
     reply_init(&now_blob);
@@ -1058,7 +1146,7 @@ static void gather_done(struct conn *c, struct slot *s)
 }
 
 static void run_gather(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv,
-                       const int *pos, int npos)
+                       const int *pos, int npos, slot_done_fn *done)
 {
     const struct config *cfg = config_current();
     struct slot *s = dispatch_slot_create(c, cmd);
@@ -1076,11 +1164,12 @@ static void run_gather(struct conn *c, const struct command *cmd, int argc, cons
     }
     s->elem = mem_calloc(s->nkeys, sizeof(uint64_t));
     s->on_part = gather_part;
-    s->on_done = gather_done;
+    s->on_done = done;
     s->parts_left = (int)s->nkeys;
     int home = c->home->index;
+    uint32_t nkeys = s->nkeys; /* `done` may gather more keys before the last of these is sent */
     for (int pass = 0; pass < 2; pass++) {
-        for (uint32_t i = 0; i < s->nkeys; i++) {
+        for (uint32_t i = 0; i < nkeys; i++) {
             const struct resp_arg *key = &s->argv[s->key_pos[i]];
             int owner = dispatch_key_shard(cfg, key);
             if ((pass == 0) == (owner == home))
@@ -1090,6 +1179,154 @@ static void run_gather(struct conn *c, const struct command *cmd, int argc, cons
         }
     }
     handoff_flush(c->home);
+}
+
+/*
+ * A command whose pattern keys may be on other shards (CMD_PATTERN_KEYS:
+ * SORT BY/GET), run with every shard's keyspace locked (txn_run_command, or
+ * EXEC, which locks it whole for such a command):
+ * its declared keys are gathered as any gathered command's, then the keys
+ * its patterns form for the sorted value's copy (cmd_sort_pattern_keys, each
+ * once) are gathered too, and gather_done runs it on copies of every key it
+ * reads (s->every_key).  Nothing can change in between: the sorted value
+ * the keys were formed from is the one the handler reads.
+ */
+struct key_list {
+    struct reply bytes;      /* the keys, one after the other */
+    size_t *off;             /* key i: bytes.buf + off[i], len[i] bytes */
+    size_t *len;
+    size_t n, cap;
+};
+
+static void key_list_add(void *arg, const char *key, size_t len)
+{
+    struct key_list *l = arg;
+    if (l->n == l->cap) {
+        l->cap = l->cap ? 2 * l->cap : 16;
+        l->off = mem_realloc(l->off, l->cap * sizeof(*l->off));
+        l->len = mem_realloc(l->len, l->cap * sizeof(*l->len));
+    }
+    l->off[l->n] = l->bytes.len;
+    l->len[l->n++] = len;
+    reply_raw(&l->bytes, key, len);
+}
+
+static _Thread_local const struct key_list *key_list_sorting; /* qsort's context */
+
+static int key_list_cmp(const void *a, const void *b)
+{
+    const struct key_list *l = key_list_sorting;
+    size_t i = *(const size_t *)a, j = *(const size_t *)b;
+    size_t n = l->len[i] < l->len[j] ? l->len[i] : l->len[j];
+    int c = memcmp(l->bytes.buf + l->off[i], l->bytes.buf + l->off[j], n);
+    return c ? c : (l->len[i] > l->len[j]) - (l->len[i] < l->len[j]);
+}
+
+static void pattern_gather_keys(struct conn *c, struct slot *s)
+{
+    const struct config *cfg = config_current();
+    struct key_state k;
+    uint64_t e = s->elem[0]; /* argv[1], the sorted key */
+    s->every_key = true;
+    s->on_done = gather_done; /* from here on, a gathered command's */
+    if (!parse_dump(s->gather.buf + (e >> 32), (size_t)(e & 0xffffffffu), &k) || !k.exists) {
+        gather_done(c, s); /* an error (replied there), or nothing to sort: no pattern key is read */
+        return;
+    }
+    struct key_list l = {0};
+    reply_init(&l.bytes);
+    reply_raw(&l.bytes, "", 1); /* l.bytes.buf is never NULL, even when every key is empty */
+    reply_clear(&l.bytes);
+    struct object *sorted = object_deserialize(k.blob, k.blob_len);
+    if (sorted)
+        cmd_sort_pattern_keys(s->argc, s->argv, sorted, key_list_add, &l);
+    object_destroy(&sorted);
+    /* each key once, and none of the declared ones again */
+    size_t *order = mem_alloc((l.n ? l.n : 1) * sizeof(size_t));
+    for (size_t i = 0; i < l.n; i++)
+        order[i] = i;
+    key_list_sorting = &l;
+    qsort(order, l.n, sizeof(size_t), key_list_cmp);
+    size_t nextra = 0;
+    for (size_t i = 0; i < l.n; i++) {
+        const char *kp = l.bytes.buf + l.off[order[i]];
+        size_t kl = l.len[order[i]];
+        bool seen = nextra > 0 && key_list_cmp(&order[nextra - 1], &order[i]) == 0;
+        for (uint32_t j = 0; j < s->nkeys && !seen; j++) {
+            const struct resp_arg *d = &s->argv[s->key_pos[j]];
+            seen = d->len == kl && memcmp(d->ptr, kp, kl) == 0;
+        }
+        if (!seen)
+            order[nextra++] = order[i];
+    }
+    /* the command's argv, the pattern keys after its last argument (the handler sees argc: not them) */
+    struct resp_arg *argv = mem_alloc(((size_t)s->argc + nextra) * sizeof(*argv));
+    memcpy(argv, s->argv, (size_t)s->argc * sizeof(*argv));
+    for (size_t i = 0; i < nextra; i++)
+        argv[s->argc + i] = (struct resp_arg){l.bytes.buf + l.off[order[i]], l.len[order[i]]};
+    struct resp_arg *copy;
+    char *bytes;
+    dispatch_argv_copy(s->argc + (int)nextra, argv, &copy, &bytes);
+    mem_release(argv);
+    mem_release(s->argv);
+    mem_release(s->argv_bytes);
+    s->argv = copy;
+    s->argv_bytes = bytes;
+    uint32_t declared = s->nkeys;
+    s->key_pos = mem_realloc(s->key_pos, (declared + nextra + 1) * sizeof(int));
+    s->elem = mem_realloc(s->elem, (declared + nextra + 1) * sizeof(uint64_t));
+    for (size_t i = 0; i < nextra; i++) {
+        s->key_pos[declared + i] = s->argc + (int)i;
+        s->elem[declared + i] = 0;
+    }
+    s->nkeys = declared + (uint32_t)nextra;
+    mem_release(order);
+    mem_release(l.off);
+    mem_release(l.len);
+    reply_deinit(&l.bytes);
+    if (nextra == 0) {
+        gather_done(c, s);
+        return;
+    }
+    s->parts_left = (int)nextra;
+    /* remote owners first, ours last, so nothing completes the slot early; the last of ours may complete
+     * and free it: the order is taken first, and nothing of s is read after that send */
+    struct shard *self = c->home;
+    uint32_t *by_owner = mem_alloc(nextra * sizeof(uint32_t));
+    size_t nremote = 0, nsend = 0;
+    for (uint32_t i = declared; i < s->nkeys; i++)
+        if (dispatch_key_shard(cfg, &s->argv[s->key_pos[i]]) != self->index)
+            by_owner[nremote++] = i;
+    nsend = nremote;
+    for (uint32_t i = declared; i < s->nkeys; i++)
+        if (dispatch_key_shard(cfg, &s->argv[s->key_pos[i]]) == self->index)
+            by_owner[nsend++] = i;
+    for (size_t j = 0; j < nsend; j++) {
+        uint32_t i = by_owner[j];
+        const struct resp_arg *key = &s->argv[s->key_pos[i]];
+        struct resp_arg dump[2] = {command_name_arg(command_internal(CMD_I_DUMP)), *key};
+        dispatch_send_part(c, s, dispatch_key_shard(cfg, key), (int)i, command_internal(CMD_I_DUMP), 2, dump);
+    }
+    mem_release(by_owner);
+    handoff_flush(self);
+}
+
+bool dispatch_forms_pattern_keys(const struct command *cmd, int argc, const struct resp_arg *argv)
+{
+    if (!(cmd->flags & CMD_PATTERN_KEYS))
+        return false;
+    int *slots = mem_alloc((size_t)argc * sizeof(int));
+    bool forms = cmd_sort_pattern_slots(argc, argv, slots) > 0;
+    mem_release(slots);
+    return forms;
+}
+
+static void run_pattern_gather(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv)
+{
+    int *pos = mem_alloc((size_t)argc * sizeof(int));
+    int n = command_key_positions(cmd, argc, argv, pos);
+    run_gather(c, cmd, argc, argv, pos, n, pattern_gather_keys);
+    mem_release(pos);
 }
 
 /* ---------------------------------------------------------------- the entry point */
@@ -1130,12 +1367,17 @@ static inline __attribute__((always_inline)) int keys_owner(const struct config 
                                                          const struct resp_arg *argv)
 {
     int first, last;
-    if (cmd->flags & (CMD_NUMKEYS | CMD_KEYS_STREAMS)) {
+    if (cmd->flags & (CMD_NUMKEYS | CMD_KEYS_STREAMS | CMD_STORE_KEY | CMD_SORT_STORE_KEY | CMD_PATTERN_KEYS)) {
         int *pos = mem_alloc((size_t)argc * sizeof(int));
         int n = command_key_positions(cmd, argc, argv, pos);
         int owner = n > 0 ? dispatch_key_shard(cfg, &argv[pos[0]]) : -2;
         for (int i = 1; i < n && owner >= 0; i++)
             if (dispatch_key_shard(cfg, &argv[pos[i]]) != owner)
+                owner = -1;
+        /* keys its patterns form: on its shard only when each pattern's {tag} says so, else anywhere */
+        n = owner >= 0 && (cmd->flags & CMD_PATTERN_KEYS) ? cmd_sort_pattern_slots(argc, argv, pos) : 0;
+        for (int i = 0; i < n && owner >= 0; i++)
+            if (pos[i] < 0 || cfg->slot_shard[pos[i]] != owner)
                 owner = -1;
         mem_release(pos);
         return owner;
@@ -1264,6 +1506,11 @@ static void run_special(struct conn *c, const struct command *cmd, int argc, con
         s->barrier = true;
         if (cmd->route == ROUTE_MSETNX) {
             msetnx_start(c, s);
+        } else if (cmd->route == ROUTE_COPY) {
+            s->on_part = copy_part;
+            s->on_done = copy_done;
+            s->step = 0;
+            copy_step(c, s);
         } else {
             s->on_part = rename_part;
             s->on_done = rename_done;
@@ -1458,7 +1705,7 @@ bool dispatch_command(struct conn *c, int argc, const struct resp_arg *argv)
     }
     int owner = keys_owner(cfg, cmd, argc, argv);
     bool here = owner == self->index || owner == -2;
-    bool multi_step = owner == -1 && (cmd->route == ROUTE_RENAME || cmd->route == ROUTE_RENAMENX ||
+    bool multi_step = owner == -1 && (cmd->route == ROUTE_RENAME || cmd->route == ROUTE_RENAMENX || cmd->route == ROUTE_COPY ||
                                       (cmd->route == ROUTE_MSETNX && (argc - 1) % 2 == 0));
     bool split_ok = cmd->route == ROUTE_OWNER || cmd->route == ROUTE_GATHER ||
                     (cmd->key_step > 0 && (argc - cmd->first_key) % cmd->key_step == 0);
@@ -1492,10 +1739,12 @@ void dispatch_run_multi_shard(struct conn *c, const struct command *cmd, int arg
         block_run_multi(c, cmd, argc, argv);
     } else if (cmd_route_stepped(cmd->route)) {
         run_special(c, cmd, argc, argv, -1);
+    } else if (dispatch_forms_pattern_keys(cmd, argc, argv)) { /* every shard's keyspace is held */
+        run_pattern_gather(c, cmd, argc, argv);
     } else if (cmd->route == ROUTE_OWNER || cmd->route == ROUTE_GATHER) {
         int *pos = mem_alloc((size_t)argc * sizeof(int));
         int n = command_key_positions(cmd, argc, argv, pos);
-        run_gather(c, cmd, argc, argv, pos, n);
+        run_gather(c, cmd, argc, argv, pos, n, gather_done);
         mem_release(pos);
     } else {
         run_split(c, cmd, argc, argv, NULL);

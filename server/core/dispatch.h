@@ -37,6 +37,9 @@ void dispatch_send_part(struct conn *c, struct slot *s, int target, int part, co
                         const struct resp_arg *argv);
 /* a command whose keys span shards, its keys held (txn.c) */
 void dispatch_run_multi_shard(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv);
+/* does cmd read keys its patterns form (CMD_PATTERN_KEYS: SORT BY/GET), which may be on any shard?  Such a
+ * command spanning shards runs with every shard's keyspace locked (txn_run_command, and EXEC) */
+bool dispatch_forms_pattern_keys(const struct command *cmd, int argc, const struct resp_arg *argv);
 /* a split command's slot with its merge; its parts go to txn_keep_part, not to the shards */
 struct slot *dispatch_split_kept(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv,
                                  struct txn *t);

@@ -900,7 +900,10 @@ static void function_stats(struct cmd_ctx *ctx)
     int64_t duration;
     bool function;
     const struct cmd_ctx *run = script_running_call(&name, &duration, &function);
-    if (run && !function) {
+    char *elsewhere = NULL; /* a function busy on another shard: its name and command */
+    size_t elsewhere_len = 0;
+    int other = run ? 0 : script_busy_elsewhere(&elsewhere, &elsewhere_len, &duration);
+    if ((run && !function) || other == 2) {
         reply_error(ctx->out, SCRIPT_BUSY_ERROR);
         return;
     }
@@ -910,7 +913,13 @@ static void function_stats(struct cmd_ctx *ctx)
         funcs += (long long)r->libs[i]->nfuncs;
     reply_map(ctx->out, 2);
     reply_bulk(ctx->out, "running_script", 14);
-    if (run) {
+    if (elsewhere) {
+        reply_map(ctx->out, 3);
+        reply_raw(ctx->out, elsewhere, elsewhere_len);
+        reply_bulk(ctx->out, "duration_ms", 11);
+        reply_int(ctx->out, duration);
+        mem_release(elsewhere);
+    } else if (run) {
         reply_map(ctx->out, 3);
         reply_bulk(ctx->out, "name", 4);
         reply_bulk(ctx->out, name, strlen(name));
@@ -1105,6 +1114,8 @@ static void cmd_function(struct cmd_ctx *ctx)
         reply_array(ctx->out, (long long)n);
         for (size_t j = 0; j < n; j++)
             reply_simple(ctx->out, function_help[j]);
+    } else if (function_subs[i].changes && atomic_load_explicit(&script_busy_shards, memory_order_relaxed)) {
+        reply_error(ctx->out, script_busy_error(-1)); /* its part would wait for the busy shard's lock */
     } else if (function_subs[i].changes) {
         conn_fanout_locked(ctx->conn, &function_change_command, ctx->argc, ctx->argv);
     } else {

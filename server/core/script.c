@@ -546,24 +546,22 @@ static void lua_to_reply(lua_State *L, struct reply *out, int script_resp)
         }
         lua_pop(L, 1);
         {
-            /* an array up to its first nil; its length is known once it is converted */
-            struct reply items;
-            reply_init(&items);
-            items.resp = out->resp;
-            long long n = 0;
-            for (;;) {
-                lua_rawgeti(L, -1, (int)n + 1);
-                if (lua_isnil(L, -1)) {
-                    lua_pop(L, 1);
+            /* an array up to its first nil: counted first, then each element converted in place (each is one
+             * value, an error where it nests too deep), so nested tables are written once, not copied up
+             * through every level */
+            int n = 0;
+            for (;; n++) {
+                lua_rawgeti(L, -1, n + 1);
+                bool end = lua_isnil(L, -1);
+                lua_pop(L, 1);
+                if (end)
                     break;
-                }
-                lua_to_reply(L, &items, script_resp);
-                n++;
             }
             reply_array(out, n);
-            if (items.len)
-                reply_raw(out, items.buf, items.len);
-            reply_deinit(&items);
+            for (int i = 1; i <= n; i++) {
+                lua_rawgeti(L, -1, i);
+                lua_to_reply(L, out, script_resp);
+            }
         }
         break;
     default:
@@ -597,7 +595,7 @@ static bool key_declared(const struct script_run *run, const struct resp_arg *ke
 static const char *keys_reachable(const struct script_run *run, const struct command *cmd, int argc,
                                   const struct resp_arg *argv)
 {
-    if (shard_store_count() == 1)
+    if (shard_store_count() == 1 && !run->cluster) /* one store holds every key (a cluster port's slots aside) */
         return NULL;
     int stack_pos[16];
     int *pos = argc <= 16 ? stack_pos : mem_alloc((size_t)argc * sizeof(int));
@@ -606,13 +604,16 @@ static const char *keys_reachable(const struct script_run *run, const struct com
     const char *why = NULL;
     for (int i = 0; i < n && !why; i++) {
         const struct resp_arg *key = &argv[pos[i]];
-        if (run->on_copies && run->db != run->ctx->db) /* the copies are of the keys in the script's first db */
+        if (run->cluster && dispatch_key_shard(cfg, key) != shard_self->index) /* Redis Cluster: a key's node */
+            why = "Script attempted to access a non local key in a cluster node";
+        else if (shard_store_count() == 1)
+            continue;
+        else if (run->on_copies && run->db != run->ctx->db) /* the copies are of the keys in the script's first db */
             why = "Script attempted to access keys of several shards in another database than its own";
         else if (key_declared(run, key))
             continue;
         else if (run->on_copies || dispatch_key_shard(cfg, key) != shard_self->index)
-            why = run->cluster ? "Script attempted to access a non local key in a cluster node"
-                               : "Script attempted to access a key that is not in KEYS and lives on another shard";
+            why = "Script attempted to access a key that is not in KEYS and lives on another shard";
         else if (keylock_count(shard_self->locks) &&
                  keylock_holds_other(shard_self->locks, 0, run->db, key->ptr, key->len))
             why = "Script attempted to access a key that is not in KEYS while a multi-shard command holds it";
@@ -1220,8 +1221,53 @@ static unsigned script_flags_of(lua_State *L, const char *sha)
 
 atomic_int script_busy_shards;
 
+/* the busy script's name and command, for a FUNCTION STATS asked on another shard */
+static void script_stats_publish(struct shard *self, const struct script_run *run)
+{
+    struct reply r;
+    reply_init(&r);
+    if (run) {
+        reply_bulk(&r, "name", 4);
+        reply_bulk(&r, run->name, strlen(run->name));
+        reply_bulk(&r, "command", 7);
+        reply_array(&r, run->ctx->argc);
+        for (int i = 0; i < run->ctx->argc; i++)
+            reply_bulk(&r, run->ctx->argv[i].ptr, run->ctx->argv[i].len);
+    }
+    pthread_mutex_lock(&self->script_stats_lock);
+    mem_release(self->script_stats);
+    self->script_stats = run ? mem_strndup(r.buf, r.len) : NULL;
+    self->script_stats_len = run ? r.len : 0;
+    self->script_start_ms = run ? run->start_ms : 0;
+    pthread_mutex_unlock(&self->script_stats_lock);
+    reply_deinit(&r);
+}
+
+int script_busy_elsewhere(char **stats, size_t *len, int64_t *duration_ms)
+{
+    for (int i = 0; i < shard_count() && atomic_load_explicit(&script_busy_shards, memory_order_relaxed); i++) {
+        struct shard *sh = shard_at(i);
+        if (sh == shard_self || !atomic_load(&sh->script_busy))
+            continue;
+        if (!atomic_load(&sh->script_function))
+            return 2;
+        pthread_mutex_lock(&sh->script_stats_lock);
+        bool have = sh->script_stats != NULL;
+        if (have) {
+            *stats = mem_strndup(sh->script_stats, sh->script_stats_len);
+            *len = sh->script_stats_len;
+            *duration_ms = util_mono_ns() / 1000000 - sh->script_start_ms;
+        }
+        pthread_mutex_unlock(&sh->script_stats_lock);
+        if (have)
+            return 1;
+    }
+    return 0;
+}
+
 static void script_busy_begin(struct shard *self, const struct script_run *run, int64_t elapsed)
 {
+    script_stats_publish(self, run);
     self->busy_script = true;
     atomic_store(&self->script_kill, false);
     atomic_store(&self->script_wrote, run->wrote);
@@ -1235,6 +1281,7 @@ static void script_busy_begin(struct shard *self, const struct script_run *run, 
 
 static void script_busy_end(struct shard *self)
 {
+    script_stats_publish(self, NULL);
     atomic_store(&self->script_busy, false);
     atomic_store(&self->script_kill, false);
     atomic_fetch_sub(&script_busy_shards, 1);

@@ -52,6 +52,9 @@ bool script_running(void);
 /* the command running a script on this shard now (its name, how long it has run, FCALL's or EVAL's), NULL
  * none: FUNCTION STATS from its busy hook */
 const struct cmd_ctx *script_running_call(const char **name, int64_t *duration_ms, bool *function);
+/* a script busy on another shard, for FUNCTION STATS: 1 a function (*stats: its name and command as RESP,
+ * the caller frees it; *duration_ms), 2 an EVAL script, 0 none */
+int script_busy_elsewhere(char **stats, size_t *len, int64_t *duration_ms);
 /* -BUSY's text (without the '-') for a command from the hook of the script running on this shard */
 const char *script_busy_error_here(void);
 

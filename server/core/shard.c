@@ -114,6 +114,10 @@ int shard_cpu(int i) { return shards[i]->cpu; }
 int shard_numa_node(int i) { return shards[i]->numa_node; }
 int64_t shard_start_time_ms(void) { return start_time_ms; }
 const char *shard_build_name(void) { return SHARD_STORE_SHARED ? "global-lock" : "sharded"; }
+int shard_stores(void) { return shard_store_count(); }
+
+static atomic_bool active_expire = true; /* written by DEBUG SET-ACTIVE-EXPIRE alone */
+void shard_set_active_expire(bool on) { atomic_store(&active_expire, on); }
 
 #define SHUTDOWN_ASKED 0x100 /* in shutdown_requested: a SHUTDOWN's flags are beside it */
 
@@ -297,7 +301,8 @@ static void shard_on_timer(evutil_socket_t fd, short what, void *arg)
     if (shard_runs_store_upkeep(self)) {
         shard_store_lock();
         /* Redis: 25% of each timer period for active expiry */
-        store_active_expire(self->store, self->now, 250000L / cfg->hz);
+        if (atomic_load_explicit(&active_expire, memory_order_relaxed))
+            store_active_expire(self->store, self->now, 250000L / cfg->hz);
         store_rehash_step(self->store);
         save_step(self->index, self->store); /* a save whose writer was behind when the shard went to sleep */
         /* maxmemory lowered: down to our share now, not at our next command (Redis's updateMaxmemory) */
@@ -674,6 +679,7 @@ static void *shard_main(void *arg)
     struct event_config *ec = event_config_new();
     event_config_set_flag(ec, EVENT_BASE_FLAG_NOLOCK);
     self->base = event_base_new_with_config(ec);
+    pthread_mutex_init(&self->script_stats_lock, NULL);
     event_config_free(ec);
 #ifdef PERCORE_GLOBAL_LOCK
     self->store = shared_store;
@@ -1176,6 +1182,8 @@ void shard_teardown(void)
             close(shards[i]->doorbell_fd);
             handoff_teardown_shard(shards[i]);
             stats_block_deinit(&shards[i]->stats);
+            mem_release(shards[i]->script_stats); /* a script busy as the server stopped (SHUTDOWN NOSAVE) */
+            pthread_mutex_destroy(&shards[i]->script_stats_lock);
             mem_release(shards[i]);
         }
     }

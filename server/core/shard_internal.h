@@ -7,6 +7,7 @@
 #ifndef PERCORE_CORE_SHARD_INTERNAL_H
 #define PERCORE_CORE_SHARD_INTERNAL_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -124,6 +125,10 @@ struct shard {
     atomic_bool script_wrote; /* ... it has written: SCRIPT KILL answers -UNKILLABLE */
     atomic_bool script_kill;  /* SCRIPT KILL asked: the script ends with an error at its next hook */
     atomic_bool script_function; /* ... it is a function (FCALL): FUNCTION KILL kills it, not SCRIPT KILL */
+    pthread_mutex_t script_stats_lock; /* guards the two below, written when a script turns busy and ends */
+    char *script_stats;       /* FUNCTION STATS's name and command of the busy script (RESP), NULL none */
+    size_t script_stats_len;
+    int64_t script_start_ms;  /* when it began (monotonic ms) */
     _Alignas(128) struct stats stats;
 };
 

@@ -26,7 +26,10 @@
  * are done (one of them, waiting for a key another transaction holds, must
  * not sit behind our lock requests while we hold keys).  A split command
  * (MSET MGET DEL ...) sends each shard its part with the lock request
- * instead, which runs there once its keys are locked (txn_run_split).
+ * instead, which runs there once its keys are locked (txn_run_split).  A
+ * command whose keys are only known once its value is read (SORT's BY/GET
+ * patterns, CMD_PATTERN_KEYS) locks every shard's keyspace in turn, as a
+ * keyspace-wide write does, and gathers them under it.
  *
  * MULTI queues a connection's commands (as RESP, answering +QUEUED); EXEC
  * locks every key they name and every key the connection WATCHes, asks the
@@ -544,7 +547,10 @@ void txn_run_command(struct conn *c, const struct command *cmd, int argc, const 
     struct txn *t = txn_create(c->home);
     t->argc = argc;
     dispatch_argv_copy(argc, argv, &t->argv, &t->bytes);
-    keyset_add_command(&t->ks, config_current(), cmd, argc, t->argv, c->db);
+    /* the keys SORT's patterns form are known once its value is read: every shard's keyspace is locked */
+    t->whole = dispatch_forms_pattern_keys(cmd, argc, argv);
+    if (!t->whole)
+        keyset_add_command(&t->ks, config_current(), cmd, argc, t->argv, c->db);
     txn_begin(c, t, command_locked);
 }
 
@@ -896,7 +902,7 @@ bool txn_queue(struct conn *c, const struct command *cmd, int argc, const struct
     }
     m->count++;
     m->flags |= cmd->flags;
-    m->whole |= keyspace_wide(cmd) || (cmd->flags & CMD_WHOLE_IN_EXEC);
+    m->whole |= keyspace_wide(cmd) || (cmd->flags & CMD_WHOLE_IN_EXEC) || dispatch_forms_pattern_keys(cmd, argc, argv);
     keyset_add_command(&m->keys, config_current(), cmd, argc, argv, m->db);
     long long db;
     if ((cmd->flags & CMD_SELECTS_DB) && argc == 2 && util_str_to_ll(argv[1].ptr, argv[1].len, &db) && db >= 0 &&

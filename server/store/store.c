@@ -168,6 +168,8 @@ struct evict_cand {
 
 struct store {
     int databases;               /* number of dbs */
+    bool copies;                 /* holds copies of some keys of other stores (store_mark_copies) */
+    bool every_key;              /* and they are every key the command run on them reads */
     int expire_db;               /* db where the next active expiry starts */
     struct db *db;               /* the dbs */
     size_t mem;                  /* bytes accounted (see the design note) */
@@ -1001,6 +1003,16 @@ uint64_t store_scan(struct store *s, int db, uint64_t cursor, long count, int64_
     return cursor;
 }
 
+void store_each(struct store *s, int db, store_each_fn *fn, void *arg)
+{
+    struct db *d = store_db(s, db);
+    struct dict_iter it;
+    struct dict_entry *e;
+    dict_iter_init(&it, d->keys);
+    while ((e = dict_iter_next(&it)))
+        fn(arg, e->key, e->klen, entry_obj(e), e->aux == TTL_NONE ? -1 : ttl_at(d, e->aux)->when);
+}
+
 /* ---- RANDOMKEY */
 
 bool store_random_key(struct store *s, int db, int64_t now, const char **key, size_t *klen)
@@ -1274,4 +1286,20 @@ size_t store_memory(const struct store *s)
         if (s->dirty[i].o)
             m += object_memory(s->dirty[i].o) - s->dirty[i].mem;
     return m;
+}
+
+void store_mark_copies(struct store *s, bool every_key)
+{
+    s->copies = true;
+    s->every_key = every_key;
+}
+
+bool store_holds_copies(const struct store *s)
+{
+    return s->copies;
+}
+
+bool store_holds_every_key(const struct store *s)
+{
+    return s->every_key;
 }

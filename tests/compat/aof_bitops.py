@@ -9,13 +9,9 @@ directory, a real redis-server loading it holds every key, value and TTL
 percore held, and so does percore reloading its own AOF (aof_write.py's
 checks).  Standard library and Debian's python3-redis; exit 0 when all
 agree, 77 when redis-server is missing."""
-import argparse
 import os
 import random
-import shutil
-import signal
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 try:
@@ -72,23 +68,7 @@ def workload(port, seed, n):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--redis", default="/usr/bin/redis-server")
-    ap.add_argument("--candidate", required=True)
-    ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--seed", type=int, default=11)
-    ap.add_argument("--ops", type=int, default=3000)
-    a = ap.parse_args()
-    if not os.path.exists(a.redis):
-        print("SKIP: %s is missing" % a.redis)
-        sys.exit(77)
-    aof_write.workload = workload  # aof_write.differential runs this workload instead of its own
-    d = tempfile.mkdtemp(prefix="aof_bitops.")
-    try:
-        aof_write.differential(a, d, "always", signal.SIGKILL)
-    finally:
-        shutil.rmtree(d, ignore_errors=True)
-    print("OK")
+    aof_write.differential_main(workload, "aof_bitops", 11)
 
 
 if __name__ == "__main__":

@@ -20,11 +20,9 @@ python3-redis; exit 0 when all agree, 77 when redis-server is missing.
 First, PROPAGATION's group commands on both servers with appendonly yes: the
 incremental AOFs hold the same commands (delivery times masked), so XREADGROUP,
 XCLAIM and XAUTOCLAIM propagate the forms Redis 7.0 does."""
-import argparse
 import os
 import random
 import shutil
-import signal
 import sys
 import tempfile
 
@@ -210,25 +208,13 @@ def propagation(a, d):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--redis", default="/usr/bin/redis-server")
-    ap.add_argument("--candidate", required=True)
-    ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--seed", type=int, default=12)
-    ap.add_argument("--ops", type=int, default=3000)
-    a = ap.parse_args()
-    if not os.path.exists(a.redis):
-        print("SKIP: %s is missing" % a.redis)
-        sys.exit(77)
-    aof_write.workload = workload  # aof_write.differential runs this workload instead of its own
-    aof_write.contents = contents
-    d = tempfile.mkdtemp(prefix="aof_streams.")
+    a = aof_write.parse_args(12)
+    d = tempfile.mkdtemp(prefix="aof_streams-propagation.")
     try:
         propagation(a, d)
-        aof_write.differential(a, d, "always", signal.SIGKILL)
     finally:
         shutil.rmtree(d, ignore_errors=True)
-    print("OK")
+    aof_write.differential_main(workload, "aof_streams", 12, contents)
 
 
 if __name__ == "__main__":

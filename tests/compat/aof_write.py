@@ -339,22 +339,16 @@ def functions(a, d):
         p.send_signal(signal.SIGKILL)
         p.wait()
     check_aof(d)
-    p, port = percore(a.candidate, a.threads, d, "always")
-    try:
-        got = function_list(port)
-    finally:
-        p.terminate()
-        p.wait()
-    if got != want:
-        raise AssertionError("percore restarted on its AOF lists other libraries:\n%s\nacknowledged:\n%s" % (got, want))
-    rp, rport = redis_on(a.redis, d)
-    try:
-        rgot = function_list(rport)
-    finally:
-        rp.terminate()
-        rp.wait()
-    if rgot != want:
-        raise AssertionError("redis-server on the AOF lists other libraries:\n%s\nacknowledged:\n%s" % (rgot, want))
+    for who, start_on in (("percore restarted", lambda: percore(a.candidate, a.threads, d, "always")),
+                          ("redis-server", lambda: redis_on(a.redis, d))):
+        p, port = start_on()
+        try:
+            got = function_list(port)
+        finally:
+            p.terminate()
+            p.wait()
+        if got != want:
+            raise AssertionError("%s on the AOF lists other libraries:\n%s\nacknowledged:\n%s" % (who, got, want))
     print("functions: %d libraries after 160 racing changes, the same in percore and redis-server after kill -9"
           % len(want))
 
@@ -487,14 +481,40 @@ def from_rdb(a, d):
     print("from_rdb: %d keys at start, as redis-server; the write after it in the AOF" % got)
 
 
-def main():
+def parse_args(seed, ops=3000, threads=1):
+    """the arguments every script of this family takes (--redis --candidate --threads --seed --ops); exits 77
+    (skipped) when the reference redis-server is missing"""
     ap = argparse.ArgumentParser()
     ap.add_argument("--redis", default="/usr/bin/redis-server")
     ap.add_argument("--candidate", required=True)
-    ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--seed", type=int, default=7)
-    ap.add_argument("--ops", type=int, default=3000)
+    ap.add_argument("--threads", type=int, default=threads)
+    ap.add_argument("--seed", type=int, default=seed)
+    ap.add_argument("--ops", type=int, default=ops)
     a = ap.parse_args()
+    if not os.path.exists(a.redis):
+        print("SKIP: %s is missing" % a.redis)
+        sys.exit(77)
+    return a
+
+
+def differential_main(run_workload, name, seed, read_contents=None):
+    """main() of a script whose check is differential() (appendfsync always, kill -9) over its own workload
+    (run_workload(port, seed, n)) and, for a type snapshot() does not read, its own read_contents(r, key)"""
+    global workload, contents
+    a = parse_args(seed)
+    workload = run_workload
+    if read_contents:
+        contents = read_contents
+    d = tempfile.mkdtemp(prefix=name + ".")
+    try:
+        differential(a, d, "always", signal.SIGKILL)
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+    print("OK")
+
+
+def main():
+    a = parse_args(7)
     for test in (differential, shutdown, reload_race, functions, crash, crash_repeated, crash_everysec, from_rdb):
         d = tempfile.mkdtemp(prefix="aof_write.")
         try:

@@ -9,7 +9,7 @@ side.
   connection's shard, which need not be the busy one): a script loops
   forever (no writes); once its server answers -BUSY,
   PING, GET, SET, SCRIPT LOAD, SCRIPT FLUSH, SHUTDOWN (without NOSAVE),
-  MULTI's commands and EXEC give Redis's replies; SCRIPT KILL answers +OK and
+  AUTH and HELLO (allow-busy), MULTI's commands and EXEC give Redis's replies; SCRIPT KILL answers +OK and
   the script's client gets Redis's error; the server then serves as before.
   A script that catches errors with pcall is still killed.
 - unkillable (one shard): a script that wrote, then loops: SCRIPT KILL answers
@@ -20,8 +20,11 @@ side.
   STATS's) -BUSY; a function that wrote is -UNKILLABLE.
 - shards (percore, threads > 1, not the global-lock build): while the script is busy on its key's
   shard, keys of the other shards are served, the busy shard's keys get
-  -BUSY, from a connection of any shard, and SCRIPT KILL from any
-  connection ends it.
+  -BUSY, from a connection of any shard, FUNCTION LOAD (which needs every
+  shard's lock) and FUNCTION STATS get -BUSY from any connection as from
+  Redis, and SCRIPT KILL from any connection ends it; then a function busy on
+  a key's shard is named by FUNCTION STATS from every connection and
+  FUNCTION KILL from any ends it.
 
 Every check polls; none asserts on timing (the threshold is 200 ms, and the
 test waits for the first -BUSY before it looks).  Standard library and
@@ -138,8 +141,12 @@ def busy(o, work):
                 run = Runner(s.port, body)
                 check(wait_slow_logged(s, n + 1) and wait_busy(r), "%s: busy" % who)
                 for cmd in (("PING",), ("GET", "k"), ("SET", "k", "w"), ("SCRIPT", "LOAD", "return 1"),
-                            ("SCRIPT", "FLUSH"), ("SHUTDOWN",), ("INCR", "n")):
-                    out.append((cmd, reply(r, *cmd)))
+                            ("SCRIPT", "FLUSH"), ("SHUTDOWN",), ("INCR", "n"), ("AUTH", "nopass"),
+                            ("HELLO", "2", "SETNAME", "busyconn"), ("HELLO", "4"), ("CLIENT", "GETNAME")):
+                    ans = reply(r, *cmd)
+                    if cmd[0] == "HELLO" and isinstance(ans, list):  # the connection's id is each server's
+                        ans = [0 if i and ans[i - 1] == b"id" else v for i, v in enumerate(ans)]
+                    out.append((cmd, ans))
                 p = r.pipeline(transaction=False)
                 for cmd in (("MULTI",), ("GET", "k"), ("EXEC",)):
                     p.execute_command(*cmd)
@@ -257,12 +264,31 @@ def shards(o, work):
             c.close()
         check(served > 0, "keys of the other shards are served while a script is busy (%d)" % served)
         check(busy_keys > 0, "keys of the busy shard get -BUSY (%d)" % busy_keys)
+        busy_err = "ERR: ResponseError: BUSY Redis is busy running a script. You can only call SCRIPT KILL or " \
+                   "SHUTDOWN NOSAVE."
+        for conn_i in range(8):  # a library change needs every shard's lock: -BUSY from any connection, not a wait
+            c = redis.Redis(port=s.port, socket_timeout=DEADLINE_S)
+            eq(reply(c, "FUNCTION", "LOAD", LOOP_LIB), busy_err, "FUNCTION LOAD while a script is busy (%d)" % conn_i)
+            eq(reply(c, "FUNCTION", "STATS"), busy_err, "FUNCTION STATS while a script is busy (%d)" % conn_i)
+            c.close()
         killer = redis.Redis(port=s.port)
         eq(reply(killer, "SCRIPT", "KILL"), b"OK", "SCRIPT KILL from any connection")
         check(run.done.wait(DEADLINE_S), "the script ended")
         check(isinstance(run.result, str) and "Script killed by user with SCRIPT KILL" in run.result,
               "the script's client: %r" % (run.result,))
         eq(reply(r, "GET", keys[0]), keys[0].encode(), "the busy shard serves again")
+        r.execute_command("FUNCTION", "LOAD", LOOP_LIB)
+        run = Runner(s.port, "loop", (keys[0],), cmd="FCALL")  # a function busy on keys[0]'s shard
+        check(wait_slow_logged(s, 2), "the function is busy")
+        for conn_i in range(8):  # FUNCTION STATS from a connection of any shard names it
+            c = redis.Redis(port=s.port, socket_timeout=DEADLINE_S)
+            stats = c.execute_command("FUNCTION", "STATS")
+            running = dict(zip(stats[1][0::2], stats[1][1::2])) if stats[1] else {}
+            eq((running.get(b"name"), running.get(b"command")), (b"loop", [b"FCALL", b"loop", b"1", keys[0].encode()]),
+               "FUNCTION STATS's running_script from connection %d" % conn_i)
+            c.close()
+        eq(reply(killer, "FUNCTION", "KILL"), b"OK", "FUNCTION KILL from any connection")
+        check(run.done.wait(DEADLINE_S), "the function ended")
     finally:
         eq(s.stop(), 0, "exit status")
 

@@ -341,6 +341,7 @@ class Server:
             if FREE_PORT_ARG in self.extra:
                 self.aux_port = free_port()
             args += [str(self.aux_port) if a == FREE_PORT_ARG else a for a in self.extra]
+            os.makedirs(self.logdir, exist_ok=True)  # PC_LOG_DIR may name a folder not made yet
             self.log = os.path.join(self.logdir, "%s-%d.log" % (self.name, self.port))
             self.logf = open(self.log, "wb")
             self.proc = subprocess.Popen(args, stdout=self.logf, stderr=subprocess.STDOUT,

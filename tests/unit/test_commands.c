@@ -7,6 +7,7 @@
 #include "percore/config.h"
 #include "percore/object.h"
 #include "percore/reply.h"
+#include "percore/slot.h"
 #include "percore/store.h"
 
 #include "../../server/cmd/families.h"
@@ -91,6 +92,26 @@ static void reset(void)
     cur_db = 0;
     now_ms = NOW;
     memset(&stats, 0, sizeof(stats));
+}
+
+/* SORT's keys: argv[1] and its last STORE's destination, its options skipped as Redis's sortGetKeys skips
+ * them; the slots of the keys its patterns form, when a {tag} fixes them */
+static void test_sort_keys(void)
+{
+    const struct command *sort = &command_family_sort[0];
+    CHECK(strcmp(sort->name, "sort") == 0 && (sort->flags & CMD_SORT_STORE_KEY) && (sort->flags & CMD_PATTERN_KEYS));
+    struct resp_arg a[] = {{"sort", 4}, {"l", 1}, {"limit", 5}, {"store", 5}, {"1", 1}, {"by", 2}, {"store", 5},
+                           {"store", 5}, {"d1", 2}, {"STORE", 5}, {"d2", 2}};
+    int pos[11];
+    CHECK(command_key_positions(sort, 11, a, pos) == 2 && pos[0] == 1 && pos[1] == 10);
+    CHECK(command_key_positions(sort, 8, a, pos) == 1 && pos[0] == 1); /* a STORE with nothing after it */
+    CHECK(command_key_positions(&command_family_sort[1], 11, a, pos) == 1); /* SORT_RO: its key only */
+    struct resp_arg p[] = {{"sort", 4}, {"l", 1}, {"by", 2}, {"{t}w_*", 6}, {"get", 3}, {"x*", 2}, {"get", 3},
+                           {"#", 1}, {"get", 3}, {"x{a}*->f", 8}, {"get", 3}, {"{*}", 3}, {"by", 2}, {"nosort", 6}};
+    int slots[14];
+    CHECK(cmd_sort_pattern_slots(14, p, slots) == 4);
+    CHECK(slots[0] == (int)slot_of_key("t", 1) && slots[1] == -1 && slots[2] == (int)slot_of_key("a", 1) &&
+          slots[3] == -1);
 }
 
 static void test_table(void)
@@ -703,6 +724,7 @@ int main(void)
     reply_init(&out);
 
     test_table();
+    test_sort_keys();
     test_core_knowledge();
     test_get_set();
     test_setnx_setex();
