@@ -54,7 +54,8 @@ struct conn;
 void aof_stop_all(struct conn *c);
 
 /* a write that changed something ran on stream `stream`, in db: its argv, or (prop_n > 0) the
- * commands the handler propagated instead, RESP-encoded in prop[0..prop_len).  txid: the multi-shard
+ * commands the handler propagated instead, RESP-encoded in prop[0..prop_len) (more than one, outside a
+ * transaction: written as MULTI ... EXEC, as Redis does).  txid: the multi-shard
  * transaction it is part of (0 none), fanout: a keyspace-wide command's part (written once) */
 void aof_feed(int stream, uint64_t txid, bool fanout, int db, int argc, const struct resp_arg *argv, const char *prop,
               size_t prop_len, int prop_n);

@@ -39,6 +39,7 @@ struct cmd_stats {
 enum cmd_effect_kind {
     CMD_EFFECT_MODIFIED, /* key of db changed */
     CMD_EFFECT_EVENT,    /* keyspace event `event` of class `type` on key of db */
+    CMD_EFFECT_READY,    /* key of db may serve its blocked clients, nothing else changed (XGROUP DESTROY) */
 };
 
 struct cmd_effect {
@@ -115,6 +116,13 @@ static inline void cmd_notify_in(struct cmd_ctx *ctx, int type, const char *even
 {
     if (__builtin_expect(ctx->effects != NULL, 0) && (ctx->effects->notify & type))
         cmd_effect_record(ctx, CMD_EFFECT_EVENT, type, event, db, key->ptr, key->len);
+}
+/* key's blocked clients are to look at it again, and nothing else (Redis's signalKeyAsReady alone: WATCH and
+ * tracking see nothing) */
+static inline void cmd_key_ready(struct cmd_ctx *ctx, const struct resp_arg *key)
+{
+    if (__builtin_expect(ctx->effects != NULL, 0))
+        cmd_effect_record(ctx, CMD_EFFECT_READY, 0, NULL, ctx->db, key->ptr, key->len);
 }
 /* the same in the selected database */
 static inline void cmd_modified(struct cmd_ctx *ctx, const struct resp_arg *key)

@@ -60,6 +60,8 @@ int stream_id_cmp(const struct stream_id *a, const struct stream_id *b);
 /* the next / previous ID; false (and 0-0 for incr) at the end of the range */
 bool stream_id_incr(struct stream_id *id);
 bool stream_id_decr(struct stream_id *id);
+/* "ms" (seq 0) or "ms-seq" in decimal digits: false when p[0..n) is neither */
+bool stream_id_parse(const char *p, size_t n, struct stream_id *id);
 /* "ms-seq" into buf (room for 42 bytes); returns its length */
 size_t stream_id_format(const struct stream_id *id, char *buf);
 

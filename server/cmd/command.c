@@ -570,11 +570,10 @@ void cmd_effect_record(struct cmd_ctx *ctx, int kind, int type, const char *even
                        size_t len)
 {
     struct cmd_effects *fx = ctx->effects;
-    if (kind == CMD_EFFECT_MODIFIED) {
+    if (kind == CMD_EFFECT_MODIFIED)
         fx->changes++;
-        if (fx->keys_unwanted)
-            return;
-    }
+    if (kind != CMD_EFFECT_EVENT && fx->keys_unwanted)
+        return;
     if (fx->n == fx->cap) {
         fx->cap = fx->cap ? fx->cap * 2 : 16;
         fx->v = mem_realloc(fx->v, (size_t)fx->cap * sizeof(*fx->v));

@@ -4371,6 +4371,22 @@ static const struct command_meta command_meta_table[] = {
         "type\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n",
         298,
     },
+    {"xack",
+        "*10\r\n$4\r\nxack\r\n:-4\r\n~2\r\n+write\r\n+fast\r\n:1\r\n:1\r\n:1\r\n~3\r\n+@write\r\n"
+        "+@stream\r\n+@fast\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RW\r\n+update\r\n$12\r\n"
+        "begin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n"
+        ":1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\n"
+        "lastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        303,
+        "%5\r\n$7\r\nsummary\r\n$267\r\n"
+        "Marks a pending message as correctly processed, effectively removing it from the pending entries list of the consumer group. Return value of the command is the number of messages successfully acknowledged, that is, the IDs we were actually able to resolve in the PEL.\r\n"
+        "$5\r\nsince\r\n$5\r\n5.0.0\r\n$5\r\ngroup\r\n$6\r\nstream\r\n$10\r\ncomplexity\r\n$35\r\n"
+        "O(1) for each message ID processed.\r\n$9\r\narguments\r\n*3\r\n%3\r\n$4\r\nname\r\n$3\r\n"
+        "key\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n%2\r\n$4\r\nname\r\n"
+        "$5\r\ngroup\r\n$4\r\ntype\r\n$6\r\nstring\r\n%3\r\n$4\r\nname\r\n$2\r\nid\r\n$4\r\n"
+        "type\r\n$6\r\nstring\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n",
+        599,
+    },
     {"xadd",
         "*10\r\n$4\r\nxadd\r\n:-5\r\n~3\r\n+write\r\n+denyoom\r\n+fast\r\n:1\r\n:1\r\n:1\r\n~3\r\n"
         "+@write\r\n+@stream\r\n+@fast\r\n~1\r\n$23\r\nnondeterministic_output\r\n~1\r\n%4\r\n"
@@ -4409,6 +4425,57 @@ static const struct command_meta command_meta_table[] = {
         "%2\r\n$4\r\nname\r\n$5\r\nvalue\r\n$4\r\ntype\r\n$6\r\nstring\r\n",
         1747,
     },
+    {"xautoclaim",
+        "*10\r\n$10\r\nxautoclaim\r\n:-6\r\n~2\r\n+write\r\n+fast\r\n:1\r\n:1\r\n:1\r\n~3\r\n"
+        "+@write\r\n+@stream\r\n+@fast\r\n~1\r\n$23\r\nnondeterministic_output\r\n~1\r\n%3\r\n"
+        "$5\r\nflags\r\n~2\r\n+RW\r\n+delete\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\n"
+        "index\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n"
+        "$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\n"
+        "limit\r\n:0\r\n~0\r\n",
+        340,
+        "%6\r\n$7\r\nsummary\r\n$125\r\n"
+        "Changes (or acquires) ownership of messages in a consumer group, as if the messages were delivered to the specified consumer.\r\n"
+        "$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\ngroup\r\n$6\r\nstream\r\n$10\r\ncomplexity\r\n$23\r\n"
+        "O(1) if COUNT is small.\r\n$7\r\nhistory\r\n~1\r\n*2\r\n$5\r\n7.0.0\r\n$96\r\n"
+        "Added an element to the reply array, containing deleted entries the command cleared from the PEL\r\n"
+        "$9\r\narguments\r\n*7\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n"
+        "$14\r\nkey_spec_index\r\n:0\r\n%2\r\n$4\r\nname\r\n$5\r\ngroup\r\n$4\r\ntype\r\n$6\r\n"
+        "string\r\n%2\r\n$4\r\nname\r\n$8\r\nconsumer\r\n$4\r\ntype\r\n$6\r\nstring\r\n%2\r\n$4\r\n"
+        "name\r\n$13\r\nmin-idle-time\r\n$4\r\ntype\r\n$6\r\nstring\r\n%2\r\n$4\r\nname\r\n$5\r\n"
+        "start\r\n$4\r\ntype\r\n$6\r\nstring\r\n%4\r\n$4\r\nname\r\n$5\r\ncount\r\n$4\r\ntype\r\n"
+        "$7\r\ninteger\r\n$5\r\ntoken\r\n$5\r\nCOUNT\r\n$5\r\nflags\r\n~1\r\n+optional\r\n%4\r\n"
+        "$4\r\nname\r\n$6\r\njustid\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$6\r\n"
+        "JUSTID\r\n$5\r\nflags\r\n~1\r\n+optional\r\n",
+        861,
+    },
+    {"xclaim",
+        "*10\r\n$6\r\nxclaim\r\n:-6\r\n~2\r\n+write\r\n+fast\r\n:1\r\n:1\r\n:1\r\n~3\r\n+@write\r\n"
+        "+@stream\r\n+@fast\r\n~1\r\n$23\r\nnondeterministic_output\r\n~1\r\n%3\r\n$5\r\nflags\r\n"
+        "~2\r\n+RW\r\n+update\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\n"
+        "spec\r\n%1\r\n$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n"
+        "$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n"
+        "~0\r\n",
+        335,
+        "%5\r\n$7\r\nsummary\r\n$124\r\n"
+        "Changes (or acquires) ownership of a message in a consumer group, as if the message was delivered to the specified consumer.\r\n"
+        "$5\r\nsince\r\n$5\r\n5.0.0\r\n$5\r\ngroup\r\n$6\r\nstream\r\n$10\r\ncomplexity\r\n$78\r\n"
+        "O(log N) with N being the number of messages in the PEL of the consumer group.\r\n$9\r\n"
+        "arguments\r\n*11\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\n"
+        "key_spec_index\r\n:0\r\n%2\r\n$4\r\nname\r\n$5\r\ngroup\r\n$4\r\ntype\r\n$6\r\nstring\r\n"
+        "%2\r\n$4\r\nname\r\n$8\r\nconsumer\r\n$4\r\ntype\r\n$6\r\nstring\r\n%2\r\n$4\r\nname\r\n"
+        "$13\r\nmin-idle-time\r\n$4\r\ntype\r\n$6\r\nstring\r\n%3\r\n$4\r\nname\r\n$2\r\nid\r\n"
+        "$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n%4\r\n$4\r\nname\r\n$2\r\n"
+        "ms\r\n$4\r\ntype\r\n$7\r\ninteger\r\n$5\r\ntoken\r\n$4\r\nIDLE\r\n$5\r\nflags\r\n~1\r\n"
+        "+optional\r\n%4\r\n$4\r\nname\r\n$22\r\nunix-time-milliseconds\r\n$4\r\ntype\r\n$9\r\n"
+        "unix-time\r\n$5\r\ntoken\r\n$4\r\nTIME\r\n$5\r\nflags\r\n~1\r\n+optional\r\n%4\r\n$4\r\n"
+        "name\r\n$5\r\ncount\r\n$4\r\ntype\r\n$7\r\ninteger\r\n$5\r\ntoken\r\n$10\r\nRETRYCOUNT\r\n"
+        "$5\r\nflags\r\n~1\r\n+optional\r\n%4\r\n$4\r\nname\r\n$5\r\nforce\r\n$4\r\ntype\r\n$10\r\n"
+        "pure-token\r\n$5\r\ntoken\r\n$5\r\nFORCE\r\n$5\r\nflags\r\n~1\r\n+optional\r\n%4\r\n$4\r\n"
+        "name\r\n$6\r\njustid\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$6\r\nJUSTID\r\n"
+        "$5\r\nflags\r\n~1\r\n+optional\r\n%4\r\n$4\r\nname\r\n$2\r\nid\r\n$4\r\ntype\r\n$6\r\n"
+        "string\r\n$5\r\ntoken\r\n$6\r\nLASTID\r\n$5\r\nflags\r\n~1\r\n+optional\r\n",
+        1210,
+    },
     {"xdel",
         "*10\r\n$4\r\nxdel\r\n:-3\r\n~2\r\n+write\r\n+fast\r\n:1\r\n:1\r\n:1\r\n~3\r\n+@write\r\n"
         "+@stream\r\n+@fast\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RW\r\n+delete\r\n$12\r\n"
@@ -4424,6 +4491,81 @@ static const struct command_meta command_meta_table[] = {
         "$14\r\nkey_spec_index\r\n:0\r\n%3\r\n$4\r\nname\r\n$2\r\nid\r\n$4\r\ntype\r\n$6\r\n"
         "string\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n",
         509,
+    },
+    {"xgroup",
+        "*10\r\n$6\r\nxgroup\r\n:-2\r\n~0\r\n:0\r\n:0\r\n:0\r\n~1\r\n+@slow\r\n~0\r\n~0\r\n*6\r\n"
+        "*10\r\n$13\r\nxgroup|create\r\n:-5\r\n~2\r\n+write\r\n+denyoom\r\n:2\r\n:2\r\n:1\r\n~3\r\n"
+        "+@write\r\n+@stream\r\n+@slow\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RW\r\n+insert\r\n"
+        "$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\n"
+        "index\r\n:2\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n"
+        "$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n*10\r\n$21\r\n"
+        "xgroup|createconsumer\r\n:5\r\n~2\r\n+write\r\n+denyoom\r\n:2\r\n:2\r\n:1\r\n~3\r\n"
+        "+@write\r\n+@stream\r\n+@slow\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RW\r\n+insert\r\n"
+        "$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\n"
+        "index\r\n:2\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n"
+        "$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n*10\r\n$18\r\n"
+        "xgroup|delconsumer\r\n:5\r\n~1\r\n+write\r\n:2\r\n:2\r\n:1\r\n~3\r\n+@write\r\n"
+        "+@stream\r\n+@slow\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RW\r\n+delete\r\n$12\r\n"
+        "begin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n"
+        ":2\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\n"
+        "lastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n*10\r\n$14\r\n"
+        "xgroup|destroy\r\n:4\r\n~1\r\n+write\r\n:2\r\n:2\r\n:1\r\n~3\r\n+@write\r\n+@stream\r\n"
+        "+@slow\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RW\r\n+delete\r\n$12\r\nbegin_search\r\n"
+        "%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n:2\r\n$9\r\n"
+        "find_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n"
+        ":0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n*10\r\n$11\r\nxgroup|help\r\n"
+        ":2\r\n~2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@stream\r\n+@slow\r\n~0\r\n"
+        "~0\r\n~0\r\n*10\r\n$12\r\nxgroup|setid\r\n:-5\r\n~1\r\n+write\r\n:2\r\n:2\r\n:1\r\n~3\r\n"
+        "+@write\r\n+@stream\r\n+@slow\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RW\r\n+update\r\n"
+        "$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\n"
+        "index\r\n:2\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n"
+        "$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        1717,
+        "%5\r\n$7\r\nsummary\r\n$40\r\nA container for consumer groups commands\r\n$5\r\nsince\r\n"
+        "$5\r\n5.0.0\r\n$5\r\ngroup\r\n$6\r\nstream\r\n$10\r\ncomplexity\r\n$22\r\n"
+        "Depends on subcommand.\r\n$11\r\nsubcommands\r\n%6\r\n$13\r\nxgroup|create\r\n%6\r\n$7\r\n"
+        "summary\r\n$24\r\nCreate a consumer group.\r\n$5\r\nsince\r\n$5\r\n5.0.0\r\n$5\r\n"
+        "group\r\n$6\r\nstream\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$7\r\nhistory\r\n~1\r\n*2\r\n"
+        "$5\r\n7.0.0\r\n$40\r\nAdded the `entries_read` named argument.\r\n$9\r\narguments\r\n"
+        "*5\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\n"
+        "key_spec_index\r\n:0\r\n%2\r\n$4\r\nname\r\n$9\r\ngroupname\r\n$4\r\ntype\r\n$6\r\n"
+        "string\r\n%3\r\n$4\r\nname\r\n$2\r\nid\r\n$4\r\ntype\r\n$5\r\noneof\r\n$9\r\narguments\r\n"
+        "*2\r\n%2\r\n$4\r\nname\r\n$2\r\nid\r\n$4\r\ntype\r\n$6\r\nstring\r\n%3\r\n$4\r\nname\r\n"
+        "$6\r\nnew_id\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$1\r\n$\r\n%4\r\n$4\r\n"
+        "name\r\n$8\r\nmkstream\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$8\r\n"
+        "MKSTREAM\r\n$5\r\nflags\r\n~1\r\n+optional\r\n%4\r\n$4\r\nname\r\n$12\r\nentries_read\r\n"
+        "$4\r\ntype\r\n$7\r\ninteger\r\n$5\r\ntoken\r\n$11\r\nENTRIESREAD\r\n$5\r\nflags\r\n~1\r\n"
+        "+optional\r\n$21\r\nxgroup|createconsumer\r\n%5\r\n$7\r\nsummary\r\n$38\r\n"
+        "Create a consumer in a consumer group.\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\ngroup\r\n"
+        "$6\r\nstream\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*3\r\n%3\r\n$4\r\n"
+        "name\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n%2\r\n"
+        "$4\r\nname\r\n$9\r\ngroupname\r\n$4\r\ntype\r\n$6\r\nstring\r\n%2\r\n$4\r\nname\r\n$12\r\n"
+        "consumername\r\n$4\r\ntype\r\n$6\r\nstring\r\n$18\r\nxgroup|delconsumer\r\n%5\r\n$7\r\n"
+        "summary\r\n$40\r\nDelete a consumer from a consumer group.\r\n$5\r\nsince\r\n$5\r\n"
+        "5.0.0\r\n$5\r\ngroup\r\n$6\r\nstream\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\n"
+        "arguments\r\n*3\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\n"
+        "key_spec_index\r\n:0\r\n%2\r\n$4\r\nname\r\n$9\r\ngroupname\r\n$4\r\ntype\r\n$6\r\n"
+        "string\r\n%2\r\n$4\r\nname\r\n$12\r\nconsumername\r\n$4\r\ntype\r\n$6\r\nstring\r\n$14\r\n"
+        "xgroup|destroy\r\n%5\r\n$7\r\nsummary\r\n$25\r\nDestroy a consumer group.\r\n$5\r\n"
+        "since\r\n$5\r\n5.0.0\r\n$5\r\ngroup\r\n$6\r\nstream\r\n$10\r\ncomplexity\r\n$80\r\n"
+        "O(N) where N is the number of entries in the group's pending entries list (PEL).\r\n$9\r\n"
+        "arguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\n"
+        "key_spec_index\r\n:0\r\n%2\r\n$4\r\nname\r\n$9\r\ngroupname\r\n$4\r\ntype\r\n$6\r\n"
+        "string\r\n$11\r\nxgroup|help\r\n%4\r\n$7\r\nsummary\r\n$49\r\n"
+        "Show helpful text about the different subcommands\r\n$5\r\nsince\r\n$5\r\n5.0.0\r\n$5\r\n"
+        "group\r\n$6\r\nstream\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$12\r\nxgroup|setid\r\n%6\r\n"
+        "$7\r\nsummary\r\n$61\r\nSet a consumer group to an arbitrary last delivered ID value.\r\n"
+        "$5\r\nsince\r\n$5\r\n5.0.0\r\n$5\r\ngroup\r\n$6\r\nstream\r\n$10\r\ncomplexity\r\n$4\r\n"
+        "O(1)\r\n$7\r\nhistory\r\n~1\r\n*2\r\n$5\r\n7.0.0\r\n$43\r\n"
+        "Added the optional `entries_read` argument.\r\n$9\r\narguments\r\n*4\r\n%3\r\n$4\r\n"
+        "name\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n%2\r\n"
+        "$4\r\nname\r\n$9\r\ngroupname\r\n$4\r\ntype\r\n$6\r\nstring\r\n%3\r\n$4\r\nname\r\n$2\r\n"
+        "id\r\n$4\r\ntype\r\n$5\r\noneof\r\n$9\r\narguments\r\n*2\r\n%2\r\n$4\r\nname\r\n$2\r\n"
+        "id\r\n$4\r\ntype\r\n$6\r\nstring\r\n%3\r\n$4\r\nname\r\n$6\r\nnew_id\r\n$4\r\ntype\r\n"
+        "$10\r\npure-token\r\n$5\r\ntoken\r\n$1\r\n$\r\n%4\r\n$4\r\nname\r\n$12\r\nentries_read\r\n"
+        "$4\r\ntype\r\n$7\r\ninteger\r\n$5\r\ntoken\r\n$11\r\nENTRIESREAD\r\n$5\r\nflags\r\n~1\r\n"
+        "+optional\r\n",
+        2836,
     },
     {"xinfo",
         "*10\r\n$5\r\nxinfo\r\n:-2\r\n~0\r\n:0\r\n:0\r\n:0\r\n~1\r\n+@slow\r\n~0\r\n~0\r\n*4\r\n"
@@ -4484,6 +4626,31 @@ static const struct command_meta command_meta_table[] = {
         "key_spec_index\r\n:0\r\n",
         222,
     },
+    {"xpending",
+        "*10\r\n$8\r\nxpending\r\n:-3\r\n~1\r\n+readonly\r\n:1\r\n:1\r\n:1\r\n~3\r\n+@read\r\n"
+        "+@stream\r\n+@slow\r\n~1\r\n$23\r\nnondeterministic_output\r\n~1\r\n%3\r\n$5\r\nflags\r\n"
+        "~2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\n"
+        "spec\r\n%1\r\n$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n"
+        "$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n"
+        "~0\r\n",
+        332,
+        "%6\r\n$7\r\nsummary\r\n$131\r\n"
+        "Return information and entries from a stream consumer group pending entries list, that are messages fetched but never acknowledged.\r\n"
+        "$5\r\nsince\r\n$5\r\n5.0.0\r\n$5\r\ngroup\r\n$6\r\nstream\r\n$10\r\ncomplexity\r\n$364\r\n"
+        "O(N) with N being the number of elements returned, so asking for a small fixed number of entries per call is O(1). O(M), where M is the total number of entries scanned when used with the IDLE filter. When the command returns just the summary and the list of consumers is small, it runs in O(1) time; otherwise, an additional O(N) time for iterating every consumer.\r\n"
+        "$7\r\nhistory\r\n~1\r\n*2\r\n$5\r\n6.2.0\r\n$54\r\n"
+        "Added the `IDLE` option and exclusive range intervals.\r\n$9\r\narguments\r\n*3\r\n%3\r\n"
+        "$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n"
+        "%2\r\n$4\r\nname\r\n$5\r\ngroup\r\n$4\r\ntype\r\n$6\r\nstring\r\n%4\r\n$4\r\nname\r\n"
+        "$7\r\nfilters\r\n$4\r\ntype\r\n$5\r\nblock\r\n$5\r\nflags\r\n~1\r\n+optional\r\n$9\r\n"
+        "arguments\r\n*5\r\n%5\r\n$4\r\nname\r\n$13\r\nmin-idle-time\r\n$4\r\ntype\r\n$7\r\n"
+        "integer\r\n$5\r\ntoken\r\n$4\r\nIDLE\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\nflags\r\n"
+        "~1\r\n+optional\r\n%2\r\n$4\r\nname\r\n$5\r\nstart\r\n$4\r\ntype\r\n$6\r\nstring\r\n%2\r\n"
+        "$4\r\nname\r\n$3\r\nend\r\n$4\r\ntype\r\n$6\r\nstring\r\n%2\r\n$4\r\nname\r\n$5\r\n"
+        "count\r\n$4\r\ntype\r\n$7\r\ninteger\r\n%3\r\n$4\r\nname\r\n$8\r\nconsumer\r\n$4\r\n"
+        "type\r\n$6\r\nstring\r\n$5\r\nflags\r\n~1\r\n+optional\r\n",
+        1251,
+    },
     {"xrange",
         "*10\r\n$6\r\nxrange\r\n:-4\r\n~1\r\n+readonly\r\n:1\r\n:1\r\n:1\r\n~3\r\n+@read\r\n"
         "+@stream\r\n+@slow\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n+access\r\n$12\r\n"
@@ -4524,6 +4691,32 @@ static const struct command_meta command_meta_table[] = {
         "$5\r\nflags\r\n~1\r\n+multiple\r\n%3\r\n$4\r\nname\r\n$2\r\nid\r\n$4\r\ntype\r\n$6\r\n"
         "string\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n",
         969,
+    },
+    {"xreadgroup",
+        "*10\r\n$10\r\nxreadgroup\r\n:-7\r\n~3\r\n+write\r\n+blocking\r\n+movablekeys\r\n:0\r\n"
+        ":0\r\n:0\r\n~4\r\n+@write\r\n+@stream\r\n+@slow\r\n+@blocking\r\n~0\r\n~1\r\n%3\r\n$5\r\n"
+        "flags\r\n~2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$7\r\n"
+        "keyword\r\n$4\r\nspec\r\n%2\r\n$7\r\nkeyword\r\n$7\r\nSTREAMS\r\n$9\r\nstartfrom\r\n:4\r\n"
+        "$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\n"
+        "lastkey\r\n:-1\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:2\r\n~0\r\n",
+        373,
+        "%5\r\n$7\r\nsummary\r\n$134\r\n"
+        "Return new entries from a stream using a consumer group, or access the history of the pending entries for a given consumer. Can block.\r\n"
+        "$5\r\nsince\r\n$5\r\n5.0.0\r\n$5\r\ngroup\r\n$6\r\nstream\r\n$10\r\ncomplexity\r\n$321\r\n"
+        "For each stream mentioned: O(M) with M being the number of elements returned. If M is constant (e.g. always asking for the first 10 elements with COUNT), you can consider it O(1). On the other side when XREADGROUP blocks, XADD will pay the O(N) time in order to serve the N clients blocked on the stream getting new data.\r\n"
+        "$9\r\narguments\r\n*5\r\n%4\r\n$4\r\nname\r\n$14\r\ngroup_consumer\r\n$4\r\ntype\r\n$5\r\n"
+        "block\r\n$5\r\ntoken\r\n$5\r\nGROUP\r\n$9\r\narguments\r\n*2\r\n%2\r\n$4\r\nname\r\n$5\r\n"
+        "group\r\n$4\r\ntype\r\n$6\r\nstring\r\n%2\r\n$4\r\nname\r\n$8\r\nconsumer\r\n$4\r\n"
+        "type\r\n$6\r\nstring\r\n%4\r\n$4\r\nname\r\n$5\r\ncount\r\n$4\r\ntype\r\n$7\r\ninteger\r\n"
+        "$5\r\ntoken\r\n$5\r\nCOUNT\r\n$5\r\nflags\r\n~1\r\n+optional\r\n%4\r\n$4\r\nname\r\n"
+        "$12\r\nmilliseconds\r\n$4\r\ntype\r\n$7\r\ninteger\r\n$5\r\ntoken\r\n$5\r\nBLOCK\r\n$5\r\n"
+        "flags\r\n~1\r\n+optional\r\n%4\r\n$4\r\nname\r\n$5\r\nnoack\r\n$4\r\ntype\r\n$10\r\n"
+        "pure-token\r\n$5\r\ntoken\r\n$5\r\nNOACK\r\n$5\r\nflags\r\n~1\r\n+optional\r\n%4\r\n$4\r\n"
+        "name\r\n$7\r\nstreams\r\n$4\r\ntype\r\n$5\r\nblock\r\n$5\r\ntoken\r\n$7\r\nSTREAMS\r\n"
+        "$9\r\narguments\r\n*2\r\n%4\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n"
+        "$14\r\nkey_spec_index\r\n:0\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n%3\r\n$4\r\nname\r\n"
+        "$2\r\nid\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n",
+        1317,
     },
     {"xrevrange",
         "*10\r\n$9\r\nxrevrange\r\n:-4\r\n~1\r\n+readonly\r\n:1\r\n:1\r\n:1\r\n~3\r\n+@read\r\n"

@@ -305,9 +305,14 @@ void aof_feed(int stream, uint64_t txid, bool fanout, int db, int argc, const st
 {
     struct aof_chunk *ch;
     size_t at = rec_begin(&ch, stream, txid ? (fanout ? REC_TXN_FANOUT : REC_TXN_CMD) : REC_CMD, db, txid);
+    bool wrap = prop_n > 1 && !txid; /* a command propagated as several: MULTI ... EXEC, as Redis's propagatePendingCommands */
+    if (wrap)
+        put_bytes(ch, "*1\r\n$5\r\nMULTI\r\n", 15);
     if (prop_n > 0)
         put_bytes(ch, prop, prop_len);
-    else
+    if (wrap)
+        put_bytes(ch, "*1\r\n$4\r\nEXEC\r\n", 14);
+    if (prop_n == 0)
         put_argv(ch, argc, argv);
     rec_end(ch, at);
 }

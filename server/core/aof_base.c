@@ -16,6 +16,7 @@
 #include "percore/rdb.h"
 #include "percore/set.h"
 #include "percore/stream.h"
+#include "percore/stream_group.h"
 #include "percore/util.h"
 #include "percore/zset.h"
 
@@ -83,8 +84,50 @@ static void put_id(struct rdb_buf *b, const struct stream_id *id)
     put_bulk(b, buf, stream_id_format(id, buf));
 }
 
+/* a group as Redis's rewriteStreamObject writes it: XGROUP CREATE with its last ID and ENTRIESREAD, then per
+ * consumer XGROUP CREATECONSUMER (owning nothing) or an XCLAIM ... JUSTID FORCE per entry it owns
+ * (rioWriteStreamPendingEntry) */
+static void put_stream_group(struct rdb_buf *b, const char *key, size_t klen, const struct stream_group *g)
+{
+    put_count(b, '*', 7);
+    put_str(b, "XGROUP");
+    put_str(b, "CREATE");
+    put_bulk(b, key, klen);
+    put_bulk(b, g->name.p, g->name.len);
+    put_id(b, &g->last_id);
+    put_str(b, "ENTRIESREAD");
+    put_ll(b, g->entries_read);
+    for (size_t i = 0; i < g->nconsumers; i++) {
+        const struct stream_consumer *c = g->consumers[i];
+        if (c->pel.n == 0) {
+            put_count(b, '*', 5);
+            put_str(b, "XGROUP");
+            put_str(b, "CREATECONSUMER");
+            put_bulk(b, key, klen);
+            put_bulk(b, g->name.p, g->name.len);
+            put_bulk(b, c->name.p, c->name.len);
+        }
+        for (size_t j = 0; j < c->pel.n; j++) {
+            const struct stream_nack *nack = c->pel.v[j];
+            put_count(b, '*', 12);
+            put_str(b, "XCLAIM");
+            put_bulk(b, key, klen);
+            put_bulk(b, g->name.p, g->name.len);
+            put_bulk(b, c->name.p, c->name.len);
+            put_str(b, "0");
+            put_id(b, &nack->id);
+            put_str(b, "TIME");
+            put_ll(b, nack->delivery_time);
+            put_str(b, "RETRYCOUNT");
+            put_ll(b, (long long)nack->delivery_count);
+            put_str(b, "JUSTID");
+            put_str(b, "FORCE");
+        }
+    }
+}
+
 /* Redis's rewriteStreamObject: an XADD per entry (an empty stream: XADD MAXLEN 0 of 0-1), then XSETID
- * with the last ID, entries added and max deleted ID */
+ * with the last ID, entries added and max deleted ID, then the consumer groups */
 static void put_stream(struct rdb_buf *b, const char *key, size_t klen, const struct stream *s)
 {
     struct stream_id lo = {0, 0}, hi = {UINT64_MAX, UINT64_MAX}, id, last = stream_last_id(s),
@@ -123,6 +166,8 @@ static void put_stream(struct rdb_buf *b, const char *key, size_t klen, const st
     put_ll(b, (long long)stream_entries_added(s));
     put_str(b, "MAXDELETEDID");
     put_id(b, &max_deleted);
+    for (size_t i = 0; i < stream_group_count(s); i++)
+        put_stream_group(b, key, klen, stream_group_at(s, i));
 }
 
 void aof_base_select(struct rdb_buf *b, int db)

@@ -1,6 +1,7 @@
 /*
  * block: the blocking commands (BLPOP BRPOP BLMOVE BRPOPLPUSH BLMPOP
- * BZPOPMIN BZPOPMAX BZMPOP), served where their keys live.
+ * BZPOPMIN BZPOPMAX BZMPOP, XREAD and XREADGROUP with BLOCK), served where
+ * their keys live.
  *
  * A blocking command goes, like any command, to the shard owning its keys,
  * always through a reply slot that is a barrier for its connection (Redis's
@@ -29,6 +30,14 @@
  * A command whose keys live on several shards waits as one part per shard
  * (see "keys on several shards" below).  Inside MULTI it never blocks: it
  * answers as if it had timed out, as Redis does.
+ *
+ * XREAD and XREADGROUP wait for an entry above the ID they read after: XREAD's
+ * `$` is made the stream's last ID as the waiter is registered (right after
+ * the handler found nothing, on the same shard), XREADGROUP's `>` is
+ * compared with its group's last ID each time; a stream deleted or a group
+ * destroyed (XGROUP DESTROY signals its key) answers XREADGROUP Redis's
+ * -UNBLOCKED / -NOGROUP.  Served, the command runs again for that key alone.  Over
+ * keys of several shards they do not wait (gathered, answered at once).
  */
 #include "block.h"
 
@@ -49,6 +58,8 @@
 #include "percore/reply.h"
 #include "percore/rread.h"
 #include "percore/store.h"
+#include "percore/stream.h"
+#include "percore/stream_group.h"
 #include "percore/util.h"
 #include "percore/watch.h"
 
@@ -134,6 +145,122 @@ void block_destroy(struct blockers **bp)
 }
 
 
+/* ---- XREAD / XREADGROUP (CMD_KEYS_STREAMS): their options, then STREAMS key... id... */
+
+static bool arg_is(const struct resp_arg *a, const char *word)
+{
+    size_t n = strlen(word);
+    return a->len == n && strncasecmp(a->ptr, word, n) == 0;
+}
+
+/* the index of the first key (after STREAMS), 0 none; *block, *group: the BLOCK and GROUP arguments (0 none),
+ * skipped as the handler's parser skips them */
+static int streams_args(int argc, const struct resp_arg *argv, int *block, int *group)
+{
+    *block = *group = 0;
+    for (int i = 1; i < argc; i++) {
+        if ((arg_is(&argv[i], "block") || arg_is(&argv[i], "count")) && i + 1 < argc) {
+            if (arg_is(&argv[i], "block"))
+                *block = i + 1;
+            i++;
+        } else if (arg_is(&argv[i], "group") && i + 2 < argc) {
+            *group = i + 1;
+            i += 2;
+        } else if (arg_is(&argv[i], "streams")) {
+            return i + 1;
+        }
+    }
+    return 0;
+}
+
+/* XREAD's `$` made the stream's last ID now (0-0 when there is none), as Redis resolves it when the client
+ * blocks: entries added from here on are what it waits for */
+static void stream_waiter_resolve(struct shard *self, struct waiter *w)
+{
+    int block, group, first = streams_args(w->argc, w->argv, &block, &group);
+    int nkeys = first ? (w->argc - first) / 2 : 0;
+    struct resp_arg *args = mem_alloc((size_t)w->argc * sizeof(*args));
+    char *ids = mem_alloc((size_t)(nkeys ? nkeys : 1) * 48);
+    memcpy(args, w->argv, (size_t)w->argc * sizeof(*args));
+    for (int i = 0; i < nkeys; i++) {
+        struct resp_arg *id = &args[first + nkeys + i];
+        const struct resp_arg *key = &w->argv[first + i];
+        if (!(id->len == 1 && id->ptr[0] == '$'))
+            continue;
+        struct object *o = store_peek(self->store, w->db, key->ptr, key->len, self->now, NULL);
+        struct stream_id last = {0, 0};
+        if (o && object_type(o) == OBJ_STREAM)
+            last = stream_last_id(stream_of(o));
+        id->ptr = ids + 48 * i;
+        id->len = stream_id_format(&last, ids + 48 * i);
+    }
+    char *bytes = w->bytes;
+    struct resp_arg *argv = w->argv;
+    dispatch_argv_copy(w->argc, args, &w->argv, &w->bytes);
+    mem_release(argv);
+    mem_release(bytes);
+    mem_release(args);
+    mem_release(ids);
+}
+
+/* has the stream under key an entry for w: above its ID, or for `>` above its group's last (a group gone:
+ * the command runs again and answers its error) */
+static bool stream_waiter_can_run(const struct waiter *w, struct object *o, const char *key, size_t len)
+{
+    int block, group, first = streams_args(w->argc, w->argv, &block, &group);
+    int nkeys = first ? (w->argc - first) / 2 : 0;
+    if (!o || object_type(o) != OBJ_STREAM)
+        return group != 0; /* XREADGROUP's stream gone: answered its error */
+    const struct stream *s = stream_of(o);
+    for (int i = 0; i < nkeys; i++) {
+        const struct resp_arg *k = &w->argv[first + i], *arg = &w->argv[first + nkeys + i];
+        if (k->len != len || memcmp(k->ptr, key, len) != 0)
+            continue;
+        struct stream_id after, top;
+        if (group && arg->len == 1 && arg->ptr[0] == '>') {
+            const struct stream_group *g = stream_group_find(s, w->argv[group].ptr, w->argv[group].len);
+            if (g == NULL)
+                return true;
+            after = g->last_id;
+        } else if (!stream_id_parse(arg->ptr, arg->len, &after)) {
+            return false;
+        }
+        return stream_last_entry_id(s, &top) && stream_id_cmp(&top, &after) > 0;
+    }
+    return false;
+}
+
+/* Redis's errors for an XREADGROUP waiter whose stream or group is gone (NULL: neither) */
+static const char *stream_waiter_gone(const struct waiter *w, struct object *o)
+{
+    int block, group;
+    streams_args(w->argc, w->argv, &block, &group);
+    if (!group)
+        return NULL;
+    if (!o || object_type(o) != OBJ_STREAM)
+        return "UNBLOCKED the stream key no longer exists";
+    if (!stream_group_find(stream_of(o), w->argv[group].ptr, w->argv[group].len))
+        return "NOGROUP the consumer group this client was blocked on no longer exists";
+    return NULL;
+}
+
+/* the command for key alone: its options, STREAMS key id */
+static int stream_one_key_form(int argc, const struct resp_arg *argv, const struct resp_arg *key,
+                               struct resp_arg *args)
+{
+    int block, group, first = streams_args(argc, argv, &block, &group);
+    int nkeys = (argc - first) / 2, n = first;
+    memcpy(args, argv, (size_t)first * sizeof(*args));
+    for (int i = 0; i < nkeys; i++) {
+        if (argv[first + i].len == key->len && memcmp(argv[first + i].ptr, key->ptr, key->len) == 0) {
+            args[n++] = argv[first + i];
+            args[n++] = argv[first + nkeys + i];
+            break;
+        }
+    }
+    return n;
+}
+
 /* the keys w is listed under (a part's: those of this shard; BLMOVE's: its source) */
 static int waiter_keys(const struct blockers *b, const struct waiter *w, int *pos)
 {
@@ -188,6 +315,8 @@ static bool block_register_part(struct shard *self, const struct command *cmd, i
     struct waiter *w = mem_calloc(1, sizeof(*w));
     *w = (struct waiter){client, home, conn, slot, part, db, resp, cmd, argc, NULL, NULL, of_several};
     dispatch_argv_copy(argc, argv, &w->argv, &w->bytes);
+    if (cmd->flags & CMD_KEYS_STREAMS)
+        stream_waiter_resolve(self, w);
     int pos_small[16];
     int *pos = argc <= 16 ? pos_small : mem_alloc((size_t)argc * sizeof(int));
     int n = waiter_keys(b, w, pos);
@@ -269,10 +398,12 @@ void block_note_key(struct shard *self, int db, const char *key, size_t len)
     dict_dbkey_done(&k);
 }
 
-/* does key hold what w waits for: a non-empty list, or sorted set for BZ* */
+/* does key hold what w waits for: a non-empty list, or sorted set for BZ*, a new stream entry for XREAD */
 static bool waiter_can_run(struct shard *self, const struct waiter *w, const char *key, size_t len)
 {
     struct object *o = store_peek(self->store, w->db, key, len, self->now, NULL);
+    if (w->cmd->flags & CMD_KEYS_STREAMS)
+        return stream_waiter_can_run(w, o, key, len);
     return o && object_type(o) == ((w->cmd->flags & CMD_BLOCK_ZSET) ? OBJ_ZSET : OBJ_LIST);
 }
 
@@ -295,6 +426,8 @@ static int one_key_form(const struct command **cmd, int argc, const struct resp_
 {
     const struct command *c = *cmd;
     int n = 0;
+    if (c->flags & CMD_KEYS_STREAMS)
+        return stream_one_key_form(argc, argv, key, args);
     if (c->flags & CMD_BLOCK_MOVE) {
         if (!part) {
             memcpy(args, argv, (size_t)argc * sizeof(*args));
@@ -332,12 +465,18 @@ static void waiter_serve(struct shard *self, struct waiter *w, const char *key, 
     struct resp_arg k = {key, len};
     const struct command *cmd = w->cmd;
     int argc = one_key_form(&cmd, w->argc, w->argv, &k, w->of_several, args);
+    const char *gone = (cmd->flags & CMD_KEYS_STREAMS)
+                           ? stream_waiter_gone(w, store_peek(self->store, w->db, key, len, self->now, NULL))
+                           : NULL;
     /* counted when it blocked; its pop may serve others after this round (BLMOVE's push) */
     struct call run = {
         .cmd = cmd, .argv = args, .argc = argc, .db = w->db, .resp = w->resp, .client = w->client,
         .out = &out, .flags = CALL_EFFECTS | CALL_MAY_BLOCK,
     };
-    call(self, &run);
+    if (gone)
+        reply_error(&out, gone);
+    else
+        call(self, &run);
     if (args != args_small)
         mem_release(args);
     if (w->home == self->index)
@@ -365,12 +504,18 @@ void block_serve_ready(struct shard *self)
             b->ready_len[kept++] = kl;
             continue;
         }
-        for (;;) {
+        for (int j = 0;;) { /* j: waiters passed over, each a stream's that waits on (the next may not) */
             struct dict_entry *e = dict_find(b->keys, k, kl);
             struct waiter_list *l = e ? entry_list(e) : NULL;
-            struct waiter *w = l && l->n ? l->v[0] : NULL;
-            if (!w || !waiter_can_run(self, w, key, len))
+            struct waiter *w = l && j < l->n ? l->v[j] : NULL;
+            if (!w)
                 break;
+            if (!waiter_can_run(self, w, key, len)) {
+                if (!(w->cmd->flags & CMD_KEYS_STREAMS))
+                    break; /* a pop: none behind it can pop either */
+                j++;
+                continue;
+            }
             waiter_unlist(b, w);
             waiter_serve(self, w, key, len);
             waiter_free(w);
@@ -674,6 +819,11 @@ void block_conn_freed(struct conn *c)
 /* a blocking command's timeout argument (Redis's getTimeoutFromObjectOrReply, seconds): ms, 0 forever */
 static bool block_timeout(const struct command *cmd, int argc, const struct resp_arg *argv, long long *ms)
 {
+    if (cmd->flags & CMD_KEYS_STREAMS) { /* XREAD's BLOCK, in ms (the handler checked it) */
+        int block, group;
+        streams_args(argc, argv, &block, &group);
+        return block && util_str_to_ll(argv[block].ptr, argv[block].len, ms) && *ms > 0;
+    }
     int i = (cmd->flags & CMD_NUMKEYS) ? 1 : argc - 1; /* BLMPOP BZMPOP; the rest end with it */
     return i > 0 && i < argc && cmd_parse_block_timeout(&argv[i], ms, NULL);
 }
@@ -1241,6 +1391,13 @@ void block_run(struct conn *c, const struct command *cmd, int argc, const struct
     struct shard *self = c->home;
     if (SHARD_STORE_SHARED || owner == -2)
         owner = self->index; /* one store; or no keys (an arity error the handler answers) */
+    if (owner == -1 && (cmd->flags & CMD_KEYS_STREAMS)) { /* XREAD over several shards: gathered, answered at once */
+        if (c->txid)
+            dispatch_run_multi_shard(c, cmd, argc, argv);
+        else
+            txn_run_command(c, cmd, argc, argv);
+        return;
+    }
     if (owner == -1) { /* keys on several shards: Redis's answer to bad arguments first (the empty store finds them) */
         struct reply *out = &self->scratch;
         reply_clear(out);

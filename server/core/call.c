@@ -44,6 +44,9 @@ void call_effects_apply(struct shard *self, const struct cmd_effects *fx, bool k
         const char *key = fx->bytes + e->key_off;
         if (e->kind == CMD_EFFECT_EVENT) {
             notify_publish(self, e->type, e->event, e->db, key, e->key_len);
+        } else if (e->kind == CMD_EFFECT_READY) {
+            if (keys && block_waiting(self->blockers))
+                block_note_key(self, e->db, key, e->key_len);
         } else if (keys) {
             if (watch_count(self->watches))
                 watch_touch(self->watches, e->db, key, e->key_len);

@@ -1735,7 +1735,7 @@ bool dispatch_command(struct conn *c, int argc, const struct resp_arg *argv)
 /* keys on several shards, every lock held (txn_run) */
 void dispatch_run_multi_shard(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv)
 {
-    if (cmd->flags & CMD_BLOCKING) {
+    if ((cmd->flags & CMD_BLOCKING) && !(cmd->flags & CMD_KEYS_STREAMS)) { /* XREAD: gathered (block.c) */
         block_run_multi(c, cmd, argc, argv);
     } else if (cmd_route_stepped(cmd->route)) {
         run_special(c, cmd, argc, argv, -1);

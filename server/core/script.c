@@ -642,6 +642,19 @@ static bool command_is_container(struct script_engine *e, const struct command *
     }
     return e->containers[h].container;
 }
+/* XREAD / XREADGROUP given BLOCK among its options (before STREAMS), as Redis's parser sees it */
+static bool stream_block_given(int argc, const struct resp_arg *argv)
+{
+    for (int i = 1; i + 1 < argc; i++) {
+        const struct resp_arg *a = &argv[i];
+        if (a->len == 7 && strncasecmp(a->ptr, "streams", 7) == 0)
+            return false;
+        if (a->len == 5 && strncasecmp(a->ptr, "block", 5) == 0)
+            return true;
+    }
+    return false;
+}
+
 
 /* the checks of Redis's scriptCall before a command runs: NULL, or the error */
 static const char *command_refusal(const struct script_run *run, const struct command **cmdp, int argc,
@@ -659,8 +672,15 @@ static const char *command_refusal(const struct script_run *run, const struct co
     if ((cmd->arity > 0 && cmd->arity != argc) || argc < -cmd->arity)
         return "Wrong number of args calling Redis command from script";
     *cmdp = cmd;
-    if (cmd->flags & (CMD_NOSCRIPT | CMD_BLOCKING)) /* Redis 7.0 flags every blocking command no-script */
+    /* Redis 7.0 flags every blocking command no-script but XREAD and XREADGROUP, whose BLOCK it refuses */
+    if ((cmd->flags & CMD_NOSCRIPT) || ((cmd->flags & CMD_BLOCKING) && !(cmd->flags & CMD_KEYS_STREAMS)))
         return "This Redis command is not allowed from script";
+    if ((cmd->flags & CMD_KEYS_STREAMS) && stream_block_given(argc, argv)) {
+        static __thread char refused[192];
+        snprintf(refused, sizeof refused, "%.*s command is not allowed with BLOCK option from scripts",
+                 (int)(argv[0].len < 64 ? argv[0].len : 64), argv[0].ptr);
+        return refused;
+    }
     /* Redis 7.0 counts may-replicate commands (PUBLISH, PFCOUNT) as writes here */
     if ((cmd->flags & (CMD_WRITE | CMD_MAY_REPLICATE)) && run->read_only)
         return "Write commands are not allowed from read-only scripts.";

@@ -32,6 +32,7 @@
 #include "percore/list.h"
 #include "percore/mem.h"
 #include "percore/stream.h"
+#include "percore/stream_group.h"
 #include "percore/util.h"
 #include "percore/zset.h"
 
@@ -643,8 +644,46 @@ static void id_be(unsigned char *at, const struct stream_id *id)
     }
 }
 
+/* Redis's rdbSaveStreamPEL: each NACK's ID (16 raw bytes, big-endian), with its delivery time (ms, 8 bytes) and
+ * count when nacks */
+static void save_stream_pel(struct rdb_buf *b, const struct stream_pel *pel, bool nacks)
+{
+    save_len(b, pel->n);
+    for (size_t i = 0; i < pel->n; i++) {
+        unsigned char id[16];
+        id_be(id, &pel->v[i]->id);
+        buf_put(b, id, sizeof id);
+        if (nacks) {
+            buf_le(b, (uint64_t)pel->v[i]->delivery_time, 8);
+            save_len(b, pel->v[i]->delivery_count);
+        }
+    }
+}
+
+/* Redis 7.0's groups of a RDB_TYPE_STREAM_LISTPACKS_2: name, last ID, entries read, PEL, consumers (name, seen
+ * time, the IDs they own) */
+static void save_stream_groups(struct rdb_buf *b, const struct stream *s, const struct rdb_save_opts *opts)
+{
+    save_len(b, stream_group_count(s));
+    for (size_t i = 0; i < stream_group_count(s); i++) {
+        const struct stream_group *g = stream_group_at(s, i);
+        save_string(b, g->name.p, g->name.len, opts->compress);
+        save_len(b, g->last_id.ms);
+        save_len(b, g->last_id.seq);
+        save_len(b, (uint64_t)g->entries_read);
+        save_stream_pel(b, &g->pel, true);
+        save_len(b, g->nconsumers);
+        for (size_t j = 0; j < g->nconsumers; j++) {
+            const struct stream_consumer *c = g->consumers[j];
+            save_string(b, c->name.p, c->name.len, opts->compress);
+            buf_le(b, (uint64_t)c->seen_time, 8);
+            save_stream_pel(b, &c->pel, false);
+        }
+    }
+}
+
 /* Redis 7.0's RDB_TYPE_STREAM_LISTPACKS_2: the nodes (master ID big-endian, listpack), the length, the
- * last, first and max deleted IDs, entries added, and the consumer groups (none) */
+ * last, first and max deleted IDs, entries added, and the consumer groups */
 static void save_stream(struct rdb_buf *b, const struct object *o, const struct rdb_save_opts *opts)
 {
     const struct stream *s = stream_of(o);
@@ -671,7 +710,7 @@ static void save_stream(struct rdb_buf *b, const struct object *o, const struct 
     save_len(b, max_deleted.ms);
     save_len(b, max_deleted.seq);
     save_len(b, stream_entries_added(s));
-    save_len(b, 0);
+    save_stream_groups(b, s, opts);
 }
 
 void rdb_save_value(struct rdb_buf *b, const struct object *o, const struct rdb_save_opts *opts)
@@ -1595,8 +1634,61 @@ done:
     return ok;
 }
 
-/* RDB_TYPE_STREAM_LISTPACKS (Redis 5 to 6.2), _2 (7.0) and _3 (7.2); consumer groups are not kept: a
- * stream that has any is refused */
+/* a 16-byte big-endian stream ID written raw */
+static bool rd_stream_id(struct rd *r, struct stream_id *id)
+{
+    const unsigned char *at;
+    if (!rd_bytes(r, 16, &at))
+        return false;
+    id->ms = get_be(at, 8);
+    id->seq = get_be(at + 8, 8);
+    return true;
+}
+
+/* one consumer group (save_stream_groups; _3 adds each consumer's active time), its PEL owned throughout */
+static bool load_stream_group(struct rd *r, struct stream *s, unsigned type)
+{
+    struct rstr name;
+    uint64_t ms = 0, seq = 0, entries_read, npel, nconsumers;
+    const unsigned char *at;
+    if (!rd_string(r, &name))
+        return false;
+    bool ok = rd_len(r, &ms, NULL) && rd_len(r, &seq, NULL);
+    struct stream_id last = {ms, seq};
+    if (ok && type == RDB_TYPE_STREAM_LISTPACKS)
+        entries_read = (uint64_t)stream_estimate_entries_read(s, &last);
+    else
+        ok = ok && rd_len(r, &entries_read, NULL);
+    struct stream_group *g = ok ? stream_group_create(s, name.p, name.n, &last, (long long)entries_read) : NULL;
+    rstr_release(&name);
+    ok = g && rd_len(r, &npel, NULL) && npel <= rd_left(r) / 25;
+    for (uint64_t i = 0; ok && i < npel; i++) {
+        struct stream_id id;
+        uint64_t count;
+        ok = rd_stream_id(r, &id) && rd_bytes(r, 8, &at) && rd_len(r, &count, NULL) &&
+             stream_nack_load(g, &id, (long long)get_le(at, 8), count);
+    }
+    ok = ok && rd_len(r, &nconsumers, NULL) && nconsumers <= rd_left(r) / 10;
+    for (uint64_t i = 0; ok && i < nconsumers; i++) {
+        struct rstr cname;
+        uint64_t owned;
+        if (!rd_string(r, &cname))
+            return false;
+        struct stream_consumer *c = NULL;
+        if (rd_bytes(r, 8, &at))
+            c = stream_consumer_create(g, cname.p, cname.n, (long long)get_le(at, 8));
+        rstr_release(&cname);
+        ok = c && (type != RDB_TYPE_STREAM_LISTPACKS_3 || rd_bytes(r, 8, &at)) && rd_len(r, &owned, NULL) &&
+             owned <= rd_left(r) / 16;
+        for (uint64_t j = 0; ok && j < owned; j++) {
+            struct stream_id id;
+            ok = rd_stream_id(r, &id) && stream_nack_load_owner(g, c, &id);
+        }
+    }
+    return ok && stream_group_loaded(g);
+}
+
+/* RDB_TYPE_STREAM_LISTPACKS (Redis 5 to 6.2), _2 (7.0) and _3 (7.2), consumer groups included */
 static struct object *load_stream(struct rd *r, unsigned type)
 {
     struct object *o = stream_object_create();
@@ -1625,12 +1717,14 @@ static struct object *load_stream(struct rd *r, unsigned type)
     ok = ok && rd_len(r, &length, NULL);
     for (size_t i = 0; ok && i < nmeta; i++)
         ok = rd_len(r, &meta[i], NULL);
-    ok = ok && rd_len(r, &groups, NULL) && groups == 0;
+    ok = ok && rd_len(r, &groups, NULL);
     if (ok) {
         struct stream_id last = {meta[0], meta[1]}, max_deleted = {meta[4], meta[5]};
         /* a Redis 6.2 stream counts what it holds as added (Redis's own upgrade) */
         ok = stream_load_finish(s, length, &last, &max_deleted, nmeta == 2 ? length : meta[6]);
     }
+    for (uint64_t i = 0; ok && i < groups; i++)
+        ok = load_stream_group(r, s, type);
     if (!ok)
         object_destroy(&o);
     return o;

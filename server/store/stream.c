@@ -24,7 +24,8 @@
  * metadata (last ID, max deleted ID, entries added, length: u64s little
  * endian), the node count, then each node's master ID, entry counts, size
  * in Redis's layout and listpack bytes; rebuilt node for node, every entry
- * checked.
+ * checked; then the consumer groups (stream_group.c), each with its PEL and
+ * consumers.
  *
  * Threading: a stream is touched only by the thread of the shard that owns
  * its key.
@@ -32,6 +33,7 @@
 #include "percore/stream.h"
 
 #include "percore/listpack.h"
+#include "percore/stream_group.h"
 #include "percore/mem.h"
 #include "percore/object.h"
 #include "percore/rdb.h"
@@ -61,6 +63,7 @@ struct stream {
     struct stream_id last_id;  /* the last ID generated */
     struct stream_id max_deleted; /* the highest ID XDEL removed */
     size_t lp_bytes;           /* bytes of the nodes' listpacks, for memory accounting */
+    struct stream_group_set groups; /* its consumer groups (stream_group.c) */
 };
 
 /* ---- IDs ------------------------------------------------------------------------- */
@@ -113,6 +116,32 @@ static size_t u64_format(uint64_t v, char *buf)
     for (size_t i = 0; i < n; i++)
         buf[i] = tmp[n - 1 - i];
     return n;
+}
+
+/* decimal digits p[*at..n) up to a '-' or the end, into *v: false when none, or past 64 bits */
+static bool u64_parse(const char *p, size_t n, size_t *at, uint64_t *v)
+{
+    size_t start = *at;
+    *v = 0;
+    for (; *at < n && p[*at] >= '0' && p[*at] <= '9'; (*at)++) {
+        uint64_t d = (uint64_t)(p[*at] - '0');
+        if (*v > (UINT64_MAX - d) / 10)
+            return false;
+        *v = *v * 10 + d;
+    }
+    return *at > start;
+}
+
+bool stream_id_parse(const char *p, size_t n, struct stream_id *id)
+{
+    size_t at = 0;
+    if (!u64_parse(p, n, &at, &id->ms))
+        return false;
+    id->seq = 0;
+    if (at == n)
+        return true;
+    at++; /* the '-' */
+    return p[at - 1] == '-' && u64_parse(p, n, &at, &id->seq) && at == n;
 }
 
 size_t stream_id_format(const struct stream_id *id, char *buf)
@@ -225,6 +254,7 @@ static void node_release(struct stream *s, struct stream_node *node)
 
 static void stream_destroy(struct stream *s)
 {
+    stream_groups_release(s);
     for (size_t i = 0; i < s->n; i++)
         lp_destroy(&s->nodes[i].lp);
     mem_release(s->nodes);
@@ -234,6 +264,11 @@ static void stream_destroy(struct stream *s)
 struct object *stream_object_create(void)
 {
     return object_collection_create(OBJ_STREAM, 0, stream_create());
+}
+
+struct stream_group_set *stream_groups(const struct stream *s)
+{
+    return (struct stream_group_set *)&s->groups;
 }
 
 struct stream *stream_of(const struct object *o)
@@ -691,11 +726,26 @@ static size_t stream_ops_length(unsigned encoding, const void *ptr)
     return ((const struct stream *)ptr)->length;
 }
 
+/* the consumer groups' bytes: each group, consumer and NACK, their names and arrays */
+static size_t groups_memory(const struct stream *s)
+{
+    size_t n = s->groups.cap * sizeof *s->groups.v;
+    for (size_t i = 0; i < s->groups.n; i++) {
+        const struct stream_group *g = s->groups.v[i];
+        n += sizeof *g + g->name.len + 1 + g->pel.cap * sizeof *g->pel.v + g->pel.n * sizeof **g->pel.v +
+             g->cap * sizeof *g->consumers;
+        for (size_t j = 0; j < g->nconsumers; j++)
+            n += sizeof *g->consumers[j] + g->consumers[j]->name.len + 1 +
+                 g->consumers[j]->pel.cap * sizeof *g->consumers[j]->pel.v;
+    }
+    return n;
+}
+
 static size_t stream_ops_memory(unsigned encoding, const void *ptr)
 {
     (void)encoding;
     const struct stream *s = ptr;
-    return sizeof *s + s->cap * sizeof *s->nodes + s->lp_bytes;
+    return sizeof *s + s->cap * sizeof *s->nodes + s->lp_bytes + groups_memory(s);
 }
 
 static void stream_ops_destroy(unsigned encoding, void *ptr)
@@ -729,6 +779,45 @@ static void put_u64(object_emit_fn *emit, void *arg, uint64_t v)
     emit(arg, b, sizeof b);
 }
 
+static void put_name(object_emit_fn *emit, void *arg, const struct stream_name *name)
+{
+    put_u64(emit, arg, name->len);
+    emit(arg, name->p, name->len);
+}
+
+/* the groups after the nodes: each one's name, last ID, entries read, PEL (ID, delivery time and count),
+ * consumers (name, seen time, the IDs they own) */
+static void groups_serialize(const struct stream *s, object_emit_fn *emit, void *arg)
+{
+    put_u64(emit, arg, s->groups.n);
+    for (size_t i = 0; i < s->groups.n; i++) {
+        const struct stream_group *g = s->groups.v[i];
+        put_name(emit, arg, &g->name);
+        put_u64(emit, arg, g->last_id.ms);
+        put_u64(emit, arg, g->last_id.seq);
+        put_u64(emit, arg, (uint64_t)g->entries_read);
+        put_u64(emit, arg, g->pel.n);
+        for (size_t j = 0; j < g->pel.n; j++) {
+            const struct stream_nack *nack = g->pel.v[j];
+            put_u64(emit, arg, nack->id.ms);
+            put_u64(emit, arg, nack->id.seq);
+            put_u64(emit, arg, (uint64_t)nack->delivery_time);
+            put_u64(emit, arg, nack->delivery_count);
+        }
+        put_u64(emit, arg, g->nconsumers);
+        for (size_t j = 0; j < g->nconsumers; j++) {
+            const struct stream_consumer *c = g->consumers[j];
+            put_name(emit, arg, &c->name);
+            put_u64(emit, arg, (uint64_t)c->seen_time);
+            put_u64(emit, arg, c->pel.n);
+            for (size_t k = 0; k < c->pel.n; k++) {
+                put_u64(emit, arg, c->pel.v[k]->id.ms);
+                put_u64(emit, arg, c->pel.v[k]->id.seq);
+            }
+        }
+    }
+}
+
 static void stream_ops_serialize(unsigned encoding, const void *ptr, object_emit_fn *emit, void *arg)
 {
     (void)encoding;
@@ -749,6 +838,7 @@ static void stream_ops_serialize(unsigned encoding, const void *ptr, object_emit
         put_u64(emit, arg, n);
         emit(arg, data, n);
     }
+    groups_serialize(s, emit, arg);
 }
 
 struct reader {
@@ -769,6 +859,62 @@ static uint64_t get_u64(struct reader *r)
     r->p += 8;
     r->n -= 8;
     return v;
+}
+
+/* a name: its length then its bytes, NULL (and !r->ok) when short */
+static const char *get_name(struct reader *r, size_t *len)
+{
+    uint64_t n = get_u64(r);
+    if (!r->ok || n > r->n) {
+        r->ok = false;
+        return NULL;
+    }
+    const char *p = (const char *)r->p;
+    r->p += n;
+    r->n -= n;
+    *len = (size_t)n;
+    return p;
+}
+
+/* groups_serialize's groups into s; false when malformed */
+static bool groups_deserialize(struct stream *s, struct reader *r)
+{
+    uint64_t ngroups = get_u64(r);
+    for (uint64_t i = 0; r->ok && i < ngroups; i++) {
+        size_t len = 0;
+        const char *name = get_name(r, &len);
+        struct stream_id last = {get_u64(r), get_u64(r)};
+        long long entries_read = (long long)get_u64(r);
+        if (!r->ok)
+            return false;
+        struct stream_group *g = stream_group_create(s, name, len, &last, entries_read);
+        uint64_t npel = get_u64(r);
+        if (g == NULL || npel > r->n / 32)
+            return false;
+        for (uint64_t j = 0; j < npel; j++) {
+            struct stream_id id = {get_u64(r), get_u64(r)};
+            long long time = (long long)get_u64(r);
+            if (!stream_nack_load(g, &id, time, get_u64(r)))
+                return false;
+        }
+        uint64_t nconsumers = get_u64(r);
+        for (uint64_t j = 0; r->ok && j < nconsumers; j++) {
+            const char *cname = get_name(r, &len);
+            long long seen = (long long)get_u64(r);
+            uint64_t owned = get_u64(r);
+            struct stream_consumer *c = r->ok ? stream_consumer_create(g, cname, len, seen) : NULL;
+            if (c == NULL || owned > r->n / 16)
+                return false;
+            for (uint64_t k = 0; k < owned; k++) {
+                struct stream_id id = {get_u64(r), get_u64(r)};
+                if (!stream_nack_load_owner(g, c, &id))
+                    return false;
+            }
+        }
+        if (!r->ok || !stream_group_loaded(g))
+            return false;
+    }
+    return r->ok;
 }
 
 /* every entry of the node well formed, in order after *prev, above no last ID, the counts right */
@@ -831,7 +977,7 @@ static void *stream_ops_deserialize(const void *p, size_t n, unsigned *encoding)
         if (!node_valid(node, &prev, i == 0, &live))
             r.ok = false;
     }
-    if (!r.ok || r.n != 0 || s->n != nodes || live != s->length || (s->n && stream_id_cmp(&prev, &s->last_id) > 0)) {
+    if (!r.ok || !groups_deserialize(s, &r) || r.n != 0 || s->n != nodes || live != s->length || (s->n && stream_id_cmp(&prev, &s->last_id) > 0)) {
         stream_destroy(s);
         return NULL;
     }

@@ -23,7 +23,8 @@ after FLUSHALL.  A line may start with a marker saying how to compare:
                        RESP3 maps with their pairs sorted
     !pairs CMD...      a RESP2 array of field/value pairs, pairs sorted
                        (CONFIG GET with several patterns)
-    !approx:N CMD...   integers within N of each other (TTL of relative expiry)
+    !approx:N CMD...   integers within N of each other, at any depth (TTL of relative expiry,
+                       XPENDING's idle times)
     !shape CMD...      same type and element count (HELLO, COMMAND DOCS)
     !info CMD...       both bulk strings in INFO format; section list reported
     !scanall CMD...    CMD is a SCAN, SSCAN, HSCAN or ZSCAN: iterate to cursor 0
@@ -403,6 +404,20 @@ class Server:
 
 # ---------------------------------------------------------------- comparing
 
+def approx_equal(pr, pg, tol):
+    """the same reply but that integers at any depth (XPENDING's idle times) may be up to tol apart
+    (negative ones equal)"""
+    if pr[0] != pg[0]:
+        return False
+    if pr[0] == ":":
+        a, b = int(pr[1]), int(pg[1])
+        return a == b if a < 0 or b < 0 else abs(a - b) <= tol
+    if pr[0] in "*~%>":
+        return pr[1] == pg[1] and len(pr[2]) == len(pg[2]) and \
+            all(approx_equal(x, y, tol) for x, y in zip(pr[2], pg[2]))
+    return pr[1] == pg[1]
+
+
 def cmp_reply(marker, ref, got):
     """(ok, note)"""
     if marker in ("exact", "slow"):
@@ -431,13 +446,7 @@ def cmp_reply(marker, ref, got):
             return pairs(pr[2]) == pairs(pg[2]), "pairs differ"
         return sorted(k[3] for k in pr[2]) == sorted(k[3] for k in pg[2]), "elements differ"
     if marker.startswith("approx:"):
-        tol = int(marker.split(":")[1])
-        if pr[0] != ":" or pg[0] != ":":
-            return ref == got, ""
-        a, b = int(pr[1]), int(pg[1])
-        if a < 0 or b < 0:
-            return a == b, ""
-        return abs(a - b) <= tol, "integers further apart than %d" % tol
+        return approx_equal(pr, pg, int(marker.split(":")[1])), "differs beyond integers within the tolerance"
     if marker == "shape":
         if pr[0] != pg[0]:
             return False, "type differs"

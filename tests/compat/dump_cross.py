@@ -24,9 +24,10 @@ must still answer PING and exit cleanly (run it with an ASan build).
 Streams (one entry, hundreds over several nodes with fields like the master
 entry's and not, integer-looking fields and values, deleted entries, an
 emptied stream with its metadata, a trimmed one, large values cut into nodes
-by stream-node-max-bytes) go the same ways: contents (XRANGE, XINFO STREAM
-FULL but its radix-tree-nodes, a count of the radix tree's own) and DUMP
-bytes equal.
+by stream-node-max-bytes, consumer groups with PELs and consumers, one
+without consumers on an empty stream) go the same ways: contents (XRANGE,
+XINFO STREAM FULL but its radix-tree-nodes, a count of the radix tree's own,
+so groups, PELs, delivery and seen times) and DUMP bytes equal.
 
 HyperLogLogs (PFADD's strings, sparse and dense, their count cached or not)
 go both ways too: the same bytes, counts and DUMP bytes, before and after
@@ -97,6 +98,16 @@ def values():
         ("st:ids", [["XADD", "st:ids", "18446744073709551614-5", "a", "b"],
                     ["XADD", "st:ids", "18446744073709551615-0", "a", "b"],
                     ["XADD", "st:ids", "18446744073709551615-18446744073709551615", "z", "1"]], True),
+        ("st:groups", [["XADD", "st:groups", "%d-0" % i, "f", str(i)] for i in range(1, 9)] +
+         [["XGROUP", "CREATE", "st:groups", "g1", "0"], ["XGROUP", "CREATE", "st:groups", "g2", "$"],
+          ["XGROUP", "CREATE", "st:groups", "a-group-name-long-enough-to-compress-" * 3, "3-0", "ENTRIESREAD", "-1"],
+          ["XREADGROUP", "GROUP", "g1", "alice", "COUNT", "3", "STREAMS", "st:groups", ">"],
+          ["XREADGROUP", "GROUP", "g1", "bob", "COUNT", "3", "STREAMS", "st:groups", ">"],
+          ["XGROUP", "CREATECONSUMER", "st:groups", "g1", "carol"],
+          ["XGROUP", "CREATECONSUMER", "st:groups", "g2", "c" * 60],
+          ["XACK", "st:groups", "g1", "2-0", "5-0"], ["XDEL", "st:groups", "4-0"],
+          ["XCLAIM", "st:groups", "g1", "carol", "0", "6-0", "RETRYCOUNT", "9", "TIME", "123456"]], True),
+        ("st:emptygroup", ["XGROUP", "CREATE", "st:emptygroup", "g", "$", "MKSTREAM"], True),
     ]
     return v
 

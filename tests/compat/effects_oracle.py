@@ -9,8 +9,9 @@ state, for each command, the reply and the effects the handler reports, e.g.
 This script replays those files, step by step, against a real redis-server
 subscribed to __keyspace@*__:*, and checks that Redis gives the same reply
 (FX: the bytes; FX_STARTS: their start) and the same keyspace events (name,
-database, key, order).  Modified keys ("mod@") and replaced databases
-("replace:") cannot be seen from a client and are not compared; neither are
+database, key, order).  Modified keys ("mod@"), keys made ready for blocked
+clients ("ready@") and replaced databases ("replace:") cannot be seen from a
+client and are not compared; neither are
 Redis's "expired" events, which the core reports, not the handler.
 
 Each file is replayed once with notify-keyspace-events KAn, where a line must
@@ -181,7 +182,7 @@ def replay(o, name, src, run_classes, result):
             if kind == "run" or not all(c in recorded for c in run_classes.replace("A", ALL) if c in CLASSES):
                 continue
             want = [t.split(":", 1)[1] for t in fx.split()
-                    if not t.startswith(("mod@", "replace:")) and (t[0] in run_classes or "A" in run_classes)]
+                    if not t.startswith(("mod@", "ready@", "replace:")) and (t[0] in run_classes or "A" in run_classes)]
             problems = result.setdefault(line, [])
             if (r != reply) if kind == "exact" else not r.startswith(reply):
                 problems.append("%s: reply %r, the test says %r" % (name, r, reply))

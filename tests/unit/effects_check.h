@@ -32,7 +32,7 @@
  *
  * FX checks each command three ways: as written, then again on the same
  * keyspace (rebuilt by replaying every command since fx_reset() into an
- * emptied store) with no class recorded (the mod@ and replace: tokens alone,
+ * emptied store) with no class recorded (the mod@, ready@ and replace: tokens alone,
  * as cmd_notify filters), and once more without a sink (ctx.effects NULL,
  * the usual path: the same reply).  The replays run with the fx_cfg of the
  * moment (change it right after an fx_reset()); a replayed command whose
@@ -179,6 +179,8 @@ static bool fx_exec(const struct resp_arg *argv, int argc, int db, int64_t now, 
         const char *key = sink->bytes + e->key_off;
         if (e->kind == CMD_EFFECT_MODIFIED)
             fx_textf(text, "mod@%d:%.*s", e->db, (int)e->key_len, key);
+        else if (e->kind == CMD_EFFECT_READY)
+            fx_textf(text, "ready@%d:%.*s", e->db, (int)e->key_len, key);
         else
             fx_textf(text, "%c:%s@%d:%.*s", fx_class_letter(e->type), e->event, e->db, (int)e->key_len, key);
     }
@@ -252,14 +254,14 @@ static void fx_run_v(int argc, const char **argv)
     fx_run_args(a, argc);
 }
 
-/* the mod@ and replace: tokens of effects alone: what a sink that asks for no class gets */
+/* the mod@, ready@ and replace: tokens of effects alone: what a sink that asks for no class gets */
 static void fx_unfiltered(const char *effects, struct fx_text *t)
 {
     t->len = 0;
     for (const char *p = effects; *p;) {
         const char *e = strchr(p, ' ');
         size_t n = e ? (size_t)(e - p) : strlen(p);
-        if (strncmp(p, "mod@", 4) == 0 || strncmp(p, "replace:", 8) == 0)
+        if (strncmp(p, "mod@", 4) == 0 || strncmp(p, "ready@", 6) == 0 || strncmp(p, "replace:", 8) == 0)
             fx_textf(t, "%.*s", (int)n, p);
         p += n + (e != NULL);
     }

@@ -163,8 +163,10 @@ static void test_core_knowledge(void)
         if (c->flags & CMD_BLOCK_MOVE)
             CHECK(c->first_key == 1 && c->last_key == 2 && !(c->flags & (CMD_BLOCK_LEFT | CMD_BLOCK_ZSET)));
         blocking += (c->flags & CMD_BLOCKING) != 0;
+        if ((c->flags & CMD_BLOCKING) && (c->flags & CMD_KEYS_STREAMS)) /* XREAD XREADGROUP: no pop shape */
+            CHECK(!shape);
     }
-    CHECK(blocking == 8); /* BLPOP BRPOP BLMOVE BRPOPLPUSH BLMPOP BZPOPMIN BZPOPMAX BZMPOP */
+    CHECK(blocking == 10); /* BLPOP BRPOP BLMOVE BRPOPLPUSH BLMPOP BZPOPMIN BZPOPMAX BZMPOP XREAD XREADGROUP */
     const struct command *c = command_lookup("blmove", 6);
     CHECK(c && (c->flags & CMD_BLOCK_MOVE));
     CHECK((c = command_lookup("blpop", 5)) && (c->flags & CMD_BLOCK_LEFT));

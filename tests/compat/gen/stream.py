@@ -4,7 +4,9 @@ lines(rng, n, keys) returns (marker, args) pairs: XADD (explicit IDs, `ms-*`,
 NOMKSTREAM, MAXLEN/MINID with `=` and `~`, LIMIT), XRANGE/XREVRANGE (COUNT,
 exclusive bounds, `-`/`+`, bad IDs), XLEN, XDEL, XTRIM, XSETID
 (ENTRIESADDED, MAXDELETEDID), XREAD (COUNT, `$`, several keys, of several
-shards and of one), XINFO STREAM [FULL] mixed with DEL, EXPIRE, RENAME, TYPE,
+shards and of one), XINFO STREAM [FULL], the group commands (XGROUP, XREADGROUP
+with `>`, history and NOACK, XACK, XPENDING, XCLAIM with its options,
+XAUTOCLAIM, XINFO GROUPS/CONSUMERS; idle times !approx) mixed with DEL, EXPIRE, RENAME, TYPE,
 OBJECT ENCODING and string writes on the same keys (so WRONGTYPE comes up).
 IDs are drawn near a moving clock so that most are new and some are not
 (Redis's errors); `*` is never used (the clock is each server's).
@@ -67,9 +69,76 @@ def lines(rng, n, keys):
     def add(args, m="exact"):
         out.append((m, [a.encode() if isinstance(a, str) else a for a in args]))
 
+    def G():
+        return rng.choice(["g1", "g2", "g3"])
+
+    def C():
+        return rng.choice(["c1", "c2", "c3"])
+
+    def PID():
+        """an ID for the group commands: a recent entry's, or one of RID's"""
+        return rng.choice(["%d-%d" % (max(0, clock[0] - rng.randrange(0, 15)), rng.randrange(0, 3)), RID().lstrip("(")])
+
+    def group_command():
+        r = rng.randrange(30)
+        if r < 4:
+            args = ["XGROUP", "CREATE", K(), G(), rng.choice(["$", "0", PID()])]
+            if rng.randrange(3) == 0:
+                args.append("MKSTREAM")
+            if rng.randrange(5) == 0:
+                args += ["ENTRIESREAD", rng.choice(["-1", "0", "3", "-2"])]
+            add(args, "dirty")
+        elif r < 5:
+            add(["XGROUP", "SETID", K(), G(), rng.choice(["$", "0", PID()])] +
+                (["ENTRIESREAD", rng.choice(["-1", "2", "x"])] if rng.randrange(2) else []), "dirty")
+        elif r < 6:
+            add(["XGROUP", rng.choice(["CREATECONSUMER", "DELCONSUMER"]), K(), G(), C()], "dirty")
+        elif r < 7:
+            add(["XGROUP", "DESTROY", K(), G()], "dirty")
+        elif r < 14:
+            ks = [K() for _ in range(rng.randrange(1, 3))] if rng.randrange(2) else [rng.choice(tagged)]
+            args = ["XREADGROUP", "GROUP", G(), C()]
+            if rng.randrange(2):
+                args += ["COUNT", rng.choice(["1", "2", "0", "-1"])]
+            if rng.randrange(5) == 0:
+                args.append("NOACK")
+            add(args + ["STREAMS"] + ks + [rng.choice([">", ">", ">", "0", PID()]) for _ in ks], "dirty")
+        elif r < 17:
+            add(["XACK", K(), G()] + [PID() for _ in range(rng.randrange(1, 4))], "dirty")
+        elif r < 20:
+            k, g = K(), G()
+            if rng.randrange(2):
+                add(["XPENDING", k, g])
+            else:
+                args = ["XPENDING", k, g] + (["IDLE", rng.choice(["0", "1", "100000"])] if rng.randrange(3) == 0 else [])
+                args += [RID(), RID(), rng.choice(["10", "1", "0", "-1"])] + ([C()] if rng.randrange(2) else [])
+                add(args, "approx:1000")
+        elif r < 23:
+            args = ["XCLAIM", K(), G(), C(), rng.choice(["0", "0", "100000", "-1"])]
+            args += [PID() for _ in range(rng.randrange(1, 4))]
+            for opt in rng.sample([["JUSTID"], ["FORCE"], ["RETRYCOUNT", "3"], ["IDLE", "10"], ["TIME", "1"],
+                                   ["LASTID", PID()]], rng.randrange(0, 3)):
+                args += opt
+            add(args, "dirty")
+        elif r < 26:
+            args = ["XAUTOCLAIM", K(), G(), C(), rng.choice(["0", "0", "100000"]), rng.choice(["0", "-", PID()])]
+            if rng.randrange(2):
+                args += ["COUNT", rng.choice(["1", "2", "10", "0"])]
+            if rng.randrange(3) == 0:
+                args.append("JUSTID")
+            add(args, "dirty")
+        elif r < 28:
+            add(["XINFO", "GROUPS", K()])
+        elif r < 29:
+            add(["XINFO", "CONSUMERS", K(), G()], "approx:1000")
+        else:
+            add(["XINFO", "STREAM", K(), "FULL"], "shape")
+
     for _ in range(n):
-        op = rng.randrange(100)
-        if op < 30:
+        op = rng.randrange(130)
+        if op >= 100:
+            group_command()
+        elif op < 30:
             args = ["XADD", K()]
             if rng.randrange(10) == 0:
                 args.append("NOMKSTREAM")
@@ -145,4 +214,5 @@ def lines(rng, n, keys):
         add(["TYPE", k])
         add(["XRANGE", k, "-", "+"])
         add(["XINFO", "STREAM", k], "shape")
+        add(["XINFO", "GROUPS", k])
     return out
