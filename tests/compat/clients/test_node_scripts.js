@@ -11,8 +11,10 @@
 //  - bee-queue: jobs created, processed, retried after a failure, their
 //    'succeeded' / 'failed' / 'retrying' events, the queue's job counts;
 //    delayed jobs (its addDelayedJob script PUBLISHes to the workers).
-//  - BullMQ: not run.  It needs streams (XADD, XTRIM, XREAD...: its event
-//    log), which percore does not have yet; its Lua scripts all call XADD.
+//  - BullMQ with a hash-tagged prefix ({bull}, as BullMQ asks for Redis Cluster:
+//    its scripts build job keys they do not declare, which must live on the
+//    script's shard): 200 jobs and a delayed one through a worker, retries,
+//    QueueEvents over its events stream (XREAD BLOCK), the job counts.
 // Starts its own server on a free port (node_harness.js).
 'use strict';
 const { check, eq, nodeModule, main } = require('./node_harness');
@@ -183,11 +185,51 @@ async function runBeeQueue(port) {
   await producer.close(10000);
 }
 
+// BullMQ with a hash-tagged prefix ({bull}: every key of a queue on one shard, as BullMQ asks for Redis
+// Cluster; its scripts build job keys from the prefix, keys they do not declare): 200 jobs added, a worker
+// runs them 4 at a time, some fail once and are retried, a delayed job; QueueEvents reads the events stream
+// with XREAD BLOCK; the job counts and a return value read back
+async function runBullmq(port) {
+  const { Queue, Worker, QueueEvents } = nodeModule('bullmq');
+  const connection = { host: '127.0.0.1', port, maxRetriesPerRequest: null };
+  const prefix = '{bull}';
+  const queue = new Queue('jobs', { connection, prefix });
+  await queue.obliterate({ force: true }).catch(() => {});
+  const events = new QueueEvents('jobs', { connection, prefix });
+  await events.waitUntilReady();
+  let completedEvents = 0;
+  events.on('completed', () => { completedEvents++; });
+  const N = 200;
+  let done = 0, failed = 0;
+  const worker = new Worker('jobs', async (job) => {
+    if (job.data.i % 50 === 7 && job.attemptsMade === 0) throw new Error('once');
+    return job.data.i * 2;
+  }, { connection, prefix, concurrency: 4 });
+  worker.on('completed', () => { done++; });
+  worker.on('failed', () => { failed++; });
+  for (let i = 0; i < N; i++) await queue.add('j', { i }, { attempts: 2, backoff: 0 });
+  const delayedAt = Date.now();
+  const delayed = await queue.add('later', { i: 1000 }, { delay: 300 });
+  await waitFor('every BullMQ job done', () => done === N + 1, 60000);
+  await waitFor('a completed event for every job', () => completedEvents === N + 1, 30000);
+  eq(failed, 4, 'BullMQ: the four jobs that fail once');
+  eq(await queue.getJobCounts('completed', 'failed', 'waiting', 'delayed', 'active'),
+     { completed: N + 1, failed: 0, waiting: 0, delayed: 0, active: 0 }, 'BullMQ: job counts');
+  const job = await queue.getJob(delayed.id);
+  eq(job.returnvalue, 2000, 'BullMQ: a return value read back');
+  check(job.processedOn - delayedAt >= 290, 'BullMQ: the delayed job ran after its delay');
+  await worker.close();
+  await events.close();
+  await queue.obliterate({ force: true });
+  await queue.close();
+}
+
 async function run(port) {
   await runDefineCommand(port);
   await runDefineScript(port);
   await runRateLimiter(port);
   await runBeeQueue(port);
+  await runBullmq(port);
 }
 
 main('test_node_scripts', run);
