@@ -1,6 +1,7 @@
 """expect: the pass/fail tally the Python tests share (test_python.py,
 test_cluster.py): check() and eq() count, done() prints the tally and gives
-the exit status."""
+the exit status; app_main() runs an application test (Celery, RQ) against a
+server of its own."""
 
 passed = failed = 0
 
@@ -65,3 +66,35 @@ def main(scope, label, only, extra=()):
         print("SKIP: %s not found" % o.redis)
         return 77
     return scenarios(scope, o, o.only, label)
+
+
+def app_main(argv, doc, label, version, module, source, run):
+    """main() of a test of an application that imports a module of its own (Celery's tasks, RQ's jobs):
+    argv is SERVER [THREADS]; starts SERVER on a free port, writes `source` as `module`.py into a temp
+    folder, calls run(folder, port), and counts an exception, a dead server or a bad exit status as
+    failures (the server log printed then); the tally's exit status"""
+    import os
+    import tempfile
+    from diff import Server  # tests/compat/diff.py, on the caller's path
+    if len(argv) < 2:
+        print(doc)
+        return 2
+    srv = Server(argv[1], threads=int(argv[2]) if len(argv) > 2 else 4, name=label)
+    srv.start()
+    print("%s %s against %s on port %d" % (label, version, argv[1], srv.port))
+    with tempfile.TemporaryDirectory(prefix="pc_%s_" % label) as folder:
+        with open(os.path.join(folder, module + ".py"), "w") as f:
+            f.write(source)
+        try:
+            run(folder, srv.port)
+        except Exception as e:  # noqa: BLE001 (a crash of the test is a failure, with the server log)
+            check(False, "exception: %r" % (e,))
+    alive = srv.alive()
+    st = srv.stop()
+    check(alive, "server still running at the end")
+    eq(st, 0, "server exit status after SIGTERM")
+    if failed:
+        print(srv.tail())
+    elif not os.environ.get("PC_KEEP_LOGS"):
+        os.unlink(srv.log)
+    return done("test_" + label)

@@ -14,12 +14,10 @@ import gc
 import os
 import subprocess
 import sys
-import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
-from diff import Server  # noqa: E402  (tests/compat/diff.py)
 import expect  # noqa: E402
 from expect import check, eq  # noqa: E402
 
@@ -114,28 +112,7 @@ def run(folder, port):
 
 
 def main():
-    if len(sys.argv) < 2:
-        print(__doc__)
-        return 2
-    srv = Server(sys.argv[1], threads=int(sys.argv[2]) if len(sys.argv) > 2 else 4, name="celery")
-    srv.start()
-    print("celery %s against %s on port %d" % (celery.__version__, sys.argv[1], srv.port))
-    with tempfile.TemporaryDirectory(prefix="pc_celery_") as folder:
-        with open(os.path.join(folder, "pc_tasks.py"), "w") as f:
-            f.write(TASKS)
-        try:
-            run(folder, srv.port)
-        except Exception as e:  # a crash of the test is a failure, with the server log
-            check(False, "exception: %r" % (e,))
-    alive = srv.alive()
-    st = srv.stop()
-    check(alive, "server still running at the end")
-    eq(st, 0, "server exit status after SIGTERM")
-    if expect.failed:
-        print(srv.tail())
-    elif not os.environ.get("PC_KEEP_LOGS"):
-        os.unlink(srv.log)
-    return expect.done("test_celery")
+    return expect.app_main(sys.argv, __doc__, "celery", celery.__version__, "pc_tasks", TASKS, run)
 
 
 if __name__ == "__main__":

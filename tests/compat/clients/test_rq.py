@@ -12,11 +12,9 @@ SERVER may be redis-server, to check the test itself."""
 import os
 import subprocess
 import sys
-import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
-from diff import Server  # noqa: E402  (tests/compat/diff.py)
 import expect  # noqa: E402
 from expect import check, eq  # noqa: E402
 
@@ -86,28 +84,7 @@ def run(folder, port):
 
 
 def main():
-    if len(sys.argv) < 2:
-        print(__doc__)
-        return 2
-    srv = Server(sys.argv[1], threads=int(sys.argv[2]) if len(sys.argv) > 2 else 4, name="rq")
-    srv.start()
-    print("rq %s against %s on port %d" % (rq.__version__, sys.argv[1], srv.port))
-    with tempfile.TemporaryDirectory(prefix="pc_rq_") as folder:
-        with open(os.path.join(folder, "pc_jobs.py"), "w") as f:
-            f.write(JOBS)
-        try:
-            run(folder, srv.port)
-        except Exception as e:  # a crash of the test is a failure, with the server log
-            check(False, "exception: %r" % (e,))
-    alive = srv.alive()
-    st = srv.stop()
-    check(alive, "server still running at the end")
-    eq(st, 0, "server exit status after SIGTERM")
-    if expect.failed:
-        print(srv.tail())
-    elif not os.environ.get("PC_KEEP_LOGS"):
-        os.unlink(srv.log)
-    return expect.done("test_rq")
+    return expect.app_main(sys.argv, __doc__, "rq", rq.__version__, "pc_jobs", JOBS, run)
 
 
 if __name__ == "__main__":
