@@ -511,6 +511,20 @@ static void cmd_xlen(struct cmd_ctx *ctx)
         reply_int(ctx->out, (long long)stream_length(s));
 }
 
+/* the n IDs from argv[first] on (strict, as XDEL's and XACK's), or NULL with the error replied; the caller
+ * releases them */
+static struct stream_id *parse_ids_or_reply(struct cmd_ctx *ctx, int first, int n)
+{
+    struct stream_id *ids = mem_alloc((size_t)n * sizeof *ids);
+    for (int j = 0; j < n; j++) {
+        if (!parse_id_or_reply(ctx, &ctx->argv[first + j], &ids[j], 0, true)) {
+            mem_release(ids);
+            return NULL;
+        }
+    }
+    return ids;
+}
+
 /* ---- XDEL XSETID --------------------------------------------------------------------- */
 
 static void cmd_xdel(struct cmd_ctx *ctx)
@@ -524,13 +538,9 @@ static void cmd_xdel(struct cmd_ctx *ctx)
         return;
     }
     int n = ctx->argc - 2;
-    struct stream_id *ids = mem_alloc((size_t)n * sizeof *ids);
-    for (int j = 0; j < n; j++) {
-        if (!parse_id_or_reply(ctx, &ctx->argv[2 + j], &ids[j], 0, true)) {
-            mem_release(ids);
-            return;
-        }
-    }
+    struct stream_id *ids = parse_ids_or_reply(ctx, 2, n);
+    if (!ids)
+        return;
     struct stream *s = stream_of(o);
     long long deleted = 0;
     for (int j = 0; j < n; j++) {
@@ -1170,13 +1180,9 @@ static void cmd_xack(struct cmd_ctx *ctx)
         return;
     }
     int n = ctx->argc - 3;
-    struct stream_id *ids = mem_alloc((size_t)n * sizeof *ids);
-    for (int j = 0; j < n; j++) {
-        if (!parse_id_or_reply(ctx, &ctx->argv[3 + j], &ids[j], 0, true)) {
-            mem_release(ids);
-            return;
-        }
-    }
+    struct stream_id *ids = parse_ids_or_reply(ctx, 3, n);
+    if (!ids)
+        return;
     long long acked = 0;
     for (int j = 0; j < n; j++) {
         struct stream_nack *nack = stream_pel_find(&g->pel, &ids[j]);
