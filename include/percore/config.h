@@ -3,10 +3,10 @@
  * RCU (urcu-qsbr).
  *
  * One immutable struct config is current at any time.  Shard threads read it
- * with config_current() (an rcu_dereference; no lock) and may keep the
+ * with config_current() (an rcu_ptr_read; no lock) and may keep the
  * pointer until their next quiescent state, i.e. for the rest of the loop
  * turn.  CONFIG SET builds a modified copy under a writer mutex (never on the
- * command path), publishes it with rcu_assign_pointer and frees the old one
+ * command path), publishes it (rcu_ptr.h) and frees the old one
  * after a grace period (call_rcu).
  *
  * Keys follow redis.conf: `name value...` lines, '#' comments, quoted
@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "percore/rcu_ptr.h"
 #include "percore/reply.h"
 #include "percore/resp.h"
 #include "percore/slot.h"
@@ -175,21 +176,15 @@ void config_teardown(void);
  * 2 cpus or fewer (there the clients share the shards' cores and a hop costs more than a second shard gives) */
 int config_threads_for_cpus(int cpus);
 
-/* what config_current() reads: written only by config.c (rcu_assign_pointer) */
+/* what config_current() reads: written only by config.c (rcu_ptr_publish) */
 extern struct config *config_published;
 /*
  * The current config; caller is an online RCU thread (or the main thread at
- * setup).  Inline, as the command path reads it a few times per request:
- * rcu_dereference is a dependency-ordered load, which a consume load is
- * (TSan builds: acquire, as config.c publishes with release there).
+ * setup).  Inline, as the command path reads it a few times per request.
  */
 static inline const struct config *config_current(void)
 {
-#ifdef PERCORE_SANITIZE_THREAD
-    return __atomic_load_n(&config_published, __ATOMIC_ACQUIRE);
-#else
-    return __atomic_load_n(&config_published, __ATOMIC_CONSUME);
-#endif
+    return rcu_ptr_read(&config_published);
 }
 /* the cluster port (cluster-ports, cluster-port-base) of shard `shard` under cfg.  Any thread. */
 int config_cluster_port(const struct config *cfg, int shard);
@@ -216,20 +211,6 @@ bool config_set_reply(struct reply *out, const struct resp_arg *args, int n, con
  */
 int config_rewrite(char *err, size_t errlen);
 
-/*
- * ThreadSanitizer cannot see urcu's grace periods, so in TSan builds every
- * shard thread "releases" a marker at each quiescent state and the reclaimer
- * "acquires" it before freeing an old config: the happens-before edge that
- * the grace period guarantees.  Nothing at all in other builds.
- */
-#ifdef PERCORE_SANITIZE_THREAD
-void __tsan_release(void *addr);
-void __tsan_acquire(void *addr);
-extern char config_grace_marker;
-static inline void config_note_quiescent(void) { __tsan_release(&config_grace_marker); }
-#else
-static inline void config_note_quiescent(void) {}
-#endif
 
 /* "allkeys-lru", ... as CONFIG GET and INFO print it */
 const char *config_maxmemory_policy_name(const struct config *c);

@@ -182,17 +182,8 @@ static const struct config_key config_keys[] = {
 
 struct config *config_published;
 
-/*
- * Publication is urcu's rcu_assign_pointer; readers load the pointer as
- * rcu_dereference does (config_current, config.h).  ThreadSanitizer cannot
- * see urcu's barriers (liburcu is not instrumented), so TSan builds use the
- * C11 release/acquire pair, which orders the same way.
- */
-#ifdef PERCORE_SANITIZE_THREAD
-#define config_publish(p) __atomic_store_n(&config_published, (p), __ATOMIC_RELEASE)
-#else
-#define config_publish(p) rcu_assign_pointer(config_published, (p))
-#endif
+/* publication: rcu_ptr.h (readers: config_current, config.h) */
+#define config_publish(p) rcu_ptr_publish(&config_published, (p))
 static pthread_mutex_t config_writer = PTHREAD_MUTEX_INITIALIZER;
 
 struct config_box {
@@ -244,15 +235,9 @@ static struct config_box *config_copy(const struct config *src)
     return box;
 }
 
-#ifdef PERCORE_SANITIZE_THREAD
-char config_grace_marker;
-#endif
-
 static void config_box_destroy(struct rcu_head *head)
 {
-#ifdef PERCORE_SANITIZE_THREAD
-    __tsan_acquire(&config_grace_marker);
-#endif
+    rcu_ptr_reclaiming();
     struct config_box *box = caa_container_of(head, struct config_box, rcu);
     config_free_strings(&box->config);
     mem_release(box);

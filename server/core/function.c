@@ -5,7 +5,7 @@
  *
  * The registry.  The libraries (name, code, and the functions their code
  * registered: name, description, flags) are one immutable array, published
- * with rcu_assign_pointer and freed by call_rcu; the libraries themselves
+ * with rcu_ptr_publish and freed by call_rcu; the libraries themselves
  * are shared by the versions that hold them (a reference count).  Readers
  * (FCALL, FUNCTION LIST) only load the pointer inside their loop's QSBR read
  * side.  Writers (LOAD, DELETE, FLUSH, RESTORE: rare, from any shard) check
@@ -42,6 +42,7 @@
 #include "percore/conn.h"
 #include "percore/log.h"
 #include "percore/mem.h"
+#include "percore/rcu_ptr.h"
 #include "percore/rdb.h"
 #include "percore/reply.h"
 #include "percore/script.h"
@@ -115,9 +116,7 @@ static void registry_free(struct fn_registry *r)
 
 static void registry_free_rcu(struct rcu_head *h)
 {
-#ifdef PERCORE_SANITIZE_THREAD
-    __tsan_acquire(&config_grace_marker); /* the grace period, made visible to TSan (config.h) */
-#endif
+    rcu_ptr_reclaiming();
     registry_free(caa_container_of(h, struct fn_registry, rcu));
 }
 
@@ -153,7 +152,7 @@ static void registry_publish(struct fn_lib **libs, size_t n)
     r->n = n;
     if (n)
         memcpy(r->libs, libs, n * sizeof(libs[0]));
-    rcu_assign_pointer(registry, r);
+    rcu_ptr_publish(&registry, r);
     if (old)
         call_rcu(&old->rcu, registry_free_rcu);
 }
@@ -582,7 +581,7 @@ static struct fn_lib *library_create_or_reply(const char *code, size_t len, cons
     size_t body;
     if (!metadata_or_reply(code, len, name, sizeof name, &body, out))
         return NULL;
-    if (exists_fmt && registry_lib(rcu_dereference(registry), name)) {
+    if (exists_fmt && registry_lib(rcu_ptr_read(&registry), name)) {
         reply_errorf(out, exists_fmt, name);
         return NULL;
     }
@@ -685,7 +684,7 @@ static bool function_push_or_reply(lua_State *L, const struct fn_registry *r, co
 
 static void fcall_generic(struct cmd_ctx *ctx, bool read_only)
 {
-    const struct fn_registry *r = rcu_dereference(registry);
+    const struct fn_registry *r = rcu_ptr_read(&registry);
     const struct fn_lib *lib;
     const struct fn_func *f = registry_func(r, ctx->argv[1].ptr, ctx->argv[1].len, &lib);
     if (!f) {
@@ -850,7 +849,7 @@ static void function_list(struct cmd_ctx *ctx)
             return;
         }
     }
-    const struct fn_registry *r = rcu_dereference(registry);
+    const struct fn_registry *r = rcu_ptr_read(&registry);
     size_t n = 0;
     for (size_t i = 0; r && i < r->n; i++)
         n += !pattern || util_glob_match(pattern->ptr, pattern->len, r->libs[i]->name, strlen(r->libs[i]->name), true);
@@ -907,7 +906,7 @@ static void function_stats(struct cmd_ctx *ctx)
         reply_error(ctx->out, SCRIPT_BUSY_ERROR);
         return;
     }
-    const struct fn_registry *r = rcu_dereference(registry);
+    const struct fn_registry *r = rcu_ptr_read(&registry);
     long long funcs = 0;
     for (size_t i = 0; r && i < r->n; i++)
         funcs += (long long)r->libs[i]->nfuncs;
@@ -944,14 +943,14 @@ static void function_stats(struct cmd_ctx *ctx)
 
 void function_rdb_save(struct rdb_buf *b, bool compress)
 {
-    const struct fn_registry *r = rcu_dereference(registry);
+    const struct fn_registry *r = rcu_ptr_read(&registry);
     for (size_t i = 0; r && i < r->n; i++)
         rdb_save_function(b, r->libs[i]->code, r->libs[i]->code_len, compress);
 }
 
 void function_aof_save(struct rdb_buf *b)
 {
-    const struct fn_registry *r = rcu_dereference(registry);
+    const struct fn_registry *r = rcu_ptr_read(&registry);
     for (size_t i = 0; r && i < r->n; i++) {
         char head[64];
         int n = snprintf(head, sizeof head, "*3\r\n$8\r\nFUNCTION\r\n$4\r\nLOAD\r\n$%zu\r\n", r->libs[i]->code_len);

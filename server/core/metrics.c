@@ -143,7 +143,7 @@ static void metrics_on_request(struct evhttp_request *req, void *arg)
     stats_view_take(&v, NULL, 0);
     metrics_write(b, &v);
     stats_view_release(&v);
-    config_note_quiescent();
+    rcu_ptr_quiescent();
     rcu_thread_offline();
     evhttp_add_header(headers, "Content-Type", "text/plain; version=0.0.4; charset=utf-8");
     evhttp_send_reply(req, HTTP_OK, "OK", b);

@@ -7,7 +7,7 @@
  *
  * The cache.  SCRIPT LOAD and EVAL publish the body into one map sha ->
  * body (`cache`), an immutable array replaced whole with
- * rcu_cmpxchg_pointer (copy, add, swap; a lost race retries) and freed by
+ * rcu_ptr_cmpxchg (copy, add, swap; a lost race retries) and freed by
  * call_rcu: a reader (a shard that meets an EVALSHA it has not compiled) only
  * loads the pointer, inside its loop's QSBR read side.  Bodies are shared
  * by the versions of the map; SCRIPT FLUSH publishes an empty map with the
@@ -50,6 +50,7 @@
 #include "percore/log.h"
 #include "percore/mem.h"
 #include "percore/monitor.h"
+#include "percore/rcu_ptr.h"
 #include "percore/reply.h"
 #include "percore/sha1.h"
 #include "percore/store.h"
@@ -111,6 +112,7 @@ static void cache_free(struct script_cache *m)
 
 static void cache_free_rcu(struct rcu_head *h)
 {
+    rcu_ptr_reclaiming();
     cache_free(caa_container_of(h, struct script_cache, rcu));
 }
 
@@ -125,7 +127,7 @@ static const struct script_body *cache_find(const struct script_cache *m, const 
 
 static uint64_t cache_gen(void)
 {
-    struct script_cache *m = rcu_dereference(cache);
+    struct script_cache *m = rcu_ptr_read(&cache);
     return m ? m->gen : 0;
 }
 
@@ -134,7 +136,7 @@ static void cache_add(const char *sha, const char *body, size_t len)
 {
     struct script_body *b = NULL;
     for (;;) {
-        struct script_cache *old = rcu_dereference(cache);
+        struct script_cache *old = rcu_ptr_read(&cache);
         if (cache_find(old, sha)) {
             mem_release(b);
             return;
@@ -151,7 +153,7 @@ static void cache_add(const char *sha, const char *body, size_t len)
         if (n)
             memcpy(m->v, old->v, n * sizeof(m->v[0]));
         m->v[n] = b;
-        if (rcu_cmpxchg_pointer(&cache, old, m) == old) {
+        if (rcu_ptr_cmpxchg(&cache, old, m) == old) {
             if (old)
                 call_rcu(&old->rcu, cache_free_rcu);
             return;
@@ -163,9 +165,9 @@ static void cache_add(const char *sha, const char *body, size_t len)
 static void cache_flush(void)
 {
     for (;;) {
-        struct script_cache *old = rcu_dereference(cache);
+        struct script_cache *old = rcu_ptr_read(&cache);
         struct script_cache *m = cache_alloc(0, (old ? old->gen : 0) + 1);
-        if (rcu_cmpxchg_pointer(&cache, old, m) == old) {
+        if (rcu_ptr_cmpxchg(&cache, old, m) == old) {
             if (old) {
                 old->owns_bodies = true;
                 call_rcu(&old->rcu, cache_free_rcu);
@@ -178,7 +180,7 @@ static void cache_flush(void)
 
 void script_teardown(void)
 {
-    struct script_cache *m = rcu_xchg_pointer(&cache, NULL);
+    struct script_cache *m = rcu_ptr_swap(&cache, NULL);
     if (m)
         m->owns_bodies = true;
     cache_free(m);
@@ -1508,7 +1510,7 @@ static void eval_generic(struct cmd_ctx *ctx, bool by_sha, bool read_only)
         bool known = !lua_isnil(L, -1);
         lua_pop(L, 1);
         if (!known) {
-            const struct script_body *b = cache_find(rcu_dereference(cache), sha);
+            const struct script_body *b = cache_find(rcu_ptr_read(&cache), sha);
             if (!b) {
                 reply_error(ctx->out, "NOSCRIPT No matching script. Please use EVAL.");
                 return;
@@ -1621,7 +1623,7 @@ static void cmd_script(struct cmd_ctx *ctx)
     } else if (cmd_arg_is(sub, "exists")) {
         if (ctx->argc < 3)
             return script_sub_arity_error(ctx);
-        const struct script_cache *m = rcu_dereference(cache);
+        const struct script_cache *m = rcu_ptr_read(&cache);
         reply_array(ctx->out, ctx->argc - 2);
         for (int i = 2; i < ctx->argc; i++)
             reply_int(ctx->out, ctx->argv[i].len == 40 && cache_find(m, ctx->argv[i].ptr) ? 1 : 0);

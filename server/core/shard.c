@@ -640,7 +640,7 @@ static void shard_loop(struct shard *self)
         shard_empty_discard(self);
         shard_publish_keyspace(self, false);
         handoff_ring(self);
-        config_note_quiescent();
+        rcu_ptr_quiescent();
         rcu_quiescent_state();
         atomic_store(&self->asleep, 1);
         atomic_thread_fence(memory_order_seq_cst);
@@ -653,7 +653,7 @@ static void shard_loop(struct shard *self)
         }
         if (shard_poll_for_work(self))
             continue;
-        config_note_quiescent();
+        rcu_ptr_quiescent();
         rcu_thread_offline();
         self->rcu_online = false;
         long long sleep_start = util_mono_ns();
@@ -769,7 +769,7 @@ static void *shard_main(void *arg)
     reply_deinit(&self->discard);
     slowlog_thread_teardown();
     script_thread_teardown();
-    config_note_quiescent();
+    rcu_ptr_quiescent();
     rcu_unregister_thread();
     return NULL;
 }

@@ -10,8 +10,8 @@
  * The aggregator thread wakes every stats-interval ms, sums every block
  * with relaxed loads into an immutable snapshot (totals, per-command totals
  * and merged histograms, per-shard figures, error counts, and the rates
- * computed from the previous snapshot) and publishes it with urcu-qsbr:
- * rcu_assign_pointer, then call_rcu frees the one it replaced.  It is a
+ * computed from the previous snapshot) and publishes it (rcu_ptr.h), then
+ * call_rcu frees the one it replaced.  It is a
  * registered QSBR thread, online only while it works.  Its event_base also
  * serves /metrics (metrics.c).
  *
@@ -25,10 +25,6 @@
  * memory are levels, not counters: the view reads them live from the
  * blocks, since shards publish them before their replies leave (SET then
  * INFO keyspace agrees, as in Redis).
- *
- * In TSan builds publication uses C11 release/acquire (TSan cannot see
- * urcu's barriers) and the reclaimer acquires config's grace marker, as
- * config.c does.
  */
 #include "percore/stats.h"
 
@@ -37,6 +33,7 @@
 #include "percore/log.h"
 #include "percore/mem.h"
 #include "percore/metrics.h"
+#include "percore/rcu_ptr.h"
 #include "percore/shard.h"
 
 #include <event2/event.h>
@@ -259,9 +256,7 @@ static void snapshot_destroy(struct stats_snapshot *s)
 
 static void snapshot_destroy_rcu(struct rcu_head *head)
 {
-#ifdef PERCORE_SANITIZE_THREAD
-    __tsan_acquire(&config_grace_marker);
-#endif
+    rcu_ptr_reclaiming();
     snapshot_destroy(caa_container_of(head, struct stats_snapshot, rcu));
 }
 
@@ -384,16 +379,6 @@ static const struct snap_cmd *snapshot_find_cmd(const struct stats_snapshot *s, 
 static struct stats_snapshot *published; /* the latest snapshot */
 static struct stats_snapshot *baseline;  /* sums at the last CONFIG RESETSTAT, or NULL */
 
-#ifdef PERCORE_SANITIZE_THREAD
-#define stats_publish(pp, p) __atomic_store_n((pp), (p), __ATOMIC_RELEASE)
-#define stats_read(pp) __atomic_load_n((pp), __ATOMIC_ACQUIRE)
-#define stats_swap(pp, p) __atomic_exchange_n((pp), (p), __ATOMIC_ACQ_REL)
-#else
-#define stats_publish(pp, p) rcu_assign_pointer(*(pp), (p))
-#define stats_read(pp) rcu_dereference(*(pp))
-#define stats_swap(pp, p) rcu_xchg_pointer((pp), (p))
-#endif
-
 static uint64_t minus(uint64_t a, uint64_t b)
 {
     return a > b ? a - b : 0;
@@ -401,15 +386,15 @@ static uint64_t minus(uint64_t a, uint64_t b)
 
 void stats_reset(void)
 {
-    struct stats_snapshot *old = stats_swap(&baseline, snapshot_collect());
+    struct stats_snapshot *old = rcu_ptr_swap(&baseline, snapshot_collect());
     if (old)
         call_rcu(&old->rcu, snapshot_destroy_rcu);
 }
 
 void stats_view_take(struct stats_view *v, const double *pct, int npct)
 {
-    const struct stats_snapshot *s = stats_read(&published);
-    const struct stats_snapshot *b = stats_read(&baseline);
+    const struct stats_snapshot *s = rcu_ptr_read(&published);
+    const struct stats_snapshot *b = rcu_ptr_read(&baseline);
     memset(v, 0, sizeof(*v));
     if (npct > STATS_MAX_PERCENTILES)
         npct = STATS_MAX_PERCENTILES;
@@ -543,7 +528,7 @@ static void aggregate(void)
         s->output_kbps = rate_add(&agg.out, (double)minus(s->t.total_net_output_bytes,
                                                           prev->t.total_net_output_bytes) / secs / 1024);
     }
-    stats_publish(&published, s);
+    rcu_ptr_publish(&published, s);
     if (prev)
         call_rcu(&prev->rcu, snapshot_destroy_rcu);
 }
@@ -577,7 +562,7 @@ static void stats_on_timer(evutil_socket_t fd, short what, void *arg)
     int ms = config_current()->stats_interval;
     if (stats_clock_ns() - published->taken_ns >= (uint64_t)ms * 1000000u)
         aggregate();
-    config_note_quiescent();
+    rcu_ptr_quiescent();
     rcu_thread_offline();
     stats_arm_timer(stats_next_tick_ms(ms));
 }
@@ -596,7 +581,7 @@ static void *stats_main(void *arg)
     event_base_dispatch(agg.base);
     rcu_thread_online();
     metrics_teardown();
-    config_note_quiescent();
+    rcu_ptr_quiescent();
     rcu_unregister_thread();
     return NULL;
 }

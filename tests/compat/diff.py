@@ -313,6 +313,20 @@ def free_port(rng=random.Random(os.getpid() ^ int(time.time() * 1000))):
 
 
 FREE_PORT_ARG = "@free-port"
+STARTED = []  # every Server started in this process, for show_logs_on_crash
+
+
+def show_logs_on_crash(kind, value, tb):
+    """sys.excepthook: a test that dies of an exception (a broken pipe, a reply that never came) shows
+    the tail of each server's log after its traceback, where a crash or a sanitizer's report is"""
+    sys.__excepthook__(kind, value, tb)
+    for srv in STARTED:
+        status = srv.proc.poll() if srv.proc else None
+        sys.stderr.write("---- %s (%s), log %s:\n%s\n" % (
+            srv.name, "running" if status is None else "exit status %s" % status, srv.log, srv.tail(8000)))
+
+
+sys.excepthook = show_logs_on_crash
 
 
 class Server:
@@ -346,6 +360,8 @@ class Server:
             self.logf = open(self.log, "wb")
             self.proc = subprocess.Popen(args, stdout=self.logf, stderr=subprocess.STDOUT,
                                          stdin=subprocess.DEVNULL)
+            if self not in STARTED:
+                STARTED.append(self)
             deadline = time.monotonic() + 20
             while time.monotonic() < deadline:
                 if self.proc.poll() is not None:

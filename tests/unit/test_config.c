@@ -37,7 +37,7 @@ static atomic_long reads;
 
 static void quiescent(void)
 {
-    config_note_quiescent();
+    rcu_ptr_quiescent();
     rcu_quiescent_state();
 }
 
