@@ -108,6 +108,12 @@ struct config {
     int timeout;                /* idle client timeout, seconds, 0 off */
     int hz;                     /* shard timer frequency (active expiry) */
     char *requirepass;          /* NULL: no AUTH needed */
+    /* replication (replica.h) */
+    char *replicaof;            /* "host port" of the master, "" none (REPLICAOF sets it too) */
+    char *masterauth;           /* the master's password, "" none */
+    char *masteruser;           /* ... and user (AUTH user password), "" the default user */
+    bool replica_read_only;     /* a replica refuses clients' writes (-READONLY) */
+    int repl_timeout;           /* s without a byte from the master before its link is dropped */
     long long maxmemory;        /* bytes over all shards, 0 no limit */
     enum maxmemory_policy maxmemory_policy;
     int maxmemory_samples;
@@ -189,6 +195,9 @@ static inline const struct config *config_current(void)
 /* the cluster port (cluster-ports, cluster-port-base) of shard `shard` under cfg.  Any thread. */
 int config_cluster_port(const struct config *cfg, int shard);
 
+/* the server's own setting of a key (REPLICAOF's replicaof), whether or not CONFIG SET may change it;
+ * 0 ok, -1 value refused.  Any RCU reader thread. */
+int config_set_internal(const char *name, const char *value);
 /* CONFIG GET pattern [pattern ...]: appends the map reply */
 void config_get_reply(struct reply *out, const struct resp_arg *patterns, int n);
 /*

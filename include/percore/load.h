@@ -24,6 +24,16 @@ int load_setup(int shards);
 void load_start(void);
 /* main thread, after the shards stopped: stop the loader (a shutdown while loading), release */
 void load_teardown(void);
+/*
+ * A replica's full sync, on its link thread (a registered RCU thread, offline), once the start's
+ * load is over: every shard emptied (FLUSHALL and FUNCTION FLUSH through shard 0's pseudo-client),
+ * then file's keys into their owner shards, Redis's loading state meanwhile; rewrite_aof: a
+ * BGREWRITEAOF follows (the keys did not go through the AOF).  0 ok; -1 (logged): the shards are
+ * emptied again, or the server stops (load_cancel).
+ */
+int load_replace(const char *file, bool rewrite_aof);
+/* shutting down: a load_replace under way gives up (its caller is then joined) */
+void load_cancel(void);
 
 /* true while the dataset loads (Redis server.loading); any thread, a relaxed load of a flag
  * written twice in the process's life */

@@ -32,7 +32,7 @@
  * LIST/KILL/UNBLOCK/PAUSE/UNPAUSE and SLOWLOG fan out to every shard, see conn_fanout), the
  * RCU-protected config snapshot in ctx->config, and INFO reads the stats
  * aggregator's RCU-published snapshot (stats.h), never another shard's data.  The
- * process-wide identifiers (run_id, replid) are made once under pthread_once.
+ * process-wide run_id is made once under pthread_once (the replication id is replica.c's).
  */
 #include "admin_families.h"
 
@@ -46,6 +46,7 @@
 #include "percore/monitor.h"
 #include "percore/mem.h"
 #include "percore/pubsub.h"
+#include "percore/replica.h"
 #include "percore/reply.h"
 #include "percore/aof.h"
 #include "percore/save.h"
@@ -396,7 +397,7 @@ static void cmd_hello(struct cmd_ctx *ctx)
     reply_bulk_cstr(ctx->out, "mode");
     reply_bulk_cstr(ctx->out, "standalone");
     reply_bulk_cstr(ctx->out, "role");
-    reply_bulk_cstr(ctx->out, "master");
+    reply_bulk_cstr(ctx->out, replica_now() ? "replica" : "master");
     reply_bulk_cstr(ctx->out, "modules");
     reply_array(ctx->out, 0);
 }
@@ -1596,7 +1597,6 @@ static const struct {
 
 static pthread_once_t ids_once = PTHREAD_ONCE_INIT;
 static char run_id[41];
-static char repl_id[41];
 
 static void random_hex(char *dst, size_t nhex)
 {
@@ -1621,7 +1621,6 @@ static void random_hex(char *dst, size_t nhex)
 static void ids_init(void)
 {
     random_hex(run_id, 40);
-    random_hex(repl_id, 40);
 }
 
 /*
@@ -1891,20 +1890,9 @@ static void info_stats(struct reply *t, const struct info_totals *s, const struc
 
 static void info_replication(struct reply *t)
 {
-    text_printf(t,
-                "# Replication\r\n"
-                "role:master\r\n"
-                "connected_slaves:0\r\n"
-                "master_failover_state:no-failover\r\n"
-                "master_replid:%s\r\n"
-                "master_replid2:0000000000000000000000000000000000000000\r\n"
-                "master_repl_offset:0\r\n"
-                "second_repl_offset:-1\r\n"
-                "repl_backlog_active:0\r\n"
-                "repl_backlog_size:1048576\r\n"
-                "repl_backlog_first_byte_offset:0\r\n"
-                "repl_backlog_histlen:0\r\n",
-                repl_id);
+    char buf[2048];
+    replica_info(buf, sizeof buf);
+    text_printf(t, "%s", buf);
 }
 
 static void info_cpu(struct reply *t)
@@ -2123,13 +2111,10 @@ static void cmd_pubsub_help(struct cmd_ctx *ctx)
 /* ------------------------------------------------------------------------ */
 /* TIME LASTSAVE SHUTDOWN WAIT                                              */
 
-/* ROLE: a master with no replica (replication is still to come), as Redis's reply for one */
+/* ROLE: a master (with no replica), or a replica and its link (replica.h) */
 static void cmd_role(struct cmd_ctx *ctx)
 {
-    reply_array(ctx->out, 3);
-    reply_bulk_cstr(ctx->out, "master");
-    reply_int(ctx->out, 0);
-    reply_array(ctx->out, 0);
+    replica_role_reply(ctx->out);
 }
 
 static void cmd_time(struct cmd_ctx *ctx)

@@ -3415,6 +3415,34 @@ static const struct command_meta command_meta_table[] = {
         "key\r\n$14\r\nkey_spec_index\r\n:1\r\n",
         426,
     },
+    {"replconf",
+        "*10\r\n$8\r\nreplconf\r\n:-1\r\n~5\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n"
+        "+allow_busy\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n"
+        "~0\r\n",
+        136,
+        "%5\r\n$7\r\nsummary\r\n$58\r\n"
+        "An internal command for configuring the replication stream\r\n$5\r\nsince\r\n$5\r\n"
+        "3.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\n"
+        "doc_flags\r\n~1\r\n+syscmd\r\n",
+        182,
+    },
+    {"replicaof",
+        "*10\r\n$9\r\nreplicaof\r\n:3\r\n~4\r\n+admin\r\n+noscript\r\n+stale\r\n"
+        "+no_async_loading\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0\r\n"
+        "~0\r\n~0\r\n",
+        132,
+        "%5\r\n$7\r\nsummary\r\n$71\r\n"
+        "Make the server a replica of another instance, or promote it as master.\r\n$5\r\nsince\r\n"
+        "$5\r\n5.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\n"
+        "arguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$4\r\nargs\r\n$4\r\ntype\r\n$5\r\noneof\r\n$9\r\n"
+        "arguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$9\r\nhost-port\r\n$4\r\ntype\r\n$5\r\nblock\r\n"
+        "$9\r\narguments\r\n*2\r\n%2\r\n$4\r\nname\r\n$4\r\nhost\r\n$4\r\ntype\r\n$6\r\nstring\r\n"
+        "%2\r\n$4\r\nname\r\n$4\r\nport\r\n$4\r\ntype\r\n$7\r\ninteger\r\n%3\r\n$4\r\nname\r\n"
+        "$6\r\nno-one\r\n$4\r\ntype\r\n$5\r\nblock\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n"
+        "$2\r\nno\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$2\r\nNO\r\n%3\r\n$4\r\n"
+        "name\r\n$3\r\none\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$3\r\nONE\r\n",
+        616,
+    },
     {"reset",
         "*10\r\n$5\r\nreset\r\n:1\r\n~6\r\n+noscript\r\n+loading\r\n+stale\r\n+fast\r\n+no_auth\r\n"
         "+allow_busy\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@fast\r\n+@connection\r\n~0\r\n~0\r\n~0\r\n",
@@ -3864,6 +3892,24 @@ static const struct command_meta command_meta_table[] = {
         "$14\r\nkey_spec_index\r\n:0\r\n%2\r\n$4\r\nname\r\n$6\r\nmember\r\n$4\r\ntype\r\n$6\r\n"
         "string\r\n",
         274,
+    },
+    {"slaveof",
+        "*10\r\n$7\r\nslaveof\r\n:3\r\n~4\r\n+admin\r\n+noscript\r\n+stale\r\n+no_async_loading\r\n"
+        ":0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n",
+        130,
+        "%8\r\n$7\r\nsummary\r\n$71\r\n"
+        "Make the server a replica of another instance, or promote it as master.\r\n$5\r\nsince\r\n"
+        "$5\r\n1.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\n"
+        "doc_flags\r\n~1\r\n+deprecated\r\n$16\r\ndeprecated_since\r\n$5\r\n5.0.0\r\n$11\r\n"
+        "replaced_by\r\n$11\r\n`REPLICAOF`\r\n$9\r\narguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$4\r\n"
+        "args\r\n$4\r\ntype\r\n$5\r\noneof\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$9\r\n"
+        "host-port\r\n$4\r\ntype\r\n$5\r\nblock\r\n$9\r\narguments\r\n*2\r\n%2\r\n$4\r\nname\r\n"
+        "$4\r\nhost\r\n$4\r\ntype\r\n$6\r\nstring\r\n%2\r\n$4\r\nname\r\n$4\r\nport\r\n$4\r\n"
+        "type\r\n$7\r\ninteger\r\n%3\r\n$4\r\nname\r\n$6\r\nno-one\r\n$4\r\ntype\r\n$5\r\nblock\r\n"
+        "$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$2\r\nno\r\n$4\r\ntype\r\n$10\r\n"
+        "pure-token\r\n$5\r\ntoken\r\n$2\r\nNO\r\n%3\r\n$4\r\nname\r\n$3\r\none\r\n$4\r\ntype\r\n"
+        "$10\r\npure-token\r\n$5\r\ntoken\r\n$3\r\nONE\r\n",
+        718,
     },
     {"slowlog",
         "*10\r\n$7\r\nslowlog\r\n:-2\r\n~0\r\n:0\r\n:0\r\n:0\r\n~1\r\n+@slow\r\n~0\r\n~0\r\n*4\r\n"

@@ -11,7 +11,7 @@ this script asks the real server and stores its reply bytes:
     gen_command_meta.py get set config|get   # only these names
 
 Without names it reads percore's command names from the C tables in
-server/cmd/*.c, server/admin/*.c, server/core/script.c and server/core/function.c: `{"get", cmd_get, ...}` and `CMD("ping", cmd_ping, ...)`
+server/cmd/*.c, server/admin/*.c, server/core/script.c, function.c and replica.c: `{"get", cmd_get, ...}` and `CMD("ping", cmd_ping, ...)`
 entries, and `SUB("config", "get", cmd_config_get, ...)` (any handler) as "config|get".
 Internal commands ("__take") are skipped.
 
@@ -186,7 +186,7 @@ SUB_RE = re.compile(r'\bSUB\("([a-z][a-z0-9_-]*)",\s*"([a-z][a-z0-9_-]*)",\s*[a-
 
 def names_from_tables():
     names = set()
-    tables = glob.glob(os.path.join(HERE, "*.c")) + glob.glob(os.path.join(HERE, "..", "admin", "*.c")) + glob.glob(os.path.join(HERE, "..", "core", "script.c")) + glob.glob(os.path.join(HERE, "..", "core", "function.c"))
+    tables = glob.glob(os.path.join(HERE, "*.c")) + glob.glob(os.path.join(HERE, "..", "admin", "*.c")) + glob.glob(os.path.join(HERE, "..", "core", "script.c")) + glob.glob(os.path.join(HERE, "..", "core", "function.c")) + glob.glob(os.path.join(HERE, "..", "core", "replica.c"))
     for path in sorted(tables):
         if os.path.basename(path) == "command_meta.c":
             continue

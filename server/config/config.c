@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <urcu-qsbr.h>
@@ -75,6 +76,16 @@ static const struct config_key config_keys[] = {
     {"hz", CT_INT, OFF(hz), "10", 0, INT_MAX, true, "shard timer frequency (kept within 1..500)"},
     {"requirepass", CT_STRING, OFF(requirepass), "", 0, 0, true, "password for AUTH"},
     {"maxmemory", CT_MEMORY, OFF(maxmemory), "0", 0, LLONG_MAX, true, "memory limit, 0 none"},
+    {"replicaof", CT_STRING, OFF(replicaof), "", 0, 0, false,
+     "<host> <port>: replicate that master (REPLICAOF changes it), \"\" or no one: be a master"},
+    {"slaveof", CT_STRING, OFF(replicaof), "", 0, 0, false, "old name of replicaof"},
+    {"masterauth", CT_STRING, OFF(masterauth), "", 0, 0, true, "password a replica gives its master"},
+    {"masteruser", CT_STRING, OFF(masteruser), "", 0, 0, true, "... with this user (AUTH user password)"},
+    {"replica-read-only", CT_ENUM, OFF(replica_read_only), "yes", 0, 0, true,
+     "a replica refuses clients' writes with -READONLY"},
+    {"slave-read-only", CT_ENUM, OFF(replica_read_only), "yes", 0, 0, true, "old name of replica-read-only"},
+    {"repl-timeout", CT_INT, OFF(repl_timeout), "60", 1, INT_MAX, true,
+     "s of silence from the master before a replica drops its link"},
     {"tracking-table-max-keys", CT_SIZE, OFF(tracking_table_max_keys), "1000000", 0, LONG_MAX, true,
      "keys client-side caching remembers, 0 no limit"},
     {"hash-max-listpack-entries", CT_SIZE, OFF(hash_max_listpack_entries), "512", 0, LONG_MAX, true,
@@ -199,13 +210,21 @@ static const struct config_key *config_find(const char *name, size_t len)
     return NULL;
 }
 
+static const struct config_key *config_canonical(const struct config_key *k);
+
+/* a key's own string field (an alias shares its first spelling's) */
+static bool config_owns_string(const struct config_key *k)
+{
+    return k->type == CT_STRING && config_canonical(k) == k;
+}
+
 static void config_free_strings(struct config *c)
 {
     for (int i = 0; i < c->bind_count; i++)
         mem_release(c->bind[i]);
     c->bind_count = 0;
     for (size_t i = 0; i < CONFIG_KEY_COUNT; i++) {
-        if (config_keys[i].type == CT_STRING) {
+        if (config_owns_string(&config_keys[i])) {
             char **s = (char **)((char *)c + config_keys[i].offset);
             mem_release(*s);
             *s = NULL;
@@ -224,7 +243,7 @@ static struct config_box *config_copy(const struct config *src)
     for (int i = 0; i < c->bind_count; i++)
         c->bind[i] = mem_strndup(src->bind[i], strlen(src->bind[i]));
     for (size_t i = 0; i < CONFIG_KEY_COUNT; i++) {
-        if (config_keys[i].type == CT_STRING) {
+        if (config_owns_string(&config_keys[i])) {
             char **s = (char **)((char *)c + config_keys[i].offset);
             if (*s)
                 *s = mem_strndup(*s, strlen(*s));
@@ -480,11 +499,38 @@ static void config_notify_format(unsigned flags, char *buf, size_t cap)
     buf[n] = '\0';
 }
 
+/* replicaof: `host port` (two values, or one "host port" as CONFIG REWRITE quotes it), `no one` or ""
+ * (none); stored as "host port" or "" */
+static const char *config_parse_replicaof(struct config *c, const struct resp_arg *vals, int nvals)
+{
+    char joined[1024];
+    size_t off = 0;
+    for (int i = 0; i < nvals && off < sizeof(joined); i++)
+        off += (size_t)snprintf(joined + off, sizeof(joined) - off, "%s%.*s", i ? " " : "", (int)vals[i].len,
+                                vals[i].ptr);
+    if (off >= sizeof(joined))
+        return "wrong number of arguments";
+    char *space = strchr(joined, ' ');
+    if (off == 0 || strcasecmp(joined, "no one") == 0) {
+        joined[0] = '\0';
+    } else {
+        long long port;
+        if (!space || space == joined || strchr(space + 1, ' ') ||
+            !util_str_to_ll(space + 1, strlen(space + 1), &port) || port < 0 || port > 65535)
+            return "wrong number of arguments";
+    }
+    mem_release(c->replicaof);
+    c->replicaof = mem_strndup(joined, strlen(joined));
+    return NULL;
+}
+
 /* apply one value to c; NULL ok, else the reason (Redis's wording) */
 static const char *config_apply(struct config *c, const struct config_key *k, const struct resp_arg *vals,
                                 int nvals, char *errbuf, size_t errlen)
 {
     void *field = (char *)c + k->offset;
+    if (k->offset == offsetof(struct config, replicaof))
+        return config_parse_replicaof(c, vals, nvals);
     if (k->type != CT_BIND && k->type != CT_OBUF && k->type != CT_PERCENTILES && nvals != 1)
         return "wrong number of arguments";
     const char *v = vals[0].ptr;
@@ -1055,6 +1101,28 @@ bool config_set_reply(struct reply *out, const struct resp_arg *args, int n, con
     if (!applied)
         reply_ok(out);
     return applied;
+}
+
+int config_set_internal(const char *name, const char *value)
+{
+    const struct config_key *k = config_find(name, strlen(name));
+    if (!k)
+        return -1;
+    struct resp_arg v = {value, strlen(value)};
+    char buf[160];
+    pthread_mutex_lock(&config_writer);
+    struct config_box *box = config_copy(config_current());
+    if (config_apply(&box->config, k, &v, 1, buf, sizeof(buf)) != NULL) {
+        pthread_mutex_unlock(&config_writer);
+        config_free_strings(&box->config);
+        mem_release(box);
+        return -1;
+    }
+    struct config *old = config_published;
+    config_publish(&box->config);
+    pthread_mutex_unlock(&config_writer);
+    call_rcu(&caa_container_of(old, struct config_box, config)->rcu, config_box_destroy);
+    return 0;
 }
 
 /* ---------------------------------------------------------------- CONFIG REWRITE */

@@ -84,6 +84,7 @@
 #include "percore/config.h"
 #include "percore/keylock.h"
 #include "percore/log.h"
+#include "percore/replica.h"
 #include "percore/mem.h"
 #include "percore/pubsub.h"
 #include "percore/util.h"
@@ -197,15 +198,26 @@ void conn_accept(struct shard *self, int fd, bool cluster_port)
         STATS_ADD(&self->stats, rejected_connections, 1);
         return;
     }
-    struct conn *c = conn_create(self, fd, NULL, NULL);
+    struct conn *c = conn_adopt(self, fd, peer);
     c->cluster_port = cluster_port;
-    memcpy(c->peer, peer, sizeof(c->peer));
+}
+
+struct conn *conn_adopt(struct shard *self, int fd, const char *peer)
+{
+    struct conn *c = conn_create(self, fd, NULL, NULL);
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof(ss);
+    if (peer)
+        snprintf(c->peer, sizeof(c->peer), "%s", peer);
+    else if (getpeername(fd, (struct sockaddr *)&ss, &sl) == 0)
+        conn_format_addr(&ss, c->peer, sizeof(c->peer));
     sl = sizeof(ss);
     if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0)
         conn_format_addr(&ss, c->local, sizeof(c->local));
     c->read_ev = event_new(self->base, fd, EV_READ | EV_PERSIST, conn_on_read, c);
     c->write_ev = event_new(self->base, fd, EV_WRITE | EV_PERSIST, conn_on_write, c);
     event_add(c->read_ev, NULL);
+    return c;
 }
 
 struct conn *conn_create(struct shard *self, int fd, engine_sink_fn *sink, void *sink_arg)
@@ -288,6 +300,8 @@ void conn_close(struct conn *c)
         return;
     struct shard *self = c->home;
     c->closed = true;
+    if (__builtin_expect(c->repl_master, 0))
+        replica_conn_closed(c); /* before its fd goes: the link's offset is read from c */
     if (c->read_ev) {
         event_free(c->read_ev);
         event_free(c->write_ev);
@@ -626,6 +640,7 @@ static void conn_on_read(evutil_socket_t fd, short what, void *arg)
     if (n < 0)
         return;
     c->rlen += (size_t)n;
+    c->bytes_in += (uint64_t)n;
     c->last_interaction = self->now;
     STATS_ADD(&self->stats, total_net_input_bytes, (uint64_t)n);
     if ((long long)(c->rlen - c->rpos) > cfg->client_query_buffer_limit) {
@@ -773,7 +788,7 @@ void conn_reap_idle(struct shard *self, int timeout_s)
     struct conn *c = self->conns;
     while (c) {
         struct conn *next = c->next;
-        if (!c->slot_head && !c->pause_wait && self->now - c->last_interaction > (int64_t)timeout_s * 1000)
+        if (!c->slot_head && !c->pause_wait && !c->repl_master && self->now - c->last_interaction > (int64_t)timeout_s * 1000)
             conn_close(c);
         c = next;
     }

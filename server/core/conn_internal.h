@@ -95,6 +95,8 @@ struct conn {
     struct event *block_ev;  /* that command's timeout */
     char *exec_input;        /* EXEC's queued commands, parsed before the rest of the input */
     bool loads_aof;          /* the AOF loader's pseudo-client (load.c): not refused -LOADING */
+    bool repl_master;        /* the master's link of a replica (replica.c): its writes are obeyed, unanswered */
+    uint64_t bytes_in;       /* read from its socket (or given as read): a master link's offset */
     size_t exec_len;
     size_t exec_pos;
     char peer[64];
@@ -117,6 +119,9 @@ void conn_reply_step(struct conn *c);
 bool conn_wait_if_paused(struct conn *c, const struct command *cmd);
 /* cluster_port: fd came from self's cluster port (cluster.h), not the main port */
 void conn_accept(struct shard *self, int fd, bool cluster_port);
+/* a connection of self over the socket fd (its checks done), read from now on; peer: its address as
+ * CLIENT LIST shows it, NULL asks the socket */
+struct conn *conn_adopt(struct shard *self, int fd, const char *peer);
 /* its socket is readable: read and run what came, as its read event does (shard_serve_busy) */
 void conn_read_ready(struct conn *c);
 /* a connection of this shard: a socket (fd, sink NULL) or an in-process client (fd -1, sink) */

@@ -47,6 +47,7 @@
 #include "percore/mem.h"
 #include "percore/object.h"
 #include "percore/pubsub.h"
+#include "percore/replica.h"
 #include "percore/rread.h"
 #include "percore/slot.h"
 #include "percore/slowlog.h"
@@ -1594,6 +1595,12 @@ bool dispatch_command(struct conn *c, int argc, const struct resp_arg *argv)
             snprintf(err, sizeof err, "MISCONF Errors writing to the AOF file: %s", strerror(aof_last_write_errno()));
         dispatch_reject(c, cmd, argc, argv, rdb_denies ? misconf_error : err);
         stats_cmd_rejected(&self->stats, cmd, "-MISCONF", 8);
+        return true;
+    }
+    if (__builtin_expect(replica_now(), 0) && cfg->replica_read_only && !c->repl_master && !c->loads_aof &&
+        ((cmd->flags & CMD_WRITE) || ((cmd->flags & CMD_RUNS_QUEUE) && txn_queued_writes(c)))) {
+        dispatch_reject(c, cmd, argc, argv, "READONLY You can't write against a read only replica.");
+        stats_cmd_rejected(&self->stats, cmd, "-READONLY", 9);
         return true;
     }
     const char *refused = c->pubsub && !c->exec_input ? pubsub_refused_command(c, cmd, argc, argv) : NULL;

@@ -158,6 +158,7 @@ static bool aof_has_base;  /* aof_files[0] is the manifest's base file */
  * waits for it */
 static struct conn *aof_client;
 static struct load_batch *aof_held;
+static bool loader_wanted;  /* the start has something to load */
 static bool loader_started;
 static long long start_ns;
 
@@ -718,46 +719,29 @@ static void *loader_main(void *arg)
     return NULL;
 }
 
-/* the loading state, the queues, what the loader needs of the config: main thread, before the shards */
-static void load_begin(const struct config *cfg, int shards, long long total)
+/* the loading state and what the loader needs of the config (the queues are made by load_setup) */
+static void load_begin(const struct config *cfg, long long total)
 {
     limits = config_rdb_limits(cfg);
     databases = cfg->databases;
     memcpy(slot_shard, cfg->slot_shard, sizeof(slot_shard));
-    ring_count = shards;
-    rings = mem_calloc((size_t)shards, sizeof(*rings));
-    filling = mem_calloc((size_t)shards, sizeof(*filling));
-    for (int i = 0; i < shards; i++)
-        rings[i] = ring_create(LOAD_RING);
     start_ns = util_mono_ns();
     atomic_store(&progress.start_time, util_ms_time() / 1000);
     atomic_store(&progress.total_bytes, total);
     atomic_store(&progress.loaded_bytes, 0);
+    atomic_store(&progress.rdb_used_mem, 0);
     atomic_store(&load_active, true);
 }
 
-int load_setup(int shards)
+/* path mapped into map / map_len (an empty file: none); 0 ok, -1 with errno */
+static int map_file(const char *file)
 {
-    const struct config *cfg = config_current();
-    if (cfg->appendonly) { /* Redis 7: the AOF, when enabled, is what the start loads (never the RDB file) */
-        long long total = 0;
-        int rc = aof_plan(cfg, &total);
-        if (rc > 0)
-            load_begin(cfg, shards, total);
-        return rc < 0 ? -1 : 0;
-    }
-    snprintf(path, sizeof path, "%s/%s", cfg->dir && cfg->dir[0] ? cfg->dir : ".", cfg->dbfilename);
+    snprintf(path, sizeof path, "%s", file);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        if (errno != ENOENT) {
-            log_warn("Fatal error loading the DB: %s. Exiting.", strerror(errno));
-            return -1;
-        }
-        return 0;
-    }
+    if (fd < 0)
+        return -1;
     struct stat st;
     if (fstat(fd, &st) < 0) {
-        log_warn("Fatal error loading the DB: %s. Exiting.", strerror(errno));
         close(fd);
         return -1;
     }
@@ -765,7 +749,6 @@ int load_setup(int shards)
     if (map_len > 0) {
         void *m = mmap(NULL, map_len, PROT_READ, MAP_PRIVATE, fd, 0);
         if (m == MAP_FAILED) {
-            log_warn("Fatal error loading the DB: %s. Exiting.", strerror(errno));
             close(fd);
             return -1;
         }
@@ -773,19 +756,118 @@ int load_setup(int shards)
         map = m;
     }
     close(fd);
-    load_begin(cfg, shards, (long long)map_len);
+    return 0;
+}
+
+static void unmap_file(void)
+{
+    if (map)
+        munmap((void *)map, map_len);
+    map = NULL;
+    map_len = 0;
+}
+
+int load_setup(int shards)
+{
+    const struct config *cfg = config_current();
+    ring_count = shards; /* the queues, also for a replica's full syncs later (load_replace) */
+    rings = mem_calloc((size_t)shards, sizeof(*rings));
+    filling = mem_calloc((size_t)shards, sizeof(*filling));
+    for (int i = 0; i < shards; i++)
+        rings[i] = ring_create(LOAD_RING);
+    if (cfg->appendonly) { /* Redis 7: the AOF, when enabled, is what the start loads (never the RDB file) */
+        long long total = 0;
+        int rc = aof_plan(cfg, &total);
+        if (rc > 0) {
+            load_begin(cfg, total);
+            loader_wanted = true;
+        }
+        return rc < 0 ? -1 : 0;
+    }
+    char file[sizeof path];
+    snprintf(file, sizeof file, "%s/%s", cfg->dir && cfg->dir[0] ? cfg->dir : ".", cfg->dbfilename);
+    if (map_file(file) < 0) {
+        if (errno == ENOENT)
+            return 0;
+        log_warn("Fatal error loading the DB: %s. Exiting.", strerror(errno));
+        return -1;
+    }
+    load_begin(cfg, (long long)map_len);
+    loader_wanted = true;
     return 0;
 }
 
 void load_start(void)
 {
-    if (!rings || loader_started)
+    if (!loader_wanted || loader_started)
         return;
     if (pthread_create(&loader, NULL, loader_main, NULL) != 0) {
         log_warn("Fatal error loading the DB: cannot start the loader thread. Exiting.");
         _exit(1);
     }
     loader_started = true;
+}
+
+/* loader: commands for shard 0's pseudo-client, and every shard past them (they ran) */
+static bool run_commands(const char *resp)
+{
+    struct aof_chunk chunk = {0};
+    chunk_add(&chunk, resp, strlen(resp));
+    return chunk_send(&chunk) && shards_sync(MARK_SYNC);
+}
+
+int load_replace(const char *file, bool rewrite_aof)
+{
+    if (map_file(file) < 0) {
+        log_warn("Failed trying to load the MASTER synchronization DB from disk: %s", strerror(errno));
+        return -1;
+    }
+    rcu_thread_online();
+    load_begin(config_current(), (long long)map_len);
+    rcu_thread_offline();
+    for (int i = 0; i < ring_count; i++) /* each notices the flag on its next loop turn (shard_loop) */
+        wake_shard(i);
+    /* Redis's emptyData, then its functions gone too (the file brings the master's) */
+    static const char empty[] = "*1\r\n$8\r\nFLUSHALL\r\n*2\r\n$8\r\nFUNCTION\r\n$5\r\nFLUSH\r\n";
+    int rc = -1;
+    if (!run_commands(empty))
+        goto out;
+    struct load_ctx lc = {0};
+    struct rdb_file_info info;
+    char err[256];
+    lc.info = &info;
+    lc.keep_expired = true; /* a replica keeps them: its master's DELs remove them */
+    lc.now = util_ms_time();
+    if (rdb_file_load(map, map_len, &limits, load_key, load_function, &lc, &info, err, sizeof err) < 0) {
+        if (atomic_load(&loader_stop))
+            goto out;
+        log_warn("Failed trying to load the MASTER synchronization DB from disk: %s (file %s)", err, path);
+        for (int i = 0; i < ring_count; i++) /* what the file had so far goes too */
+            if (!batch_send(i, MARK_NONE))
+                goto out;
+        run_commands(empty);
+        goto out;
+    }
+    announce(&lc);
+    /* the keys came in without the AOF seeing them: a rewrite makes it whole again (Redis restarts its AOF) */
+    if (rewrite_aof && !run_commands("*1\r\n$12\r\nBGREWRITEAOF\r\n"))
+        goto out;
+    if (!shards_sync(MARK_LAST))
+        goto out;
+    atomic_store(&progress.loaded_bytes, (long long)map_len);
+    atomic_store(&progress.keys_loaded, (long long)info.keys);
+    atomic_store(&progress.keys_expired, 0);
+    log_notice("Done loading RDB, keys loaded: %llu, keys expired: 0.", (unsigned long long)info.keys);
+    rc = 0;
+out:
+    unmap_file();
+    atomic_store_explicit(&load_active, false, memory_order_release);
+    return rc;
+}
+
+void load_cancel(void)
+{
+    atomic_store(&loader_stop, true);
 }
 
 bool load_refuses(const struct command *cmd, int argc, const struct resp_arg *argv)
@@ -919,10 +1001,7 @@ void load_teardown(void)
     rings = NULL;
     filling = NULL;
     ring_count = 0;
-    if (map)
-        munmap((void *)map, map_len);
-    map = NULL;
-    map_len = 0;
+    unmap_file();
     atomic_store(&load_active, false);
 }
 

@@ -38,6 +38,7 @@
 #include "percore/keylock.h"
 #include "percore/watch.h"
 #include "percore/log.h"
+#include "percore/replica.h"
 #include "percore/mem.h"
 #include "percore/ring.h"
 #include "percore/script.h"
@@ -256,6 +257,8 @@ static void shard_on_doorbell(evutil_socket_t fd, short what, void *arg)
     uint64_t v;
     ssize_t rc = read(fd, &v, sizeof(v));
     (void)rc;
+    if (self->index == 0)
+        replica_cron(self); /* a master's link handed over, or to drop */
 }
 
 /*
@@ -301,7 +304,7 @@ static void shard_on_timer(evutil_socket_t fd, short what, void *arg)
     if (shard_runs_store_upkeep(self)) {
         shard_store_lock();
         /* Redis: 25% of each timer period for active expiry */
-        if (atomic_load_explicit(&active_expire, memory_order_relaxed))
+        if (atomic_load_explicit(&active_expire, memory_order_relaxed) && !replica_now()) /* a replica: its master's DELs */
             store_active_expire(self->store, self->now, 250000L / cfg->hz);
         store_rehash_step(self->store);
         save_step(self->index, self->store); /* a save whose writer was behind when the shard went to sleep */
@@ -309,8 +312,10 @@ static void shard_on_timer(evutil_socket_t fd, short what, void *arg)
         dispatch_memory_ok(self, cfg, NULL, NULL);
         shard_store_unlock();
     }
-    if (self->index == 0)
+    if (self->index == 0) {
         save_cron(self, cfg); /* save points, the shutdown's save */
+        replica_cron(self);   /* the master's link: ACKs, its timeout */
+    }
     conn_reap_idle(self, cfg->timeout);
     shard_publish_keyspace(self, true);
     struct timeval tv = {0, 1000000 / cfg->hz};
@@ -613,6 +618,8 @@ static void shard_loop(struct shard *self)
                 lazy_work |= save_step(self->index, self->store);
             shard_store_unlock();
         }
+        if (__builtin_expect(!self->loading, 1) && load_in_progress())
+            self->loading = true; /* a replica's full sync began (load_replace) */
         if (shard_loading(self))
             lazy_work |= load_step(self); /* keys the loader queued for this shard */
         if (save_has_work())
@@ -1119,7 +1126,7 @@ int shard_setup(void)
     pthread_barrier_wait(&start_barrier);
     shard_listeners_destroy(&start_listeners); /* every shard took its row */
     load_start(); /* the file loads while the shards serve (loading:1, -LOADING) */
-    return 0;
+    return replica_setup(); /* its link waits for the load */
 }
 
 static void shard_stop_all(void)
@@ -1176,6 +1183,7 @@ void shard_teardown(void)
 {
     save_teardown(); /* the writer may still ring the shards' doorbells */
     aof_teardown();  /* so may the AOF's */
+    replica_teardown(); /* a full sync's load may be under way */
     load_teardown(); /* and so may the loader (a shutdown while loading) */
     for (int i = 0; i < nshards; i++) {
         if (shards && shards[i]) {

@@ -110,7 +110,7 @@ struct shard {
     struct shard_tracking tracking; /* client-side caching: keys read, prefixes, invalidations (tracking.h) */
     uint64_t dirty_dbs;       /* databases written since the last publish (bit per db) */
     bool propagating;         /* appendonly: writes go to the shard's stream (aof.h; call.h reads it) */
-    bool loading;             /* the start's load was under way when this shard last looked (shard_loading) */
+    bool loading;             /* a load (the start's, a full sync's) was under way when this shard last looked */
     bool aof_replies_came;    /* appendfsync always: other shards' replies came this turn (they may be writes') */
     struct conn *aof_held;    /* appendfsync always: connections whose output waits for a writer round */
     bool busy_script;         /* a script here ran past busy-reply-threshold: shard_serve_busy serves its clients */

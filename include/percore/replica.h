@@ -1,0 +1,49 @@
+/*
+ * replica: this server as a replica of a Redis master (REPLICAOF host
+ * port, `replicaof` in the config): the link to the master, its full sync
+ * loaded into the shards, its command stream applied through the funnel,
+ * REPLCONF ACK, -READONLY for clients' writes, and what INFO replication
+ * and ROLE say.  See replica.c for how.
+ */
+#ifndef PERCORE_REPLICA_H
+#define PERCORE_REPLICA_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "percore/command.h"
+
+struct conn;
+struct shard;
+
+/* main thread, once the shards run: the link thread; a `replicaof` in the config starts the link */
+int replica_setup(void);
+/* main thread, at shutdown, before the shards' teardown: the link thread stops and is joined */
+void replica_teardown(void);
+
+/* this server replicates a master now (any thread; a relaxed load of a flag REPLICAOF writes) */
+extern atomic_bool replica_active;
+static inline bool replica_now(void)
+{
+    return atomic_load_explicit(&replica_active, memory_order_relaxed);
+}
+
+/* shard 0, on its timer and doorbell: take the master's link the link thread handed over, send the
+ * master its ACK every second, drop a link no longer wanted or silent past repl-timeout */
+void replica_cron(struct shard *self);
+/* c closes: the master's link is lost (the link thread resyncs from the offset it reached) */
+void replica_conn_closed(struct conn *c);
+
+/* INFO's "# Replication" section into buf (NUL-terminated, cut at cap) */
+void replica_info(char *buf, size_t cap);
+/* ROLE's reply */
+void replica_role_reply(struct reply *out);
+/* the replication id this server answers with (a master's own, a replica's master's) */
+void replica_replid(char out[41]);
+
+/* REPLICAOF SLAVEOF REPLCONF */
+extern const struct command command_family_replica[];
+extern const size_t command_family_replica_count;
+
+#endif
