@@ -11,6 +11,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "percore/command.h"
 
@@ -29,9 +30,26 @@ static inline bool replica_now(void)
     return atomic_load_explicit(&replica_active, memory_order_relaxed);
 }
 
+/*
+ * The master client's connection id (UINT64_MAX none): its commands, and their parts on every shard,
+ * see no key as expired -- a replica's keys expire when its master says so (DEL), as in Redis, where
+ * the master client's lookups never expire a key.  call() runs them with REPLICA_NOW, earlier than any
+ * expiry time (the store's "no lookup" time, which touches no access clock either).
+ */
+extern atomic_uint_least64_t replica_master_client;
+#define REPLICA_NOW INT64_MIN
+static inline int64_t replica_call_now(uint64_t client, int64_t now)
+{
+    return __builtin_expect(client == atomic_load_explicit(&replica_master_client, memory_order_relaxed), 0)
+               ? REPLICA_NOW
+               : now;
+}
+
 /* shard 0, on its timer and doorbell: take the master's link the link thread handed over, send the
  * master its ACK every second, drop a link no longer wanted or silent past repl-timeout */
 void replica_cron(struct shard *self);
+/* shard 0 ran what it read from c: the master client's offset for INFO and ROLE */
+void replica_master_read(struct conn *c);
 /* c closes: the master's link is lost (the link thread resyncs from the offset it reached) */
 void replica_conn_closed(struct conn *c);
 

@@ -47,6 +47,7 @@
 
 #include "percore/command.h"
 #include "percore/config.h"
+#include "percore/replica.h"
 #include "percore/slowlog.h"
 #include "percore/stats.h"
 #include "percore/watch.h"
@@ -128,7 +129,7 @@ static inline __attribute__((always_inline)) enum call_result call(struct shard 
         .argv = c->argv,
         .argc = c->argc,
         .db = c->db,
-        .now = self->now,
+        .now = replica_call_now(c->client, self->now),
         .config = config_current(),
         .stats = &self->cstats,
         .conn = (c->flags & CALL_CONN) ? c->conn : NULL,

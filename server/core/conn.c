@@ -643,11 +643,13 @@ static void conn_on_read(evutil_socket_t fd, short what, void *arg)
     c->bytes_in += (uint64_t)n;
     c->last_interaction = self->now;
     STATS_ADD(&self->stats, total_net_input_bytes, (uint64_t)n);
-    if ((long long)(c->rlen - c->rpos) > cfg->client_query_buffer_limit) {
+    if ((long long)(c->rlen - c->rpos) > cfg->client_query_buffer_limit && !c->repl_master) { /* Redis's master too */
         conn_close_query_limit(c);
         return;
     }
     conn_process_input(c);
+    if (__builtin_expect(c->repl_master, 0))
+        replica_master_read(c);
 }
 
 void conn_read_ready(struct conn *c)

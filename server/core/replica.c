@@ -74,6 +74,7 @@
 #define ACK_PERIOD_MS 1000   /* REPLCONF ACK, as Redis's replicationCron */
 
 _Alignas(128) atomic_bool replica_active;
+atomic_uint_least64_t replica_master_client = UINT64_MAX; /* beside it: both read-mostly */
 
 enum link_state { /* ROLE's words */
     LINK_NONE,       /* a master */
@@ -113,6 +114,9 @@ static struct {
     char *bytes;              /* read past the RDB: the stream's first bytes */
     size_t len;
 } handover = {.fd = -1};
+
+/* the master client's offset, as shard 0 last read its input (INFO, ROLE: any thread) */
+static _Alignas(128) atomic_llong live_offset;
 
 /* shard 0's own */
 static struct conn *master;          /* the master client, NULL none */
@@ -650,12 +654,14 @@ void replica_cron(struct shard *self)
         c->reply = CONN_REPLY_OFF;
         c->bytes_in = len; /* the bytes read past the RDB count as read */
         master = c;
+        atomic_store_explicit(&replica_master_client, c->id, memory_order_relaxed);
         master_epoch = epoch;
         master_base = offset;
         last_ack_ms = 0;
         pthread_mutex_lock(&lock);
         repl.state = LINK_CONNECTED;
         repl.last_io_ms = now;
+        atomic_store_explicit(&live_offset, offset, memory_order_relaxed);
         pthread_mutex_unlock(&lock);
         conn_take_input(c, bytes, len);
     }
@@ -686,12 +692,19 @@ void replica_cron(struct shard *self)
     }
 }
 
+void replica_master_read(struct conn *c)
+{
+    if (c == master)
+        atomic_store_explicit(&live_offset, master_offset(c), memory_order_relaxed);
+}
+
 void replica_conn_closed(struct conn *c)
 {
     if (c != master)
         return;
     long long off = master_offset(c);
     master = NULL;
+    atomic_store_explicit(&replica_master_client, UINT64_MAX, memory_order_relaxed);
     pthread_mutex_lock(&lock);
     if (master_epoch == repl.epoch) {
         repl.offset = off;
@@ -841,7 +854,7 @@ void replica_role_reply(struct reply *out)
     snprintf(host, sizeof host, "%s", repl.host);
     int port = repl.port;
     const char *state = state_names[repl.state];
-    long long offset = repl.state == LINK_CONNECTED ? repl.offset : -1;
+    long long offset = repl.state == LINK_CONNECTED ? atomic_load(&live_offset) : -1;
     pthread_mutex_unlock(&lock);
     reply_array(out, 5);
     reply_bulk_cstr(out, "slave");
@@ -856,6 +869,7 @@ void replica_info(char *buf, size_t cap)
     const struct config *cfg = config_current();
     long long now = util_ms_time();
     pthread_mutex_lock(&lock);
+    long long offset = repl.state == LINK_CONNECTED ? atomic_load(&live_offset) : repl.offset;
     size_t n = 0;
 #define OUT(...) (n += (size_t)snprintf(buf + (n < cap ? n : cap), n < cap ? cap - n : 0, __VA_ARGS__))
     OUT("# Replication\r\n");
@@ -865,7 +879,7 @@ void replica_info(char *buf, size_t cap)
             "master_last_io_seconds_ago:%lld\r\nmaster_sync_in_progress:%d\r\n"
             "slave_read_repl_offset:%lld\r\nslave_repl_offset:%lld\r\n",
             repl.host, repl.port, up ? "up" : "down", up ? (now - repl.last_io_ms) / 1000 : -1,
-            repl.state == LINK_SYNC, repl.offset, repl.offset);
+            repl.state == LINK_SYNC, offset, offset);
         if (repl.state == LINK_SYNC)
             OUT("master_sync_total_bytes:%lld\r\nmaster_sync_read_bytes:%lld\r\nmaster_sync_left_bytes:%lld\r\n"
                 "master_sync_perc:%.2f\r\nmaster_sync_last_io_seconds_ago:%lld\r\n",
@@ -882,7 +896,7 @@ void replica_info(char *buf, size_t cap)
     OUT("connected_slaves:0\r\nmaster_failover_state:no-failover\r\nmaster_replid:%s\r\nmaster_replid2:%s\r\n"
         "master_repl_offset:%lld\r\nsecond_repl_offset:%lld\r\nrepl_backlog_active:0\r\n"
         "repl_backlog_size:1048576\r\nrepl_backlog_first_byte_offset:0\r\nrepl_backlog_histlen:0\r\n",
-        repl.replid, repl.replid2, repl.offset, repl.second_offset);
+        repl.replid, repl.replid2, offset, repl.second_offset);
 #undef OUT
     pthread_mutex_unlock(&lock);
 }

@@ -597,7 +597,8 @@ void store_track_lfu(struct store *s, bool on, int log_factor, int decay_time)
 
 struct object *store_lookup(struct store *s, int db, const char *key, size_t klen, int64_t now)
 {
-    s->clock = (uint32_t)(now / 1000);
+    if (now >= 0) /* a negative time (a replica's master client) leaves the access clock as it is */
+        s->clock = (uint32_t)(now / 1000);
     struct dict_entry *e = find_live(s, store_db(s, db), key, klen, now);
     if (e == NULL)
         return NULL;
