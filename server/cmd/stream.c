@@ -289,7 +289,10 @@ static int parse_add_trim_or_reply(struct cmd_ctx *ctx, struct add_args *a, bool
         reply_error(ctx->out, "ERR syntax error, XTRIM must be called with a trimming strategy");
         return -1;
     }
-    if (a->limit_given) {
+    if (ctx->replaying) { /* Redis's AOF client: its `= <n> LIMIT <m>` records (its own rewrite of `~`) trim
+                           * exactly, without a limit */
+        a->trim.limit = 0;
+    } else if (a->limit_given) {
         if (!a->trim.approx) {
             reply_error(ctx->out, "ERR syntax error, LIMIT cannot be used without the special ~ option");
             return -1;

@@ -137,6 +137,7 @@ static inline __attribute__((always_inline)) enum call_result call(struct shard 
         .watches = self->watches,
         .client = c->client,
         .may_block = (c->flags & CALL_MAY_BLOCK) != 0,
+        .replaying = shard_loading(self),
     };
     out->resp = c->resp;
     size_t before = out->len;
