@@ -451,13 +451,23 @@ void command_register(const struct command *family, size_t n);
 /* case-insensitive; NULL when unknown (internal commands are never found) */
 const struct command *command_lookup(const char *name, size_t len);
 
-/* a container's subcommand (CONFIG GET, CLIENT LIST ...): cmd.name is the full name "parent|sub" */
+/*
+ * A container's subcommand (CONFIG GET, CLIENT LIST, OBJECT ENCODING ...): cmd.name is the full name
+ * "parent|sub", with Redis 7.0's arity, flags (what COMMAND INFO names) and key positions for it, which
+ * Redis's lookupCommand checks (MULTI queueing, -LOADING, scripts, -OOM, COMMAND LIST / GETKEYS).  The
+ * container's own entry still routes the command; cmd.proc is the subcommand's handler, or the
+ * container's where that handler parses the subcommand itself (OBJECT, XGROUP, FUNCTION ...).
+ */
 struct subcommand {
     const char *parent;       /* the container's name */
     const char *sub;          /* the subcommand, lower case */
     struct command cmd;
 };
-/* the containers' subcommands, each container's contiguous (admin_setup's table) */
+/* one entry of a subcommand table (gen_command_meta.py finds the names by this macro's name) */
+#define COMMAND_SUB(parent_, sub_, proc_, arity_, flags_, first_, last_, step_, route_, cats_) \
+    {parent_, sub_, {parent_ "|" sub_, proc_, arity_, flags_, first_, last_, step_, route_, cats_}}
+/* a table of containers' subcommands, each container's contiguous in one table (command_setup's and
+ * admin_setup's); setup only */
 void command_register_subcommands(const struct subcommand *table, size_t n);
 /* parent's subcommand named sub (case-insensitive), NULL none */
 const struct subcommand *command_subcommand_find(const char *parent, const char *sub, size_t len);

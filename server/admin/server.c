@@ -16,7 +16,9 @@
  * command_register_subcommands): the public command table has one entry per
  * top-level name, and the container's handler looks the subcommand up, checks
  * its arity ("wrong number of arguments for 'config|get' command") and calls
- * it.  The same table feeds COMMAND LIST / GETKEYS.
+ * it.  The data families' containers (OBJECT MEMORY XGROUP XINFO, SCRIPT
+ * FUNCTION) register theirs the same way; all of them feed COMMAND LIST /
+ * INFO / DOCS / GETKEYS by their `container|sub` names, as Redis lists them.
  *
  * COMMAND, COMMAND INFO and COMMAND DOCS send Redis's own entries, which
  * gen_command_meta.py took from a real redis-server (command_meta.h): key
@@ -2252,7 +2254,7 @@ static void cmd_wait(struct cmd_ctx *ctx)
 /* tables                                                                   */
 
 #define SUB(parent_, sub_, proc_, arity_, flags_, cats_) \
-    {parent_, sub_, {parent_ "|" sub_, proc_, arity_, flags_, 0, 0, 0, ROUTE_HOME, cats_}}
+    COMMAND_SUB(parent_, sub_, proc_, arity_, flags_, 0, 0, 0, ROUTE_HOME, cats_)
 
 #define LS (CMD_LOADING | CMD_STALE)
 #define NLS (CMD_NOSCRIPT | CMD_LOADING | CMD_STALE)
