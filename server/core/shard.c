@@ -306,7 +306,7 @@ static void shard_on_timer(evutil_socket_t fd, short what, void *arg)
         store_rehash_step(self->store);
         save_step(self->index, self->store); /* a save whose writer was behind when the shard went to sleep */
         /* maxmemory lowered: down to our share now, not at our next command (Redis's updateMaxmemory) */
-        dispatch_memory_ok(self, cfg, NULL, NULL);
+        dispatch_memory_ok(self, cfg, NULL, 0, NULL, NULL);
         shard_store_unlock();
     }
     if (self->index == 0)
