@@ -1875,9 +1875,9 @@ static void info_stats(struct reply *t, const struct info_totals *s, const struc
                 "evicted_clients:0\r\n"
                 "keyspace_hits:%llu\r\n"
                 "keyspace_misses:%llu\r\n"
-                "pubsub_channels:0\r\n"
-                "pubsub_patterns:0\r\n"
-                "pubsubshard_channels:0\r\n"
+                "pubsub_channels:%llu\r\n"
+                "pubsub_patterns:%llu\r\n"
+                "pubsubshard_channels:%llu\r\n"
                 "latest_fork_usec:0\r\n"
                 "total_forks:0\r\n"
                 "migrate_cached_sockets:0\r\n"
@@ -1887,7 +1887,8 @@ static void info_stats(struct reply *t, const struct info_totals *s, const struc
                 "tracking_total_prefixes:%llu\r\n"
                 "unexpected_error_replies:0\r\n"
                 "total_error_replies:%llu\r\n",
-                s->evicted_keys, s->keyspace_hits, s->keyspace_misses, s->tracking_total_keys,
+                s->evicted_keys, s->keyspace_hits, s->keyspace_misses, s->pubsub_channels, s->pubsub_patterns,
+                s->pubsubshard_channels, s->tracking_total_keys,
                 s->tracking_total_items, s->tracking_total_prefixes, s->total_error_replies);
 }
 

@@ -32,6 +32,7 @@
 #include "percore/save.h"
 
 #include "percore/monitor.h"
+#include "percore/pubsub.h"
 #include "notify.h"
 #include "percore/cluster.h"
 #include "percore/config.h"
@@ -623,6 +624,7 @@ static void shard_loop(struct shard *self)
             shard_retry_stalled(self);
         if (self->notify)
             notify_flush(self); /* this turn's keyspace events leave before its replies */
+        pubsub_flush(self);     /* so do the changes of INFO's pub/sub counts */
         if (self->monitor_out)
             monitor_flush(self);
         if (self->tracking.dirty)
@@ -744,6 +746,7 @@ static void *shard_main(void *arg)
     conn_free_closed(self);
     dispatch_teardown_shard(self);
     notify_teardown_shard(self);
+    pubsub_teardown_shard();
     monitor_teardown_shard(self);
     tracking_teardown_shard(self);
     mem_release(self->effects.v);
