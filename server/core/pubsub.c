@@ -38,8 +38,8 @@
  * the number of its names as a stats gauge (levels, summed by INFO).  A
  * shard whose table gains a name or loses its last subscriber tells the
  * counting shard: at once when that is itself, else by a `__pubsub_count`
- * record in its outbox (outbox.h), flushed at the end of the loop turn,
- * before the turn's replies leave; the counting shard applies the records
+ * record in its outbox (outbox.h), flushed at the end of the loop turn
+ * (with the closes of the turn's writes); the counting shard applies the records
  * when it drains its inbox (one shard's records in order, so each shard adds
  * 0 or 1 to a name at any time).  INFO may so lag a subscription of another
  * shard by that shard's hop, as Redis's counts never do.
@@ -168,7 +168,7 @@ static void cmd_pubsub_count(struct cmd_ctx *ctx)
     uint32_t len;
     while ((size_t)(end - at) >= 2 + sizeof len) {
         enum pubsub_kind kind = (enum pubsub_kind)at[0];
-        int delta = at[1];
+        int delta = (signed char)at[1];
         memcpy(&len, at + 2, sizeof len);
         at += 2 + sizeof len;
         if ((size_t)(end - at) < len)

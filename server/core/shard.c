@@ -624,7 +624,6 @@ static void shard_loop(struct shard *self)
             shard_retry_stalled(self);
         if (self->notify)
             notify_flush(self); /* this turn's keyspace events leave before its replies */
-        pubsub_flush(self);     /* so do the changes of INFO's pub/sub counts */
         if (self->monitor_out)
             monitor_flush(self);
         if (self->tracking.dirty)
@@ -639,6 +638,7 @@ static void shard_loop(struct shard *self)
         }
         shard_flush_dirty(self);
         conn_reap_dead(self);
+        pubsub_flush(self); /* INFO's pub/sub counts: this turn's changes, closes in its writes too */
         shard_empty_discard(self);
         shard_publish_keyspace(self, false);
         handoff_ring(self);
