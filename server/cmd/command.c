@@ -73,10 +73,10 @@ static const struct command *command_steps[CMD_S_COUNT];
 
 /* the registered subcommand tables (each container's subcommands in one of them) */
 static struct {
-    const struct subcommand *table;
-    size_t len;
+    const struct subcommand *table; /* a family's or the admin layer's, each container's contiguous */
+    size_t len;                     /* its entries */
 } subcommand_tables[SUBCOMMAND_TABLES];
-static size_t subcommand_tables_len;
+static size_t subcommand_tables_len; /* tables registered */
 
 void command_register(const struct command *family, size_t n)
 {
