@@ -93,6 +93,9 @@ struct cmd_ctx {
     struct cmd_effects *effects;  /* where what it did is reported (cmd_modified, cmd_notify), NULL: nowhere */
     long long dirty;              /* the changes it made as Redis's server.dirty counts them (cmd_modified_n):
                                    * INFO rdb_changes_since_last_save, the save points */
+    bool replaying;               /* it replays the AOF at start (the loader's pseudo-client: while loading, no
+                                   * client may run a write), Redis's CLIENT_ID_AOF: trusted as Redis trusts
+                                   * it (XADD / XTRIM's `= <n> LIMIT <m>`) */
 };
 
 /* ---- reporting what a write did (command.c) */
@@ -448,13 +451,23 @@ void command_register(const struct command *family, size_t n);
 /* case-insensitive; NULL when unknown (internal commands are never found) */
 const struct command *command_lookup(const char *name, size_t len);
 
-/* a container's subcommand (CONFIG GET, CLIENT LIST ...): cmd.name is the full name "parent|sub" */
+/*
+ * A container's subcommand (CONFIG GET, CLIENT LIST, OBJECT ENCODING ...): cmd.name is the full name
+ * "parent|sub", with Redis 7.0's arity, flags (what COMMAND INFO names) and key positions for it, which
+ * Redis's lookupCommand checks (MULTI queueing, -LOADING, scripts, -OOM, COMMAND LIST / GETKEYS).  The
+ * container's own entry still routes the command; cmd.proc is the subcommand's handler, or the
+ * container's where that handler parses the subcommand itself (OBJECT, XGROUP, FUNCTION ...).
+ */
 struct subcommand {
     const char *parent;       /* the container's name */
     const char *sub;          /* the subcommand, lower case */
     struct command cmd;
 };
-/* the containers' subcommands, each container's contiguous (admin_setup's table) */
+/* one entry of a subcommand table (gen_command_meta.py finds the names by this macro's name) */
+#define COMMAND_SUB(parent_, sub_, proc_, arity_, flags_, first_, last_, step_, route_, cats_) \
+    {parent_, sub_, {parent_ "|" sub_, proc_, arity_, flags_, first_, last_, step_, route_, cats_}}
+/* a table of containers' subcommands, each container's contiguous in one table (command_setup's and
+ * admin_setup's); setup only */
 void command_register_subcommands(const struct subcommand *table, size_t n);
 /* parent's subcommand named sub (case-insensitive), NULL none */
 const struct subcommand *command_subcommand_find(const char *parent, const char *sub, size_t len);

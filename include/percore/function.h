@@ -21,6 +21,9 @@
 
 extern const struct command command_family_function[];
 extern const size_t command_family_function_count;
+/* FUNCTION's subcommands (admin_setup registers them) */
+extern const struct subcommand command_subs_function[];
+extern const size_t command_subs_function_count;
 
 /* Redis's rdbFunctionLoad: the library of an RDB file's FUNCTION2 record, registered (before any client
  * runs; its code runs in the calling thread's Lua state, which must be an RCU thread); 0, or -1 logged */

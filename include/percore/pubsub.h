@@ -23,6 +23,7 @@
 
 struct conn;
 struct command;
+struct shard;
 struct reply;
 struct resp_arg;
 
@@ -77,6 +78,13 @@ void pubsub_channels_local(bool shard, const struct resp_arg *pattern, struct re
 long long pubsub_numsub_local(bool shard, const struct resp_arg *channel);
 /* this thread's patterns with a subscriber, as an array */
 void pubsub_patterns_local(struct reply *out);
+
+/* ---- INFO's counts of names with a subscriber (core/pubsub.c): each counted by one shard, a stats gauge */
+
+/* end of a loop turn: this turn's changes of the counts that other shards keep leave for them */
+void pubsub_flush(struct shard *self);
+/* the thread's counts and pending changes (teardown) */
+void pubsub_teardown_shard(void);
 
 /* ---- the dispatcher's check: the commands flagged CMD_SUBSCRIBER_OK run, the rest are refused */
 

@@ -22,6 +22,9 @@
 
 extern const struct command command_family_script[];
 extern const size_t command_family_script_count;
+/* SCRIPT's subcommands (admin_setup registers them) */
+extern const struct subcommand command_subs_script[];
+extern const size_t command_subs_script_count;
 
 /* shards whose script has run past busy-reply-threshold (their clients get -BUSY) */
 extern atomic_int script_busy_shards;

@@ -62,7 +62,10 @@ struct command;
     ACTION(tracking_clients, "connections with CLIENT TRACKING on")              \
     ACTION(tracking_total_keys, "keys tracked for client-side caching")          \
     ACTION(tracking_total_items, "(key, client) pairs tracked")                  \
-    ACTION(tracking_total_prefixes, "BCAST prefixes (counted on shard 0)")
+    ACTION(tracking_total_prefixes, "BCAST prefixes (counted on shard 0)")       \
+    ACTION(pubsub_channels, "channels with a subscriber (each counted on one shard)") \
+    ACTION(pubsub_patterns, "patterns with a subscriber (the same)")             \
+    ACTION(pubsubshard_channels, "shard channels with a subscriber (the same)")
 
 /* ---- latency histogram: bucket i of a value v in ns -------------------- */
 #define STATS_HIST_SUB_BITS 4

@@ -34,5 +34,7 @@ void admin_setup(void)
     command_register(command_family_function, command_family_function_count);
     command_register(command_family_debug, command_family_debug_count);
     command_register_subcommands(server_subcommands, server_subcommands_count);
+    command_register_subcommands(command_subs_script, command_subs_script_count);
+    command_register_subcommands(command_subs_function, command_subs_function_count);
     slowlog_set_redactor(server_redactions);
 }

@@ -16,7 +16,9 @@
  * command_register_subcommands): the public command table has one entry per
  * top-level name, and the container's handler looks the subcommand up, checks
  * its arity ("wrong number of arguments for 'config|get' command") and calls
- * it.  The same table feeds COMMAND LIST / GETKEYS.
+ * it.  The data families' containers (OBJECT MEMORY XGROUP XINFO, SCRIPT
+ * FUNCTION) register theirs the same way; all of them feed COMMAND LIST /
+ * INFO / DOCS / GETKEYS by their `container|sub` names, as Redis lists them.
  *
  * COMMAND, COMMAND INFO and COMMAND DOCS send Redis's own entries, which
  * gen_command_meta.py took from a real redis-server (command_meta.h): key
@@ -1872,9 +1874,9 @@ static void info_stats(struct reply *t, const struct info_totals *s, const struc
                 "evicted_clients:0\r\n"
                 "keyspace_hits:%llu\r\n"
                 "keyspace_misses:%llu\r\n"
-                "pubsub_channels:0\r\n"
-                "pubsub_patterns:0\r\n"
-                "pubsubshard_channels:0\r\n"
+                "pubsub_channels:%llu\r\n"
+                "pubsub_patterns:%llu\r\n"
+                "pubsubshard_channels:%llu\r\n"
                 "latest_fork_usec:0\r\n"
                 "total_forks:0\r\n"
                 "migrate_cached_sockets:0\r\n"
@@ -1884,7 +1886,8 @@ static void info_stats(struct reply *t, const struct info_totals *s, const struc
                 "tracking_total_prefixes:%llu\r\n"
                 "unexpected_error_replies:0\r\n"
                 "total_error_replies:%llu\r\n",
-                s->evicted_keys, s->keyspace_hits, s->keyspace_misses, s->tracking_total_keys,
+                s->evicted_keys, s->keyspace_hits, s->keyspace_misses, s->pubsub_channels, s->pubsub_patterns,
+                s->pubsubshard_channels, s->tracking_total_keys,
                 s->tracking_total_items, s->tracking_total_prefixes, s->total_error_replies);
 }
 
@@ -2237,7 +2240,7 @@ static void cmd_wait(struct cmd_ctx *ctx)
 /* tables                                                                   */
 
 #define SUB(parent_, sub_, proc_, arity_, flags_, cats_) \
-    {parent_, sub_, {parent_ "|" sub_, proc_, arity_, flags_, 0, 0, 0, ROUTE_HOME, cats_}}
+    COMMAND_SUB(parent_, sub_, proc_, arity_, flags_, 0, 0, 0, ROUTE_HOME, cats_)
 
 #define LS (CMD_LOADING | CMD_STALE)
 #define NLS (CMD_NOSCRIPT | CMD_LOADING | CMD_STALE)

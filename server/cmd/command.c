@@ -2,8 +2,10 @@
  * command: joins the families' tables into one case-insensitive lookup.
  *
  * Each layer registers its families at setup (command_setup() the data-type
- * families of this folder, admin_setup() the admin layer's, with the
- * containers' subcommands), so the table names no layer above it.
+ * families of this folder, admin_setup() the admin layer's), and its
+ * containers' subcommands (OBJECT MEMORY XGROUP XINFO here; CONFIG CLIENT
+ * ... SCRIPT FUNCTION there) as tables of `container|sub` entries with
+ * Redis's arity and flags, so the table names no layer above it.
  * command_register() fills an open-addressed table of pointers keyed by the
  * lower-cased name, with each name's length and its first 8 bytes in one
  * word (most names are shorter): a lookup lower-cases that much of the name
@@ -67,8 +69,14 @@ static inline unsigned command_hash_name(uint64_t head, size_t len)
 }
 
 static const struct command *command_steps[CMD_S_COUNT];
-static const struct subcommand *subcommand_table;
-static size_t subcommand_table_len;
+#define SUBCOMMAND_TABLES 8
+
+/* the registered subcommand tables (each container's subcommands in one of them) */
+static struct {
+    const struct subcommand *table; /* a family's or the admin layer's, each container's contiguous */
+    size_t len;                     /* its entries */
+} subcommand_tables[SUBCOMMAND_TABLES];
+static size_t subcommand_tables_len; /* tables registered */
 
 void command_register(const struct command *family, size_t n)
 {
@@ -103,6 +111,8 @@ void command_setup(void)
     command_register(command_family_stream, command_family_stream_count);
     command_register(command_family_geo, command_family_geo_count);
     command_register(command_family_sort, command_family_sort_count);
+    command_register_subcommands(command_subs_keys, command_subs_keys_count);
+    command_register_subcommands(command_subs_stream, command_subs_stream_count);
     static const char *const names[CMD_S_COUNT] = {
         [CMD_S_TOUCH] = "touch", [CMD_S_MSET] = "mset", [CMD_S_LPOP] = "lpop", [CMD_S_RPOP] = "rpop",
         [CMD_S_LPUSH] = "lpush", [CMD_S_RPUSH] = "rpush", [CMD_S_ZADD] = "zadd",
@@ -123,31 +133,40 @@ struct resp_arg command_name_arg(const struct command *cmd)
 
 void command_register_subcommands(const struct subcommand *table, size_t n)
 {
-    subcommand_table = table;
-    subcommand_table_len = n;
+    if (subcommand_tables_len == SUBCOMMAND_TABLES) {
+        fprintf(stderr, "percore: more than %d subcommand tables\n", SUBCOMMAND_TABLES);
+        exit(1);
+    }
+    subcommand_tables[subcommand_tables_len].table = table;
+    subcommand_tables[subcommand_tables_len++].len = n;
 }
 
 const struct subcommand *command_subcommand_find(const char *parent, const char *sub, size_t len)
 {
-    for (size_t i = 0; i < subcommand_table_len; i++) {
-        const struct subcommand *s = &subcommand_table[i];
-        if (strcmp(s->parent, parent) == 0 && util_eq_nocase(sub, len, s->sub))
-            return s;
-    }
+    for (size_t t = 0; t < subcommand_tables_len; t++)
+        for (size_t i = 0; i < subcommand_tables[t].len; i++) {
+            const struct subcommand *s = &subcommand_tables[t].table[i];
+            if (strcmp(s->parent, parent) == 0 && util_eq_nocase(sub, len, s->sub))
+                return s;
+        }
     return NULL;
 }
 
 size_t command_subcommands_of(const char *parent, const struct subcommand **first)
 {
-    size_t n = 0;
     *first = NULL;
-    for (size_t i = 0; i < subcommand_table_len; i++)
-        if (strcmp(subcommand_table[i].parent, parent) == 0) {
-            if (!*first)
-                *first = &subcommand_table[i];
-            n++;
-        }
-    return n;
+    for (size_t t = 0; t < subcommand_tables_len; t++) {
+        size_t n = 0;
+        for (size_t i = 0; i < subcommand_tables[t].len; i++)
+            if (strcmp(subcommand_tables[t].table[i].parent, parent) == 0) {
+                if (!*first)
+                    *first = &subcommand_tables[t].table[i];
+                n++;
+            }
+        if (n)
+            return n;
+    }
+    return 0;
 }
 
 bool command_subcommand_or_reply(const char *parent, int argc, const struct resp_arg *argv, struct reply *out,

@@ -1680,6 +1680,111 @@ static const struct command_meta command_meta_table[] = {
         "$4\r\nO(1)\r\n",
         3040,
     },
+    {"function|delete",
+        "*10\r\n$15\r\nfunction|delete\r\n:3\r\n~2\r\n+write\r\n+noscript\r\n:0\r\n:0\r\n:0\r\n"
+        "~3\r\n+@write\r\n+@slow\r\n+@scripting\r\n~2\r\n$25\r\nrequest_policy:all_shards\r\n"
+        "$29\r\nresponse_policy:all_succeeded\r\n~0\r\n~0\r\n",
+        180,
+        "%5\r\n$7\r\nsummary\r\n$25\r\nDelete a function by name\r\n$5\r\nsince\r\n$5\r\n7.0.0\r\n"
+        "$5\r\ngroup\r\n$9\r\nscripting\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n"
+        "*1\r\n%2\r\n$4\r\nname\r\n$12\r\nlibrary-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n",
+        198,
+    },
+    {"function|dump",
+        "*10\r\n$13\r\nfunction|dump\r\n:2\r\n~1\r\n+noscript\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@slow\r\n"
+        "+@scripting\r\n~0\r\n~0\r\n~0\r\n",
+        93,
+        "%4\r\n$7\r\nsummary\r\n$51\r\nDump all functions into a serialized binary payload\r\n"
+        "$5\r\nsince\r\n$5\r\n7.0.0\r\n$5\r\ngroup\r\n$9\r\nscripting\r\n$10\r\ncomplexity\r\n"
+        "$39\r\nO(N) where N is the number of functions\r\n",
+        186,
+    },
+    {"function|flush",
+        "*10\r\n$14\r\nfunction|flush\r\n:-2\r\n~2\r\n+write\r\n+noscript\r\n:0\r\n:0\r\n:0\r\n"
+        "~3\r\n+@write\r\n+@slow\r\n+@scripting\r\n~2\r\n$25\r\nrequest_policy:all_shards\r\n"
+        "$29\r\nresponse_policy:all_succeeded\r\n~0\r\n~0\r\n",
+        180,
+        "%5\r\n$7\r\nsummary\r\n$22\r\nDeleting all functions\r\n$5\r\nsince\r\n$5\r\n7.0.0\r\n"
+        "$5\r\ngroup\r\n$9\r\nscripting\r\n$10\r\ncomplexity\r\n$47\r\n"
+        "O(N) where N is the number of functions deleted\r\n$9\r\narguments\r\n*1\r\n%4\r\n$4\r\n"
+        "name\r\n$5\r\nasync\r\n$4\r\ntype\r\n$5\r\noneof\r\n$5\r\nflags\r\n~1\r\n+optional\r\n"
+        "$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$5\r\nasync\r\n$4\r\ntype\r\n$10\r\n"
+        "pure-token\r\n$5\r\ntoken\r\n$5\r\nASYNC\r\n%3\r\n$4\r\nname\r\n$4\r\nsync\r\n$4\r\n"
+        "type\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$4\r\nSYNC\r\n",
+        421,
+    },
+    {"function|help",
+        "*10\r\n$13\r\nfunction|help\r\n:2\r\n~2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n"
+        "+@slow\r\n+@scripting\r\n~0\r\n~0\r\n~0\r\n",
+        100,
+        "%4\r\n$7\r\nsummary\r\n$49\r\nShow helpful text about the different subcommands\r\n$5\r\n"
+        "since\r\n$5\r\n7.0.0\r\n$5\r\ngroup\r\n$9\r\nscripting\r\n$10\r\ncomplexity\r\n$4\r\n"
+        "O(1)\r\n",
+        148,
+    },
+    {"function|kill",
+        "*10\r\n$13\r\nfunction|kill\r\n:2\r\n~2\r\n+noscript\r\n+allow_busy\r\n:0\r\n:0\r\n:0\r\n"
+        "~2\r\n+@slow\r\n+@scripting\r\n~2\r\n$25\r\nrequest_policy:all_shards\r\n$29\r\n"
+        "response_policy:one_succeeded\r\n~0\r\n~0\r\n",
+        174,
+        "%4\r\n$7\r\nsummary\r\n$41\r\nKill the function currently in execution.\r\n$5\r\nsince\r\n"
+        "$5\r\n7.0.0\r\n$5\r\ngroup\r\n$9\r\nscripting\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n",
+        140,
+    },
+    {"function|list",
+        "*10\r\n$13\r\nfunction|list\r\n:-2\r\n~1\r\n+noscript\r\n:0\r\n:0\r\n:0\r\n~2\r\n"
+        "+@slow\r\n+@scripting\r\n~1\r\n$29\r\nnondeterministic_output_order\r\n~0\r\n~0\r\n",
+        130,
+        "%5\r\n$7\r\nsummary\r\n$40\r\nList information about all the functions\r\n$5\r\nsince\r\n"
+        "$5\r\n7.0.0\r\n$5\r\ngroup\r\n$9\r\nscripting\r\n$10\r\ncomplexity\r\n$39\r\n"
+        "O(N) where N is the number of functions\r\n$9\r\narguments\r\n*2\r\n%4\r\n$4\r\nname\r\n"
+        "$20\r\nlibrary-name-pattern\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\ntoken\r\n$11\r\n"
+        "LIBRARYNAME\r\n$5\r\nflags\r\n~1\r\n+optional\r\n%4\r\n$4\r\nname\r\n$8\r\nwithcode\r\n"
+        "$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$8\r\nWITHCODE\r\n$5\r\nflags\r\n~1\r\n"
+        "+optional\r\n",
+        418,
+    },
+    {"function|load",
+        "*10\r\n$13\r\nfunction|load\r\n:-3\r\n~3\r\n+write\r\n+denyoom\r\n+noscript\r\n:0\r\n"
+        ":0\r\n:0\r\n~3\r\n+@write\r\n+@slow\r\n+@scripting\r\n~2\r\n$25\r\n"
+        "request_policy:all_shards\r\n$29\r\nresponse_policy:all_succeeded\r\n~0\r\n~0\r\n",
+        189,
+        "%5\r\n$7\r\nsummary\r\n$68\r\n"
+        "Create a function with the given arguments (name, code, description)\r\n$5\r\nsince\r\n"
+        "$5\r\n7.0.0\r\n$5\r\ngroup\r\n$9\r\nscripting\r\n$10\r\ncomplexity\r\n$48\r\n"
+        "O(1) (considering compilation time is redundant)\r\n$9\r\narguments\r\n*2\r\n%4\r\n$4\r\n"
+        "name\r\n$7\r\nreplace\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$7\r\n"
+        "REPLACE\r\n$5\r\nflags\r\n~1\r\n+optional\r\n%2\r\n$4\r\nname\r\n$13\r\nfunction-code\r\n"
+        "$4\r\ntype\r\n$6\r\nstring\r\n",
+        391,
+    },
+    {"function|restore",
+        "*10\r\n$16\r\nfunction|restore\r\n:-3\r\n~3\r\n+write\r\n+denyoom\r\n+noscript\r\n:0\r\n"
+        ":0\r\n:0\r\n~3\r\n+@write\r\n+@slow\r\n+@scripting\r\n~2\r\n$25\r\n"
+        "request_policy:all_shards\r\n$29\r\nresponse_policy:all_succeeded\r\n~0\r\n~0\r\n",
+        192,
+        "%5\r\n$7\r\nsummary\r\n$46\r\nRestore all the functions on the given payload\r\n$5\r\n"
+        "since\r\n$5\r\n7.0.0\r\n$5\r\ngroup\r\n$9\r\nscripting\r\n$10\r\ncomplexity\r\n$54\r\n"
+        "O(N) where N is the number of functions on the payload\r\n$9\r\narguments\r\n*2\r\n%2\r\n"
+        "$4\r\nname\r\n$16\r\nserialized-value\r\n$4\r\ntype\r\n$6\r\nstring\r\n%4\r\n$4\r\n"
+        "name\r\n$6\r\npolicy\r\n$4\r\ntype\r\n$5\r\noneof\r\n$5\r\nflags\r\n~1\r\n+optional\r\n"
+        "$9\r\narguments\r\n*3\r\n%3\r\n$4\r\nname\r\n$5\r\nflush\r\n$4\r\ntype\r\n$10\r\n"
+        "pure-token\r\n$5\r\ntoken\r\n$5\r\nFLUSH\r\n%3\r\n$4\r\nname\r\n$6\r\nappend\r\n$4\r\n"
+        "type\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$6\r\nAPPEND\r\n%3\r\n$4\r\nname\r\n$7\r\n"
+        "replace\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$7\r\nREPLACE\r\n",
+        594,
+    },
+    {"function|stats",
+        "*10\r\n$14\r\nfunction|stats\r\n:2\r\n~2\r\n+noscript\r\n+allow_busy\r\n:0\r\n:0\r\n:0\r\n"
+        "~2\r\n+@slow\r\n+@scripting\r\n~3\r\n$23\r\nnondeterministic_output\r\n$25\r\n"
+        "request_policy:all_shards\r\n$23\r\nresponse_policy:special\r\n~0\r\n~0\r\n",
+        199,
+        "%4\r\n$7\r\nsummary\r\n$85\r\n"
+        "Return information about the function currently running (name, description, duration)\r\n"
+        "$5\r\nsince\r\n$5\r\n7.0.0\r\n$5\r\ngroup\r\n$9\r\nscripting\r\n$10\r\ncomplexity\r\n"
+        "$4\r\nO(1)\r\n",
+        184,
+    },
     {"geoadd",
         "*10\r\n$6\r\ngeoadd\r\n:-5\r\n~2\r\n+write\r\n+denyoom\r\n:1\r\n:1\r\n:1\r\n~3\r\n"
         "+@write\r\n+@geo\r\n+@slow\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RW\r\n+update\r\n"
@@ -2888,6 +2993,29 @@ static const struct command_meta command_meta_table[] = {
         "$5\r\nflags\r\n~1\r\n+optional\r\n",
         1400,
     },
+    {"memory|help",
+        "*10\r\n$11\r\nmemory|help\r\n:2\r\n~2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~1\r\n"
+        "+@slow\r\n~0\r\n~0\r\n~0\r\n",
+        85,
+        "%4\r\n$7\r\nsummary\r\n$49\r\nShow helpful text about the different subcommands\r\n$5\r\n"
+        "since\r\n$5\r\n4.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n",
+        145,
+    },
+    {"memory|usage",
+        "*10\r\n$12\r\nmemory|usage\r\n:-3\r\n~1\r\n+readonly\r\n:2\r\n:2\r\n:1\r\n~2\r\n+@read\r\n"
+        "+@slow\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~1\r\n+RO\r\n$12\r\nbegin_search\r\n%2\r\n"
+        "$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n:2\r\n$9\r\nfind_keys\r\n"
+        "%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\n"
+        "keystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        288,
+        "%5\r\n$7\r\nsummary\r\n$34\r\nEstimate the memory usage of a key\r\n$5\r\nsince\r\n$5\r\n"
+        "4.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$38\r\n"
+        "O(N) where N is the number of samples.\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n"
+        "$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n%4\r\n$4\r\n"
+        "name\r\n$5\r\ncount\r\n$4\r\ntype\r\n$7\r\ninteger\r\n$5\r\ntoken\r\n$7\r\nSAMPLES\r\n"
+        "$5\r\nflags\r\n~1\r\n+optional\r\n",
+        349,
+    },
     {"mget",
         "*10\r\n$4\r\nmget\r\n:-2\r\n~2\r\n+readonly\r\n+fast\r\n:1\r\n:-1\r\n:1\r\n~3\r\n"
         "+@read\r\n+@string\r\n+@fast\r\n~1\r\n$26\r\nrequest_policy:multi_shard\r\n~1\r\n%3\r\n"
@@ -3015,6 +3143,72 @@ static const struct command_meta command_meta_table[] = {
         "arguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\n"
         "key_spec_index\r\n:0\r\n",
         1375,
+    },
+    {"object|encoding",
+        "*10\r\n$15\r\nobject|encoding\r\n:3\r\n~1\r\n+readonly\r\n:2\r\n:2\r\n:1\r\n~3\r\n"
+        "+@keyspace\r\n+@read\r\n+@slow\r\n~1\r\n$23\r\nnondeterministic_output\r\n~1\r\n%3\r\n"
+        "$5\r\nflags\r\n~1\r\n+RO\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n"
+        "$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n:2\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\n"
+        "range\r\n$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n"
+        ":0\r\n~0\r\n",
+        332,
+        "%5\r\n$7\r\nsummary\r\n$47\r\nInspect the internal encoding of a Redis object\r\n$5\r\n"
+        "since\r\n$5\r\n2.2.3\r\n$5\r\ngroup\r\n$7\r\ngeneric\r\n$10\r\ncomplexity\r\n$4\r\n"
+        "O(1)\r\n$9\r\narguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\n"
+        "key\r\n$14\r\nkey_spec_index\r\n:0\r\n",
+        230,
+    },
+    {"object|freq",
+        "*10\r\n$11\r\nobject|freq\r\n:3\r\n~1\r\n+readonly\r\n:2\r\n:2\r\n:1\r\n~3\r\n"
+        "+@keyspace\r\n+@read\r\n+@slow\r\n~1\r\n$23\r\nnondeterministic_output\r\n~1\r\n%3\r\n"
+        "$5\r\nflags\r\n~1\r\n+RO\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n"
+        "$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n:2\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\n"
+        "range\r\n$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n"
+        ":0\r\n~0\r\n",
+        328,
+        "%5\r\n$7\r\nsummary\r\n$62\r\n"
+        "Get the logarithmic access frequency counter of a Redis object\r\n$5\r\nsince\r\n$5\r\n"
+        "4.0.0\r\n$5\r\ngroup\r\n$7\r\ngeneric\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\n"
+        "arguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\n"
+        "key_spec_index\r\n:0\r\n",
+        245,
+    },
+    {"object|help",
+        "*10\r\n$11\r\nobject|help\r\n:2\r\n~2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n"
+        "+@keyspace\r\n+@slow\r\n~0\r\n~0\r\n~0\r\n",
+        97,
+        "%4\r\n$7\r\nsummary\r\n$49\r\nShow helpful text about the different subcommands\r\n$5\r\n"
+        "since\r\n$5\r\n6.2.0\r\n$5\r\ngroup\r\n$7\r\ngeneric\r\n$10\r\ncomplexity\r\n$4\r\n"
+        "O(1)\r\n",
+        146,
+    },
+    {"object|idletime",
+        "*10\r\n$15\r\nobject|idletime\r\n:3\r\n~1\r\n+readonly\r\n:2\r\n:2\r\n:1\r\n~3\r\n"
+        "+@keyspace\r\n+@read\r\n+@slow\r\n~1\r\n$23\r\nnondeterministic_output\r\n~1\r\n%3\r\n"
+        "$5\r\nflags\r\n~1\r\n+RO\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n"
+        "$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n:2\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\n"
+        "range\r\n$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n"
+        ":0\r\n~0\r\n",
+        332,
+        "%5\r\n$7\r\nsummary\r\n$51\r\nGet the time since a Redis object was last accessed\r\n"
+        "$5\r\nsince\r\n$5\r\n2.2.3\r\n$5\r\ngroup\r\n$7\r\ngeneric\r\n$10\r\ncomplexity\r\n$4\r\n"
+        "O(1)\r\n$9\r\narguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\n"
+        "key\r\n$14\r\nkey_spec_index\r\n:0\r\n",
+        234,
+    },
+    {"object|refcount",
+        "*10\r\n$15\r\nobject|refcount\r\n:3\r\n~1\r\n+readonly\r\n:2\r\n:2\r\n:1\r\n~3\r\n"
+        "+@keyspace\r\n+@read\r\n+@slow\r\n~1\r\n$23\r\nnondeterministic_output\r\n~1\r\n%3\r\n"
+        "$5\r\nflags\r\n~1\r\n+RO\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n"
+        "$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n:2\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\n"
+        "range\r\n$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n"
+        ":0\r\n~0\r\n",
+        332,
+        "%5\r\n$7\r\nsummary\r\n$52\r\nGet the number of references to the value of the key\r\n"
+        "$5\r\nsince\r\n$5\r\n2.2.3\r\n$5\r\ngroup\r\n$7\r\ngeneric\r\n$10\r\ncomplexity\r\n$4\r\n"
+        "O(1)\r\n$9\r\narguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\n"
+        "key\r\n$14\r\nkey_spec_index\r\n:0\r\n",
+        235,
     },
     {"persist",
         "*10\r\n$7\r\npersist\r\n:2\r\n~2\r\n+write\r\n+fast\r\n:1\r\n:1\r\n:1\r\n~3\r\n"
@@ -3662,6 +3856,63 @@ static const struct command_meta command_meta_table[] = {
         "O(N) with N being the length in bytes of the script body.\r\n$9\r\narguments\r\n*1\r\n"
         "%2\r\n$4\r\nname\r\n$6\r\nscript\r\n$4\r\ntype\r\n$6\r\nstring\r\n",
         2183,
+    },
+    {"script|exists",
+        "*10\r\n$13\r\nscript|exists\r\n:-3\r\n~1\r\n+noscript\r\n:0\r\n:0\r\n:0\r\n~2\r\n"
+        "+@slow\r\n+@scripting\r\n~2\r\n$25\r\nrequest_policy:all_shards\r\n$31\r\n"
+        "response_policy:agg_logical_and\r\n~0\r\n~0\r\n",
+        164,
+        "%5\r\n$7\r\nsummary\r\n$47\r\nCheck existence of scripts in the script cache.\r\n$5\r\n"
+        "since\r\n$5\r\n2.6.0\r\n$5\r\ngroup\r\n$9\r\nscripting\r\n$10\r\ncomplexity\r\n$100\r\n"
+        "O(N) with N being the number of scripts to check (so checking a single script is an O(1) operation).\r\n"
+        "$9\r\narguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$4\r\nsha1\r\n$4\r\ntype\r\n$6\r\nstring\r\n"
+        "$5\r\nflags\r\n~1\r\n+multiple\r\n",
+        335,
+    },
+    {"script|flush",
+        "*10\r\n$12\r\nscript|flush\r\n:-2\r\n~1\r\n+noscript\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@slow\r\n"
+        "+@scripting\r\n~2\r\n$24\r\nrequest_policy:all_nodes\r\n$29\r\n"
+        "response_policy:all_succeeded\r\n~0\r\n~0\r\n",
+        160,
+        "%6\r\n$7\r\nsummary\r\n$45\r\nRemove all the scripts from the script cache.\r\n$5\r\n"
+        "since\r\n$5\r\n2.6.0\r\n$5\r\ngroup\r\n$9\r\nscripting\r\n$10\r\ncomplexity\r\n$48\r\n"
+        "O(N) with N being the number of scripts in cache\r\n$7\r\nhistory\r\n~1\r\n*2\r\n$5\r\n"
+        "6.2.0\r\n$53\r\nAdded the `ASYNC` and `SYNC` flushing mode modifiers.\r\n$9\r\n"
+        "arguments\r\n*1\r\n%5\r\n$4\r\nname\r\n$5\r\nasync\r\n$4\r\ntype\r\n$5\r\noneof\r\n$5\r\n"
+        "since\r\n$5\r\n6.2.0\r\n$5\r\nflags\r\n~1\r\n+optional\r\n$9\r\narguments\r\n*2\r\n%3\r\n"
+        "$4\r\nname\r\n$5\r\nasync\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$5\r\n"
+        "ASYNC\r\n%3\r\n$4\r\nname\r\n$4\r\nsync\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\n"
+        "token\r\n$4\r\nSYNC\r\n",
+        559,
+    },
+    {"script|help",
+        "*10\r\n$11\r\nscript|help\r\n:2\r\n~2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n"
+        "+@slow\r\n+@scripting\r\n~0\r\n~0\r\n~0\r\n",
+        98,
+        "%4\r\n$7\r\nsummary\r\n$49\r\nShow helpful text about the different subcommands\r\n$5\r\n"
+        "since\r\n$5\r\n5.0.0\r\n$5\r\ngroup\r\n$9\r\nscripting\r\n$10\r\ncomplexity\r\n$4\r\n"
+        "O(1)\r\n",
+        148,
+    },
+    {"script|kill",
+        "*10\r\n$11\r\nscript|kill\r\n:2\r\n~2\r\n+noscript\r\n+allow_busy\r\n:0\r\n:0\r\n:0\r\n"
+        "~2\r\n+@slow\r\n+@scripting\r\n~2\r\n$25\r\nrequest_policy:all_shards\r\n$29\r\n"
+        "response_policy:one_succeeded\r\n~0\r\n~0\r\n",
+        172,
+        "%4\r\n$7\r\nsummary\r\n$39\r\nKill the script currently in execution.\r\n$5\r\nsince\r\n"
+        "$5\r\n2.6.0\r\n$5\r\ngroup\r\n$9\r\nscripting\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n",
+        138,
+    },
+    {"script|load",
+        "*10\r\n$11\r\nscript|load\r\n:3\r\n~2\r\n+noscript\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n"
+        "+@slow\r\n+@scripting\r\n~2\r\n$24\r\nrequest_policy:all_nodes\r\n$29\r\n"
+        "response_policy:all_succeeded\r\n~0\r\n~0\r\n",
+        166,
+        "%5\r\n$7\r\nsummary\r\n$52\r\nLoad the specified Lua script into the script cache.\r\n"
+        "$5\r\nsince\r\n$5\r\n2.6.0\r\n$5\r\ngroup\r\n$9\r\nscripting\r\n$10\r\ncomplexity\r\n"
+        "$57\r\nO(N) with N being the length in bytes of the script body.\r\n$9\r\narguments\r\n"
+        "*1\r\n%2\r\n$4\r\nname\r\n$6\r\nscript\r\n$4\r\ntype\r\n$6\r\nstring\r\n",
+        272,
     },
     {"sdiff",
         "*10\r\n$5\r\nsdiff\r\n:-2\r\n~1\r\n+readonly\r\n:1\r\n:-1\r\n:1\r\n~3\r\n+@read\r\n"
@@ -4613,6 +4864,99 @@ static const struct command_meta command_meta_table[] = {
         "+optional\r\n",
         2836,
     },
+    {"xgroup|create",
+        "*10\r\n$13\r\nxgroup|create\r\n:-5\r\n~2\r\n+write\r\n+denyoom\r\n:2\r\n:2\r\n:1\r\n~3\r\n"
+        "+@write\r\n+@stream\r\n+@slow\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RW\r\n+insert\r\n"
+        "$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\n"
+        "index\r\n:2\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n"
+        "$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        316,
+        "%6\r\n$7\r\nsummary\r\n$24\r\nCreate a consumer group.\r\n$5\r\nsince\r\n$5\r\n5.0.0\r\n"
+        "$5\r\ngroup\r\n$6\r\nstream\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$7\r\nhistory\r\n~1\r\n"
+        "*2\r\n$5\r\n7.0.0\r\n$40\r\nAdded the `entries_read` named argument.\r\n$9\r\n"
+        "arguments\r\n*5\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\n"
+        "key_spec_index\r\n:0\r\n%2\r\n$4\r\nname\r\n$9\r\ngroupname\r\n$4\r\ntype\r\n$6\r\n"
+        "string\r\n%3\r\n$4\r\nname\r\n$2\r\nid\r\n$4\r\ntype\r\n$5\r\noneof\r\n$9\r\narguments\r\n"
+        "*2\r\n%2\r\n$4\r\nname\r\n$2\r\nid\r\n$4\r\ntype\r\n$6\r\nstring\r\n%3\r\n$4\r\nname\r\n"
+        "$6\r\nnew_id\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$1\r\n$\r\n%4\r\n$4\r\n"
+        "name\r\n$8\r\nmkstream\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$8\r\n"
+        "MKSTREAM\r\n$5\r\nflags\r\n~1\r\n+optional\r\n%4\r\n$4\r\nname\r\n$12\r\nentries_read\r\n"
+        "$4\r\ntype\r\n$7\r\ninteger\r\n$5\r\ntoken\r\n$11\r\nENTRIESREAD\r\n$5\r\nflags\r\n~1\r\n"
+        "+optional\r\n",
+        730,
+    },
+    {"xgroup|createconsumer",
+        "*10\r\n$21\r\nxgroup|createconsumer\r\n:5\r\n~2\r\n+write\r\n+denyoom\r\n:2\r\n:2\r\n"
+        ":1\r\n~3\r\n+@write\r\n+@stream\r\n+@slow\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n"
+        "+RW\r\n+insert\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n"
+        "%1\r\n$5\r\nindex\r\n:2\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\n"
+        "spec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        323,
+        "%5\r\n$7\r\nsummary\r\n$38\r\nCreate a consumer in a consumer group.\r\n$5\r\nsince\r\n"
+        "$5\r\n6.2.0\r\n$5\r\ngroup\r\n$6\r\nstream\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\n"
+        "arguments\r\n*3\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\n"
+        "key_spec_index\r\n:0\r\n%2\r\n$4\r\nname\r\n$9\r\ngroupname\r\n$4\r\ntype\r\n$6\r\n"
+        "string\r\n%2\r\n$4\r\nname\r\n$12\r\nconsumername\r\n$4\r\ntype\r\n$6\r\nstring\r\n",
+        326,
+    },
+    {"xgroup|delconsumer",
+        "*10\r\n$18\r\nxgroup|delconsumer\r\n:5\r\n~1\r\n+write\r\n:2\r\n:2\r\n:1\r\n~3\r\n"
+        "+@write\r\n+@stream\r\n+@slow\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RW\r\n+delete\r\n"
+        "$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\n"
+        "index\r\n:2\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n"
+        "$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        310,
+        "%5\r\n$7\r\nsummary\r\n$40\r\nDelete a consumer from a consumer group.\r\n$5\r\nsince\r\n"
+        "$5\r\n5.0.0\r\n$5\r\ngroup\r\n$6\r\nstream\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\n"
+        "arguments\r\n*3\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\n"
+        "key_spec_index\r\n:0\r\n%2\r\n$4\r\nname\r\n$9\r\ngroupname\r\n$4\r\ntype\r\n$6\r\n"
+        "string\r\n%2\r\n$4\r\nname\r\n$12\r\nconsumername\r\n$4\r\ntype\r\n$6\r\nstring\r\n",
+        328,
+    },
+    {"xgroup|destroy",
+        "*10\r\n$14\r\nxgroup|destroy\r\n:4\r\n~1\r\n+write\r\n:2\r\n:2\r\n:1\r\n~3\r\n+@write\r\n"
+        "+@stream\r\n+@slow\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RW\r\n+delete\r\n$12\r\n"
+        "begin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n"
+        ":2\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\n"
+        "lastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        306,
+        "%5\r\n$7\r\nsummary\r\n$25\r\nDestroy a consumer group.\r\n$5\r\nsince\r\n$5\r\n5.0.0\r\n"
+        "$5\r\ngroup\r\n$6\r\nstream\r\n$10\r\ncomplexity\r\n$80\r\n"
+        "O(N) where N is the number of entries in the group's pending entries list (PEL).\r\n$9\r\n"
+        "arguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\n"
+        "key_spec_index\r\n:0\r\n%2\r\n$4\r\nname\r\n$9\r\ngroupname\r\n$4\r\ntype\r\n$6\r\n"
+        "string\r\n",
+        335,
+    },
+    {"xgroup|help",
+        "*10\r\n$11\r\nxgroup|help\r\n:2\r\n~2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n"
+        "+@stream\r\n+@slow\r\n~0\r\n~0\r\n~0\r\n",
+        95,
+        "%4\r\n$7\r\nsummary\r\n$49\r\nShow helpful text about the different subcommands\r\n$5\r\n"
+        "since\r\n$5\r\n5.0.0\r\n$5\r\ngroup\r\n$6\r\nstream\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n",
+        145,
+    },
+    {"xgroup|setid",
+        "*10\r\n$12\r\nxgroup|setid\r\n:-5\r\n~1\r\n+write\r\n:2\r\n:2\r\n:1\r\n~3\r\n+@write\r\n"
+        "+@stream\r\n+@slow\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RW\r\n+update\r\n$12\r\n"
+        "begin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n"
+        ":2\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\n"
+        "lastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        305,
+        "%6\r\n$7\r\nsummary\r\n$61\r\n"
+        "Set a consumer group to an arbitrary last delivered ID value.\r\n$5\r\nsince\r\n$5\r\n"
+        "5.0.0\r\n$5\r\ngroup\r\n$6\r\nstream\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$7\r\n"
+        "history\r\n~1\r\n*2\r\n$5\r\n7.0.0\r\n$43\r\n"
+        "Added the optional `entries_read` argument.\r\n$9\r\narguments\r\n*4\r\n%3\r\n$4\r\n"
+        "name\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n%2\r\n"
+        "$4\r\nname\r\n$9\r\ngroupname\r\n$4\r\ntype\r\n$6\r\nstring\r\n%3\r\n$4\r\nname\r\n$2\r\n"
+        "id\r\n$4\r\ntype\r\n$5\r\noneof\r\n$9\r\narguments\r\n*2\r\n%2\r\n$4\r\nname\r\n$2\r\n"
+        "id\r\n$4\r\ntype\r\n$6\r\nstring\r\n%3\r\n$4\r\nname\r\n$6\r\nnew_id\r\n$4\r\ntype\r\n"
+        "$10\r\npure-token\r\n$5\r\ntoken\r\n$1\r\n$\r\n%4\r\n$4\r\nname\r\n$12\r\nentries_read\r\n"
+        "$4\r\ntype\r\n$7\r\ninteger\r\n$5\r\ntoken\r\n$11\r\nENTRIESREAD\r\n$5\r\nflags\r\n~1\r\n"
+        "+optional\r\n",
+        664,
+    },
     {"xinfo",
         "*10\r\n$5\r\nxinfo\r\n:-2\r\n~0\r\n:0\r\n:0\r\n:0\r\n~1\r\n+@slow\r\n~0\r\n~0\r\n*4\r\n"
         "*10\r\n$15\r\nxinfo|consumers\r\n:4\r\n~1\r\n+readonly\r\n:2\r\n:2\r\n:1\r\n~3\r\n"
@@ -4658,6 +5002,62 @@ static const struct command_meta command_meta_table[] = {
         "arguments\r\n*1\r\n%4\r\n$4\r\nname\r\n$5\r\ncount\r\n$4\r\ntype\r\n$7\r\ninteger\r\n"
         "$5\r\ntoken\r\n$5\r\nCOUNT\r\n$5\r\nflags\r\n~1\r\n+optional\r\n",
         1589,
+    },
+    {"xinfo|consumers",
+        "*10\r\n$15\r\nxinfo|consumers\r\n:4\r\n~1\r\n+readonly\r\n:2\r\n:2\r\n:1\r\n~3\r\n"
+        "+@read\r\n+@stream\r\n+@slow\r\n~1\r\n$23\r\nnondeterministic_output\r\n~1\r\n%3\r\n$5\r\n"
+        "flags\r\n~2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\n"
+        "index\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n:2\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n"
+        "$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\n"
+        "limit\r\n:0\r\n~0\r\n",
+        339,
+        "%5\r\n$7\r\nsummary\r\n$38\r\nList the consumers in a consumer group\r\n$5\r\nsince\r\n"
+        "$5\r\n5.0.0\r\n$5\r\ngroup\r\n$6\r\nstream\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\n"
+        "arguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\n"
+        "key_spec_index\r\n:0\r\n%2\r\n$4\r\nname\r\n$9\r\ngroupname\r\n$4\r\ntype\r\n$6\r\n"
+        "string\r\n",
+        271,
+    },
+    {"xinfo|groups",
+        "*10\r\n$12\r\nxinfo|groups\r\n:3\r\n~1\r\n+readonly\r\n:2\r\n:2\r\n:1\r\n~3\r\n+@read\r\n"
+        "+@stream\r\n+@slow\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n+access\r\n$12\r\n"
+        "begin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n"
+        ":2\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\n"
+        "lastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        306,
+        "%6\r\n$7\r\nsummary\r\n$36\r\nList the consumer groups of a stream\r\n$5\r\nsince\r\n"
+        "$5\r\n5.0.0\r\n$5\r\ngroup\r\n$6\r\nstream\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$7\r\n"
+        "history\r\n~1\r\n*2\r\n$5\r\n7.0.0\r\n$41\r\nAdded the `entries-read` and `lag` fields\r\n"
+        "$9\r\narguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n"
+        "$14\r\nkey_spec_index\r\n:0\r\n",
+        298,
+    },
+    {"xinfo|help",
+        "*10\r\n$10\r\nxinfo|help\r\n:2\r\n~2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n"
+        "+@stream\r\n+@slow\r\n~0\r\n~0\r\n~0\r\n",
+        94,
+        "%4\r\n$7\r\nsummary\r\n$49\r\nShow helpful text about the different subcommands\r\n$5\r\n"
+        "since\r\n$5\r\n5.0.0\r\n$5\r\ngroup\r\n$6\r\nstream\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n",
+        145,
+    },
+    {"xinfo|stream",
+        "*10\r\n$12\r\nxinfo|stream\r\n:-3\r\n~1\r\n+readonly\r\n:2\r\n:2\r\n:1\r\n~3\r\n+@read\r\n"
+        "+@stream\r\n+@slow\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n+access\r\n$12\r\n"
+        "begin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n"
+        ":2\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\n"
+        "lastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        307,
+        "%6\r\n$7\r\nsummary\r\n$30\r\nGet information about a stream\r\n$5\r\nsince\r\n$5\r\n"
+        "5.0.0\r\n$5\r\ngroup\r\n$6\r\nstream\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$7\r\n"
+        "history\r\n~2\r\n*2\r\n$5\r\n6.0.0\r\n$26\r\nAdded the `FULL` modifier.\r\n*2\r\n$5\r\n"
+        "7.0.0\r\n$109\r\n"
+        "Added the `max-deleted-entry-id`, `entries-added`, `recorded-first-entry-id`, `entries-read` and `lag` fields\r\n"
+        "$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n"
+        "$14\r\nkey_spec_index\r\n:0\r\n%5\r\n$4\r\nname\r\n$4\r\nfull\r\n$4\r\ntype\r\n$5\r\n"
+        "block\r\n$5\r\ntoken\r\n$4\r\nFULL\r\n$5\r\nflags\r\n~1\r\n+optional\r\n$9\r\n"
+        "arguments\r\n*1\r\n%4\r\n$4\r\nname\r\n$5\r\ncount\r\n$4\r\ntype\r\n$7\r\ninteger\r\n"
+        "$5\r\ntoken\r\n$5\r\nCOUNT\r\n$5\r\nflags\r\n~1\r\n+optional\r\n",
+        616,
     },
     {"xlen",
         "*10\r\n$4\r\nxlen\r\n:2\r\n~2\r\n+readonly\r\n+fast\r\n:1\r\n:1\r\n:1\r\n~3\r\n+@read\r\n"

@@ -34,4 +34,10 @@ extern const size_t command_family_geo_count;
 extern const struct command command_family_sort[];
 extern const size_t command_family_sort_count;
 
+/* the containers' subcommands of this folder (OBJECT MEMORY; XGROUP XINFO) */
+extern const struct subcommand command_subs_keys[];
+extern const size_t command_subs_keys_count;
+extern const struct subcommand command_subs_stream[];
+extern const size_t command_subs_stream_count;
+
 #endif

@@ -12,7 +12,8 @@ this script asks the real server and stores its reply bytes:
 
 Without names it reads percore's command names from the C tables in
 server/cmd/*.c, server/admin/*.c, server/core/script.c, function.c and replica.c: `{"get", cmd_get, ...}` and `CMD("ping", cmd_ping, ...)`
-entries, and `SUB("config", "get", cmd_config_get, ...)` (any handler) as "config|get".
+entries, and `SUB("config", "get", cmd_config_get, ...)` or `COMMAND_SUB("object", "encoding", ...)`
+(any handler) as "config|get".
 Internal commands ("__take") are skipped.
 
 For every name it asks COMMAND INFO and COMMAND DOCS on a RESP2 and on a RESP3
@@ -181,7 +182,7 @@ def fetch(conn, name):
 # ---------------------------------------------------------------- names
 
 TOP_RE = re.compile(r'(?:\bCMD\(|\{)"([a-z][a-z0-9_-]*)",\s*cmd_[a-z0-9_]+\s*,')
-SUB_RE = re.compile(r'\bSUB\("([a-z][a-z0-9_-]*)",\s*"([a-z][a-z0-9_-]*)",\s*[a-z][a-z0-9_]*\s*,')
+SUB_RE = re.compile(r'\b(?:COMMAND_)?SUB\("([a-z][a-z0-9_-]*)",\s*"([a-z][a-z0-9_-]*)",\s*[a-z][a-z0-9_]*\s*,')
 
 
 def names_from_tables():

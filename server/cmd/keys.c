@@ -674,25 +674,11 @@ static long long object_refcount(const struct object *o)
 
 static void cmd_object(struct cmd_ctx *ctx)
 {
-    const struct resp_arg *sub = &ctx->argv[1];
-    static const char *const subs[] = {"encoding", "freq", "idletime", "refcount", "help"};
-    const char *found = NULL;
+    const struct subcommand *sub;
     struct object *o;
-
-    for (size_t i = 0; i < sizeof(subs) / sizeof(subs[0]); i++) {
-        if (util_eq_nocase(sub->ptr, sub->len, subs[i])) {
-            found = subs[i];
-            break;
-        }
-    }
-    if (found == NULL) {
-        cmd_reply_unknown_subcommand(ctx->out, ctx->argv);
+    if (!command_subcommand_or_reply("object", ctx->argc, ctx->argv, ctx->out, &sub))
         return;
-    }
-    if (ctx->argc != (strcmp(found, "help") == 0 ? 2 : 3)) {
-        reply_errorf(ctx->out, "ERR wrong number of arguments for 'object|%s' command", found);
-        return;
-    }
+    const char *found = sub->sub;
     if (strcmp(found, "help") == 0) {
         cmd_reply_help(ctx, object_help);
         return;
@@ -752,20 +738,11 @@ static const char *const memory_help[] = {
  */
 static void cmd_memory(struct cmd_ctx *ctx)
 {
-    const struct resp_arg *sub = &ctx->argv[1];
-    if (util_eq_nocase(sub->ptr, sub->len, "help")) {
-        if (ctx->argc == 2)
-            cmd_reply_help(ctx, memory_help);
-        else
-            reply_error(ctx->out, "ERR wrong number of arguments for 'memory|help' command");
+    const struct subcommand *sub;
+    if (!command_subcommand_or_reply("memory", ctx->argc, ctx->argv, ctx->out, &sub))
         return;
-    }
-    if (!util_eq_nocase(sub->ptr, sub->len, "usage")) {
-        cmd_reply_unknown_subcommand(ctx->out, ctx->argv);
-        return;
-    }
-    if (ctx->argc < 3) {
-        reply_error(ctx->out, "ERR wrong number of arguments for 'memory|usage' command");
+    if (strcmp(sub->sub, "help") == 0) {
+        cmd_reply_help(ctx, memory_help);
         return;
     }
     for (int j = 3; j < ctx->argc; j++) {
@@ -956,9 +933,22 @@ const struct command command_family_keys[] = {
     {"dump", cmd_dump, 2, CMD_READONLY, 1, 1, 1, ROUTE_OWNER, "@keyspace @read @slow"},
     {"restore", cmd_restore, -4, CMD_WRITE | CMD_DENYOOM, 1, 1, 1, ROUTE_OWNER,
      "@keyspace @write @slow @dangerous"},
-    {"object", cmd_object, -2, CMD_READONLY, 2, 2, 1, ROUTE_OWNER, "@keyspace @read @slow"},
-    {"memory", cmd_memory, -2, CMD_READONLY, 2, 2, 1, ROUTE_OWNER, "@read @slow"},
+    {"object", cmd_object, -2, CMD_READONLY, 2, 2, 1, ROUTE_OWNER, "@slow"}, /* containers: "@slow" alone */
+    {"memory", cmd_memory, -2, CMD_READONLY, 2, 2, 1, ROUTE_OWNER, "@slow"},
 };
 
 const size_t command_family_keys_count =
     sizeof(command_family_keys) / sizeof(command_family_keys[0]);
+
+/* OBJECT's and MEMORY's subcommands, as Redis 7.0's table has them (their handlers parse the subcommand);
+ * MEMORY DOCTOR, MALLOC-STATS, PURGE and STATS are not here: percore has no allocator report */
+const struct subcommand command_subs_keys[] = {
+    COMMAND_SUB("object", "encoding", cmd_object, 3, CMD_READONLY, 2, 2, 1, ROUTE_OWNER, "@keyspace @read @slow"),
+    COMMAND_SUB("object", "freq", cmd_object, 3, CMD_READONLY, 2, 2, 1, ROUTE_OWNER, "@keyspace @read @slow"),
+    COMMAND_SUB("object", "help", cmd_object, 2, CMD_LOADING | CMD_STALE, 0, 0, 0, ROUTE_OWNER, "@keyspace @slow"),
+    COMMAND_SUB("object", "idletime", cmd_object, 3, CMD_READONLY, 2, 2, 1, ROUTE_OWNER, "@keyspace @read @slow"),
+    COMMAND_SUB("object", "refcount", cmd_object, 3, CMD_READONLY, 2, 2, 1, ROUTE_OWNER, "@keyspace @read @slow"),
+    COMMAND_SUB("memory", "help", cmd_memory, 2, CMD_LOADING | CMD_STALE, 0, 0, 0, ROUTE_OWNER, "@slow"),
+    COMMAND_SUB("memory", "usage", cmd_memory, -3, CMD_READONLY, 2, 2, 1, ROUTE_OWNER, "@read @slow"),
+};
+const size_t command_subs_keys_count = sizeof command_subs_keys / sizeof command_subs_keys[0];

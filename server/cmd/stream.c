@@ -289,7 +289,10 @@ static int parse_add_trim_or_reply(struct cmd_ctx *ctx, struct add_args *a, bool
         reply_error(ctx->out, "ERR syntax error, XTRIM must be called with a trimming strategy");
         return -1;
     }
-    if (a->limit_given) {
+    if (ctx->replaying) { /* Redis's AOF client: its `= <n> LIMIT <m>` records (its own rewrite of `~`) trim
+                           * exactly, without a limit */
+        a->trim.limit = 0;
+    } else if (a->limit_given) {
         if (!a->trim.approx) {
             reply_error(ctx->out, "ERR syntax error, LIMIT cannot be used without the special ~ option");
             return -1;
@@ -727,12 +730,6 @@ static struct stream_group *group_or_nogroup(struct cmd_ctx *ctx, struct stream 
     return g;
 }
 
-/* a container command's subcommand (XGROUP, XINFO) */
-struct stream_subcommand {
-    const char *name;
-    int arity; /* Redis's: argc exactly, or at least -arity */
-};
-
 /* Redis's addReplySubcommandSyntaxError */
 static void reply_subcommand_syntax_error(struct cmd_ctx *ctx, const char *family)
 {
@@ -1039,32 +1036,10 @@ static bool parse_xgroup_options_or_reply(struct cmd_ctx *ctx, bool create, bool
     return true;
 }
 
-/* the subcommand's arity as Redis's container command checks it, false replied */
-static bool subcommand_arity_or_reply(struct cmd_ctx *ctx, const char *family, const struct stream_subcommand *subs,
-                                      size_t n, const char **found)
-{
-    const struct resp_arg *sub = &ctx->argv[1];
-    for (size_t i = 0; i < n; i++) {
-        if (!util_eq_nocase(sub->ptr, sub->len, subs[i].name))
-            continue;
-        int arity = subs[i].arity;
-        if ((arity > 0 && ctx->argc != arity) || (arity < 0 && ctx->argc < -arity)) {
-            reply_errorf(ctx->out, "ERR wrong number of arguments for '%s|%s' command", family, subs[i].name);
-            return false;
-        }
-        *found = subs[i].name;
-        return true;
-    }
-    cmd_reply_unknown_subcommand(ctx->out, ctx->argv);
-    return false;
-}
-
 static void cmd_xgroup(struct cmd_ctx *ctx)
 {
-    static const struct stream_subcommand subs[] = {{"create", -5},  {"createconsumer", 5}, {"delconsumer", 5},
-                                             {"destroy", 4}, {"help", 2},           {"setid", -5}};
-    const char *found;
-    if (!subcommand_arity_or_reply(ctx, "xgroup", subs, sizeof subs / sizeof subs[0], &found))
+    const struct subcommand *found;
+    if (!command_subcommand_or_reply("xgroup", ctx->argc, ctx->argv, ctx->out, &found))
         return;
     const struct resp_arg *sub = &ctx->argv[1], *key = &ctx->argv[2], *name = &ctx->argv[3];
     bool create = cmd_arg_is(sub, "create"), setid = cmd_arg_is(sub, "setid");
@@ -1717,20 +1692,19 @@ static void xinfo_stream(struct cmd_ctx *ctx, const struct stream *s)
 
 static void cmd_xinfo(struct cmd_ctx *ctx)
 {
-    static const struct stream_subcommand subs[] = {{"consumers", 4}, {"groups", 3}, {"help", 2}, {"stream", -3}};
-    const char *found;
-    if (!subcommand_arity_or_reply(ctx, "xinfo", subs, sizeof subs / sizeof subs[0], &found))
+    const struct subcommand *found;
+    if (!command_subcommand_or_reply("xinfo", ctx->argc, ctx->argv, ctx->out, &found))
         return;
-    if (strcmp(found, "help") == 0) {
+    if (strcmp(found->sub, "help") == 0) {
         cmd_reply_help(ctx, xinfo_help);
         return;
     }
     struct stream *s = stream_read_or_reply(ctx, &ctx->argv[2], false, reply_no_such_key);
     if (s == NULL)
         return;
-    if (strcmp(found, "stream") == 0)
+    if (strcmp(found->sub, "stream") == 0)
         xinfo_stream(ctx, s);
-    else if (strcmp(found, "groups") == 0)
+    else if (strcmp(found->sub, "groups") == 0)
         xinfo_groups(ctx, s);
     else
         xinfo_consumers(ctx, s);
@@ -1749,12 +1723,37 @@ const struct command command_family_stream[] = {
      "@read @stream @slow @blocking"},
     {"xreadgroup", cmd_xreadgroup, -7, CMD_WRITE | CMD_BLOCKING | CMD_KEYS_STREAMS, 1, -1, 1, ROUTE_GATHER,
      "@write @stream @slow @blocking"},
-    {"xgroup", cmd_xgroup, -2, CMD_WRITE, 2, 2, 1, ROUTE_OWNER, "@write @stream @slow"},
+    {"xgroup", cmd_xgroup, -2, CMD_WRITE, 2, 2, 1, ROUTE_OWNER, "@slow"}, /* containers: "@slow" alone */
     {"xack", cmd_xack, -4, CMD_WRITE | CMD_FAST, 1, 1, 1, ROUTE_OWNER, "@write @stream @fast"},
     {"xpending", cmd_xpending, -3, CMD_READONLY, 1, 1, 1, ROUTE_OWNER, "@read @stream @slow"},
     {"xclaim", cmd_xclaim, -6, CMD_WRITE | CMD_FAST, 1, 1, 1, ROUTE_OWNER, "@write @stream @fast"},
     {"xautoclaim", cmd_xautoclaim, -6, CMD_WRITE | CMD_FAST, 1, 1, 1, ROUTE_OWNER, "@write @stream @fast"},
-    {"xinfo", cmd_xinfo, -2, CMD_READONLY, 2, 2, 1, ROUTE_OWNER, "@read @stream @slow"},
+    {"xinfo", cmd_xinfo, -2, CMD_READONLY, 2, 2, 1, ROUTE_OWNER, "@slow"},
 };
 
 const size_t command_family_stream_count = sizeof command_family_stream / sizeof command_family_stream[0];
+
+/* XGROUP's and XINFO's subcommands, as Redis 7.0's table has them (their handlers parse the subcommand) */
+const struct subcommand command_subs_stream[] = {
+    COMMAND_SUB("xgroup", "create", cmd_xgroup, -5, CMD_WRITE | CMD_DENYOOM, 2, 2, 1, ROUTE_OWNER,
+                "@write @stream @slow"),
+    COMMAND_SUB("xgroup", "createconsumer", cmd_xgroup, 5, CMD_WRITE | CMD_DENYOOM, 2, 2, 1, ROUTE_OWNER,
+                "@write @stream @slow"),
+    COMMAND_SUB("xgroup", "delconsumer", cmd_xgroup, 5, CMD_WRITE, 2, 2, 1, ROUTE_OWNER,
+                "@write @stream @slow"),
+    COMMAND_SUB("xgroup", "destroy", cmd_xgroup, 4, CMD_WRITE, 2, 2, 1, ROUTE_OWNER,
+                "@write @stream @slow"),
+    COMMAND_SUB("xgroup", "help", cmd_xgroup, 2, CMD_LOADING | CMD_STALE, 0, 0, 0, ROUTE_OWNER,
+                "@stream @slow"),
+    COMMAND_SUB("xgroup", "setid", cmd_xgroup, -5, CMD_WRITE, 2, 2, 1, ROUTE_OWNER,
+                "@write @stream @slow"),
+    COMMAND_SUB("xinfo", "consumers", cmd_xinfo, 4, CMD_READONLY, 2, 2, 1, ROUTE_OWNER,
+                "@read @stream @slow"),
+    COMMAND_SUB("xinfo", "groups", cmd_xinfo, 3, CMD_READONLY, 2, 2, 1, ROUTE_OWNER,
+                "@read @stream @slow"),
+    COMMAND_SUB("xinfo", "help", cmd_xinfo, 2, CMD_LOADING | CMD_STALE, 0, 0, 0, ROUTE_OWNER,
+                "@stream @slow"),
+    COMMAND_SUB("xinfo", "stream", cmd_xinfo, -3, CMD_READONLY, 2, 2, 1, ROUTE_OWNER,
+                "@read @stream @slow"),
+};
+const size_t command_subs_stream_count = sizeof command_subs_stream / sizeof command_subs_stream[0];

@@ -1379,7 +1379,7 @@ void block_run_multi(struct conn *c, const struct command *cmd, int argc, const 
     }
     long long ms = 0;
     s->cursor = block_timeout(cmd, argc, argv, &ms) ? (uint64_t)ms : 0;
-    if (bm->move && !dispatch_memory_ok(c->home, config_current(), cmd, &s->reply)) { /* the home's budget, as gathers */
+    if (bm->move && !dispatch_memory_ok(c->home, config_current(), cmd, argc, argv, &s->reply)) { /* the home's budget, as gathers */
         bm_answered(c, s);
         return;
     }

@@ -138,11 +138,12 @@ static inline __attribute__((always_inline)) enum call_result call(struct shard 
         .watches = self->watches,
         .client = c->client,
         .may_block = (c->flags & CALL_MAY_BLOCK) != 0,
+        .replaying = shard_loading(self),
     };
     out->resp = c->resp;
     size_t before = out->len;
     shard_store_lock(); /* the global-lock build's one lock (recursive); nothing in the sharded build */
-    if ((c->flags & CALL_CHECK_MEMORY) && !dispatch_memory_ok(self, ctx.config, cmd, out)) {
+    if ((c->flags & CALL_CHECK_MEMORY) && !dispatch_memory_ok(self, ctx.config, cmd, c->argc, c->argv, out)) {
         shard_store_unlock();
         if (c->flags & CALL_WHOLE) /* a part's refusal is counted by its home, with the whole reply */
             stats_cmd_rejected(&self->stats, cmd, call_reply_since(out, before), out->len - before);

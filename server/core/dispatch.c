@@ -107,8 +107,8 @@ static const int evict_how[] = {
  * or no candidate left).  Eviction that freed some but stopped at its time
  * budget lets the command run, as Redis's EVICT_RUNNING does.
  */
-bool dispatch_memory_enforce(struct shard *self, const struct config *cfg, const struct command *cmd,
-                             struct reply *out)
+bool dispatch_memory_enforce(struct shard *self, const struct config *cfg, const struct command *cmd, int argc,
+                             const struct resp_arg *argv, struct reply *out)
 {
     enum maxmemory_policy p = cfg->maxmemory_policy;
     size_t budget = (size_t)cfg->maxmemory / (size_t)shard_store_count();
@@ -118,7 +118,10 @@ bool dispatch_memory_enforce(struct shard *self, const struct config *cfg, const
     size_t freed = 0;
     if (evict_how[p] >= 0)
         freed = store_evict(self->store, evict_how[p], cfg->maxmemory_samples, used - budget, self->now);
-    if (freed > 0 || !cmd || !(cmd->flags & CMD_DENYOOM)) /* no cmd: the shard's timer, only evicting */
+    if (freed > 0 || !cmd) /* no cmd: the shard's timer, only evicting */
+        return true;
+    const struct command *run = command_resolve_subcommand(cmd, argc, argv); /* NULL: the container refuses it */
+    if (!((run ? run : cmd)->flags & CMD_DENYOOM))
         return true;
     reply_error(out, oom_error);
     return false;
@@ -1053,7 +1056,7 @@ static void gather_done(struct conn *c, struct slot *s)
     }
     /* the copies are made here, the results written back to their owners: this shard's budget decides */
     s->reply.resp = s->resp;
-    if (!dispatch_memory_ok(self, cfg, s->cmd, &s->reply)) {
+    if (!dispatch_memory_ok(self, cfg, s->cmd, s->argc, s->argv, &s->reply)) {
         dispatch_slot_complete(c, s);
         return;
     }

@@ -58,22 +58,23 @@ struct reply *dispatch_push_target(struct conn *c);
  * Every shard calls this right before it runs a command (inline, remote,
  * split part, gathered): it keeps the store's LFU tracking in step with
  * maxmemory-policy and enforces this shard's share of maxmemory (evicting
- * keys, or refusing a CMD_DENYOOM command).  false: refused, Redis's OOM
+ * keys, or refusing a CMD_DENYOOM command: a container's subcommand, named by
+ * argv, by its own flag, as XGROUP CREATE).  false: refused, Redis's OOM
  * error written to out.
  */
 static inline bool dispatch_memory_ok(struct shard *self, const struct config *cfg, const struct command *cmd,
-                                      struct reply *out);
+                                      int argc, const struct resp_arg *argv, struct reply *out);
 /* dispatch_memory_ok's part when maxmemory is set (dispatch.c) */
-bool dispatch_memory_enforce(struct shard *self, const struct config *cfg, const struct command *cmd,
-                             struct reply *out);
+bool dispatch_memory_enforce(struct shard *self, const struct config *cfg, const struct command *cmd, int argc,
+                             const struct resp_arg *argv, struct reply *out);
 /* inline: without maxmemory, the usual case, it costs one call into the store and a test */
 static inline bool dispatch_memory_ok(struct shard *self, const struct config *cfg, const struct command *cmd,
-                                      struct reply *out)
+                                      int argc, const struct resp_arg *argv, struct reply *out)
 {
     enum maxmemory_policy p = cfg->maxmemory_policy;
     store_track_lfu(self->store, p == MAXMEMORY_VOLATILE_LFU || p == MAXMEMORY_ALLKEYS_LFU, cfg->lfu_log_factor,
                     cfg->lfu_decay_time);
-    return cfg->maxmemory <= 0 || dispatch_memory_enforce(self, cfg, cmd, out);
+    return cfg->maxmemory <= 0 || dispatch_memory_enforce(self, cfg, cmd, argc, argv, out);
 }
 /* a part of slot s computed by a shard (local or remote) */
 void dispatch_part_reply(struct conn *c, struct slot *s, int part, const char *reply, size_t len);

@@ -1047,16 +1047,16 @@ static void function_restore(struct cmd_ctx *ctx)
     mem_release(libs);
 }
 
-/* the subcommands; `changes`: LOAD DELETE FLUSH RESTORE, run as a keyspace-wide part (below) */
+/* the subcommands' handlers (their arities are command_subs_function's); `changes`: LOAD DELETE FLUSH
+ * RESTORE, run as a keyspace-wide part (below) */
 static const struct {
     const char *name;
-    int arity;
     void (*proc)(struct cmd_ctx *);
     bool changes;
 } function_subs[] = {
-    {"load", -3, function_load, true},  {"delete", 3, function_delete, true}, {"flush", -2, function_flush, true},
-    {"list", -2, function_list, false}, {"stats", 2, function_stats, false},  {"kill", 2, NULL, false},
-    {"dump", 2, function_dump, false},  {"restore", -3, function_restore, true}, {"help", 2, NULL, false},
+    {"load", function_load, true},  {"delete", function_delete, true}, {"flush", function_flush, true},
+    {"list", function_list, false}, {"stats", function_stats, false},  {"kill", NULL, false},
+    {"dump", function_dump, false},  {"restore", function_restore, true}, {"help", NULL, false},
 };
 #define FUNCTION_NSUBS (sizeof function_subs / sizeof function_subs[0])
 
@@ -1095,15 +1095,10 @@ static const struct command function_change_command = {
 static void cmd_function(struct cmd_ctx *ctx)
 {
     const struct resp_arg *sub = &ctx->argv[1];
+    const struct subcommand *found;
+    if (!command_subcommand_or_reply("function", ctx->argc, ctx->argv, ctx->out, &found))
+        return;
     size_t i = function_sub_index(sub);
-    if (i == FUNCTION_NSUBS) {
-        cmd_reply_unknown_subcommand(ctx->out, ctx->argv);
-        return;
-    }
-    if ((function_subs[i].arity > 0 && ctx->argc != function_subs[i].arity) || ctx->argc < -function_subs[i].arity) {
-        script_sub_arity_error(ctx);
-        return;
-    }
     if (script_running() && !cmd_arg_is(sub, "kill") && !cmd_arg_is(sub, "stats")) { /* from a busy hook */
         reply_error(ctx->out, script_busy_error_here());
     } else if (cmd_arg_is(sub, "kill")) {
@@ -1129,6 +1124,26 @@ const struct command command_family_function[] = {
     {"fcall_ro", cmd_fcall_ro, -3, FCALL_CMD | CMD_READONLY, 2, 0, 0, ROUTE_GATHER, "@slow @scripting"},
     {"function", cmd_function, -2,
      CMD_NOSCRIPT | CMD_STALE | CMD_ALLOW_BUSY | CMD_AFTER_PENDING | CMD_WHOLE_IN_EXEC, 0, 0, 0, ROUTE_HOME,
-     "@slow @scripting"},
+     "@slow"}, /* a container: "@slow" alone, as Redis's */
 };
 const size_t command_family_function_count = sizeof command_family_function / sizeof command_family_function[0];
+
+/* FUNCTION's subcommands, as Redis 7.0's table has them (cmd_function runs them all) */
+const struct subcommand command_subs_function[] = {
+    COMMAND_SUB("function", "delete", cmd_function, 3, CMD_WRITE | CMD_NOSCRIPT, 0, 0, 0, ROUTE_HOME,
+                "@write @slow @scripting"),
+    COMMAND_SUB("function", "dump", cmd_function, 2, CMD_NOSCRIPT, 0, 0, 0, ROUTE_HOME, "@slow @scripting"),
+    COMMAND_SUB("function", "flush", cmd_function, -2, CMD_WRITE | CMD_NOSCRIPT, 0, 0, 0, ROUTE_HOME,
+                "@write @slow @scripting"),
+    COMMAND_SUB("function", "help", cmd_function, 2, CMD_LOADING | CMD_STALE, 0, 0, 0, ROUTE_HOME, "@slow @scripting"),
+    COMMAND_SUB("function", "kill", cmd_function, 2, CMD_NOSCRIPT | CMD_ALLOW_BUSY, 0, 0, 0, ROUTE_HOME,
+                "@slow @scripting"),
+    COMMAND_SUB("function", "list", cmd_function, -2, CMD_NOSCRIPT, 0, 0, 0, ROUTE_HOME, "@slow @scripting"),
+    COMMAND_SUB("function", "load", cmd_function, -3, CMD_WRITE | CMD_DENYOOM | CMD_NOSCRIPT, 0, 0, 0, ROUTE_HOME,
+                "@write @slow @scripting"),
+    COMMAND_SUB("function", "restore", cmd_function, -3, CMD_WRITE | CMD_DENYOOM | CMD_NOSCRIPT, 0, 0, 0, ROUTE_HOME,
+                "@write @slow @scripting"),
+    COMMAND_SUB("function", "stats", cmd_function, 2, CMD_NOSCRIPT | CMD_ALLOW_BUSY, 0, 0, 0, ROUTE_HOME,
+                "@slow @scripting"),
+};
+const size_t command_subs_function_count = sizeof command_subs_function / sizeof command_subs_function[0];

@@ -30,8 +30,23 @@
  * once it is past the hard limit it is sent nothing more (Redis stops writing
  * to a client it has scheduled to close) but still counted as a receiver.
  *
+ * INFO's pubsub_channels, pubsub_patterns and pubsubshard_channels are
+ * Redis's sizes of its tables: names with a subscriber, each once, though
+ * several shards may have subscribers of one.  So each name is counted by
+ * one shard, the one its CRC16 picks (counted_by): that shard keeps, in
+ * pubsub_counted, how many shards have a subscriber of it, and publishes
+ * the number of its names as a stats gauge (levels, summed by INFO).  A
+ * shard whose table gains a name or loses its last subscriber tells the
+ * counting shard: at once when that is itself, else by a `__pubsub_count`
+ * record in its outbox (outbox.h), flushed at the end of the loop turn
+ * (with the closes of the turn's writes); the counting shard applies the records
+ * when it drains its inbox (one shard's records in order, so each shard adds
+ * 0 or 1 to a name at any time).  INFO may so lag a subscription of another
+ * shard by that shard's hop, as Redis's counts never do.
+ *
  * Threading: everything here is the calling shard thread's own state
- * (__thread tables, connections it owns); no locks, no atomics.
+ * (__thread tables, connections it owns, its outbox and stats block); no
+ * locks, no atomics but the gauges' relaxed stores.
  */
 #include "percore/pubsub.h"
 
@@ -39,9 +54,12 @@
 #include "conn_internal.h"
 #include "dispatch.h"
 #include "notify.h"
+#include "outbox.h"
 #include "percore/dict.h"
 #include "percore/mem.h"
 #include "percore/reply.h"
+#include "percore/slot.h"
+#include "percore/stats.h"
 #include "percore/util.h"
 
 #include <stdio.h>
@@ -72,6 +90,10 @@ struct pubsub_client {
 static __thread struct dict *pubsub_channels; /* channel -> struct pubsub_subs *, NULL when empty */
 static __thread struct dict *pubsub_patterns; /* pattern -> struct pubsub_subs *, NULL when empty */
 static __thread struct dict *pubsub_shard_channels; /* shard channel -> struct pubsub_subs *, NULL when empty */
+/* per kind, the names this thread counts (counted_by) -> how many shards have a subscriber (uint32_t) */
+static __thread struct dict *pubsub_counted[3];
+/* this turn's records for the other shards' counts (`__pubsub_count`), NULL before the first */
+static __thread struct outbox *pubsub_count_out;
 
 /* Redis 7.0's names of each kind's confirmations and messages */
 static const struct {
@@ -81,6 +103,98 @@ static const struct {
     [PUBSUB_PATTERN] = {"psubscribe", "punsubscribe", "pmessage"},
     [PUBSUB_SHARD_CHANNEL] = {"ssubscribe", "sunsubscribe", "smessage"},
 };
+
+/* ---------------------------------------------------------------- INFO's counts */
+
+/* the shard that counts name: its CRC16's share, the same on every shard */
+static int counted_by(const char *name, size_t len)
+{
+    return (int)(slot_crc16(name, len) % (unsigned)shard_count());
+}
+
+/* one more shard (delta 1) or one fewer (-1) has a subscriber of name: on the counting shard */
+static void count_apply(enum pubsub_kind kind, const char *name, size_t len, int delta)
+{
+    struct dict **d = &pubsub_counted[kind];
+    if (!*d)
+        *d = dict_create();
+    struct dict_entry *existing = NULL;
+    struct dict_entry *e = dict_add(*d, name, len, &existing);
+    uint32_t n = 0;
+    size_t vlen;
+    if (!e) {
+        e = existing;
+        memcpy(&n, dict_entry_value(e, &vlen), sizeof n);
+    }
+    n += (uint32_t)delta;
+    if (n)
+        dict_entry_set_value(*d, e, &n, sizeof n);
+    else
+        dict_delete(*d, name, len);
+    uint64_t names = dict_size(*d);
+    if (!names)
+        dict_destroy(d);
+    struct stats *st = &shard_self->stats;
+    if (kind == PUBSUB_CHANNEL)
+        STATS_SET(st, pubsub_channels, names);
+    else if (kind == PUBSUB_PATTERN)
+        STATS_SET(st, pubsub_patterns, names);
+    else
+        STATS_SET(st, pubsubshard_channels, names);
+}
+
+/* this thread's table of kind gained name (delta 1) or lost its last subscriber (-1): tell its counter */
+static void count_change(enum pubsub_kind kind, const char *name, size_t len, int delta)
+{
+    int by = counted_by(name, len);
+    if (by == shard_self->index) {
+        count_apply(kind, name, len, delta);
+        return;
+    }
+    if (!pubsub_count_out)
+        pubsub_count_out = outbox_create(shard_count());
+    struct reply *r = outbox_to(pubsub_count_out, by);
+    uint32_t l = (uint32_t)len;
+    char head[2] = {(char)kind, (char)delta};
+    reply_raw(r, head, sizeof head);
+    reply_raw(r, (const char *)&l, sizeof l);
+    reply_raw(r, name, len);
+}
+
+/* `__pubsub_count <records>`: another shard's changes, each [kind, delta, uint32 length, name] */
+static void cmd_pubsub_count(struct cmd_ctx *ctx)
+{
+    const char *at = ctx->argv[1].ptr, *end = at + ctx->argv[1].len;
+    uint32_t len;
+    while ((size_t)(end - at) >= 2 + sizeof len) {
+        enum pubsub_kind kind = (enum pubsub_kind)at[0];
+        int delta = (signed char)at[1];
+        memcpy(&len, at + 2, sizeof len);
+        at += 2 + sizeof len;
+        if ((size_t)(end - at) < len)
+            break;
+        count_apply(kind, at, len, delta);
+        at += len;
+    }
+    reply_ok(ctx->out);
+}
+
+static const struct command pubsub_count_command = {
+    "__pubsub_count", cmd_pubsub_count, 2, CMD_INTERNAL, 0, 0, 0, ROUTE_HOME, "",
+};
+
+void pubsub_flush(struct shard *self)
+{
+    if (pubsub_count_out)
+        outbox_flush(pubsub_count_out, self, &pubsub_count_command);
+}
+
+void pubsub_teardown_shard(void)
+{
+    outbox_destroy(&pubsub_count_out);
+    for (int kind = 0; kind < 3; kind++)
+        dict_destroy(&pubsub_counted[kind]);
+}
 
 /* ---------------------------------------------------------------- the thread's tables */
 
@@ -92,8 +206,16 @@ static struct pubsub_subs *subs_of(const struct dict_entry *e)
     return s;
 }
 
-static void table_add(struct dict **table, const char *name, size_t len, struct conn *c)
+/* the thread's table of kind */
+static struct dict **table_of(enum pubsub_kind kind)
 {
+    return kind == PUBSUB_SHARD_CHANNEL ? &pubsub_shard_channels
+                                        : kind == PUBSUB_PATTERN ? &pubsub_patterns : &pubsub_channels;
+}
+
+static void table_add(enum pubsub_kind kind, const char *name, size_t len, struct conn *c)
+{
+    struct dict **table = table_of(kind);
     if (!*table)
         *table = dict_create();
     struct dict_entry *existing = NULL;
@@ -102,6 +224,7 @@ static void table_add(struct dict **table, const char *name, size_t len, struct 
     if (e) {
         s = mem_calloc(1, sizeof(*s));
         dict_entry_set_value(*table, e, &s, sizeof(s));
+        count_change(kind, name, len, 1);
     } else {
         s = subs_of(existing);
     }
@@ -112,8 +235,9 @@ static void table_add(struct dict **table, const char *name, size_t len, struct 
     s->conn[s->n++] = c;
 }
 
-static void table_remove(struct dict **table, const char *name, size_t len, struct conn *c)
+static void table_remove(enum pubsub_kind kind, const char *name, size_t len, struct conn *c)
 {
+    struct dict **table = table_of(kind);
     struct dict_entry *e = *table ? dict_find(*table, name, len) : NULL;
     if (!e)
         return;
@@ -129,6 +253,7 @@ static void table_remove(struct dict **table, const char *name, size_t len, stru
         return;
     mem_release(s->conn);
     mem_release(s);
+    count_change(kind, name, len, -1); /* name may be a key of c's own: still there */
     dict_delete(*table, name, len);
     if (dict_size(*table) == 0)
         dict_destroy(table);
@@ -223,18 +348,13 @@ static void drop_pattern(struct conn *c, size_t i, struct reply *out)
     struct pubsub_name name = pc->patterns[i];
     memmove(&pc->patterns[i], &pc->patterns[i + 1], (pc->npatterns - i - 1) * sizeof(*pc->patterns));
     pc->npatterns--;
-    table_remove(&pubsub_patterns, name.ptr, name.len, c);
+    table_remove(PUBSUB_PATTERN, name.ptr, name.len, c);
     if (out)
         confirm(out, "punsubscribe", name.ptr, name.len, client_total(pc, PUBSUB_PATTERN));
     mem_release(name.ptr);
 }
 
-/* the thread's table and c's own dict of channels of kind (a channel or a shard channel) */
-static struct dict **channel_table(enum pubsub_kind kind)
-{
-    return kind == PUBSUB_SHARD_CHANNEL ? &pubsub_shard_channels : &pubsub_channels;
-}
-
+/* c's own dict of channels of kind (a channel or a shard channel) */
 static struct dict **client_channels(struct pubsub_client *pc, enum pubsub_kind kind)
 {
     return kind == PUBSUB_SHARD_CHANNEL ? &pc->shard_channels : &pc->channels;
@@ -244,7 +364,7 @@ static struct dict **client_channels(struct pubsub_client *pc, enum pubsub_kind 
 static void drop_channel(struct conn *c, enum pubsub_kind kind, const char *name, size_t len, struct reply *out)
 {
     struct pubsub_client *pc = c->pubsub;
-    table_remove(channel_table(kind), name, len, c);
+    table_remove(kind, name, len, c);
     if (out)
         confirm(out, kind_names[kind].unsubscribe, name, len, client_total(pc, kind) - 1);
     dict_delete(*client_channels(pc, kind), name, len); /* last: name may be the entry's own key */
@@ -318,14 +438,14 @@ void pubsub_subscribe(struct conn *c, enum pubsub_kind kind, const struct resp_a
             char *copy = mem_alloc(name->len ? name->len : 1);
             memcpy(copy, name->ptr, name->len);
             pc->patterns[pc->npatterns++] = (struct pubsub_name){copy, name->len};
-            table_add(&pubsub_patterns, name->ptr, name->len, c);
+            table_add(PUBSUB_PATTERN, name->ptr, name->len, c);
         }
     } else {
         struct dict **mine = client_channels(pc, kind);
         if (!*mine)
             *mine = dict_create();
         if (dict_add(*mine, name->ptr, name->len, NULL))
-            table_add(channel_table(kind), name->ptr, name->len, c);
+            table_add(kind, name->ptr, name->len, c);
     }
     confirm(out, kind_names[kind].subscribe, name->ptr, name->len, client_total(pc, kind));
 }
@@ -367,7 +487,7 @@ long long pubsub_publish_local(bool shard, const struct resp_arg *channel, const
 {
     long long receivers = 0;
     enum pubsub_kind kind = shard ? PUBSUB_SHARD_CHANNEL : PUBSUB_CHANNEL;
-    struct dict *table = *channel_table(kind);
+    struct dict *table = *table_of(kind);
     struct dict_entry *e = table ? dict_find(table, channel->ptr, channel->len) : NULL;
     if (e) {
         struct pubsub_subs *s = subs_of(e);
@@ -418,7 +538,7 @@ static void names_local(struct dict *table, const struct resp_arg *pattern, stru
 
 void pubsub_channels_local(bool shard, const struct resp_arg *pattern, struct reply *out)
 {
-    names_local(*channel_table(shard ? PUBSUB_SHARD_CHANNEL : PUBSUB_CHANNEL), pattern, out);
+    names_local(*table_of(shard ? PUBSUB_SHARD_CHANNEL : PUBSUB_CHANNEL), pattern, out);
 }
 
 void pubsub_patterns_local(struct reply *out)
@@ -428,7 +548,7 @@ void pubsub_patterns_local(struct reply *out)
 
 long long pubsub_numsub_local(bool shard, const struct resp_arg *channel)
 {
-    struct dict *table = *channel_table(shard ? PUBSUB_SHARD_CHANNEL : PUBSUB_CHANNEL);
+    struct dict *table = *table_of(shard ? PUBSUB_SHARD_CHANNEL : PUBSUB_CHANNEL);
     struct dict_entry *e = table ? dict_find(table, channel->ptr, channel->len) : NULL;
     return e ? (long long)subs_of(e)->n : 0;
 }

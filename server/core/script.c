@@ -1576,16 +1576,6 @@ static const char *const script_help[] = {
     "    Print this help.",
 };
 
-void script_sub_arity_error(struct cmd_ctx *ctx)
-{
-    char name[64];
-    int n = snprintf(name, sizeof name, "%.*s|%.*s", (int)(ctx->argv[0].len < 30 ? ctx->argv[0].len : 30),
-                     ctx->argv[0].ptr, (int)(ctx->argv[1].len < 30 ? ctx->argv[1].len : 30), ctx->argv[1].ptr);
-    for (int i = 0; i < n; i++)
-        name[i] = (char)tolower((unsigned char)name[i]);
-    reply_errorf(ctx->out, "ERR wrong number of arguments for '%s' command", name);
-}
-
 bool script_running(void) { return engine && engine->run; }
 
 const struct cmd_ctx *script_running_call(const char **name, int64_t *duration_ms, bool *function)
@@ -1602,16 +1592,17 @@ const struct cmd_ctx *script_running_call(const char **name, int64_t *duration_m
 static void cmd_script(struct cmd_ctx *ctx)
 {
     const struct resp_arg *sub = &ctx->argv[1];
+    const struct subcommand *found;
     if (script_running() && !cmd_arg_is(sub, "kill")) { /* from a busy script's hook: KILL alone */
         reply_error(ctx->out, script_busy_error_here());
-    } else if (cmd_arg_is(sub, "help") && ctx->argc == 2) {
+    } else if (!command_subcommand_or_reply("script", ctx->argc, ctx->argv, ctx->out, &found)) {
+        return;
+    } else if (cmd_arg_is(sub, "help")) {
         size_t n = sizeof script_help / sizeof script_help[0];
         reply_array(ctx->out, (long long)n);
         for (size_t i = 0; i < n; i++)
             reply_simple(ctx->out, script_help[i]);
     } else if (cmd_arg_is(sub, "load")) {
-        if (ctx->argc != 3)
-            return script_sub_arity_error(ctx);
         struct script_engine *e = engine_get();
         char sha[41];
         sha1_hex(sha, ctx->argv[2].ptr, ctx->argv[2].len);
@@ -1621,8 +1612,6 @@ static void cmd_script(struct cmd_ctx *ctx)
         cache_add(sha, ctx->argv[2].ptr, ctx->argv[2].len);
         reply_bulk(ctx->out, sha, 40);
     } else if (cmd_arg_is(sub, "exists")) {
-        if (ctx->argc < 3)
-            return script_sub_arity_error(ctx);
         const struct script_cache *m = rcu_ptr_read(&cache);
         reply_array(ctx->out, ctx->argc - 2);
         for (int i = 2; i < ctx->argc; i++)
@@ -1635,12 +1624,8 @@ static void cmd_script(struct cmd_ctx *ctx)
         cache_flush();
         engine_get(); /* this shard's state goes now; the others' at their next script */
         reply_ok(ctx->out);
-    } else if (cmd_arg_is(sub, "kill")) {
-        if (ctx->argc != 2)
-            return script_sub_arity_error(ctx);
-        script_kill_reply(ctx->out, false);
     } else {
-        cmd_reply_unknown_subcommand(ctx->out, ctx->argv);
+        script_kill_reply(ctx->out, false);
     }
 }
 
@@ -1651,6 +1636,17 @@ const struct command command_family_script[] = {
     {"evalsha", cmd_evalsha, -3, SCRIPT_CMD | CMD_MAY_REPLICATE, 2, 0, 0, ROUTE_GATHER, "@slow @scripting"},
     {"eval_ro", cmd_eval_ro, -3, SCRIPT_CMD | CMD_READONLY, 2, 0, 0, ROUTE_GATHER, "@slow @scripting"},
     {"evalsha_ro", cmd_evalsha_ro, -3, SCRIPT_CMD | CMD_READONLY, 2, 0, 0, ROUTE_GATHER, "@slow @scripting"},
-    {"script", cmd_script, -2, CMD_NOSCRIPT | CMD_STALE | CMD_ALLOW_BUSY | CMD_AFTER_PENDING, 0, 0, 0, ROUTE_HOME, "@slow @scripting"},
+    {"script", cmd_script, -2, CMD_NOSCRIPT | CMD_STALE | CMD_ALLOW_BUSY | CMD_AFTER_PENDING, 0, 0, 0, ROUTE_HOME, "@slow"},
 };
 const size_t command_family_script_count = sizeof command_family_script / sizeof command_family_script[0];
+
+/* SCRIPT's subcommands, as Redis 7.0's table has them (cmd_script runs them all; no SCRIPT DEBUG: percore
+ * has no Lua debugger) */
+const struct subcommand command_subs_script[] = {
+    COMMAND_SUB("script", "exists", cmd_script, -3, CMD_NOSCRIPT, 0, 0, 0, ROUTE_HOME, "@slow @scripting"),
+    COMMAND_SUB("script", "flush", cmd_script, -2, CMD_NOSCRIPT, 0, 0, 0, ROUTE_HOME, "@slow @scripting"),
+    COMMAND_SUB("script", "help", cmd_script, 2, CMD_LOADING | CMD_STALE, 0, 0, 0, ROUTE_HOME, "@slow @scripting"),
+    COMMAND_SUB("script", "kill", cmd_script, 2, CMD_NOSCRIPT | CMD_ALLOW_BUSY, 0, 0, 0, ROUTE_HOME, "@slow @scripting"),
+    COMMAND_SUB("script", "load", cmd_script, 3, CMD_NOSCRIPT | CMD_STALE, 0, 0, 0, ROUTE_HOME, "@slow @scripting"),
+};
+const size_t command_subs_script_count = sizeof command_subs_script / sizeof command_subs_script[0];

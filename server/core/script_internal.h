@@ -45,8 +45,6 @@ void script_push_error(lua_State *L, const char *msg);
 /* redis.log, for the load-time API of a library */
 int script_lua_log(lua_State *L);
 
-/* "ERR wrong number of arguments for 'script|load' command": argv[0] and argv[1] lower-cased */
-void script_sub_arity_error(struct cmd_ctx *ctx);
 /* a script runs on this shard now (a command from its busy hook: SCRIPT or FUNCTION, KILL allowed only) */
 bool script_running(void);
 /* the command running a script on this shard now (its name, how long it has run, FCALL's or EVAL's), NULL

@@ -32,6 +32,7 @@
 #include "percore/save.h"
 
 #include "percore/monitor.h"
+#include "percore/pubsub.h"
 #include "notify.h"
 #include "percore/cluster.h"
 #include "percore/config.h"
@@ -309,7 +310,7 @@ static void shard_on_timer(evutil_socket_t fd, short what, void *arg)
         store_rehash_step(self->store);
         save_step(self->index, self->store); /* a save whose writer was behind when the shard went to sleep */
         /* maxmemory lowered: down to our share now, not at our next command (Redis's updateMaxmemory) */
-        dispatch_memory_ok(self, cfg, NULL, NULL);
+        dispatch_memory_ok(self, cfg, NULL, 0, NULL, NULL);
         shard_store_unlock();
     }
     if (self->index == 0) {
@@ -644,6 +645,7 @@ static void shard_loop(struct shard *self)
         }
         shard_flush_dirty(self);
         conn_reap_dead(self);
+        pubsub_flush(self); /* INFO's pub/sub counts: this turn's changes, closes in its writes too */
         shard_empty_discard(self);
         shard_publish_keyspace(self, false);
         handoff_ring(self);
@@ -751,6 +753,7 @@ static void *shard_main(void *arg)
     conn_free_closed(self);
     dispatch_teardown_shard(self);
     notify_teardown_shard(self);
+    pubsub_teardown_shard();
     monitor_teardown_shard(self);
     tracking_teardown_shard(self);
     mem_release(self->effects.v);

@@ -20,6 +20,10 @@ start by the candidate (appendonly yes), compared with Redis.
 - Function libraries: Redis's AOF with them (its base's, preamble yes and
   no, and FUNCTION LOAD in its incr file) loads here, and the candidate's own
   BGREWRITEAOF keeps them (FUNCTION2 records or FUNCTION LOAD commands).
+- Stream trims: Redis propagates XADD / XTRIM with `~` and LIMIT as
+  `MAXLEN = <n> LIMIT <m>` (the `~` made exact, the LIMIT kept), which its
+  loader takes (the AOF client is exempt from "LIMIT cannot be used without
+  the special ~ option"); the candidate loads them to the same streams.
 - An old single-file appendonly.aof in dir, no appenddirname (Redis < 7):
   loaded, and moved into appenddirname with a manifest naming it the base,
   as Redis does.
@@ -356,6 +360,31 @@ def damaged(o, work, d):
             check(b"Unable to obtain the AOF file" in failed[1], "missing file: the log says so: %r" % failed[1][-300:])
 
 
+def stream_trims(o, work):
+    """Redis's AOF records of XADD / XTRIM with `~` and LIMIT (written as `= <n> LIMIT <m>`) load here"""
+    d = os.path.join(work, "streams")
+    os.mkdir(d)
+    ref = Server(o.redis, name="aof-cross-streams", extra=["--dir", d, "--auto-aof-rewrite-percentage", "0"])
+    ref.is_redis = False
+    ref.extra += ["--appendonly", "yes", "--save", ""]
+    ref.start()
+    try:
+        cmds = [["XADD", "s%d" % (i % 3), "*", "f", str(i)] for i in range(900)]
+        cmds += [["XADD", "s0", "MAXLEN", "~", "10", "LIMIT", "100", "*", "f", "x"],
+                 ["XTRIM", "s1", "MAXLEN", "~", "5", "LIMIT", "100"],
+                 ["XTRIM", "s2", "MINID", "~", "0", "LIMIT", "100"],
+                 ["XADD", "s2", "MAXLEN", "~", "3", "*", "f", "y"]]
+        apply(ref.port, cmds)
+        want = snapshot(ref.port)
+    finally:
+        eq(ref.stop(), 0, "redis exit status")
+    inc = open(os.path.join(d, "appendonlydir", incr_files(d)[0]), "rb").read()
+    check(b"$5\r\nLIMIT\r\n" in inc and b"$1\r\n=\r\n" in inc, "Redis wrote `= <n> LIMIT <m>` records")
+    got = loaded_state(o.candidate, copy(d, d + "-cand"), o.threads, "stream trims")
+    if got is not None:
+        same(got, want, "stream trims: the candidate's streams")
+
+
 def old_style(o, work):
     """an appendonly.aof of before Redis 7 in dir (here: a RESP file of commands), no appendonlydir"""
     d = os.path.join(work, "old")
@@ -376,7 +405,7 @@ def old_style(o, work):
 
 
 def main():
-    return expect.main(globals(), "aof_cross", "loads,functions,old_style",
+    return expect.main(globals(), "aof_cross", "loads,functions,stream_trims,old_style",
                        [("--seed", {"type": int, "default": 1}), ("--ops", {"type": int, "default": 3000})])
 
 if __name__ == "__main__":
