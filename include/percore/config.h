@@ -113,6 +113,7 @@ struct config {
     char *masterauth;           /* the master's password, "" none */
     char *masteruser;           /* ... and user (AUTH user password), "" the default user */
     bool replica_read_only;     /* a replica refuses clients' writes (-READONLY) */
+    bool replica_serve_stale_data; /* no: while its master's link is down, only "stale" commands run */
     int repl_timeout;           /* s without a byte from the master before its link is dropped */
     long long maxmemory;        /* bytes over all shards, 0 no limit */
     enum maxmemory_policy maxmemory_policy;

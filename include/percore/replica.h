@@ -30,6 +30,13 @@ static inline bool replica_now(void)
     return atomic_load_explicit(&replica_active, memory_order_relaxed);
 }
 
+/* the master's stream flows (a replica's link is up): any thread, a relaxed load */
+extern atomic_bool replica_link;
+static inline bool replica_link_up(void)
+{
+    return atomic_load_explicit(&replica_link, memory_order_relaxed);
+}
+
 /*
  * The master client's connection id (UINT64_MAX none): its commands, and their parts on every shard,
  * see no key as expired -- a replica's keys expire when its master says so (DEL), as in Redis, where

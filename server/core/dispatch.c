@@ -85,6 +85,7 @@ static const char misconf_error[] =
 /* Redis 7.0's shared.oomerr */
 static const char oom_error[] = "OOM command not allowed when used memory > 'maxmemory'.";
 
+
 /* maxmemory-policy -> what store_evict picks (-1: noeviction) */
 static const int evict_how[] = {
     [MAXMEMORY_VOLATILE_LRU] = STORE_EVICT_LRU | STORE_EVICT_VOLATILE,
@@ -1542,6 +1543,31 @@ static void dispatch_reject(struct conn *c, const struct command *cmd, int argc,
     }
 }
 
+/* a replica's client (not its master): a write while replica-read-only, or anything but the stale-ok
+ * commands while the master's link is down and replica-serve-stale-data is no, is refused with Redis's
+ * error (processCommand's order: READONLY first); true: refused */
+static bool replica_refuses(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv,
+                            const struct config *cfg)
+{
+    const char *err = NULL, *code = NULL;
+    if (cfg->replica_read_only &&
+        ((cmd->flags & CMD_WRITE) || ((cmd->flags & CMD_RUNS_QUEUE) && txn_queued_writes(c)))) {
+        err = "READONLY You can't write against a read only replica.";
+        code = "-READONLY";
+    } else if (!cfg->replica_serve_stale_data && !replica_link_up()) {
+        const struct command *run = command_resolve_subcommand(cmd, argc, argv); /* CONFIG GET is, CONFIG not */
+        if (!((run ? run : cmd)->flags & CMD_STALE)) {
+            err = "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.";
+            code = "-MASTERDOWN";
+        }
+    }
+    if (!err)
+        return false;
+    dispatch_reject(c, cmd, argc, argv, err);
+    stats_cmd_rejected(&c->home->stats, cmd, code, strlen(code));
+    return true;
+}
+
 /* a script is busy on this shard (the global-lock build: on any thread), so this runs from its hook
  * (shard_serve_busy): Redis's processCommand answers -BUSY, but an allow-busy command runs here by its
  * handler alone -- not through call(): the shard's effects record and the store's lock are the script's */
@@ -1600,12 +1626,8 @@ bool dispatch_command(struct conn *c, int argc, const struct resp_arg *argv)
         stats_cmd_rejected(&self->stats, cmd, "-MISCONF", 8);
         return true;
     }
-    if (__builtin_expect(replica_now(), 0) && cfg->replica_read_only && !c->repl_master && !c->loads_aof &&
-        ((cmd->flags & CMD_WRITE) || ((cmd->flags & CMD_RUNS_QUEUE) && txn_queued_writes(c)))) {
-        dispatch_reject(c, cmd, argc, argv, "READONLY You can't write against a read only replica.");
-        stats_cmd_rejected(&self->stats, cmd, "-READONLY", 9);
+    if (__builtin_expect(replica_now(), 0) && !c->repl_master && !c->loads_aof && replica_refuses(c, cmd, argc, argv, cfg))
         return true;
-    }
     const char *refused = c->pubsub && !c->exec_input ? pubsub_refused_command(c, cmd, argc, argv) : NULL;
     if (refused) {
         snprintf(err, sizeof err,

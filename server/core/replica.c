@@ -74,7 +74,8 @@
 #define ACK_PERIOD_MS 1000   /* REPLCONF ACK, as Redis's replicationCron */
 
 _Alignas(128) atomic_bool replica_active;
-atomic_uint_least64_t replica_master_client = UINT64_MAX; /* beside it: both read-mostly */
+atomic_uint_least64_t replica_master_client = UINT64_MAX; /* beside it: all three read-mostly */
+atomic_bool replica_link;
 
 enum link_state { /* ROLE's words */
     LINK_NONE,       /* a master */
@@ -655,6 +656,7 @@ void replica_cron(struct shard *self)
         c->bytes_in = len; /* the bytes read past the RDB count as read */
         master = c;
         atomic_store_explicit(&replica_master_client, c->id, memory_order_relaxed);
+        atomic_store_explicit(&replica_link, true, memory_order_relaxed);
         master_epoch = epoch;
         master_base = offset;
         last_ack_ms = 0;
@@ -705,6 +707,7 @@ void replica_conn_closed(struct conn *c)
     long long off = master_offset(c);
     master = NULL;
     atomic_store_explicit(&replica_master_client, UINT64_MAX, memory_order_relaxed);
+    atomic_store_explicit(&replica_link, false, memory_order_relaxed);
     pthread_mutex_lock(&lock);
     if (master_epoch == repl.epoch) {
         repl.offset = off;

@@ -325,6 +325,25 @@ def main():
         pi = info(pc, "replication")
         check(pi.get("master_port") == gone and pi.get("master_link_status") == "down",
               "a replica of nobody: port %r, link %r" % (pi.get("master_port"), pi.get("master_link_status")))
+        # replica-serve-stale-data no, the link down: -MASTERDOWN but for the stale-ok commands (a Redis
+        # replica of the same nobody says the same)
+        rr.execute_command("REPLICAOF", "127.0.0.1", gone)
+        time.sleep(1.5)
+        for r in (rr, pc):
+            r.config_set("replica-serve-stale-data", "no")
+        for cmd in (["GET", "s:1"], ["DBSIZE"], ["SET", "k", "v"], ["PING"], ["ECHO", "x"], ["INFO", "server"],
+                    ["CONFIG", "GET", "port"], ["MULTI"], ["GET", "x"], ["EXEC"]):
+            got = []
+            for r in (rr, pc):
+                try:
+                    v = r.execute_command(*cmd)
+                    got.append("ok" if cmd[0] in ("INFO", "CONFIG") else v)
+                except redis.ResponseError as e:
+                    got.append("error: %s" % e)
+            check(got[0] == got[1], "stale data off, link down, %s: redis %r, percore %r" % (cmd, got[0], got[1]))
+        for r in (rr, pc):
+            r.config_set("replica-serve-stale-data", "yes")
+        rr.execute_command("REPLICAOF", "127.0.0.1", master.port)
         check(pc.execute_command("REPLICAOF", "127.0.0.1", master.port) == b"OK", "REPLICAOF the master again")
         check(pc.execute_command("REPLICAOF", "127.0.0.1", master.port) == b"OK Already connected to specified master",
               "REPLICAOF the same master twice")
