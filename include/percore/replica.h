@@ -38,18 +38,24 @@ static inline bool replica_link_up(void)
 }
 
 /*
- * The master client's connection id (UINT64_MAX none): its commands, and their parts on every shard,
- * see no key as expired -- a replica's keys expire when its master says so (DEL), as in Redis, where
- * the master client's lookups never expire a key.  call() runs them with REPLICA_NOW, earlier than any
+ * The obeyed client's connection id (UINT64_MAX none): a replica's master client, or the loader's
+ * pseudo-client while the AOF loads.  Its commands, and their parts on every shard, see no key as
+ * expired, as in Redis, where the master client's lookups never expire a key and nothing expires
+ * while loading: a replica's keys expire when its master says so (DEL), and a replayed command
+ * finds the keys it found when it first ran.  call() runs them with OBEYED_NOW, earlier than any
  * expiry time (the store's "no lookup" time, which touches no access clock either).
  */
-extern atomic_uint_least64_t replica_master_client;
-#define REPLICA_NOW INT64_MIN
-static inline int64_t replica_call_now(uint64_t client, int64_t now)
+extern atomic_uint_least64_t obeyed_client;
+#define OBEYED_NOW INT64_MIN
+static inline int64_t call_now_for(uint64_t client, int64_t now)
 {
-    return __builtin_expect(client == atomic_load_explicit(&replica_master_client, memory_order_relaxed), 0)
-               ? REPLICA_NOW
-               : now;
+    return __builtin_expect(client == atomic_load_explicit(&obeyed_client, memory_order_relaxed), 0) ? OBEYED_NOW
+                                                                                                      : now;
+}
+/* the obeyed client from now on (UINT64_MAX: none); the thread that owns it */
+static inline void obey_client(uint64_t id)
+{
+    atomic_store_explicit(&obeyed_client, id, memory_order_relaxed);
 }
 
 /* shard 0, on its timer and doorbell: take the master's link the link thread handed over, send the

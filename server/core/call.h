@@ -129,7 +129,7 @@ static inline __attribute__((always_inline)) enum call_result call(struct shard 
         .argv = c->argv,
         .argc = c->argc,
         .db = c->db,
-        .now = replica_call_now(c->client, self->now),
+        .now = call_now_for(c->client, self->now),
         .config = config_current(),
         .stats = &self->cstats,
         .conn = (c->flags & CALL_CONN) ? c->conn : NULL,

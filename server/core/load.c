@@ -67,6 +67,7 @@
 #include "percore/log.h"
 #include "percore/mem.h"
 #include "percore/rdb.h"
+#include "percore/replica.h"
 #include "percore/resp.h"
 #include "percore/ring.h"
 #include "percore/script.h"
@@ -849,6 +850,8 @@ int load_replace(const char *file, bool rewrite_aof)
         goto out;
     }
     announce(&lc);
+    if (!shards_sync(MARK_SYNC)) /* every key in */
+        goto out;
     /* the keys came in without the AOF seeing them: a rewrite makes it whole again (Redis restarts its AOF) */
     if (rewrite_aof && !run_commands("*1\r\n$12\r\nBGREWRITEAOF\r\n"))
         goto out;
@@ -910,8 +913,10 @@ static void aof_sink(void *arg, const char *bytes, size_t len)
 {
     (void)arg;
     (void)len;
-    if (!bytes)
+    if (!bytes) {
         aof_client = NULL; /* closed */
+        obey_client(UINT64_MAX);
+    }
 }
 
 /* the pseudo-client has work left: replies to come, or commands not yet run (waiting for a key lock) */
@@ -930,6 +935,7 @@ static bool batch_apply(struct shard *self, struct load_batch *b)
         if (!aof_client) {
             aof_client = engine_client_open(aof_sink, NULL);
             aof_client->loads_aof = true;
+            obey_client(aof_client->id); /* nothing expires while loading, as Redis */
         }
         engine_client_send(aof_client, b->cmds, b->cmds_len);
         batch_destroy(b);

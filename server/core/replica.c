@@ -74,7 +74,7 @@
 #define ACK_PERIOD_MS 1000   /* REPLCONF ACK, as Redis's replicationCron */
 
 _Alignas(128) atomic_bool replica_active;
-atomic_uint_least64_t replica_master_client = UINT64_MAX; /* beside it: all three read-mostly */
+atomic_uint_least64_t obeyed_client = UINT64_MAX; /* beside it: all three read-mostly */
 atomic_bool replica_link;
 
 enum link_state { /* ROLE's words */
@@ -655,7 +655,7 @@ void replica_cron(struct shard *self)
         c->reply = CONN_REPLY_OFF;
         c->bytes_in = len; /* the bytes read past the RDB count as read */
         master = c;
-        atomic_store_explicit(&replica_master_client, c->id, memory_order_relaxed);
+        obey_client(c->id);
         atomic_store_explicit(&replica_link, true, memory_order_relaxed);
         master_epoch = epoch;
         master_base = offset;
@@ -706,7 +706,7 @@ void replica_conn_closed(struct conn *c)
         return;
     long long off = master_offset(c);
     master = NULL;
-    atomic_store_explicit(&replica_master_client, UINT64_MAX, memory_order_relaxed);
+    obey_client(UINT64_MAX);
     atomic_store_explicit(&replica_link, false, memory_order_relaxed);
     pthread_mutex_lock(&lock);
     if (master_epoch == repl.epoch) {

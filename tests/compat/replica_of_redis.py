@@ -370,6 +370,42 @@ def main():
         check(pc.execute_command("ROLE")[0] == b"master", "ROLE a master again")
         check(pc.config_get("replicaof").get("replicaof") == "", "CONFIG GET replicaof after NO ONE")
 
+        # a replica with appendonly yes: the full sync's keys reach its AOF (the rewrite that follows the
+        # load), then the stream's; restarted from its AOF alone, it has the master's data
+        os.makedirs(os.path.join(tmp, "a"))
+        arep = Server(sys.argv[1], threads=threads, name="repl-percore-aof",
+                      extra=common + ["--dir", os.path.join(tmp, "a"), "--appendonly", "yes",
+                                      "--replicaof", "127.0.0.1 %d" % master.port])
+        arep.start()
+        try:
+            ac = redis.Redis(port=arep.port, socket_timeout=20)
+            write_load(m, rng, 1000, "aof")
+            m.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", "0")
+            wait_synced(m, [("percore aof", ac)], "a replica with appendonly yes")
+            deadline = time.monotonic() + SYNC_S  # the rewrite after the full sync, done
+            while time.monotonic() < deadline and (info(ac, "persistence")["aof_rewrite_in_progress"] or
+                                                   info(ac, "persistence")["aof_rewrite_scheduled"]):
+                time.sleep(0.1)
+            digest = m.execute_command("DEBUG", "DIGEST")
+            check(ac.execute_command("DEBUG", "DIGEST") == digest, "a replica with appendonly yes: synced")
+            ac.execute_command("REPLICAOF", "NO", "ONE")
+            ac.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", "0")
+            check(arep.stop() == 0, "the AOF replica's exit status")
+            arep.extra = [a for a in arep.extra if a not in ("--replicaof", "127.0.0.1 %d" % master.port)]
+            arep.extra += ["--enable-debug-command", "yes"]
+            arep.start()
+            ac = redis.Redis(port=arep.port, socket_timeout=20)
+            ac.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", "0")
+            deadline = time.monotonic() + SYNC_S
+            while time.monotonic() < deadline and info(ac, "persistence")["loading"]:
+                time.sleep(0.1)
+            if not check(ac.execute_command("DEBUG", "DIGEST") == digest,
+                         "a replica with appendonly yes, restarted from its AOF: the master's data"):
+                compare_now(m, [("percore from its AOF", ac)], "restarted from its AOF")
+        finally:
+            m.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", "1")
+            arep.stop()
+
         # hostile masters: garbage as the RDB, a stream that stops mid-command
         run_fake(pc, b"+FULLRESYNC " + b"a" * 40 + b" 0\r\n$24\r\nREDIS0010garbagegarbage!", prep.log,
                  b"Failed trying to load the MASTER synchronization DB", "a garbage RDB")
