@@ -666,6 +666,7 @@ void replica_cron(struct shard *self)
         atomic_store_explicit(&live_offset, offset, memory_order_relaxed);
         pthread_mutex_unlock(&lock);
         conn_take_input(c, bytes, len);
+        replica_master_read(c);
     }
     mem_release(bytes);
     pthread_mutex_lock(&lock);
