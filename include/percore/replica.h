@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "percore/command.h"
+#include "percore/config.h"
 
 struct conn;
 struct shard;
@@ -56,6 +57,15 @@ static inline int64_t call_now_for(uint64_t client, int64_t now)
 static inline void obey_client(uint64_t id)
 {
     atomic_store_explicit(&obeyed_client, id, memory_order_relaxed);
+}
+
+/* Redis's error for a client's write on a read-only replica ("-READONLY ...") */
+extern const char replica_readonly_error[];
+/* a command of ctx's client that writes is refused here: a read-only replica, and not its master */
+static inline bool replica_refuses_writes(const struct cmd_ctx *ctx)
+{
+    return __builtin_expect(replica_now(), 0) && ctx->config->replica_read_only &&
+           ctx->client != atomic_load_explicit(&obeyed_client, memory_order_relaxed);
 }
 
 /* shard 0, on its timer and doorbell: take the master's link the link thread handed over, send the

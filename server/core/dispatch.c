@@ -1550,13 +1550,13 @@ static bool replica_refuses(struct conn *c, const struct command *cmd, int argc,
                             const struct config *cfg)
 {
     const char *err = NULL, *code = NULL;
-    if (cfg->replica_read_only &&
-        ((cmd->flags & CMD_WRITE) || ((cmd->flags & CMD_RUNS_QUEUE) && txn_queued_writes(c)))) {
-        err = "READONLY You can't write against a read only replica.";
+    const struct command *run = command_resolve_subcommand(cmd, argc, argv); /* FUNCTION DELETE writes */
+    uint64_t flags = (run ? run : cmd)->flags;
+    if (cfg->replica_read_only && ((flags & CMD_WRITE) || ((flags & CMD_RUNS_QUEUE) && txn_queued_writes(c)))) {
+        err = replica_readonly_error + 1;
         code = "-READONLY";
     } else if (!cfg->replica_serve_stale_data && !replica_link_up()) {
-        const struct command *run = command_resolve_subcommand(cmd, argc, argv); /* CONFIG GET is, CONFIG not */
-        if (!((run ? run : cmd)->flags & CMD_STALE)) {
+        if (!(flags & CMD_STALE)) { /* CONFIG GET is stale-ok, CONFIG itself not */
             err = "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.";
             code = "-MASTERDOWN";
         }

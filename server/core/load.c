@@ -289,15 +289,16 @@ static int load_key(void *arg, struct rdb_file_key *k)
     return 0;
 }
 
-/* a function library of the file: registered now (the loader thread publishes it, so it is an RCU thread
- * meanwhile; the Lua state its code ran in goes with the call) */
+/* a function library of the file: registered now (the loading thread -- the loader, or a replica's link
+ * thread -- is a registered RCU thread, offline but meanwhile; the Lua state its code ran in goes with
+ * the call) */
 static int load_function(void *arg, const char *code, size_t len)
 {
     (void)arg;
-    rcu_register_thread();
+    rcu_thread_online();
     int rc = function_load_library(code, len);
     script_thread_teardown();
-    rcu_unregister_thread();
+    rcu_thread_offline();
     return rc;
 }
 
@@ -691,12 +692,11 @@ static void aof_load_all(void)
     atomic_store_explicit(&load_active, false, memory_order_release);
 }
 
-static void *loader_main(void *arg)
+static void loader_run(void)
 {
-    (void)arg;
     if (aof_count) {
         aof_load_all();
-        return NULL;
+        return;
     }
     struct load_ctx lc = {0};
     struct rdb_file_info info;
@@ -709,7 +709,7 @@ static void *loader_main(void *arg)
         load_fatal(err);
     announce(&lc);
     if (stopping || !shards_sync(MARK_LAST) || !shards_sync(MARK_RECORD))
-        return NULL;
+        return;
     atomic_store(&progress.loaded_bytes, (long long)map_len);
     atomic_store(&progress.keys_loaded, (long long)(info.keys - lc.expired));
     atomic_store(&progress.keys_expired, (long long)lc.expired);
@@ -717,6 +717,15 @@ static void *loader_main(void *arg)
                (unsigned long long)(info.keys - lc.expired), (unsigned long long)lc.expired);
     log_notice("DB loaded from disk: %.3f seconds", (double)(util_mono_ns() - start_ns) / 1e9);
     atomic_store_explicit(&load_active, false, memory_order_release);
+}
+
+static void *loader_main(void *arg)
+{
+    (void)arg;
+    rcu_register_thread(); /* offline but while it registers a function library (load_function) */
+    rcu_thread_offline();
+    loader_run();
+    rcu_unregister_thread();
     return NULL;
 }
 

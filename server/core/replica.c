@@ -76,6 +76,7 @@
 _Alignas(128) atomic_bool replica_active;
 atomic_uint_least64_t obeyed_client = UINT64_MAX; /* beside it: all three read-mostly */
 atomic_bool replica_link;
+const char replica_readonly_error[] = "-READONLY You can't write against a read only replica.";
 
 enum link_state { /* ROLE's words */
     LINK_NONE,       /* a master */

@@ -51,6 +51,7 @@
 #include "percore/mem.h"
 #include "percore/monitor.h"
 #include "percore/rcu_ptr.h"
+#include "percore/replica.h"
 #include "percore/reply.h"
 #include "percore/sha1.h"
 #include "percore/store.h"
@@ -686,6 +687,8 @@ static const char *command_refusal(const struct script_run *run, const struct co
     /* Redis 7.0 counts may-replicate commands (PUBLISH, PFCOUNT) as writes here */
     if ((cmd->flags & (CMD_WRITE | CMD_MAY_REPLICATE)) && run->read_only)
         return "Write commands are not allowed from read-only scripts.";
+    if ((cmd->flags & CMD_WRITE) && !run->wrote && replica_refuses_writes(run->ctx))
+        return replica_readonly_error; /* "-READONLY ...": its own code */
     if ((cmd->flags & CMD_DENYOOM) && !run->wrote && !run->allow_oom && over_maxmemory(run->ctx->config))
         return oom_error;
     /* connection commands need the connection, which a script has not: the few that do not (PUBLISH
@@ -1425,6 +1428,11 @@ void script_run(struct cmd_ctx *ctx, const struct script_call *sc)
     if (self->cluster_call && (flags & SCRIPT_FLAG_NO_CLUSTER)) { /* Redis's scriptPrepareForRun, first */
         lua_settop(L, 0);
         reply_error(ctx->out, "ERR Can not run script on cluster, 'no-cluster' flag is set.");
+        return;
+    }
+    if ((flags & SCRIPT_FLAG_SHEBANG) && !(flags & SCRIPT_FLAG_NO_WRITES) && replica_refuses_writes(ctx)) {
+        lua_settop(L, 0); /* Redis's processCommand: such a script is a write (its flags) */
+        reply_error(ctx->out, replica_readonly_error + 1);
         return;
     }
     if (sc->read_only && (flags & SCRIPT_FLAG_SHEBANG) && !(flags & SCRIPT_FLAG_NO_WRITES)) {

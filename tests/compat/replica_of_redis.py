@@ -265,7 +265,21 @@ def main():
         check(os.path.exists(os.path.join(tmp, "p", "dump.rdb")), "the full sync's RDB kept as dir/dump.rdb")
 
         # a replica's rules, as Redis's replica has them
-        for cmd in (["SET", "k", "v"], ["DEL", "s:1"], ["MULTI"], ["INCR", "n:1"], ["EXEC"]):
+        # scripts: a write inside one is refused (the script's earlier reads stand), a script whose flags
+        # say it writes is refused whole, a no-writes one runs
+        m.execute_command("FUNCTION", "LOAD", "REPLACE", "#!lua name=rlib\n"
+                          "redis.register_function('w', function(k) return redis.call('set', k[1], 'x') end)\n"
+                          "redis.register_function{function_name='r', callback=function(k) "
+                          "return redis.call('get', k[1]) end, flags={'no-writes'}}")
+        wait_synced(m, replicas, "a function library loaded")
+        for cmd in (["SET", "k", "v"], ["DEL", "s:1"], ["MULTI"], ["INCR", "n:1"], ["EXEC"],
+                    ["EVAL", "return redis.call('set', KEYS[1], 'x')", 1, "s:1"],
+                    ["EVAL", "local v = redis.call('get', KEYS[1]) return redis.pcall('incr', KEYS[1])", 1, "n:1"],
+                    ["EVAL", "#!lua\nreturn redis.call('get', KEYS[1])", 1, "s:1"],
+                    ["EVAL", "#!lua flags=no-writes\nreturn redis.call('get', KEYS[1])", 1, "s:1"],
+                    ["EVAL_RO", "return redis.call('get', KEYS[1])", 1, "s:1"],
+                    ["FCALL", "w", 1, "s:2"], ["FCALL", "r", 1, "s:2"], ["FCALL_RO", "r", 1, "s:2"],
+                    ["FUNCTION", "DELETE", "rlib"], ["SCRIPT", "LOAD", "return 1"]):
             a = b = None
             try:
                 a = rr.execute_command(*cmd)
