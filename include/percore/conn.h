@@ -107,14 +107,17 @@ void conn_fanout(struct conn *c, const struct command *cmd, int argc, const stru
 void conn_fanout_locked(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv);
 
 /* which of a shard's connections CLIENT LIST / KILL mean (Redis's filters) */
+/* Redis's client types (getClientType): a replica's master client, a subscriber, or normal (a monitor too;
+ * percore serves no replica yet) */
+enum conn_type { CONN_TYPE_ANY = -1, CONN_TYPE_NORMAL, CONN_TYPE_REPLICA, CONN_TYPE_PUBSUB, CONN_TYPE_MASTER };
+
 struct conn_filter {
     uint64_t id;              /* 0: any */
     const char *addr;         /* peer "ip:port", NULL: any */
     size_t addr_len;
     const char *laddr;        /* local "ip:port", NULL: any */
     size_t laddr_len;
-    bool normal_only;         /* TYPE normal (every percore client is one) */
-    bool none;                /* TYPE replica/master/pubsub: matches no percore client */
+    int type;                 /* TYPE: a CONN_TYPE_*, CONN_TYPE_ANY none given */
     uint64_t skip_id;         /* SKIPME yes: the caller's id, else 0 */
     uint64_t caller_id;       /* killing the caller closes it after its reply */
 };

@@ -856,12 +856,14 @@ static void cmd_client_info(struct cmd_ctx *ctx)
  */
 static const char *const client_type_names[] = {"normal", "slave", "replica", "pubsub", "master"};
 
-/* Redis getClientTypeByName: 0 normal, 1.. the types no percore client has, -1 unknown */
+/* Redis getClientTypeByName: a CONN_TYPE_*, -1 unknown */
 static int client_type_by_name(const struct resp_arg *a)
 {
+    static const enum conn_type types[] = {CONN_TYPE_NORMAL, CONN_TYPE_REPLICA, CONN_TYPE_REPLICA, CONN_TYPE_PUBSUB,
+                                           CONN_TYPE_MASTER};
     for (int i = 0; i < 5; i++)
         if (arg_is(a, client_type_names[i]))
-            return i;
+            return types[i];
     return -1;
 }
 
@@ -882,6 +884,7 @@ static bool client_kill_filter_or_reply(struct cmd_ctx *ctx, const struct resp_a
                                         uint64_t caller, struct conn_filter *f)
 {
     memset(f, 0, sizeof(*f));
+    f->type = CONN_TYPE_ANY;
     f->caller_id = caller;
     if (argc - first == 1) {
         f->addr = argv[first].ptr;
@@ -905,7 +908,7 @@ static bool client_kill_filter_or_reply(struct cmd_ctx *ctx, const struct resp_a
         } else if (arg_is(opt, "type")) {
             if (client_bad_type_or_reply(ctx, val))
                 return false;
-            f->none |= client_type_by_name(val) != 0;
+            f->type = client_type_by_name(val);
         } else if (arg_is(opt, "addr")) {
             f->addr = val->ptr;
             f->addr_len = val->len;
@@ -1048,9 +1051,13 @@ static void cmd_clients_part(struct cmd_ctx *ctx)
         return;
     }
     memset(&f, 0, sizeof(f));
+    f.type = CONN_TYPE_ANY;
     struct reply t;
     reply_init(&t);
-    if (ctx->argc > 4 && arg_is(&ctx->argv[3], "id")) {
+    if (ctx->argc == 5 && arg_is(&ctx->argv[3], "type")) {
+        f.type = client_type_by_name(&ctx->argv[4]);
+        conn_list_local(&f, ctx->now, &t);
+    } else if (ctx->argc > 4 && arg_is(&ctx->argv[3], "id")) {
         for (int j = 4; j < ctx->argc; j++) {
             long long id;
             bool dup = false;
@@ -1092,10 +1099,6 @@ static void cmd_client_list(struct cmd_ctx *ctx)
     if (ctx->argc == 4 && arg_is(&ctx->argv[2], "type")) {
         if (client_bad_type_or_reply(ctx, &ctx->argv[3]))
             return;
-        if (client_type_by_name(&ctx->argv[3]) != 0) { /* no replica, master or pubsub clients */
-            reply_verbatim(ctx->out, "", 0, "txt");
-            return;
-        }
     } else if (ctx->argc > 3 && arg_is(&ctx->argv[2], "id")) {
         for (int j = 3; j < ctx->argc; j++) {
             long long id;

@@ -859,6 +859,8 @@ size_t conn_describe(const struct conn *c, int64_t now, char *buf, size_t cap)
     events[ne] = '\0';
     char flags[10];
     int nf = 0;
+    if (c->repl_master)
+        flags[nf++] = 'M';
     if (c->monitor)
         flags[nf++] = 'O';
     if (pubsub_subscribed(c))
@@ -906,9 +908,15 @@ static bool conn_field_is(const char *have, const char *want, size_t want_len)
     return strlen(have) == want_len && memcmp(have, want, want_len) == 0;
 }
 
+static enum conn_type conn_type(const struct conn *c)
+{
+    return c->repl_master ? CONN_TYPE_MASTER : pubsub_subscribed(c) ? CONN_TYPE_PUBSUB : CONN_TYPE_NORMAL;
+}
+
 static bool conn_matches(const struct conn *c, const struct conn_filter *f)
 {
-    if (f->none || (f->id && c->id != f->id) || (f->skip_id && c->id == f->skip_id))
+    if ((f->type != CONN_TYPE_ANY && conn_type(c) != (enum conn_type)f->type) || (f->id && c->id != f->id) ||
+        (f->skip_id && c->id == f->skip_id))
         return false;
     if (f->addr && !conn_field_is(c->peer, f->addr, f->addr_len))
         return false;

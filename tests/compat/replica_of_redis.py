@@ -304,9 +304,17 @@ def main():
         hello.close()
         check(b"$4\r\nrole\r\n$7\r\nreplica\r\n" in got, "HELLO's role on a replica: %r" % got)
 
-        # 2. a break the backlog covers: a partial resync
+        # the master client: CLIENT LIST TYPE master shows it (flags M), TYPE normal and pubsub do not
+        for name, r in replicas:
+            lines = r.execute_command("CLIENT", "LIST", "TYPE", "master").decode().strip().splitlines()
+            check(len(lines) == 1 and " flags=M " in lines[0], "%s: CLIENT LIST TYPE master: %r" % (name, lines))
+            normal = r.execute_command("CLIENT", "LIST", "TYPE", "normal").decode()
+            check(" flags=M " not in normal, "%s: the master client listed as TYPE normal" % name)
+
+        # 2. a break the backlog covers: a partial resync (the replicas drop their master clients)
         before = info(m, "stats")["sync_partial_ok"]
-        m.execute_command("CLIENT", "KILL", "TYPE", "replica")
+        for name, r in replicas:
+            check(r.execute_command("CLIENT", "KILL", "TYPE", "master") == 1, "%s: CLIENT KILL TYPE master" % name)
         write_load(m, rng, 1500, "partial")
         wait_synced(m, replicas, "partial resync")
         check(info(m, "stats")["sync_partial_ok"] >= before + 2,

@@ -186,7 +186,7 @@ static void phase_list(struct pc_conn **cs, long long *ids)
     if (count_lines(list) != NCONN)
         pc_fail("CLIENT LIST TYPE normal: %d lines", count_lines(list));
     free(list);
-    pc_expect(cs[1], "$0\r\n\r\n", "CLIENT", "LIST", "TYPE", "pubsub", NULL);
+    pc_expect(cs[1], "$0\r\n\r\n", "CLIENT", "LIST", "TYPE", "pubsub", NULL); /* no subscriber yet */
     pc_expect(cs[1], "-ERR Unknown client type 'foo'\r\n", "CLIENT", "LIST", "TYPE", "foo", NULL);
     pc_expect(cs[1], "-ERR Invalid client ID\r\n", "CLIENT", "LIST", "ID", "x", NULL);
     pc_expect(cs[1], "-ERR syntax error\r\n", "CLIENT", "LIST", "foo", NULL);
@@ -348,6 +348,31 @@ static const char denied[] =
     "authentication password for the default user. NOTE: You only need to do one of the above things in "
     "order for the server to start accepting connections from the outside.\r\n";
 
+/* TYPE pubsub is a subscriber (SUBSCRIBE or PSUBSCRIBE), TYPE normal the others, as Redis's getClientType */
+static void phase_types(void)
+{
+    struct pc_conn *sub = pc_conn_open(port), *psub = pc_conn_open(port), *admin = pc_conn_open(port);
+    if (!sub || !psub || !admin) {
+        pc_fail("TYPE phase: connections did not open");
+        return;
+    }
+    pc_expect(sub, "*3\r\n$9\r\nsubscribe\r\n$2\r\nch\r\n:1\r\n", "SUBSCRIBE", "ch", NULL);
+    pc_expect(psub, "*3\r\n$10\r\npsubscribe\r\n$2\r\nx*\r\n:1\r\n", "PSUBSCRIBE", "x*", NULL);
+    char *list = cmd_text(admin, "CLIENT", "LIST", "TYPE", "pubsub", NULL);
+    if (count_lines(list) != 2 || !strstr(list, "flags=P"))
+        pc_fail("CLIENT LIST TYPE pubsub, two subscribers:\n%s", list);
+    free(list);
+    list = cmd_text(admin, "CLIENT", "LIST", "TYPE", "normal", NULL);
+    if (strstr(list, "flags=P"))
+        pc_fail("CLIENT LIST TYPE normal lists a subscriber:\n%s", list);
+    free(list);
+    pc_expect(admin, "$0\r\n\r\n", "CLIENT", "LIST", "TYPE", "master", NULL); /* no master: not a replica */
+    pc_expect(admin, ":2\r\n", "CLIENT", "KILL", "TYPE", "pubsub", NULL);
+    expect_closed(&sub, "CLIENT KILL TYPE pubsub");
+    expect_closed(&psub, "CLIENT KILL TYPE pubsub");
+    pc_conn_close(&admin);
+}
+
 static void phase_protected(const char *bin, const char *threads)
 {
     char ip[64];
@@ -415,6 +440,7 @@ int main(int argc, char **argv)
     }
     phase_list(cs, ids);
     phase_kill(cs, ids);
+    phase_types();
     for (int i = 0; i < NCONN; i++)
         if (cs[i])
             pc_conn_close(&cs[i]);
