@@ -894,7 +894,8 @@ void replica_info(char *buf, size_t cap)
         if (!up)
             OUT("master_link_down_since_seconds:%lld\r\n",
                 repl.down_since_ms ? (now - repl.down_since_ms) / 1000 : -1);
-        OUT("slave_priority:100\r\nslave_read_only:%d\r\nreplica_announced:1\r\n", cfg->replica_read_only ? 1 : 0);
+        OUT("slave_priority:%d\r\nslave_read_only:%d\r\nreplica_announced:1\r\n", cfg->replica_priority,
+            cfg->replica_read_only ? 1 : 0);
     } else {
         OUT("role:master\r\n");
     }

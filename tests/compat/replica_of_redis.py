@@ -294,8 +294,11 @@ def main():
         check(rrole[:4] == prole[:4] and isinstance(prole[4], int),
               "ROLE: redis %r, percore %r" % (rrole, prole))
         ri, pi = info(rr, "replication"), info(pc, "replication")
+        for r in (rr, pc):
+            r.config_set("replica-priority", "7")
+        ri, pi = info(rr, "replication"), info(pc, "replication")
         for f in ("role", "master_host", "master_port", "master_link_status", "master_sync_in_progress",
-                  "slave_read_only", "master_replid", "slave_repl_offset", "master_repl_offset"):
+                  "slave_read_only", "master_replid", "slave_repl_offset", "master_repl_offset", "slave_priority"):
             check(ri.get(f) == pi.get(f), "INFO replication %s: redis %r, percore %r" % (f, ri.get(f), pi.get(f)))
         hello = socket.create_connection(("127.0.0.1", prep.port), timeout=10)
         hello.sendall(b"*2\r\n$5\r\nHELLO\r\n$1\r\n2\r\n")
