@@ -620,11 +620,13 @@ static bool merge_stream(struct outbuf *o, int i)
     const char *body;
     bool moved = false;
     while (s->stop != STREAM_AT_BARRIER && stream_peek(s, &r, &body)) {
-        struct wtxn *t = r.kind >= REC_TXN_CMD ? txn_find(r.txid, true) : NULL;
         if (stops_at_barrier(r.kind)) {
             s->stop = STREAM_AT_BARRIER;
             return true;
         }
+        /* a transaction's record (a rewrite's cut or a stop is none: its txid field is the rewrite's
+         * generation, and made a transaction of it that never ended) */
+        struct wtxn *t = r.kind >= REC_TXN_CMD ? txn_find(r.txid, true) : NULL;
         if (r.kind == REC_TXN_UNLOCK) {
             if (!t->emitted) {
                 moved |= s->stop != STREAM_AT_UNLOCK;

@@ -278,6 +278,8 @@ def replies(o, work):
     eq(dict(got["redis"]).get("during a rewrite", [None, None])[:2], [STARTED, IN_PROGRESS], "redis: the replies")
     for who, s in srv.items():
         eq(s.stop(), 0, "%s: exit status" % who)
+        # the rewrites' cuts left no transaction open in the writer (it took a cut for one once)
+        check("were not over at shutdown" not in s.tail(1 << 20), "%s: the log says a transaction was not over" % who)
 
 
 def files(o, work):
