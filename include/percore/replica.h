@@ -71,6 +71,9 @@ static inline bool replica_refuses_writes(const struct cmd_ctx *ctx)
 /* shard 0, on its timer and doorbell: take the master's link the link thread handed over, send the
  * master its ACK every second, drop a link no longer wanted or silent past repl-timeout */
 void replica_cron(struct shard *self);
+/* shard 0's doorbell rang: replica_cron at once when the link thread or REPLICAOF asked for it (a relaxed
+ * load otherwise) */
+void replica_poked(struct shard *self);
 /* shard 0 ran what it read from c: the master client's offset for INFO and ROLE */
 void replica_master_read(struct conn *c);
 /* c closes: the master's link is lost (the link thread resyncs from the offset it reached) */

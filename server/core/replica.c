@@ -120,6 +120,9 @@ static struct {
 /* the master client's offset, as shard 0 last read its input (INFO, ROLE: any thread) */
 static _Alignas(128) atomic_llong live_offset;
 
+/* something for shard 0 to do at once (a link handed over, a master no longer wanted): its doorbell looks */
+static _Alignas(128) atomic_bool poke;
+
 /* shard 0's own */
 static struct conn *master;          /* the master client, NULL none */
 static uint64_t master_epoch;
@@ -147,6 +150,7 @@ static void random_id(char out[41])
 
 static void ring_shard0(void)
 {
+    atomic_store(&poke, true);
     struct shard *s = shard_at(0);
     if (s) {
         uint64_t one = 1;
@@ -399,10 +403,14 @@ static bool link_full_sync(struct link *l, const struct link_conf *lc)
             ok = false;
             break;
         }
-        for (size_t i = 0; i < n; i++) { /* the last 40 bytes, shifted in */
-            if (tail_len == sizeof tail)
-                memmove(tail, tail + 1, --tail_len);
-            tail[tail_len++] = l->buf[l->pos + i];
+        if (n >= sizeof tail) { /* the last 40 bytes so far */
+            memcpy(tail, l->buf + l->pos + n - sizeof tail, sizeof tail);
+            tail_len = sizeof tail;
+        } else {
+            size_t keep = tail_len + n > sizeof tail ? sizeof tail - n : tail_len;
+            memmove(tail, tail + tail_len - keep, keep);
+            memcpy(tail + keep, l->buf + l->pos, n);
+            tail_len = keep + n;
         }
         l->pos += n;
         got += (long long)n;
@@ -632,6 +640,12 @@ static void master_ack(struct conn *c, long long offset)
     shard_mark_dirty(c);
 }
 
+void replica_poked(struct shard *self)
+{
+    if (self->index == 0 && atomic_load_explicit(&poke, memory_order_relaxed) && atomic_exchange(&poke, false))
+        replica_cron(self);
+}
+
 void replica_cron(struct shard *self)
 {
     if (self->index != 0)
@@ -768,6 +782,7 @@ static void cmd_replicaof(struct cmd_ctx *ctx)
             become(NULL, 0, who);
         pthread_mutex_unlock(&lock);
         config_set_internal("replicaof", "");
+        ring_shard0(); /* its master client goes now */
         reply_ok(ctx->out);
         return;
     }

@@ -258,8 +258,7 @@ static void shard_on_doorbell(evutil_socket_t fd, short what, void *arg)
     uint64_t v;
     ssize_t rc = read(fd, &v, sizeof(v));
     (void)rc;
-    if (self->index == 0)
-        replica_cron(self); /* a master's link handed over, or to drop */
+    replica_poked(self); /* shard 0: a master's link handed over, or to drop */
 }
 
 /*
