@@ -70,6 +70,16 @@ def wait_synced(master, replicas, what):
     return check(False, "%s: replicas not at the master's offset %s in %d s: %s" % (what, want, SYNC_S, states))
 
 
+def poll_sync_started(master):
+    """both replicas reconnected and the master syncs them again (or already did)"""
+    deadline = time.monotonic() + SYNC_S
+    while time.monotonic() < deadline:
+        if info(master, "replication").get("connected_slaves", 0) >= 2:
+            return True
+        time.sleep(0.05)
+    return False
+
+
 def compare(master, replicas, what):
     """the same data: the master's expiry paused (its DELs would race the digests), the replicas caught up"""
     master.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", "0")
@@ -337,6 +347,17 @@ def main():
         m.config_set("repl-diskless-sync", "no")
         m.execute_command("DEBUG", "CHANGE-REPL-ID")
         m.execute_command("CLIENT", "KILL", "TYPE", "replica")
+        # writes all through the resync (while the RDB is made, sent and loaded): they reach the replicas
+        # after the RDB, from the master's buffer
+        stop = threading.Event()
+        wrng = random.Random(7)
+        writer = threading.Thread(target=lambda: [write_load(redis.Redis(port=master.port, socket_timeout=20),
+                                                             wrng, 300, "during") for _ in iter(stop.is_set, True)])
+        writer.start()
+        check(poll_sync_started(m), "the replicas began a full sync while the writes went on")
+        time.sleep(0.5)
+        stop.set()
+        writer.join(60)
         write_load(m, rng, 1500, "full")
         wait_synced(m, replicas, "second full sync")
         check(info(m, "stats")["sync_full"] >= full_before + 2,
