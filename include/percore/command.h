@@ -93,9 +93,10 @@ struct cmd_ctx {
     struct cmd_effects *effects;  /* where what it did is reported (cmd_modified, cmd_notify), NULL: nowhere */
     long long dirty;              /* the changes it made as Redis's server.dirty counts them (cmd_modified_n):
                                    * INFO rdb_changes_since_last_save, the save points */
-    bool replaying;               /* it replays the AOF at start (the loader's pseudo-client: while loading, no
-                                   * client may run a write), Redis's CLIENT_ID_AOF: trusted as Redis trusts
-                                   * it (XADD / XTRIM's `= <n> LIMIT <m>`) */
+    bool replaying;               /* it replays what another server or the AOF ran (a replica's master client,
+                                   * the AOF loader's pseudo-client: replica.h's obeyed client), Redis's
+                                   * CLIENT_MASTER / CLIENT_ID_AOF: trusted as Redis trusts them (XADD /
+                                   * XTRIM's `= <n> LIMIT <m>`) */
 };
 
 /* ---- reporting what a write did (command.c) */

@@ -44,14 +44,14 @@ static inline bool replica_link_up(void)
  * expired, as in Redis, where the master client's lookups never expire a key and nothing expires
  * while loading: a replica's keys expire when its master says so (DEL), and a replayed command
  * finds the keys it found when it first ran.  call() runs them with OBEYED_NOW, earlier than any
- * expiry time (the store's "no lookup" time, which touches no access clock either).
+ * expiry time (the store's "no lookup" time, which touches no access clock either), and marks
+ * them replaying (cmd_ctx).
  */
 extern atomic_uint_least64_t obeyed_client;
 #define OBEYED_NOW INT64_MIN
-static inline int64_t call_now_for(uint64_t client, int64_t now)
+static inline bool client_obeyed(uint64_t client)
 {
-    return __builtin_expect(client == atomic_load_explicit(&obeyed_client, memory_order_relaxed), 0) ? OBEYED_NOW
-                                                                                                      : now;
+    return __builtin_expect(client == atomic_load_explicit(&obeyed_client, memory_order_relaxed), 0);
 }
 /* the obeyed client from now on (UINT64_MAX: none); the thread that owns it */
 static inline void obey_client(uint64_t id)

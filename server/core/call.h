@@ -123,13 +123,14 @@ static inline __attribute__((always_inline)) enum call_result call(struct shard 
 {
     const struct command *cmd = c->cmd;
     struct reply *out = c->out;
+    bool obeyed = client_obeyed(c->client);
     struct cmd_ctx ctx = {
         .store = c->store ? c->store : self->store,
         .out = out,
         .argv = c->argv,
         .argc = c->argc,
         .db = c->db,
-        .now = call_now_for(c->client, self->now),
+        .now = obeyed ? OBEYED_NOW : self->now,
         .config = config_current(),
         .stats = &self->cstats,
         .conn = (c->flags & CALL_CONN) ? c->conn : NULL,
@@ -138,7 +139,7 @@ static inline __attribute__((always_inline)) enum call_result call(struct shard 
         .watches = self->watches,
         .client = c->client,
         .may_block = (c->flags & CALL_MAY_BLOCK) != 0,
-        .replaying = shard_loading(self),
+        .replaying = obeyed,
     };
     out->resp = c->resp;
     size_t before = out->len;

@@ -146,6 +146,8 @@ def write_load(m, rng, n, tag):
             p.persist(k)
         elif op == 15:
             p.xadd("x:%d" % rng.randrange(20), {"f": v, "i": i}, maxlen=50, approximate=False)
+            # `~` with LIMIT: the master sends `MAXLEN = <n> LIMIT <m>`, which only a master's client may
+            p.execute_command("XADD", "y:%d" % rng.randrange(5), "MAXLEN", "~", 30, "LIMIT", 10, "*", "f", v)
         elif op == 16:
             p.mset({"m:%d" % rng.randrange(300): v for _ in range(4)})
         elif op == 17:
