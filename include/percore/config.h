@@ -116,6 +116,7 @@ struct config {
     bool replica_serve_stale_data; /* no: while its master's link is down, only "stale" commands run */
     int repl_timeout;           /* s without a byte from the master before its link is dropped */
     int replica_priority;       /* INFO slave_priority: Sentinel promotes the lowest, never 0 */
+    bool replica_ignore_maxmemory; /* a replica neither evicts nor refuses past maxmemory */
     long long maxmemory;        /* bytes over all shards, 0 no limit */
     enum maxmemory_policy maxmemory_policy;
     int maxmemory_samples;

@@ -111,6 +111,8 @@ static const int evict_how[] = {
 bool dispatch_memory_enforce(struct shard *self, const struct config *cfg, const struct command *cmd, int argc,
                              const struct resp_arg *argv, struct reply *out)
 {
+    if (replica_now() && cfg->replica_ignore_maxmemory) /* Redis's default: a replica's keys go when its master */
+        return true;                                      /* says, and its master's writes are never refused */
     enum maxmemory_policy p = cfg->maxmemory_policy;
     size_t budget = (size_t)cfg->maxmemory / (size_t)shard_store_count();
     size_t used = store_memory(self->store);

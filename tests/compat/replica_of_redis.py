@@ -328,14 +328,18 @@ def main():
 
         # 2. a break the backlog covers: a partial resync (the replicas drop their master clients)
         before = info(m, "stats")["sync_partial_ok"]
-        for name, r in replicas:
+        for name, r in replicas:  # past maxmemory too: a replica evicts nothing, refuses none of it
+            r.config_set("maxmemory-policy", "allkeys-lru")
+            r.config_set("maxmemory", "100kb")
             check(r.execute_command("CLIENT", "KILL", "TYPE", "master") == 1, "%s: CLIENT KILL TYPE master" % name)
         write_load(m, rng, 1500, "partial")
         wait_synced(m, replicas, "partial resync")
         check(info(m, "stats")["sync_partial_ok"] >= before + 2,
               "the master counted no partial resync for both replicas (sync_partial_ok %d -> %d)" % (
                   before, info(m, "stats")["sync_partial_ok"]))
-        compare(m, replicas, "after a partial resync")
+        compare(m, replicas, "after a partial resync (and past maxmemory)")
+        for name, r in replicas:
+            r.config_set("maxmemory", "0")
 
         # REPLCONF GETACK in the stream: the master's view of our offset moves to its own at once
         m.set("before-wait", "1")
