@@ -29,6 +29,11 @@ side.
   a connection of another shard sends commands on the script's key before
   it turns busy (percore: they wait in its shard's inbox); once busy they
   get -BUSY, as Redis answers what it reads while busy.
+- transactions (one shard): WATCH UNWATCH MULTI DISCARD RESET (Redis 7.0's
+  allow-busy) answered while busy, a command queued in MULTI then and EXEC
+  as Redis; the watch taken while busy holds after; RESET reset.
+- written (one shard): WATCH and UNWATCH while a script that wrote is busy
+  leave the script's write its effect on the other watches of its key.
 
 Every check polls; none asserts on timing (the threshold is 200 ms, and the
 test waits for the first -BUSY before it looks).  Standard library and
@@ -426,7 +431,7 @@ def written(o, work):
             watcher, other = redis.Redis(port=s.port), redis.Redis(port=s.port)
             watcher.execute_command("WATCH", "wk")
             r = redis.Redis(port=s.port, socket_timeout=DEADLINE_S * 2)
-            run = Asker(r, "EVAL", TIMED_WRITE, 1, "wk", THRESHOLD_MS * 10)
+            run = Asker(r, ("EVAL", TIMED_WRITE, 1, "wk", THRESHOLD_MS * 10))
             check(wait_slow_logged(s), "%s: busy" % who)
             out = [reply(other, "WATCH", "wk", "ok"), reply(other, "UNWATCH"), reply(other, "WATCH", "ok")]
             check(run.done.wait(DEADLINE_S), "%s: the script ended" % who)
@@ -441,7 +446,7 @@ def written(o, work):
 
 
 def main():
-    return expect.main(globals(), "busy_script", "config,busy,unkillable,functions,shards,queued")
+    return expect.main(globals(), "busy_script", "config,busy,unkillable,functions,shards,queued,transactions,written")
 
 if __name__ == "__main__":
     sys.exit(main())
