@@ -29,6 +29,9 @@ side.
   a connection of another shard sends commands on the script's key before
   it turns busy (percore: they wait in its shard's inbox); once busy they
   get -BUSY, as Redis answers what it reads while busy.
+- elsewhere (percore, threads > 1, not the global-lock build; Redis the same):
+  while busy, from connections of other shards, an EXEC and split commands
+  (MSET MGET DEL) that need the script's shard are refused whole at once.
 - transactions (one shard): WATCH UNWATCH MULTI DISCARD RESET (Redis 7.0's
   allow-busy) answered while busy, a command queued in MULTI then and EXEC
   as Redis; the watch taken while busy holds after; RESET reset.
@@ -329,7 +332,7 @@ def conn_off_shard(port, shard):
     """a connection homed on a shard other than `shard` (percore's CLIENT INFO says which)"""
     for _ in range(256):
         c = redis.Redis(port=port, socket_timeout=DEADLINE_S * 2)
-        if "shard=%d " % shard not in c.execute_command("CLIENT", "INFO").decode() + " ":
+        if "shard=%d" % shard not in c.execute_command("CLIENT", "INFO").decode().split():
             return c
         c.close()
     raise AssertionError("no connection landed off shard %d" % shard)
@@ -372,6 +375,53 @@ def queued(o, work):
         finally:
             eq(s.stop(), 0, "%s: exit status" % who)
     eq(got["candidate"], got["redis"], "queued")
+
+
+def elsewhere(o, work):
+    """while the script is busy, connections of other shards: an EXEC of a transaction begun before, and
+    commands split over shards, that need the script's shard (a key, a watched key) get Redis's -EXECABORT
+    / -BUSY, none of it run (not a wait for the script's end, and no part run on the other shards; one
+    that needs no key of the busy shard runs, unlike Redis's, so none is here)"""
+    if o.threads is None or o.threads < 2:
+        print("SKIP elsewhere: one shard")
+        return
+    key, other = "ekey", "eother:0"
+    while shard_of(other, o.threads) == shard_of(key, o.threads):
+        other = "eother:%d" % (int(other.split(":")[1]) + 1)
+    got = {}
+    for who, binary, threads in both(o):
+        s = start(binary, threads, "busy-elsewhere-" + who)
+        try:
+            r = redis.Redis(port=s.port)
+            if r.info("server").get("percore_build") == "global-lock":  # one store: a busy script holds it all
+                print("SKIP elsewhere: the global-lock build")
+                return
+            r.mset({key: "v", other: "w"})
+            conns = [conn_off_shard(s.port, shard_of(key, threads)) if threads else redis.Redis(port=s.port)
+                     for _ in range(4)]
+            conns[0].execute_command("MULTI")  # one key on the script's shard, one on another
+            conns[0].execute_command("SET", other, "changed")
+            conns[0].execute_command("SET", key, "changed")
+            conns[1].execute_command("WATCH", key)  # watched there, queued elsewhere
+            conns[1].execute_command("MULTI")
+            conns[1].execute_command("SET", other, "changed")
+            run = Runner(s.port, LOOP, (key,))
+            check(wait_slow_logged(s), "%s: busy" % who)
+            askers = [Asker(conns[0], ("EXEC",)), Asker(conns[1], ("EXEC",)),
+                      Asker(conns[2], ("MSET", other, "changed", key, "changed")),
+                      Asker(conns[3], ("MGET", other, key), ("DEL", other, key))]
+            for a in askers:
+                a.done.wait(DEADLINE_S / 2)  # answered while busy (else once killed, reported)
+            out = [("kill", reply(r, "SCRIPT", "KILL"))]
+            check(run.done.wait(DEADLINE_S), "%s: the script ended" % who)
+            for a in askers:
+                check(a.done.wait(DEADLINE_S), "%s: answered" % who)
+                out.append(a.result)
+            out.append(reply(r, "MGET", key, other))
+            got[who] = out
+        finally:
+            eq(s.stop(), 0, "%s: exit status" % who)
+    eq(got["candidate"], got["redis"], "elsewhere")
 
 
 def transactions(o, work):
@@ -446,7 +496,7 @@ def written(o, work):
 
 
 def main():
-    return expect.main(globals(), "busy_script", "config,busy,unkillable,functions,shards,queued,transactions,written")
+    return expect.main(globals(), "busy_script", "config,busy,unkillable,functions,shards,queued,elsewhere,transactions,written")
 
 if __name__ == "__main__":
     sys.exit(main())
