@@ -1578,7 +1578,8 @@ static bool replica_refuses(struct conn *c, const struct command *cmd, int argc,
 static void dispatch_while_busy(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv)
 {
     struct shard *self = c->home;
-    if (!(cmd->flags & CMD_ALLOW_BUSY) || (SHARD_STORE_SHARED && !self->busy_script && (cmd->flags & CMD_BUSY_WATCHES))) {
+    if (!(cmd->flags & CMD_ALLOW_BUSY) ||
+        (SHARD_STORE_SHARED && !self->busy_script && (cmd->flags & CMD_BUSY_WATCHES))) {
         dispatch_reject(c, cmd, argc, argv, script_busy_error(self->index));
         stats_cmd_rejected(&self->stats, cmd, "-BUSY", 5);
         return;
