@@ -37,6 +37,12 @@
  * comes back and the transaction holding the lock always finishes.  With no
  * lock anywhere this costs one test of an empty list per batch.
  *
+ * A script busy on the owner (past busy-reply-threshold) keeps its loop in
+ * the script's hook, which answers the clients' commands waiting in the
+ * inbox -BUSY, as Redis answers what it reads while busy, and leaves the
+ * rest (the first batch with an internal step, held, and all behind it) to
+ * run in order once the script ended (handoff_refuse_busy).
+ *
  * Memory: batches are allocated, recycled and freed by their home shard.
  * A reply area that outgrows what the home gave it is grown by the owner;
  * mimalloc hands such a block back to its owning heap when the home frees it.
