@@ -273,9 +273,12 @@ enum {
                                     * locked, on copies of every key it reads (cmd_sort_pattern_keys) */
     CMD_ALLOW_BUSY = 1ull << 34,  /* runs while a script is busy (Redis's allow-busy), its handler alone, outside
                                    * call(): SCRIPT (its KILL), SHUTDOWN (with NOSAVE), QUIT, MULTI; the
-                                   * handler refuses the rest with -BUSY; AUTH HELLO (the connection alone).
-                                   * Redis's RESET WATCH UNWATCH DISCARD get -BUSY here: they touch watches
-                                   * the script's shard (or, the global-lock build, its store) owns */
+                                   * handler refuses the rest with -BUSY; AUTH HELLO (the connection alone);
+                                   * WATCH UNWATCH DISCARD RESET (with CMD_BUSY_WATCHES) */
+    CMD_BUSY_WATCHES = 1ull << 43, /* allow-busy, but it adds or drops the connection's watches, on their keys'
+                                    * owners: the global-lock build runs it while busy only on the script's
+                                    * thread, and refuses it -BUSY on the others (it would wait there for the
+                                    * store lock the script holds) */
 };
 
 /* where a command runs (see dispatch.c) */

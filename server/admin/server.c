@@ -2361,7 +2361,8 @@ const struct command command_family_server[] = {
     /* allow-busy, as Redis's: they change the connection alone */
     CMD("auth", cmd_auth, -2, NLS | CMD_FAST | CMD_NO_AUTH | CMD_REDACTS | CMD_ALLOW_BUSY, "@fast @connection"),
     CMD("hello", cmd_hello, -1, NLS | CMD_FAST | CMD_NO_AUTH | CMD_REDACTS | CMD_ALLOW_BUSY, "@fast @connection"),
-    CMD("reset", cmd_reset, 1, NLS | CMD_FAST | CMD_NO_AUTH | CMD_NO_QUEUE | CMD_SUBSCRIBER_OK, "@fast @connection"),
+    CMD("reset", cmd_reset, 1, NLS | CMD_FAST | CMD_NO_AUTH | CMD_NO_QUEUE | CMD_SUBSCRIBER_OK | CMD_ALLOW_BUSY |
+        CMD_BUSY_WATCHES, "@fast @connection"),
     CMD("client", cmd_client, -2, CMD_KEEPS_CACHING, "@slow"),
     CMD("command", cmd_command, -1, LS, "@slow @connection"),
     CMD("config", cmd_config, -2, CMD_REDACTS, "@slow"),

@@ -354,8 +354,10 @@ void dispatch_send_part(struct conn *c, struct slot *s, int target, int part, co
     struct call run = {
         .cmd = cmd, .stat_cmd = s->cmd, .argv = argv, .argc = argc, .db = s->db, .resp = s->resp,
         .client = c->id, .conn = c, .out = scratch,
-        .flags = CALL_STATS | CALL_CHECK_MEMORY | CALL_EFFECTS | (timed ? CALL_TIME_HOME : 0) |
-                 ((cmd->flags & CMD_BLOCKING) && !s->txid ? CALL_MAY_BLOCK : 0),
+        /* from a busy script's hook (a watch's step, dispatch_while_busy): nothing evicted under the script,
+         * and the shard's effects record is the script's */
+        .flags = CALL_STATS | (__builtin_expect(self->busy_script, 0) ? 0 : CALL_CHECK_MEMORY | CALL_EFFECTS) |
+                 (timed ? CALL_TIME_HOME : 0) | ((cmd->flags & CMD_BLOCKING) && !s->txid ? CALL_MAY_BLOCK : 0),
         .track = c->track.reads,
         .took = &took,
         .txid = s->txid,
@@ -1572,11 +1574,14 @@ static bool replica_refuses(struct conn *c, const struct command *cmd, int argc,
 
 /* a script is busy on this shard (the global-lock build: on any thread), so this runs from its hook
  * (shard_serve_busy): Redis's processCommand answers -BUSY, but an allow-busy command runs here by its
- * handler alone -- not through call(): the shard's effects record and the store's lock are the script's */
+ * handler alone -- not through call(): the shard's effects record and the store's lock are the script's
+ * (the steps on this shard of WATCH and the unwatching commands go through call() without effects,
+ * dispatch_send_part) */
 static void dispatch_while_busy(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv)
 {
     struct shard *self = c->home;
-    if (!(cmd->flags & CMD_ALLOW_BUSY)) {
+    if (!(cmd->flags & CMD_ALLOW_BUSY) ||
+        (SHARD_STORE_SHARED && !self->busy_script && (cmd->flags & CMD_BUSY_WATCHES))) {
         dispatch_reject(c, cmd, argc, argv, script_busy_error(self->index));
         stats_cmd_rejected(&self->stats, cmd, "-BUSY", 5);
         return;

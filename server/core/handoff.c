@@ -37,6 +37,12 @@
  * comes back and the transaction holding the lock always finishes.  With no
  * lock anywhere this costs one test of an empty list per batch.
  *
+ * A script busy on the owner (past busy-reply-threshold) keeps its loop in
+ * the script's hook, which answers the clients' commands waiting in the
+ * inbox -BUSY, as Redis answers what it reads while busy, and leaves the
+ * rest (the first batch with an internal step, held, and all behind it) to
+ * run in order once the script ended (handoff_refuse_busy).
+ *
  * Memory: batches are allocated, recycled and freed by their home shard.
  * A reply area that outgrows what the home gave it is grown by the owner;
  * mimalloc hands such a block back to its owning heap when the home frees it.
@@ -59,6 +65,7 @@
 #include "percore/watch.h"
 #include "percore/mem.h"
 #include "percore/ring.h"
+#include "percore/script.h"
 #include "percore/slowlog.h"
 #include "percore/util.h"
 
@@ -528,13 +535,13 @@ static void batch_park(struct shard *self, struct batch *b, int from)
     STATS_ADD(&self->stats, handoff_parked, 1);
 }
 
-/* owner side: run every command of a batch against our store */
-static void handoff_execute(struct shard *self, struct batch *b)
+/* owner side: run the commands of a batch against our store, from `from` on (those before were answered) */
+static void handoff_execute(struct shard *self, struct batch *b, int from)
 {
     b->over_limit = false;
     b->wait_from = -1;
     /* a connection with a batch parked here: this one waits behind it */
-    int stop = self->parked_head && b->conn_id && conn_parked_here(self, b->conn_id) ? 0 : batch_run(self, b, 0);
+    int stop = self->parked_head && b->conn_id && conn_parked_here(self, b->conn_id) ? from : batch_run(self, b, from);
     if (stop < b->n)
         batch_park(self, b, stop);
     STATS_ADD(&self->stats, handoff_batches_received, 1);
@@ -752,29 +759,88 @@ void handoff_retry_system(struct shard *self)
     }
 }
 
+/* owner side: b goes back to its home's done ring (its doorbell rung at the end of the turn) */
+static void handoff_return(struct shard *self, struct batch *b)
+{
+    int home = b->home; /* once pushed, the batch is its home's again */
+    bool pushed = ring_push(shard_at(home)->done, b);
+    assert(pushed && "done ring sized by credits cannot be full");
+    (void)pushed;
+    self->wake_targets[home / 64] |= 1ull << (home % 64);
+}
+
+/* owner side: a batch from the inbox, its entries from `from` on (a delivery: all of it) */
+static void handoff_serve(struct shard *self, struct batch *b, int from)
+{
+    if (b->delivery) {
+        handoff_deliver(self, b);
+        self->aof_replies_came = true;
+    } else {
+        shard_loading(self); /* a client's part after the load: its writes are propagated */
+        handoff_execute(self, b, from);
+        if (self->propagating && !SHARD_STORE_SHARED) /* its writes reach the AOF writer before its replies their home */
+            aof_hand_over(self->index);
+    }
+    handoff_return(self, b);
+}
+
+/*
+ * Redis answers -BUSY to what it reads while a script is busy; here that is
+ * also what other shards' clients sent to this shard, waiting in its inbox
+ * (sent before they saw it busy, which dispatch_send_part answers itself).
+ * An entry a client's command sent runs nothing: it gets -BUSY, as
+ * dispatch_send_part would have given it.  The first entry that must run
+ * (an internal step: a lock request, a watch, a blocked client's part; a
+ * part that locks its keys first), a delivery, or a batch of a connection
+ * with one parked here stops the refusing: that batch waits in busy_held,
+ * what follows it in the inbox, and the rest runs in order once the script
+ * ended (handoff_drain).
+ */
+void handoff_refuse_busy(struct shard *self)
+{
+    if (self->busy_held || ring_empty(self->inbox))
+        return;
+    char err[sizeof(FUNCTION_BUSY_ERROR) + 3];
+    int len = snprintf(err, sizeof err, "-%s\r\n", script_busy_error(self->index));
+    void *item;
+    while (!self->busy_held && ring_pop_batch(self->inbox, &item, 1) == 1) {
+        struct batch *b = item;
+        int i = 0;
+        if (!b->delivery && !(self->parked_head && b->conn_id && conn_parked_here(self, b->conn_id))) {
+            for (; i < b->n && !(b->entries[i].cmd->flags & CMD_INTERNAL) && !b->entries[i].lock_first; i++) {
+                struct batch_entry *e = &b->entries[i];
+                e->timed = e->waits = false;
+                e->reply_off = b->replies.len;
+                reply_raw(&b->replies, err, (size_t)len);
+                e->reply_len = (size_t)len;
+            }
+        }
+        if (b->delivery || i < b->n) {
+            self->busy_held = b;
+            self->busy_held_from = i;
+            return;
+        }
+        b->over_limit = false;
+        b->wait_from = -1;
+        STATS_ADD(&self->stats, handoff_batches_received, 1);
+        handoff_return(self, b);
+    }
+}
+
 size_t handoff_drain(struct shard *self)
 {
     void *items[32];
     size_t total = 0;
-    while (total < DRAIN_MAX_PER_TURN) {
+    if (self->busy_held && !self->busy_script) { /* the script that held it ended */
+        struct batch *b = self->busy_held;
+        self->busy_held = NULL;
+        handoff_serve(self, b, self->busy_held_from);
+        total++;
+    }
+    while (total < DRAIN_MAX_PER_TURN && !self->busy_held) {
         size_t n = ring_pop_batch(self->inbox, items, 32);
-        for (size_t i = 0; i < n; i++) {
-            struct batch *b = items[i];
-            int home = b->home; /* once pushed, the batch is its home's again */
-            if (b->delivery) {
-                handoff_deliver(self, b);
-                self->aof_replies_came = true;
-            } else {
-                shard_loading(self); /* a client's part after the load: its writes are propagated */
-                handoff_execute(self, b);
-                if (self->propagating && !SHARD_STORE_SHARED) /* its writes reach the AOF writer before its replies their home */
-                    aof_hand_over(self->index);
-            }
-            bool pushed = ring_push(shard_at(home)->done, b);
-            assert(pushed && "done ring sized by credits cannot be full");
-            (void)pushed;
-            self->wake_targets[home / 64] |= 1ull << (home % 64);
-        }
+        for (size_t i = 0; i < n; i++)
+            handoff_serve(self, items[i], 0);
         size_t m = handoff_drain_done(self);
         total += n + m;
         if (n == 0 && m == 0)

@@ -28,6 +28,8 @@ void handoff_flush(struct shard *self);
 bool handoff_retry(struct conn *c);
 /* execute batches from the inbox, process our own returning batches; returns work done */
 size_t handoff_drain(struct shard *self);
+/* a script is busy here (its hook): answer the clients' commands waiting in the inbox -BUSY */
+void handoff_refuse_busy(struct shard *self);
 /* ring the doorbells of shards we pushed to this turn that may be asleep */
 void handoff_ring(struct shard *self);
 /* a batch with no connection (a transaction's unlock or grant): pushed now or as soon as there is a credit */

@@ -403,7 +403,9 @@ void shard_serve_busy(struct shard *self, const struct conn *running)
                 conn_read_ready(who[i]);
         }
     }
+    handoff_refuse_busy(self); /* other shards' clients: their commands waiting here */
     shard_flush_dirty(self);
+    handoff_ring(self);
 }
 
 /* pin the calling thread to shard index's cpu, prefer its node's memory; false when unpinned */
@@ -653,8 +655,8 @@ static void shard_loop(struct shard *self)
         atomic_store(&self->asleep, 1);
         atomic_thread_fence(memory_order_seq_cst);
         bool locks_moved = keylock_generation(self->locks) != self->locks_seen; /* keys freed since */
-        if (!ring_empty(self->inbox) || !ring_empty(self->done) || lazy_work || locks_moved || aof_again ||
-            (load_in_progress() && load_queued(self))) {
+        if (!ring_empty(self->inbox) || !ring_empty(self->done) || self->busy_held || lazy_work || locks_moved ||
+            aof_again || (load_in_progress() && load_queued(self))) {
             atomic_store(&self->asleep, 0);
             event_base_loop(self->base, EVLOOP_NONBLOCK);
             continue;

@@ -92,6 +92,9 @@ struct shard {
     struct batch *parked_tail;
     struct batch *lockrun_queued; /* split commands' parts whose lock request queued here (txn.c) */
     struct batch *lockrun_granted; /* ... granted since: run at the end of the grant walk */
+    struct batch *busy_held;  /* popped while a script was busy here, not all refused: it runs from
+                               * busy_held_from once the script ended (handoff_refuse_busy), NULL none */
+    int busy_held_from;
     struct slot *slot_pool;   /* released slots, for reuse */
     int slot_pool_len;
     struct batch *batch_pool;
@@ -156,7 +159,8 @@ void shard_set_recording(struct shard *self, bool on);
 /* a script running past busy-reply-threshold (script.c, from its Lua hook), the loop stuck in it: new
  * connections are accepted, the others' input is read and answered (-BUSY, or SCRIPT KILL / SHUTDOWN
  * NOSAVE / QUIT, dispatch.c), their output written; running, the script's own client, is left alone.
- * Nothing else of the loop runs (no timer, no inbox: other shards' requests wait) */
+ * Other shards' clients' commands waiting in the inbox get -BUSY (handoff_refuse_busy); nothing else of
+ * the loop runs (no timer; the rest of the inbox and the replies coming back wait for the script's end) */
 void shard_serve_busy(struct shard *self, const struct conn *running);
 
 static inline bool shard_running(struct shard *self)

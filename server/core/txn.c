@@ -59,6 +59,7 @@
 #include "percore/monitor.h"
 #include "percore/multi.h"
 #include "percore/reply.h"
+#include "percore/script.h"
 #include "percore/stats.h"
 #include "percore/store.h"
 #include "percore/util.h"
@@ -630,11 +631,47 @@ static void split_part_done(struct conn *c, struct slot *s)
     split_next(c, s);
 }
 
+/*
+ * A multi-shard command or EXEC that needs a shard whose script is busy is
+ * refused whole before anything of it runs, as Redis answers what it reads
+ * while busy: one part or lock request sent there would wait for the
+ * script's end, while the others ran alone.  A shard of ks (whole: every
+ * shard) whose script is busy, -1 none (one load while no script is busy).
+ */
+static int keyset_busy_shard(const struct keyset *ks, bool whole)
+{
+    if (__builtin_expect(atomic_load_explicit(&script_busy_shards, memory_order_relaxed) == 0, 1))
+        return -1;
+    int n = whole ? shard_count() : ks->n;
+    for (int i = 0; i < n; i++) {
+        int sh = whole ? i : ks->keys[i].shard;
+        if (atomic_load(&shard_at(sh)->script_busy))
+            return sh;
+    }
+    return -1;
+}
+
+/* before a split command's first part runs: -BUSY (the merge's error) when it needs a busy shard */
+static bool split_refused_busy(struct conn *c, struct slot *s)
+{
+    struct txn *t = s->txn;
+    int sh = keyset_busy_shard(&t->ks, t->whole);
+    if (sh < 0)
+        return false;
+    char err[sizeof(FUNCTION_BUSY_ERROR) + 3];
+    int n = snprintf(err, sizeof err, "-%s\r\n", script_busy_error(sh));
+    t->merge_part(c, s, sh, err, (size_t)n);
+    t->merge_done(c, s);
+    return true;
+}
+
 /* lock and run the next shard's part; after the last, the merge completes the slot (its locks go) */
 static void split_next(struct conn *c, struct slot *s)
 {
     struct shard *self = c->home;
     struct txn *t = s->txn;
+    if (t->next_part == 0 && !t->own_queued && split_refused_busy(c, s))
+        return;
     if (t->next_part == t->nparts) {
         t->merge_done(c, s);
         return;
@@ -1003,6 +1040,13 @@ void multi_exec(struct conn *c, const struct command *cmd, const struct resp_arg
         exec_feed_monitors(c, cmd, 1, argv);
         multi_clear_queue(c);
         unwatch_all(c);
+        return;
+    }
+    int busy = keyset_busy_shard(&m->keys, m->whole);
+    if (busy < 0)
+        busy = keyset_busy_shard(&m->watched, false);
+    if (busy >= 0) { /* Redis's -EXECABORT for an EXEC read while busy */
+        multi_exec_refused(c, cmd, 1, argv, out, script_busy_error(busy));
         return;
     }
     memcpy(m->exec_name, argv[0].ptr, sizeof m->exec_name); /* "exec" in any case: the lookup matched it */

@@ -25,6 +25,18 @@ side.
   Redis, and SCRIPT KILL from any connection ends it; then a function busy on
   a key's shard is named by FUNCTION STATS from every connection and
   FUNCTION KILL from any ends it.
+- queued (percore, threads > 1, not the global-lock build; Redis the same):
+  a connection of another shard sends commands on the script's key before
+  it turns busy (percore: they wait in its shard's inbox); once busy they
+  get -BUSY, as Redis answers what it reads while busy.
+- elsewhere (percore, threads > 1, not the global-lock build; Redis the same):
+  while busy, from connections of other shards, an EXEC and split commands
+  (MSET MGET DEL) that need the script's shard are refused whole at once.
+- transactions (one shard): WATCH UNWATCH MULTI DISCARD RESET (Redis 7.0's
+  allow-busy) answered while busy, a command queued in MULTI then and EXEC
+  as Redis; the watch taken while busy holds after; RESET reset.
+- written (one shard): WATCH and UNWATCH while a script that wrote is busy
+  leave the script's write its effect on the other watches of its key.
 
 Every check polls; none asserts on timing (the threshold is 200 ms, and the
 test waits for the first -BUSY before it looks).  Standard library and
@@ -40,6 +52,7 @@ sys.path.insert(0, os.path.join(HERE, "clients"))
 from diff import Server  # noqa: E402
 import expect  # noqa: E402
 from expect import check, eq  # noqa: E402
+from sort_shards import shard_of  # noqa: E402
 
 import redis  # noqa: E402
 
@@ -61,8 +74,8 @@ def both(o):
     return (("redis", o.redis, None), ("candidate", o.candidate, o.threads))
 
 
-def start(binary, threads, name):
-    s = Server(binary, threads=threads, name=name, extra=["--busy-reply-threshold", str(THRESHOLD_MS)])
+def start(binary, threads, name, threshold_ms=THRESHOLD_MS):
+    s = Server(binary, threads=threads, name=name, extra=["--busy-reply-threshold", str(threshold_ms)])
     s.start()
     return s
 
@@ -86,6 +99,25 @@ class Runner:
     def _run(self, port, cmd, body, keys):
         r = redis.Redis(port=port, socket_timeout=DEADLINE_S * 2)
         self.result = reply(r, cmd, body, len(keys), *keys)
+        self.done.set()
+
+
+class Asker:
+    """commands sent now on connection c (several: one pipeline), answered in a thread; .result once in"""
+
+    def __init__(self, c, *cmds):
+        self.result = None
+        self.done = threading.Event()
+        threading.Thread(target=self._run, args=(c, cmds), daemon=True).start()
+
+    def _run(self, c, cmds):
+        if len(cmds) == 1:
+            self.result = reply(c, *cmds[0])
+        else:
+            p = c.pipeline(transaction=False)
+            for cmd in cmds:
+                p.execute_command(*cmd)
+            self.result = [str(x) for x in p.execute(raise_on_error=False)]
         self.done.set()
 
 
@@ -293,8 +325,178 @@ def shards(o, work):
         eq(s.stop(), 0, "exit status")
 
 
+QUEUED_THRESHOLD_MS = 2000
+
+
+def conn_off_shard(port, shard):
+    """a connection homed on a shard other than `shard` (percore's CLIENT INFO says which)"""
+    for _ in range(256):
+        c = redis.Redis(port=port, socket_timeout=DEADLINE_S * 2)
+        if "shard=%d" % shard not in c.execute_command("CLIENT", "INFO").decode().split():
+            return c
+        c.close()
+    raise AssertionError("no connection landed off shard %d" % shard)
+
+
+def queued(o, work):
+    """commands for the script's shard that a connection of another shard sent before the script turned
+    busy (they wait in its inbox) get -BUSY once it is, as Redis answers a command read while busy (not
+    a split command's part that locks its keys first: it waits for the script's end, as the parts before
+    it have run)"""
+    if o.threads is None or o.threads < 2:
+        print("SKIP queued: one shard")
+        return
+    key = "qkey"
+    got = {}
+    for who, binary, threads in both(o):
+        s = start(binary, threads, "busy-queued-" + who, QUEUED_THRESHOLD_MS)
+        try:
+            r = redis.Redis(port=s.port)
+            if r.info("server").get("percore_build") == "global-lock":  # one store: a busy script holds it all
+                print("SKIP queued: the global-lock build")
+                return
+            r.set(key, "v")
+            conns = [conn_off_shard(s.port, shard_of(key, threads)) if threads else redis.Redis(port=s.port)
+                     for _ in range(2)]
+            run = Runner(s.port, LOOP, (key,))
+            time.sleep(0.5)  # the script runs, not yet past the threshold (a command sent later gets -BUSY too)
+            askers = [Asker(conns[0], ("GET", key)),
+                      Asker(conns[1], ("GET", key), ("STRLEN", key), ("SET", key, "w"), ("EXISTS", key, key))]
+            check(wait_slow_logged(s), "%s: busy" % who)
+            for a in askers:
+                a.done.wait(DEADLINE_S / 2)  # answered while busy (else once killed: a value, reported)
+            out = [("kill", reply(r, "SCRIPT", "KILL"))]
+            check(run.done.wait(DEADLINE_S), "%s: the script ended" % who)
+            for a in askers:
+                check(a.done.wait(DEADLINE_S), "%s: answered" % who)
+                out.append(a.result)
+            out.append(reply(conns[0], "GET", key))
+            got[who] = out
+        finally:
+            eq(s.stop(), 0, "%s: exit status" % who)
+    eq(got["candidate"], got["redis"], "queued")
+
+
+def elsewhere(o, work):
+    """while the script is busy, connections of other shards: an EXEC of a transaction begun before, and
+    commands split over shards, that need the script's shard (a key, a watched key) get Redis's -EXECABORT
+    / -BUSY, none of it run (not a wait for the script's end, and no part run on the other shards; one
+    that needs no key of the busy shard runs, unlike Redis's, so none is here)"""
+    if o.threads is None or o.threads < 2:
+        print("SKIP elsewhere: one shard")
+        return
+    key, other = "ekey", "eother:0"
+    while shard_of(other, o.threads) == shard_of(key, o.threads):
+        other = "eother:%d" % (int(other.split(":")[1]) + 1)
+    got = {}
+    for who, binary, threads in both(o):
+        s = start(binary, threads, "busy-elsewhere-" + who)
+        try:
+            r = redis.Redis(port=s.port)
+            if r.info("server").get("percore_build") == "global-lock":  # one store: a busy script holds it all
+                print("SKIP elsewhere: the global-lock build")
+                return
+            r.mset({key: "v", other: "w"})
+            conns = [conn_off_shard(s.port, shard_of(key, threads)) if threads else redis.Redis(port=s.port)
+                     for _ in range(4)]
+            conns[0].execute_command("MULTI")  # one key on the script's shard, one on another
+            conns[0].execute_command("SET", other, "changed")
+            conns[0].execute_command("SET", key, "changed")
+            conns[1].execute_command("WATCH", key)  # watched there, queued elsewhere
+            conns[1].execute_command("MULTI")
+            conns[1].execute_command("SET", other, "changed")
+            run = Runner(s.port, LOOP, (key,))
+            check(wait_slow_logged(s), "%s: busy" % who)
+            askers = [Asker(conns[0], ("EXEC",)), Asker(conns[1], ("EXEC",)),
+                      Asker(conns[2], ("MSET", other, "changed", key, "changed")),
+                      Asker(conns[3], ("MGET", other, key), ("DEL", other, key))]
+            for a in askers:
+                a.done.wait(DEADLINE_S / 2)  # answered while busy (else once killed, reported)
+            out = [("kill", reply(r, "SCRIPT", "KILL"))]
+            check(run.done.wait(DEADLINE_S), "%s: the script ended" % who)
+            for a in askers:
+                check(a.done.wait(DEADLINE_S), "%s: answered" % who)
+                out.append(a.result)
+            out.append(reply(r, "MGET", key, other))
+            got[who] = out
+        finally:
+            eq(s.stop(), 0, "%s: exit status" % who)
+    eq(got["candidate"], got["redis"], "elsewhere")
+
+
+def transactions(o, work):
+    """WATCH UNWATCH MULTI DISCARD RESET (allow-busy in Redis 7.0) while a script is busy, a command queued
+    in MULTI then (-BUSY, EXEC aborts), an EXEC of a transaction begun before; the watch taken while busy
+    holds once it ended"""
+    got = {}
+    for who, binary, threads in both(o):
+        s = start_one_shard(binary, threads, "busy-transactions-" + who)
+        out = []
+        try:
+            r, named, early = (redis.Redis(port=s.port) for _ in range(3))
+            r.set("k", "v")
+            named.execute_command("CLIENT", "SETNAME", "before")
+            named.execute_command("WATCH", "k")
+            early.execute_command("MULTI")
+            early.execute_command("SET", "e", "1")
+            run = Runner(s.port, LOOP)
+            check(wait_slow_logged(s) and wait_busy(r), "%s: busy" % who)
+            for cmd in (("WATCH", "k"), ("UNWATCH",), ("MULTI",), ("WATCH", "k"), ("GET", "k"), ("MULTI",),
+                        ("DISCARD",), ("DISCARD",), ("MULTI",), ("EXEC",), ("EXEC",), ("WATCH", "k", "w")):
+                out.append((cmd, reply(r, *cmd)))
+            out.append(("early exec", reply(early, "EXEC")))
+            out.append(("reset", reply(named, "RESET")))
+            out.append(("kill", reply(r, "SCRIPT", "KILL")))
+            check(run.done.wait(DEADLINE_S), "%s: the script ended" % who)
+            out.append(("after", reply(named, "CLIENT", "GETNAME"), reply(early, "GET", "e")))
+            redis.Redis(port=s.port).set("k", "changed")  # the watch taken while busy sees it
+            p = r.pipeline(transaction=False)
+            for cmd in (("MULTI",), ("GET", "k"), ("EXEC",)):
+                p.execute_command(*cmd)
+            out.append(("watched exec", [str(x) for x in p.execute(raise_on_error=False)]))
+            named.execute_command("MULTI")  # RESET dropped its watch
+            named.execute_command("GET", "k")
+            out.append(("unwatched exec", reply(named, "EXEC")))
+            got[who] = out
+        finally:
+            eq(s.stop(), 0, "%s: exit status" % who)
+    for a, b in zip(got["redis"], got["candidate"]):
+        eq(b, a, "transactions: %r" % (a[0],))
+    eq(len(got["candidate"]), len(got["redis"]), "transactions: steps")
+
+
+TIMED_WRITE = ("redis.call('set', KEYS[1], 'x') local t = redis.call('time') "
+               "local start = t[1] * 1000 + math.floor(t[2] / 1000) "
+               "while true do t = redis.call('time') "
+               "if t[1] * 1000 + math.floor(t[2] / 1000) - start > tonumber(ARGV[1]) then return 1 end end")
+
+
+def written(o, work):
+    """WATCH and UNWATCH while a script that wrote is busy: the script's write still touches the watches of
+    its key (its record of what it did is not lost to theirs)"""
+    got = {}
+    for who, binary, threads in both(o):
+        s = start_one_shard(binary, threads, "busy-written-" + who)
+        try:
+            watcher, other = redis.Redis(port=s.port), redis.Redis(port=s.port)
+            watcher.execute_command("WATCH", "wk")
+            r = redis.Redis(port=s.port, socket_timeout=DEADLINE_S * 2)
+            run = Asker(r, ("EVAL", TIMED_WRITE, 1, "wk", THRESHOLD_MS * 10))
+            check(wait_slow_logged(s), "%s: busy" % who)
+            out = [reply(other, "WATCH", "wk", "ok"), reply(other, "UNWATCH"), reply(other, "WATCH", "ok")]
+            check(run.done.wait(DEADLINE_S), "%s: the script ended" % who)
+            watcher.execute_command("MULTI")
+            watcher.execute_command("GET", "wk")
+            other.execute_command("MULTI")
+            other.execute_command("GET", "wk")
+            got[who] = out + [run.result, reply(watcher, "EXEC"), reply(other, "EXEC")]
+        finally:
+            eq(s.stop(), 0, "%s: exit status" % who)
+    eq(got["candidate"], got["redis"], "written")
+
+
 def main():
-    return expect.main(globals(), "busy_script", "config,busy,unkillable,functions,shards")
+    return expect.main(globals(), "busy_script", "config,busy,unkillable,functions,shards,queued,elsewhere,transactions,written")
 
 if __name__ == "__main__":
     sys.exit(main())
