@@ -336,7 +336,8 @@ void dispatch_send_part(struct conn *c, struct slot *s, int target, int part, co
     struct shard *self = c->home;
     if (target != self->index) {
         if (__builtin_expect(atomic_load_explicit(&script_busy_shards, memory_order_relaxed) != 0, 0) &&
-            atomic_load(&shard_at(target)->script_busy) && !(cmd->flags & CMD_INTERNAL)) {
+            atomic_load(&shard_at(target)->script_busy) && !(cmd->flags & CMD_INTERNAL) &&
+            !c->repl_master) { /* a replica's master waits for the script, as Redis's */
             /* a busy script there: Redis's -BUSY, not a wait (one load of a line written only when a script
              * turns busy or ends, before another shard's is looked at) */
             char err[sizeof(FUNCTION_BUSY_ERROR) + 3];

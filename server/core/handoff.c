@@ -64,6 +64,7 @@
 #include "percore/keylock.h"
 #include "percore/watch.h"
 #include "percore/mem.h"
+#include "percore/replica.h"
 #include "percore/ring.h"
 #include "percore/script.h"
 #include "percore/slowlog.h"
@@ -806,7 +807,8 @@ void handoff_refuse_busy(struct shard *self)
     while (!self->busy_held && ring_pop_batch(self->inbox, &item, 1) == 1) {
         struct batch *b = item;
         int i = 0;
-        if (!b->delivery && !(self->parked_head && b->conn_id && conn_parked_here(self, b->conn_id))) {
+        if (!b->delivery && !client_obeyed(b->conn_id) && /* a replica's master waits, as Redis's */
+            !(self->parked_head && b->conn_id && conn_parked_here(self, b->conn_id))) {
             for (; i < b->n && !(b->entries[i].cmd->flags & CMD_INTERNAL) && !b->entries[i].lock_first; i++) {
                 struct batch_entry *e = &b->entries[i];
                 e->timed = e->waits = false;

@@ -388,7 +388,8 @@ void shard_serve_busy(struct shard *self, const struct conn *running)
         who[n] = NULL;
     }
     for (struct conn *c = self->conns; c && n < MAX_FDS; c = c->next) {
-        if (c == running || c->fd < 0 || c->closed || c->read_paused || c->read_eof)
+        if (c == running || c->fd < 0 || c->closed || c->read_paused || c->read_eof ||
+            c->repl_master) /* Redis reads nothing of its master while a script is busy */
             continue;
         fds[n] = (struct pollfd){c->fd, POLLIN, 0};
         who[n++] = c;

@@ -655,7 +655,7 @@ static int keyset_busy_shard(const struct keyset *ks, bool whole)
 static bool split_refused_busy(struct conn *c, struct slot *s)
 {
     struct txn *t = s->txn;
-    int sh = keyset_busy_shard(&t->ks, t->whole);
+    int sh = c->repl_master ? -1 : keyset_busy_shard(&t->ks, t->whole); /* a replica's master waits */
     if (sh < 0)
         return false;
     char err[sizeof(FUNCTION_BUSY_ERROR) + 3];
@@ -1042,8 +1042,8 @@ void multi_exec(struct conn *c, const struct command *cmd, const struct resp_arg
         unwatch_all(c);
         return;
     }
-    int busy = keyset_busy_shard(&m->keys, m->whole);
-    if (busy < 0)
+    int busy = c->repl_master ? -1 : keyset_busy_shard(&m->keys, m->whole); /* a replica's master waits */
+    if (busy < 0 && !c->repl_master)
         busy = keyset_busy_shard(&m->watched, false);
     if (busy >= 0) { /* Redis's -EXECABORT for an EXEC read while busy */
         multi_exec_refused(c, cmd, 1, argv, out, script_busy_error(busy));

@@ -326,6 +326,25 @@ def main():
             normal = r.execute_command("CLIENT", "LIST", "TYPE", "normal").decode()
             check(" flags=M " not in normal, "%s: the master client listed as TYPE normal" % name)
 
+        # busy read-only scripts on the replicas (on several shards of percore's) while the master writes:
+        # the master's stream waits for them, as Redis's replica reads nothing of its master meanwhile
+        busy_lua = "local t0 = redis.call('TIME') local n = 0 repeat n = n + 1 " \
+                   "local t = redis.call('TIME') until (t[1] - t0[1]) * 1000000 + (t[2] - t0[2]) > 1200000 return n"
+        for r in (rr, pc):
+            r.config_set("busy-reply-threshold", "100")
+        busy = []
+        for r in [rr] + [redis.Redis(port=prep.port, socket_timeout=30) for _ in range(6)]:
+            t = threading.Thread(target=r.execute_command, args=("EVAL_RO", busy_lua, 0), daemon=True)
+            t.start()
+            busy.append(t)
+        time.sleep(0.3)
+        write_load(m, rng, 1000, "busy")
+        for t in busy:
+            t.join(60)
+        for r in (rr, pc):
+            r.config_set("busy-reply-threshold", "5000")
+        compare(m, replicas, "after the master wrote while scripts were busy on the replicas")
+
         # 2. a break the backlog covers: a partial resync (the replicas drop their master clients)
         before = info(m, "stats")["sync_partial_ok"]
         for name, r in replicas:  # past maxmemory too: a replica evicts nothing, refuses none of it
