@@ -724,8 +724,9 @@ void replica_conn_closed(struct conn *c)
     master = NULL;
     obey_client(UINT64_MAX);
     atomic_store_explicit(&replica_link, false, memory_order_relaxed);
+    bool shutting_down = atomic_load_explicit(&c->home->stopping, memory_order_relaxed);
     pthread_mutex_lock(&lock);
-    if (master_epoch == repl.epoch) {
+    if (master_epoch == repl.epoch && !shutting_down) { /* shutting down: the link thread connects no more */
         repl.offset = off;
         repl.lost = true;
         repl.state = repl.port ? LINK_CONNECT : LINK_NONE;
