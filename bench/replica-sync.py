@@ -19,7 +19,6 @@ Wall-clock figures on a shared machine are noisy: compare the rows of one run.
 import argparse
 import csv
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -28,14 +27,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
+sys.path.insert(0, HERE)
+from memory import free_port  # noqa: E402  (bench/memory.py)
 
 
 def cli(port, *args):
