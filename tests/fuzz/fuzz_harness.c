@@ -14,7 +14,8 @@
  * A client found blocked for BLOCKED_MS (BLPOP k 0 with nothing to pop: the
  * scripts the seeds come from filled their keys in earlier pipelines; theirs
  * time out within 0.1 s) is closed as it waits, as a client that gives up;
- * any other client that never comes to idle is a hang (libFuzzer's -timeout).  Every batch of replies the sink receives must be whole,
+ * any other client that never comes to idle is a hang (libFuzzer's
+ * -timeout).  Every batch of replies the sink receives must be whole,
  * well-formed RESP2/RESP3 values, and a client closed idle must owe none of
  * a reply's: an aggregate's head may come in one batch and its elements in
  * later ones (EXEC's array is flushed before the queued commands run on
@@ -28,16 +29,18 @@
  *
  * What a stream leaves behind, and what is reset.  After every stream an
  * authenticated harness client sends CLIENT UNPAUSE (a CLIENT PAUSE outlives
- * its client), FLUSHALL (every database, SWAPDB's effects included), SLOWLOG RESET, SCRIPT FLUSH and FUNCTION FLUSH, and,
- * when the stream may have changed the config, a CONFIG SET of every
- * runtime-settable key back to its start-up value (found at start-up by
- * setting each to its own value); each must answer +OK.  Connection state
- * (SELECT, HELLO 3, names, AUTH) dies with the client.  Kept across inputs,
- * on purpose: INFO's counters (CONFIG RESETSTAT merges every histogram,
- * milliseconds per input under ASan, while counters only change the numbers
- * INFO prints), the shards' random state (SPOP, RANDOMKEY), the clock
- * (expiry), connection ids and the allocator's history -- a crash therefore
- * replays from its input alone in practice, not with certainty.
+ * its client; a pause of ALL, though, holds that too until it ends),
+ * FLUSHALL (every database, SWAPDB's effects included), SLOWLOG RESET,
+ * SCRIPT FLUSH and FUNCTION FLUSH, and, when the stream may have changed the
+ * config, a CONFIG SET of every runtime-settable key back to its start-up
+ * value (found at start-up by setting each to its own value); each must
+ * answer +OK.  Connection state (SELECT, HELLO 3, names, AUTH) dies with the
+ * client.  Kept across inputs, on purpose: INFO's counters (CONFIG RESETSTAT
+ * merges every histogram, milliseconds per input under ASan, while counters
+ * only change the numbers INFO prints), the shards' random state (SPOP,
+ * RANDOMKEY), the clock (expiry), connection ids and the allocator's history
+ * -- a crash therefore replays from its input alone in practice, not with
+ * certainty.
  *
  * Limits: proto-max-bulk-len and client-query-buffer-limit at their floor
  * (1 MB) and a hard client-output-buffer-limit, so that legal giant
