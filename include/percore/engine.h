@@ -56,6 +56,8 @@ void engine_client_close(struct conn *c);
  * Bytes of an incomplete command may still be buffered.
  */
 bool engine_client_idle(const struct conn *c);
+/* c waits in a blocking command (BLPOP, XREAD BLOCK ...) for data or its timeout */
+bool engine_client_blocked(const struct conn *c);
 /* the calling shard's event loop */
 struct event_base *engine_event_base(void);
 

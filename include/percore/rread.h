@@ -32,7 +32,7 @@ struct rread {
 static inline void rread_init(struct rread *r, const char *p, size_t n)
 {
     r->p = p;
-    r->end = p + n;
+    r->end = n ? p + n : p; /* no reply at all may have no buffer (NULL): NULL + 0 is undefined */
 }
 /* bytes left from the cursor */
 static inline size_t rread_left(const struct rread *r)

@@ -114,9 +114,25 @@ static bool decode_area(struct geohash_bits hash, struct geohash_area *area)
     return true;
 }
 
+/*
+ * Redis's (uint64_t)score as its x86-64 build computes it: C leaves the conversion of a negative or too
+ * large score undefined, and Redis answers GEOPOS of such a member (a sorted set that is no geo set)
+ * from the bits it gets.
+ */
+static uint64_t score_bits(double score)
+{
+    if (score >= 0x1p64)
+        return 0; /* +inf too: the conversion's "indefinite" value, 2^63, its top bit flipped back */
+    if (score >= 0)
+        return (uint64_t)score;
+    if (score > -0x1p63)
+        return (uint64_t)(int64_t)score; /* two's complement */
+    return 1ULL << 63;                    /* -inf too: the indefinite value */
+}
+
 bool geohash_decode_score(double score, double xy[2])
 {
-    struct geohash_bits hash = {(uint64_t)score, GEO_STEP_MAX};
+    struct geohash_bits hash = {score_bits(score), GEO_STEP_MAX};
     struct geohash_area area;
     if (!decode_area(hash, &area))
         return false;

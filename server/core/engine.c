@@ -65,6 +65,8 @@ bool engine_client_idle(const struct conn *c)
            c->out_sent == c->out.len;
 }
 
+bool engine_client_blocked(const struct conn *c) { return c->blocked != NULL; }
+
 struct event_base *engine_event_base(void) { return shard_self->base; }
 
 /* a loopback port nobody listens on (the shards need one; no client uses it) */

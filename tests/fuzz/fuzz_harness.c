@@ -8,9 +8,18 @@
  * control byte) are sent one loop turn apart (as reads would arrive), and
  * it is finished when the server closes the client (a protocol error, QUIT,
  * CLIENT KILL, an output limit) or, every piece sent, the client is idle
- * (engine_client_idle: all it could parse is answered); the harness then
- * closes it.  Every batch of replies the sink receives must be whole,
- * well-formed RESP2/RESP3 replies.
+ * (engine_client_idle: all it could parse is answered, looked at after each
+ * batch of replies and every CHECK_US while it is not: some work ends with no
+ * reply, as EXEC's release of its keys' locks); the harness then closes it.
+ * A client found blocked for BLOCKED_MS (BLPOP k 0 with nothing to pop: the
+ * scripts the seeds come from filled their keys in earlier pipelines; theirs
+ * time out within 0.1 s) is closed as it waits, as a client that gives up;
+ * any other client that never comes to idle is a hang (libFuzzer's
+ * -timeout).  Every batch of replies the sink receives must be whole,
+ * well-formed RESP2/RESP3 values, and a client closed idle must owe none of
+ * a reply's: an aggregate's head may come in one batch and its elements in
+ * later ones (EXEC's array is flushed before the queued commands run on
+ * other shards; on a socket the bytes are the same as Redis's).
  *
  * Nothing here can end or wedge the process or touch the filesystem: the
  * engine runs without a config file (CONFIG REWRITE only answers an error),
@@ -19,17 +28,19 @@
  * out of what they send.
  *
  * What a stream leaves behind, and what is reset.  After every stream an
- * authenticated harness client sends FLUSHALL (every database, SWAPDB's
- * effects included), SLOWLOG RESET, SCRIPT FLUSH and FUNCTION FLUSH, and,
- * when the stream may have changed the config, a CONFIG SET of every
- * runtime-settable key back to its start-up value (found at start-up by
- * setting each to its own value); each must answer +OK.  Connection state
- * (SELECT, HELLO 3, names, AUTH) dies with the client.  Kept across inputs,
- * on purpose: INFO's counters (CONFIG RESETSTAT merges every histogram,
- * milliseconds per input under ASan, while counters only change the numbers
- * INFO prints), the shards' random state (SPOP, RANDOMKEY), the clock
- * (expiry), connection ids and the allocator's history -- a crash therefore
- * replays from its input alone in practice, not with certainty.
+ * authenticated harness client sends CLIENT UNPAUSE (a CLIENT PAUSE outlives
+ * its client; a pause of ALL, though, holds that too until it ends),
+ * FLUSHALL (every database, SWAPDB's effects included), SLOWLOG RESET,
+ * SCRIPT FLUSH and FUNCTION FLUSH, and, when the stream may have changed the
+ * config, a CONFIG SET of every runtime-settable key back to its start-up
+ * value (found at start-up by setting each to its own value); each must
+ * answer +OK.  Connection state (SELECT, HELLO 3, names, AUTH) dies with the
+ * client.  Kept across inputs, on purpose: INFO's counters (CONFIG RESETSTAT
+ * merges every histogram, milliseconds per input under ASan, while counters
+ * only change the numbers INFO prints), the shards' random state (SPOP,
+ * RANDOMKEY), the clock (expiry), connection ids and the allocator's history
+ * -- a crash therefore replays from its input alone in practice, not with
+ * certainty.
  *
  * Limits: proto-max-bulk-len and client-query-buffer-limit at their floor
  * (1 MB) and a hard client-output-buffer-limit, so that legal giant
@@ -62,8 +73,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <time.h>
 #include <unistd.h>
 
+
+#define CHECK_US 1000 /* how often a client that is not idle, every piece sent, is looked at again */
+#define BLOCKED_MS 250  /* how long a client may stay blocked before it is closed */
 
 /* one request stream, run on a fresh client of a shard */
 struct job {
@@ -78,6 +93,8 @@ struct job {
     size_t sent;
     struct fuzz_chunks chunks;
     bool done;              /* under job_lock: the client is closed */
+    unsigned long long owed; /* values the reply under way still owes (aggregates' elements to come) */
+    long long blocked_at;   /* CLOCK_MONOTONIC ms since when the looks find it blocked; 0: not at the last */
 };
 
 /* a shard's end of the hand-off; written by its thread only, but `fd` and `ready` */
@@ -85,7 +102,7 @@ struct runner {
     int fd;                 /* eventfd: a job was posted */
     struct event *post_ev;
     struct event *send_ev;  /* sends the next piece */
-    struct event *check_ev; /* closes the client once every piece is sent and it is idle */
+    struct event *check_ev; /* closes the client once every piece is sent and it is idle (else looks again) */
     struct job *job;        /* the job under way, NULL between jobs */
 };
 
@@ -158,8 +175,8 @@ static size_t value_head_length(const char *p, size_t len, unsigned long long *e
     case '~':
     case '>':
     case '%':
-        if (!reply_integer(text, text_len, &n) || n < -1 || (n == -1 && p[0] != '*') || (n > 0 && (size_t)n > len))
-            return 0; /* more elements than bytes left: cut short */
+        if (!reply_integer(text, text_len, &n) || n < -1 || (n == -1 && p[0] != '*'))
+            return 0;
         *elements = n == -1 ? 0 : (unsigned long long)n * (p[0] == '%' ? 2 : 1);
         return line;
     default:
@@ -180,8 +197,26 @@ static size_t reply_length(const char *p, size_t len)
             return 0;
         at += n;
         values_left += elements - 1;
+        if (values_left > len - at)
+            return 0; /* more values to come than bytes left (each takes 3 or more): cut short */
     }
     return at;
+}
+
+/* whether p[0..len) is whole values, each well-formed; *owed: the values the reply under way still owes
+ * (0 between replies), carried from batch to batch */
+static bool values_whole(const char *p, size_t len, unsigned long long *owed)
+{
+    for (size_t at = 0; at < len;) {
+        unsigned long long elements;
+        size_t n = value_head_length(p + at, len - at, &elements);
+        unsigned long long left = *owed ? *owed - 1 : 0; /* once this value is read (0: it starts a reply) */
+        if (n == 0 || elements > ULLONG_MAX - left)
+            return false;
+        at += n;
+        *owed = left + elements;
+    }
+    return true;
 }
 
 /* ---- the shard's side -------------------------------------------------------------- */
@@ -196,7 +231,7 @@ static void job_finish(struct runner *r)
     pthread_mutex_unlock(&job_lock);
 }
 
-/* the sink: whole replies, or (bytes NULL) the client is closed */
+/* the sink: whole values, or (bytes NULL) the client is closed */
 static void on_replies(void *arg, const char *bytes, size_t len)
 {
     struct runner *r = arg;
@@ -206,14 +241,10 @@ static void on_replies(void *arg, const char *bytes, size_t len)
         job_finish(r);
         return;
     }
-    for (size_t at = 0; at < len;) {
-        size_t n = reply_length(bytes + at, len - at);
-        if (n == 0)
-            fprintf(stderr, "fuzz_harness: malformed reply bytes: %.*s\n", (int)(len - at < 200 ? len - at : 200),
-                    bytes + at);
-        FUZZ_CHECK(n > 0);
-        at += n;
-    }
+    bool whole = values_whole(bytes, len, &j->owed);
+    if (!whole)
+        fprintf(stderr, "fuzz_harness: malformed reply bytes: %.*s\n", (int)(len < 200 ? len : 200), bytes);
+    FUZZ_CHECK(whole);
     if (j->admin) {
         j->replies = realloc(j->replies, j->replies_len + len);
         memcpy(j->replies + j->replies_len, bytes, len);
@@ -242,8 +273,28 @@ static void on_check(evutil_socket_t fd, short what, void *arg)
     (void)what;
     struct runner *r = arg;
     struct job *j = r->job;
-    if (j && j->client && j->sent == j->len && engine_client_idle(j->client))
-        engine_client_close(j->client); /* the sink hears of it and finishes the job */
+    static const struct timeval again = {0, CHECK_US};
+    if (!j || !j->client || j->sent < j->len)
+        return;
+    if (!engine_client_idle(j->client)) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        long long now = (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+        if (!engine_client_blocked(j->client))
+            j->blocked_at = 0;
+        else if (!j->blocked_at)
+            j->blocked_at = now;
+        else if (now - j->blocked_at >= BLOCKED_MS) {
+            engine_client_close(j->client); /* gives up waiting */
+            return;
+        }
+        event_add(r->check_ev, &again);
+        return;
+    }
+    if (j->owed)
+        fprintf(stderr, "fuzz_harness: an idle client's reply owes %llu values\n", j->owed);
+    FUZZ_CHECK(j->owed == 0);
+    engine_client_close(j->client); /* the sink hears of it and finishes the job */
 }
 
 static void on_post(evutil_socket_t fd, short what, void *arg)
@@ -377,7 +428,7 @@ void fuzz_harness_start(const char *name)
     while (atomic_load(&runners_ready) < FUZZ_SHARDS)
         usleep(1000);
     build_config_reset();
-    reset_always = "FLUSHALL\r\nSLOWLOG RESET\r\nSCRIPT FLUSH\r\nFUNCTION FLUSH\r\n";
+    reset_always = "CLIENT UNPAUSE\r\nFLUSHALL\r\nSLOWLOG RESET\r\nSCRIPT FLUSH\r\nFUNCTION FLUSH\r\n";
 }
 
 void fuzz_harness_run(const char *stream, size_t len, uint8_t control, bool config)
@@ -386,5 +437,5 @@ void fuzz_harness_run(const char *stream, size_t len, uint8_t control, bool conf
     run_job(&j, control & FUZZ_FLAG ? FUZZ_SHARDS - 1 : 0);
     if (config)
         run_reset(reset_config, reset_config_count);
-    run_reset(reset_always, 4);
+    run_reset(reset_always, 5);
 }

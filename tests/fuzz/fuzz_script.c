@@ -132,6 +132,7 @@ static void put_command(struct text *t, struct program *pr)
         "type",    "mget",     "mset",     "echo",        "ping",     "publish",  "strlen",  "getrange",
         "setrange", "pfadd",   "pfcount",  "setbit",      "bitcount", "bitfield", "select",  "dbsize",
         "time",    "scan",     "object",   "hrandfield",  "zrangebyscore", "sort", "nosuchcommand", "eval",
+        "xadd",    "xrange",   "xlen",     "geoadd",      "geopos",   "copy",     "lcs",
     };
     static const char *const keys[] = {"KEYS[1]", "KEYS[2]", "KEYS[3]", "\"k1\"", "\"{k1}x\"", "\"k9\""};
     puts_text(t, "\"");
