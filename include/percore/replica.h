@@ -19,8 +19,10 @@
 struct conn;
 struct shard;
 
-/* main thread, once the shards run: the link thread; a `replicaof` in the config starts the link */
-int replica_setup(void);
+/* main thread, before the shards start: the replication ids and the config's replicaof */
+void replica_setup(void);
+/* main thread, once every shard runs: the link thread (it connects once the start's load is over) */
+int replica_start(void);
 /* main thread, at shutdown, before the shards' teardown: the link thread stops and is joined */
 void replica_teardown(void);
 

@@ -925,8 +925,9 @@ void replica_info(char *buf, size_t cap)
 
 /* ---------------------------------------------------------------- setup */
 
-int replica_setup(void)
+void replica_setup(void)
 {
+    repl.stopping = false; /* an engine started again in one process (engine.h) */
     random_id(repl.replid);
     memcpy(repl.replid2, zero_id, sizeof zero_id);
     const struct config *cfg = config_current();
@@ -943,6 +944,10 @@ int replica_setup(void)
             pthread_mutex_unlock(&lock);
         }
     }
+}
+
+int replica_start(void)
+{
     if (pthread_create(&link_thread, NULL, link_main, NULL) != 0) {
         log_warn("Cannot start the replication link thread");
         return -1;

@@ -1120,6 +1120,7 @@ int shard_setup(void)
     if (aof_setup(nshards, cfg) < 0)
         return -1;
     save_setup(nshards);
+    replica_setup(); /* its ids, before any INFO */
     pthread_barrier_init(&start_barrier, NULL, (unsigned)nshards + 1);
     pthread_barrier_init(&stop_barrier, NULL, (unsigned)nshards);
     for (int i = 0; i < nshards; i++) {
@@ -1131,7 +1132,7 @@ int shard_setup(void)
     pthread_barrier_wait(&start_barrier);
     shard_listeners_destroy(&start_listeners); /* every shard took its row */
     load_start(); /* the file loads while the shards serve (loading:1, -LOADING) */
-    return replica_setup(); /* its link waits for the load */
+    return replica_start(); /* its link waits for the load */
 }
 
 static void shard_stop_all(void)
