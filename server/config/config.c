@@ -265,12 +265,26 @@ static struct config_box *config_copy(const struct config *src)
     return box;
 }
 
+static void config_box_free(struct config_box *box)
+{
+    config_free_strings(&box->config);
+    mem_release(box);
+}
+
 static void config_box_destroy(struct rcu_head *head)
 {
     rcu_ptr_reclaiming();
-    struct config_box *box = caa_container_of(head, struct config_box, rcu);
-    config_free_strings(&box->config);
-    mem_release(box);
+    config_box_free(caa_container_of(head, struct config_box, rcu));
+}
+
+/* called with config_writer held: box becomes the current config, the writer is let go, and the config it
+ * replaced is freed after a grace period */
+static void config_box_publish(struct config_box *box)
+{
+    struct config *old = config_published;
+    config_publish(&box->config);
+    pthread_mutex_unlock(&config_writer);
+    call_rcu(&caa_container_of(old, struct config_box, config)->rcu, config_box_destroy);
 }
 
 /* Redis memtoull: digits with an optional b k kb m mb g gb suffix */
@@ -980,8 +994,7 @@ int config_setup(int argc, char **argv, char *err, size_t errlen)
     config_publish(c);
     return 0;
 fail:
-    config_free_strings(c);
-    mem_release(box);
+    config_box_free(box);
     return -1;
 }
 
@@ -991,9 +1004,7 @@ void config_teardown(void)
     if (!c)
         return;
     config_publish(NULL);
-    struct config_box *box = caa_container_of(c, struct config_box, config);
-    config_free_strings(c);
-    mem_release(box);
+    config_box_free(caa_container_of(c, struct config_box, config));
 }
 
 int config_cluster_port(const struct config *cfg, int shard)
@@ -1101,14 +1112,10 @@ bool config_set_reply(struct reply *out, const struct resp_arg *args, int n, con
         pthread_mutex_unlock(&config_writer);
         reply_errorf(out, "ERR CONFIG SET failed (possibly related to argument '%.*s') - %s",
                      (int)args[2 * failed].len, args[2 * failed].ptr, why);
-        config_free_strings(&box->config);
-        mem_release(box);
+        config_box_free(box);
         return false;
     }
-    struct config *old = config_published;
-    config_publish(&box->config);
-    pthread_mutex_unlock(&config_writer);
-    call_rcu(&caa_container_of(old, struct config_box, config)->rcu, config_box_destroy);
+    config_box_publish(box);
     if (!applied)
         reply_ok(out);
     return applied;
@@ -1125,14 +1132,10 @@ int config_set_internal(const char *name, const char *value)
     struct config_box *box = config_copy(config_current());
     if (config_apply(&box->config, k, &v, 1, buf, sizeof(buf)) != NULL) {
         pthread_mutex_unlock(&config_writer);
-        config_free_strings(&box->config);
-        mem_release(box);
+        config_box_free(box);
         return -1;
     }
-    struct config *old = config_published;
-    config_publish(&box->config);
-    pthread_mutex_unlock(&config_writer);
-    call_rcu(&caa_container_of(old, struct config_box, config)->rcu, config_box_destroy);
+    config_box_publish(box);
     return 0;
 }
 

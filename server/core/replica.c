@@ -35,9 +35,10 @@
  *
  * Threading: `repl` is under `lock` (REPLICAOF and INFO on any shard thread,
  * the link thread, shard 0); `cond` wakes the link thread.  The master
- * client is shard 0's alone; what INFO reads of it is copied into `repl` on
- * shard 0's timer.  replica_active is read on the command path (a relaxed
- * load of a flag on its own cache line, written by REPLICAOF).
+ * client is shard 0's alone; INFO reads its offset from `live_offset` (an
+ * atomic shard 0 stores after each read) and its last read time from `repl`
+ * (copied on shard 0's timer).  replica_active is read on the command path
+ * (a relaxed load of a flag on its own cache line, written by REPLICAOF).
  */
 #include "percore/replica.h"
 
@@ -687,10 +688,8 @@ void replica_cron(struct shard *self)
     pthread_mutex_lock(&lock);
     struct conn *c = master;
     bool unwanted = c && (repl.epoch != master_epoch || repl.stopping);
-    if (c) {
-        repl.offset = master_offset(c);
+    if (c)
         repl.last_io_ms = c->last_interaction;
-    }
     pthread_mutex_unlock(&lock);
     if (!c)
         return;
@@ -744,6 +743,8 @@ void replica_conn_closed(struct conn *c)
 static void become(const char *host, int port, const char *who)
 {
     bool was_replica = repl.port != 0;
+    if (repl.state == LINK_CONNECTED) /* where the stream stopped for us (the closing link records no more) */
+        repl.offset = atomic_load(&live_offset);
     repl.epoch++;
     if (port) {
         snprintf(repl.host, sizeof repl.host, "%s", host);

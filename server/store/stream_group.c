@@ -111,14 +111,22 @@ static void pel_remove(struct stream_pel *p, const struct stream_id *id)
     array_remove((void **)p->v, &p->n, stream_pel_lower_bound(p, id));
 }
 
-struct stream_nack *stream_nack_add(struct stream_group *g, struct stream_consumer *c, const struct stream_id *id,
-                                    long long time, uint64_t count)
+/* a pending entry of consumer c (NULL: none yet, a loaded group's PEL before its consumers) */
+static struct stream_nack *nack_new(struct stream_consumer *c, const struct stream_id *id, long long time,
+                                    uint64_t count)
 {
     struct stream_nack *nack = mem_alloc(sizeof *nack);
     nack->id = *id;
     nack->delivery_time = time;
     nack->delivery_count = count;
     nack->consumer = c;
+    return nack;
+}
+
+struct stream_nack *stream_nack_add(struct stream_group *g, struct stream_consumer *c, const struct stream_id *id,
+                                    long long time, uint64_t count)
+{
+    struct stream_nack *nack = nack_new(c, id, time, count);
     pel_insert(&g->pel, nack);
     pel_insert(&c->pel, nack);
     return nack;
@@ -144,12 +152,7 @@ bool stream_nack_load(struct stream_group *g, const struct stream_id *id, long l
 {
     if (stream_pel_find(&g->pel, id))
         return false;
-    struct stream_nack *nack = mem_alloc(sizeof *nack);
-    nack->id = *id;
-    nack->delivery_time = time;
-    nack->delivery_count = count;
-    nack->consumer = NULL;
-    pel_insert(&g->pel, nack);
+    pel_insert(&g->pel, nack_new(NULL, id, time, count));
     return true;
 }
 
