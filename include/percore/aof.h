@@ -75,6 +75,13 @@ void aof_feed_txn_end(int stream, uint64_t txid, int n, const int *shards, const
 uint64_t aof_turn_end(int stream, bool cover);
 /* writer rounds whose writes (and, with appendfsync always, their fsync) are done */
 uint64_t aof_round_done(void);
+/* the round the writer starts next: it takes every chunk pushed before this call (WAIT, primary.c) */
+uint64_t aof_next_round(void);
+/* the writer runs a round soon */
+void aof_wake(void);
+/* a replica's full sync's cut on the stream (its part of __replsync, under the shard's keyspace lock): the
+ * replication stream after it is the sync's (primary.h) */
+void aof_feed_sync(int stream, uint64_t gen);
 /* a shard waits for a round (its doorbell is rung when one is done) */
 void aof_wait_round(int stream, bool waiting);
 /* a stopping shard's last records go to the writer (it may wait here: nothing else is served) */

@@ -117,6 +117,11 @@ struct config {
     int repl_timeout;           /* s without a byte from the master before its link is dropped */
     int replica_priority;       /* INFO slave_priority: Sentinel promotes the lowest, never 0 */
     bool replica_ignore_maxmemory; /* a replica neither evicts nor refuses past maxmemory */
+    /* serving replicas (primary.h) */
+    long long repl_backlog_size;   /* stream bytes kept for partial resyncs */
+    int repl_ping_replica_period;  /* s between PINGs in the stream to the replicas */
+    int min_replicas_to_write;     /* writes refused -NOREPLICAS with fewer good replicas, 0 off */
+    int min_replicas_max_lag;      /* s since its last ACK for a replica to be good, 0 off */
     long long maxmemory;        /* bytes over all shards, 0 no limit */
     enum maxmemory_policy maxmemory_policy;
     int maxmemory_samples;

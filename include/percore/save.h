@@ -53,6 +53,10 @@ void save_part(struct cmd_ctx *ctx, bool blocking, bool schedule);
  * replies "+Background append only file rewriting started" (or "scheduled" after a save under way, or
  * the error).  BGSAVE while it runs: Redis's "Another child process is active" (schedule: scheduled) */
 void save_rewrite_part(struct cmd_ctx *ctx);
+/* __replsync's part (primary.h): a BGSAVE to dbfilename whose cut is also full sync gen's cut in the shard's
+ * propagation stream (recorded from here on); its file goes to primary_rdb_done.  -ERR while a save or a
+ * rewrite runs (the sync is tried again after it): false, on shard 0's part, when it did not begin */
+bool save_sync_part(struct cmd_ctx *ctx, uint64_t gen);
 /* FLUSHALL's part, its store flushed: with save points set, as Redis's flushAllDataAndResetRDB, the
  * empty dataset is saved: shard 0's timer starts that save at its next tick (after the save under
  * way, if one is), not counted in rdb_saves, its failure leaving the BGSAVE status, as Redis's rdbSave */

@@ -32,6 +32,10 @@ struct store;
  * startup before any store exists */
 void store_set_seed(const uint8_t seed[16]);
 
+/* process-wide: expired keys are hidden from lookups, scans and RANDOMKEY but kept (a replica, as
+ * Redis's expireIfNeeded on one: its master's DEL removes them); any thread, read when a key is expired */
+void store_keep_expired(bool on);
+
 struct store *store_create(int databases);
 void store_destroy(struct store **s);
 int store_databases(const struct store *s);

@@ -12,6 +12,7 @@
 #include "admin_families.h"
 #include "percore/command.h"
 #include "percore/function.h"
+#include "percore/primary.h"
 #include "percore/replica.h"
 #include "percore/script.h"
 #include "percore/slowlog.h"
@@ -31,6 +32,7 @@ void admin_setup(void)
     command_register(command_family_pubsub, command_family_pubsub_count);
     command_register(command_family_script, command_family_script_count);
     command_register(command_family_replica, command_family_replica_count);
+    command_register(command_family_primary, command_family_primary_count);
     command_register(command_family_function, command_family_function_count);
     command_register(command_family_debug, command_family_debug_count);
     command_register_subcommands(server_subcommands, server_subcommands_count);

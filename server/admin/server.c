@@ -48,6 +48,7 @@
 #include "percore/monitor.h"
 #include "percore/mem.h"
 #include "percore/pubsub.h"
+#include "percore/primary.h"
 #include "percore/replica.h"
 #include "percore/reply.h"
 #include "percore/aof.h"
@@ -1851,6 +1852,8 @@ static void info_persistence(struct reply *t)
 
 static void info_stats(struct reply *t, const struct info_totals *s, const struct stats_view *v)
 {
+    struct primary_backlog backlog;
+    primary_backlog(&backlog);
     text_printf(t,
                 "# Stats\r\n"
                 "total_connections_received:%llu\r\n"
@@ -1865,13 +1868,14 @@ static void info_stats(struct reply *t, const struct info_totals *s, const struc
                 "instantaneous_input_repl_kbps:0.00\r\n"
                 "instantaneous_output_repl_kbps:0.00\r\n"
                 "rejected_connections:%llu\r\n"
-                "sync_full:0\r\n"
-                "sync_partial_ok:0\r\n"
-                "sync_partial_err:0\r\n"
+                "sync_full:%lld\r\n"
+                "sync_partial_ok:%lld\r\n"
+                "sync_partial_err:%lld\r\n"
                 "expired_keys:%llu\r\n",
                 s->total_connections_received, s->total_commands_processed, (long long)(v->ops_per_sec + 0.5),
                 s->total_net_input_bytes, s->total_net_output_bytes, v->input_kbps, v->output_kbps,
-                s->rejected_connections, s->expired_keys);
+                s->rejected_connections, backlog.sync_full, backlog.sync_partial_ok, backlog.sync_partial_err,
+                s->expired_keys);
     text_printf(t,
                 "evicted_keys:%llu\r\n"
                 "evicted_clients:0\r\n"
@@ -1896,7 +1900,7 @@ static void info_stats(struct reply *t, const struct info_totals *s, const struc
 
 static void info_replication(struct reply *t)
 {
-    char buf[2048];
+    char buf[16384];
     replica_info(buf, sizeof buf);
     text_printf(t, "%s", buf);
 }
@@ -2221,24 +2225,6 @@ static void cmd_shutdown(struct cmd_ctx *ctx)
     shard_request_shutdown(flags);
 }
 
-static void cmd_wait(struct cmd_ctx *ctx)
-{
-    long long replicas, timeout;
-    if (!arg_to_ll(&ctx->argv[1], &replicas)) {
-        reply_not_integer(ctx->out);
-        return;
-    }
-    if (!arg_to_ll(&ctx->argv[2], &timeout)) {
-        reply_error(ctx->out, "ERR timeout is not an integer or out of range");
-        return;
-    }
-    if (timeout < 0) {
-        reply_error(ctx->out, "ERR timeout is negative");
-        return;
-    }
-    reply_int(ctx->out, 0); /* no replicas: none acknowledged */
-}
-
 /* ------------------------------------------------------------------------ */
 /* tables                                                                   */
 
@@ -2383,7 +2369,6 @@ const struct command command_family_server[] = {
      ROUTE_FANOUT_OK, "@admin @slow @dangerous"},
     CMD("shutdown", cmd_shutdown, -1, ANLS | CMD_NO_MULTI | CMD_ALLOW_BUSY, "@admin @slow @dangerous"),
     CMD("monitor", cmd_monitor, 1, ANLS, "@admin @slow @dangerous"),
-    CMD("wait", cmd_wait, 3, CMD_NOSCRIPT, "@slow @connection"),
 };
 
 const size_t command_family_server_count =

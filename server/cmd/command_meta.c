@@ -3394,6 +3394,17 @@ static const struct command_meta command_meta_table[] = {
         "pattern\r\n$4\r\ntype\r\n$7\r\npattern\r\n",
         399,
     },
+    {"psync",
+        "*10\r\n$5\r\npsync\r\n:-3\r\n~4\r\n+admin\r\n+noscript\r\n+no_async_loading\r\n"
+        "+no_multi\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n"
+        "~0\r\n",
+        132,
+        "%4\r\n$7\r\nsummary\r\n$37\r\nInternal command used for replication\r\n$5\r\nsince\r\n"
+        "$5\r\n2.8.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$9\r\narguments\r\n*2\r\n%2\r\n$4\r\n"
+        "name\r\n$13\r\nreplicationid\r\n$4\r\ntype\r\n$6\r\nstring\r\n%2\r\n$4\r\nname\r\n$6\r\n"
+        "offset\r\n$4\r\ntype\r\n$7\r\ninteger\r\n",
+        230,
+    },
     {"pttl",
         "*10\r\n$4\r\npttl\r\n:2\r\n~2\r\n+readonly\r\n+fast\r\n:1\r\n:1\r\n:1\r\n~3\r\n"
         "+@keyspace\r\n+@read\r\n+@fast\r\n~1\r\n$23\r\nnondeterministic_output\r\n~1\r\n%3\r\n"
@@ -4552,6 +4563,14 @@ static const struct command_meta command_meta_table[] = {
         "$9\r\narguments\r\n*2\r\n%2\r\n$4\r\nname\r\n$6\r\nindex1\r\n$4\r\ntype\r\n$7\r\n"
         "integer\r\n%2\r\n$4\r\nname\r\n$6\r\nindex2\r\n$4\r\ntype\r\n$7\r\ninteger\r\n",
         321,
+    },
+    {"sync",
+        "*10\r\n$4\r\nsync\r\n:1\r\n~4\r\n+admin\r\n+noscript\r\n+no_async_loading\r\n+no_multi\r\n"
+        ":0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n",
+        130,
+        "%3\r\n$7\r\nsummary\r\n$37\r\nInternal command used for replication\r\n$5\r\nsince\r\n"
+        "$5\r\n1.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n",
+        106,
     },
     {"time",
         "*10\r\n$4\r\ntime\r\n:1\r\n~3\r\n+loading\r\n+stale\r\n+fast\r\n:0\r\n:0\r\n:0\r\n~1\r\n"

@@ -11,7 +11,7 @@ this script asks the real server and stores its reply bytes:
     gen_command_meta.py get set config|get   # only these names
 
 Without names it reads percore's command names from the C tables in
-server/cmd/*.c, server/admin/*.c, server/core/script.c, function.c and replica.c: `{"get", cmd_get, ...}` and `CMD("ping", cmd_ping, ...)`
+server/cmd/*.c, server/admin/*.c, server/core/script.c, function.c, replica.c and primary.c: `{"get", cmd_get, ...}` and `CMD("ping", cmd_ping, ...)`
 entries, and `SUB("config", "get", cmd_config_get, ...)` or `COMMAND_SUB("object", "encoding", ...)`
 (any handler) as "config|get".
 Internal commands ("__take") are skipped.
@@ -187,7 +187,7 @@ SUB_RE = re.compile(r'\b(?:COMMAND_)?SUB\("([a-z][a-z0-9_-]*)",\s*"([a-z][a-z0-9
 
 def names_from_tables():
     names = set()
-    tables = glob.glob(os.path.join(HERE, "*.c")) + glob.glob(os.path.join(HERE, "..", "admin", "*.c")) + glob.glob(os.path.join(HERE, "..", "core", "script.c")) + glob.glob(os.path.join(HERE, "..", "core", "function.c")) + glob.glob(os.path.join(HERE, "..", "core", "replica.c"))
+    tables = glob.glob(os.path.join(HERE, "*.c")) + glob.glob(os.path.join(HERE, "..", "admin", "*.c")) + glob.glob(os.path.join(HERE, "..", "core", "script.c")) + glob.glob(os.path.join(HERE, "..", "core", "function.c")) + glob.glob(os.path.join(HERE, "..", "core", "replica.c")) + glob.glob(os.path.join(HERE, "..", "core", "primary.c"))
     for path in sorted(tables):
         if os.path.basename(path) == "command_meta.c":
             continue

@@ -79,6 +79,7 @@
 #include "percore/fileio.h"
 #include "percore/log.h"
 #include "percore/mem.h"
+#include "percore/primary.h"
 #include "percore/rdb.h"
 #include "percore/reply.h"
 #include "percore/resp.h"
@@ -111,6 +112,8 @@ enum aof_rec_kind {
     REC_ROTATE,      /* a rewrite's cut on this shard: once every stream has one, a new incr file (below);
                       * db 1: the rewrite turns the AOF on (its incr file is a temp file until the base is in) */
     REC_STOP,        /* the AOF is turned off at this cut: once every stream has one, the file is closed */
+    REC_SYNC,        /* a replica's full sync's cut (txid: its generation): once every stream has one, the
+                      * replication stream's offset there is where the sync's replicas begin (primary.h) */
 };
 
 /* a record's head in a chunk (unaligned there: copied out); its len bytes follow */
@@ -184,6 +187,9 @@ static _Atomic long long current_size, base_size, buffer_length;
 /* the file and the merge (writer thread, after setup) */
 static int fd = -1;
 static int file_db = -1;      /* the database the file's last command ran in */
+/* the replication stream (primary.h): what a round merged, with SELECTs of its own (writer thread) */
+static struct outbuf repl_out;
+static int repl_db = -1;
 static bool unsynced;         /* written since the last fsync */
 static long long incr_size;   /* the bytes of the incr file being appended to */
 /* the manifest and where its files are (setup's, then the writer's; the main thread's after teardown) */
@@ -387,6 +393,10 @@ uint64_t aof_turn_end(int stream, bool cover)
     return atomic_load(&round_started) + 1;
 }
 
+uint64_t aof_next_round(void) { return atomic_load(&round_started) + 1; }
+
+void aof_wake(void) { wake_writer(); }
+
 void aof_wait_round(int stream, bool waiting)
 {
     if (atomic_load_explicit(&streams[stream].waiting, memory_order_relaxed) != waiting)
@@ -425,16 +435,33 @@ static void out_put(struct outbuf *o, const void *p, size_t n)
     o->len += n;
 }
 
+static void out_select(struct outbuf *o, int db)
+{
+    char sel[64], num[16];
+    int dl = snprintf(num, sizeof num, "%d", db);
+    int sl = snprintf(sel, sizeof sel, "*2\r\n$6\r\nSELECT\r\n$%d\r\n%s\r\n", dl, num);
+    out_put(o, sel, (size_t)sl);
+}
+
+/* bytes of the merged stream: to the file's buffer, and to the replicas' once a full sync has begun */
+static void out_merged(struct outbuf *o, const char *p, size_t n)
+{
+    out_put(o, p, n);
+    if (primary_feeding())
+        out_put(&repl_out, p, n);
+}
+
 static void out_command(struct outbuf *o, int db, const char *p, size_t n)
 {
     if (db != file_db) {
-        char sel[64], num[16];
-        int dl = snprintf(num, sizeof num, "%d", db);
-        int sl = snprintf(sel, sizeof sel, "*2\r\n$6\r\nSELECT\r\n$%d\r\n%s\r\n", dl, num);
-        out_put(o, sel, (size_t)sl);
+        out_select(o, db);
         file_db = db;
     }
-    out_put(o, p, n);
+    if (primary_feeding() && db != repl_db) {
+        out_select(&repl_out, db);
+        repl_db = db;
+    }
+    out_merged(o, p, n);
 }
 
 static struct wtxn *txn_find(uint64_t id, bool create)
@@ -556,7 +583,7 @@ static void txn_emit(struct outbuf *o, struct wtxn *t)
     int count = 0, fanout_stream = -1;
     for (int pass = 0; pass < 2; pass++) {
         if (pass == 1 && count > 1)
-            out_put(o, "*1\r\n$5\r\nMULTI\r\n", 15);
+            out_merged(o, "*1\r\n$5\r\nMULTI\r\n", 15);
         for (int s = 0; s < nstreams; s++) {
             const struct outbuf *b = &t->cmds[s];
             for (size_t at = 0; at < b->len;) {
@@ -582,7 +609,7 @@ static void txn_emit(struct outbuf *o, struct wtxn *t)
         fanout_stream = -1;
     }
     if (count > 1)
-        out_put(o, "*1\r\n$4\r\nEXEC\r\n", 14);
+        out_merged(o, "*1\r\n$4\r\nEXEC\r\n", 14);
     t->emitted = true;
     for (int s = 0; s < nstreams; s++) {
         mem_release(t->cmds[s].p);
@@ -649,6 +676,22 @@ static bool merge_stream(struct outbuf *o, int i)
 static bool rotate_at(struct outbuf *o, uint64_t gen, bool turning_on);
 static bool close_at(struct outbuf *o);
 
+/* the merged replication bytes so far go to the replicas' stream */
+static void repl_hand_on(void)
+{
+    if (repl_out.len)
+        primary_feed(repl_out.p, repl_out.len);
+    repl_out.len = 0;
+}
+
+/* every stream is at full sync gen's cut: the replicas' stream there, its next command SELECTing */
+static void repl_cut(uint64_t gen)
+{
+    repl_hand_on();
+    primary_cut(gen);
+    repl_db = -1;
+}
+
 /* every stream as far as it goes; true when one still waits */
 static bool merge(struct outbuf *o)
 {
@@ -670,6 +713,8 @@ static bool merge(struct outbuf *o)
                     return true;
                 if (i == 0 && r.kind == REC_BARRIER)
                     out_command(o, r.db, body, r.len);
+                if (i == 0 && r.kind == REC_SYNC)
+                    repl_cut(r.txid);
                 stream_skip(&streams[i], &r);
                 streams[i].stop = STREAM_RUNS;
             }
@@ -784,6 +829,8 @@ static void *writer_main(void *arg)
             }
         }
         merge(&o);
+        repl_hand_on();
+        primary_writer_tick(); /* between rounds: a command boundary */
         enum config_appendfsync policy = config_current()->appendfsync;
         bool was_ok = atomic_load(&aof_write_ok);
         if (o.len) {
@@ -814,6 +861,7 @@ static void *writer_main(void *arg)
             if (done > atomic_load(&round_done)) { /* only then: a shard that waits for more sleeps */
                 atomic_store(&round_done, done);
                 wake_waiting_shards();
+                primary_round_done();
             }
         }
         if (atomic_load(&rewrite_base_ready) && rotated_gen == atomic_load(&rewrite_gen))
@@ -839,6 +887,8 @@ static void *writer_main(void *arg)
         log_warn("AOF: %zu transactions were not over at shutdown: not written", ntxns);
     rcu_unregister_thread();
     mem_release(o.p);
+    mem_release(repl_out.p);
+    repl_out = (struct outbuf){0};
     return NULL;
 }
 
@@ -1219,6 +1269,13 @@ int aof_rewrite_begin(bool turn_on, bool rdb_preamble)
     return 0;
 }
 
+void aof_feed_sync(int stream, uint64_t gen)
+{
+    struct aof_chunk *ch;
+    size_t at = rec_begin(&ch, stream, REC_SYNC, 0, gen);
+    rec_end(ch, at);
+}
+
 void aof_feed_rotate(int stream)
 {
     struct aof_chunk *ch;
@@ -1243,7 +1300,7 @@ static void cmd_aof_stop_part(struct cmd_ctx *ctx)
         size_t at = rec_begin(&ch, stream, REC_STOP, 0, 0);
         rec_end(ch, at);
     }
-    shard_set_recording(self, false);
+    shard_set_recording(self, primary_feeding()); /* replicas still take the stream */
     reply_ok(ctx->out);
 }
 
@@ -1330,6 +1387,7 @@ int aof_setup(int shards, const struct config *cfg)
         streams[i].ring = ring_create(AOF_RING);
     wake_fd = eventfd(0, EFD_CLOEXEC);
     file_db = -1;
+    repl_db = -1;
     atomic_store(&writer_stop, false);
     if (pthread_create(&writer, NULL, writer_main, NULL) != 0) {
         log_warn("Can't start the append-only file's writer thread");

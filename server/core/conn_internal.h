@@ -97,6 +97,7 @@ struct conn {
     bool loads_aof;          /* the AOF loader's pseudo-client (load.c): not refused -LOADING */
     bool repl_master;        /* the master's link of a replica (replica.c): its writes are obeyed, unanswered */
     uint64_t bytes_in;       /* read from its socket (or given as read): a master link's offset */
+    int repl_port;           /* REPLCONF listening-port: the replica's port, once it asks to SYNC (primary.c) */
     size_t exec_len;
     size_t exec_pos;
     char peer[64];

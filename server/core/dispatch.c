@@ -47,6 +47,7 @@
 #include "percore/mem.h"
 #include "percore/object.h"
 #include "percore/pubsub.h"
+#include "percore/primary.h"
 #include "percore/replica.h"
 #include "percore/rread.h"
 #include "percore/slot.h"
@@ -1636,6 +1637,13 @@ bool dispatch_command(struct conn *c, int argc, const struct resp_arg *argv)
     }
     if (__builtin_expect(replica_now(), 0) && !c->repl_master && !c->loads_aof && replica_refuses(c, cmd, argc, argv, cfg))
         return true;
+    if (__builtin_expect(cfg->min_replicas_to_write > 0, 0) && !c->loads_aof &&
+        ((cmd->flags & CMD_WRITE) || ((cmd->flags & CMD_RUNS_QUEUE) && txn_queued_writes(c))) &&
+        primary_too_few_replicas(cfg->min_replicas_to_write, cfg->min_replicas_max_lag)) {
+        dispatch_reject(c, cmd, argc, argv, "NOREPLICAS Not enough good replicas to write.");
+        stats_cmd_rejected(&self->stats, cmd, "-NOREPLICAS", 11);
+        return true;
+    }
     const char *refused = c->pubsub && !c->exec_input ? pubsub_refused_command(c, cmd, argc, argv) : NULL;
     if (refused) {
         snprintf(err, sizeof err,

@@ -49,7 +49,9 @@
 #include "percore/load.h"
 #include "percore/log.h"
 #include "percore/mem.h"
+#include "percore/primary.h"
 #include "percore/reply.h"
+#include "percore/store.h"
 #include "percore/util.h"
 
 #include <errno.h>
@@ -769,6 +771,7 @@ static void become(const char *host, int port, const char *who)
         log_notice("MASTER MODE enabled (user request from '%s')", who);
     }
     atomic_store_explicit(&replica_active, port != 0, memory_order_relaxed);
+    store_keep_expired(port != 0); /* its master's DELs remove expired keys, its clients' reads do not */
     pthread_cond_broadcast(&cond);
 }
 
@@ -780,9 +783,13 @@ static void cmd_replicaof(struct cmd_ctx *ctx)
     if (util_eq_nocase(ctx->argv[1].ptr, ctx->argv[1].len, "no") &&
         util_eq_nocase(ctx->argv[2].ptr, ctx->argv[2].len, "one")) {
         pthread_mutex_lock(&lock);
-        if (repl.port)
+        bool was = repl.port != 0;
+        if (was)
             become(NULL, 0, who);
+        long long offset = repl.offset;
         pthread_mutex_unlock(&lock);
+        if (was) /* our stream continues the master's offsets, under our new id */
+            primary_promote(offset);
         config_set_internal("replicaof", "");
         ring_shard0(); /* its master client goes now */
         reply_ok(ctx->out);
@@ -806,6 +813,8 @@ static void cmd_replicaof(struct cmd_ctx *ctx)
     if (!same)
         become(host, (int)port, who);
     pthread_mutex_unlock(&lock);
+    if (!same) /* our replicas go: a replica serves none */
+        primary_demote();
     if (same) {
         log_notice("REPLICAOF would result into synchronization with the master we are already connected with. "
                    "No operation performed.");
@@ -819,8 +828,8 @@ static void cmd_replicaof(struct cmd_ctx *ctx)
     reply_ok(ctx->out);
 }
 
-/* REPLCONF: GETACK from our master; the options a replica sends its master are accepted (this server
- * does not serve replicas yet) */
+/* REPLCONF: GETACK from our master; the options a replica sends its master before its SYNC/PSYNC
+ * (listening-port kept for INFO's replica list; its ACKs go to primary.c's sender once it syncs) */
 static void cmd_replconf(struct cmd_ctx *ctx)
 {
     if (ctx->argc % 2 == 0) {
@@ -845,6 +854,10 @@ static void cmd_replconf(struct cmd_ctx *ctx)
         }
         if (util_eq_nocase(opt->ptr, opt->len, "ack"))
             return; /* from a replica: no reply */
+        long long port;
+        if (util_eq_nocase(opt->ptr, opt->len, "listening-port") &&
+            util_str_to_ll(ctx->argv[i + 1].ptr, ctx->argv[i + 1].len, &port) && port >= 0 && port <= 65535)
+            primary_note_listening_port(c, (int)port);
         if (!util_eq_nocase(opt->ptr, opt->len, "listening-port") && !util_eq_nocase(opt->ptr, opt->len, "ip-address") &&
             !util_eq_nocase(opt->ptr, opt->len, "capa") && !util_eq_nocase(opt->ptr, opt->len, "rdb-only")) {
             reply_errorf(ctx->out, "ERR Unrecognized REPLCONF option: %.*s", (int)opt->len, opt->ptr);
@@ -868,8 +881,8 @@ void replica_role_reply(struct reply *out)
         pthread_mutex_unlock(&lock);
         reply_array(out, 3);
         reply_bulk_cstr(out, "master");
-        reply_int(out, 0);
-        reply_array(out, 0);
+        reply_int(out, primary_offset());
+        primary_role_replicas(out);
         return;
     }
     char host[256];
@@ -890,8 +903,12 @@ void replica_info(char *buf, size_t cap)
 {
     const struct config *cfg = config_current();
     long long now = util_ms_time();
+    char replicas[8192];
+    primary_info(replicas, sizeof replicas);
+    struct primary_backlog backlog;
+    primary_backlog(&backlog);
     pthread_mutex_lock(&lock);
-    long long offset = repl.state == LINK_CONNECTED ? atomic_load(&live_offset) : repl.offset;
+    long long offset = !repl.port ? primary_offset() : repl.state == LINK_CONNECTED ? atomic_load(&live_offset) : repl.offset;
     size_t n = 0;
 #define OUT(...) (n += (size_t)snprintf(buf + (n < cap ? n : cap), n < cap ? cap - n : 0, __VA_ARGS__))
     OUT("# Replication\r\n");
@@ -916,10 +933,12 @@ void replica_info(char *buf, size_t cap)
     } else {
         OUT("role:master\r\n");
     }
-    OUT("connected_slaves:0\r\nmaster_failover_state:no-failover\r\nmaster_replid:%s\r\nmaster_replid2:%s\r\n"
-        "master_repl_offset:%lld\r\nsecond_repl_offset:%lld\r\nrepl_backlog_active:0\r\n"
-        "repl_backlog_size:1048576\r\nrepl_backlog_first_byte_offset:0\r\nrepl_backlog_histlen:0\r\n",
-        repl.replid, repl.replid2, offset, repl.second_offset);
+    OUT("%s", repl.port ? "connected_slaves:0\r\n" : replicas);
+    OUT("master_failover_state:no-failover\r\nmaster_replid:%s\r\nmaster_replid2:%s\r\n"
+        "master_repl_offset:%lld\r\nsecond_repl_offset:%lld\r\nrepl_backlog_active:%d\r\n"
+        "repl_backlog_size:%lld\r\nrepl_backlog_first_byte_offset:%lld\r\nrepl_backlog_histlen:%lld\r\n",
+        repl.replid, repl.replid2, offset, repl.second_offset, backlog.active && !repl.port, backlog.size,
+        repl.port ? 0 : backlog.first_byte, repl.port ? 0 : backlog.histlen);
 #undef OUT
     pthread_mutex_unlock(&lock);
 }
@@ -942,6 +961,7 @@ void replica_setup(void)
             repl.port = port;
             repl.state = LINK_CONNECT;
             atomic_store_explicit(&replica_active, true, memory_order_relaxed);
+            store_keep_expired(true);
             pthread_mutex_unlock(&lock);
         }
     }

@@ -73,6 +73,7 @@
 #include "percore/load.h"
 #include "percore/log.h"
 #include "percore/mem.h"
+#include "percore/primary.h"
 #include "percore/rdb.h"
 #include "percore/reply.h"
 #include "percore/ring.h"
@@ -132,6 +133,7 @@ static char *job_dir, *job_file; /* its dir and dbfilename (copies) */
 static struct rdb_buf job_functions; /* the function libraries at its cut (FUNCTION2 records, or FUNCTION LOAD
                                       * commands): the writer's */
 static int64_t job_start_ms;
+static uint64_t job_sync_gen;   /* the save under way is a replica's full sync (primary.h), 0 not */
 static _Atomic long long last_time, last_duration = -1, saves, start_ms;
 _Alignas(128) atomic_bool save_bgsave_ok = true; /* Redis's lastbgsave_status: the write path reads it */
 static _Alignas(128) atomic_bool last_job_ok = true; /* the last save, SAVE or BGSAVE, succeeded */
@@ -390,6 +392,8 @@ static void *writer_main(void *arg)
         if (job_counted)
             atomic_fetch_add(&saves, 1);
     }
+    if (job_sync_gen)
+        primary_rdb_done(job_sync_gen, path, ok);
     atomic_store(&last_duration, (now - job_start_ms) / 1000);
     atomic_store(&last_job_ok, ok);
     if (ok || !job_blocking) /* as Redis: a failed SAVE leaves the BGSAVE status */
@@ -504,6 +508,7 @@ static void pause_briefly(void)
 static void job_begin(struct cmd_ctx *ctx, int kind, bool blocking, bool counted)
 {
     part0_began = true;
+    job_sync_gen = 0;
     atomic_store(&job_kind, kind);
     job_blocking = blocking;
     job_counted = counted;
@@ -614,6 +619,32 @@ void save_part(struct cmd_ctx *ctx, bool blocking, bool schedule)
         reply_ok(ctx->out);
     else
         reply_error(ctx->out, "ERR");
+}
+
+bool save_sync_part(struct cmd_ctx *ctx, uint64_t gen)
+{
+    int idx = SHARD_STORE_SHARED ? 0 : ctx->shard;
+    struct shard *self = shard_at(ctx->shard);
+    if (idx == 0) {
+        part0_began = false;
+        int expect = PHASE_IDLE;
+        if (aof_rewrite_in_progress() || !atomic_compare_exchange_strong(&phase, &expect, PHASE_STARTING)) {
+            reply_error(ctx->out, "ERR Background save already in progress"); /* the sync waits for its end */
+            return false;
+        }
+        job_begin(ctx, JOB_RDB, false, true);
+        job_sync_gen = gen;
+    } else if (!part0_began) {
+        reply_ok(ctx->out);
+        return true;
+    }
+    if (!part_begin(ctx, idx))
+        return idx != 0;
+    if (!self->propagating) /* the replicas' stream: recorded from the cut on */
+        shard_set_recording(self, true);
+    aof_feed_sync(idx, gen);
+    reply_ok(ctx->out);
+    return true;
 }
 
 void save_rewrite_part(struct cmd_ctx *ctx)

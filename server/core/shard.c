@@ -39,6 +39,7 @@
 #include "percore/keylock.h"
 #include "percore/watch.h"
 #include "percore/log.h"
+#include "percore/primary.h"
 #include "percore/replica.h"
 #include "percore/mem.h"
 #include "percore/ring.h"
@@ -315,6 +316,7 @@ static void shard_on_timer(evutil_socket_t fd, short what, void *arg)
     if (self->index == 0) {
         save_cron(self, cfg); /* save points, the shutdown's save */
         replica_cron(self);   /* the master's link: ACKs, its timeout */
+        primary_cron(self);   /* a full sync replicas wait for */
     }
     conn_reap_idle(self, cfg->timeout);
     shard_publish_keyspace(self, true);
@@ -436,6 +438,8 @@ static void shard_key_gone(void *arg, enum store_gone why, int db, const char *k
         notify_publish(shard_self, NOTIFY_EVICTED, "evicted", db, key, len);
     if (tracking_busy(shard_self->tracking.table)) /* Redis's signalModifiedKey for expired and evicted keys */
         tracking_invalidate(shard_self, key, len, 0);
+    if (db < 64) /* INFO's key count: published with this turn's replies (a lazy expiry is no write) */
+        shard_self->dirty_dbs |= 1ull << db;
     if (shard_self->propagating) /* Redis's propagateDeletion (lazyfree-lazy-expire|eviction no: DEL) */
         aof_feed_del(SHARD_STORE_SHARED ? 0 : shard_self->index, db, key, len);
 }
@@ -627,6 +631,8 @@ static void shard_loop(struct shard *self)
             lazy_work |= load_step(self); /* keys the loader queued for this shard */
         if (save_has_work())
             save_serve(self); /* SAVEs whose file is written */
+        if (primary_has_waits())
+            primary_serve(self); /* WAITs acknowledged or timed out */
         if (self->system_stalled)
             handoff_retry_system(self);
         if (self->stalled)
@@ -1121,6 +1127,8 @@ int shard_setup(void)
         return -1;
     save_setup(nshards);
     replica_setup(); /* its ids, before any INFO */
+    if (primary_setup(nshards) < 0) /* after them: its replication id */
+        return -1;
     pthread_barrier_init(&start_barrier, NULL, (unsigned)nshards + 1);
     pthread_barrier_init(&stop_barrier, NULL, (unsigned)nshards);
     for (int i = 0; i < nshards; i++) {
@@ -1189,6 +1197,7 @@ void shard_teardown(void)
 {
     save_teardown(); /* the writer may still ring the shards' doorbells */
     aof_teardown();  /* so may the AOF's */
+    primary_teardown(); /* which fed it, as the save's did */
     replica_teardown(); /* a full sync's load may be under way */
     load_teardown(); /* and so may the loader (a shutdown while loading) */
     for (int i = 0; i < nshards; i++) {

@@ -91,6 +91,7 @@
 #include "percore/util.h"
 
 #include <assert.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #define TTL_NONE UINT32_MAX     /* entry has no TTL slot */
@@ -444,6 +445,13 @@ static void delete_gone(struct store *s, struct db *d, struct dict_entry *e, enu
     delete_entry(s, d, e);
 }
 
+static atomic_bool keep_expired;
+
+void store_keep_expired(bool on) { atomic_store_explicit(&keep_expired, on, memory_order_relaxed); }
+
+/* an expired key is deleted when met, but on a replica (kept, hidden) */
+static bool reap_expired(void) { return !atomic_load_explicit(&keep_expired, memory_order_relaxed); }
+
 static void delete_expired(struct store *s, struct db *d, struct dict_entry *e)
 {
     delete_gone(s, d, e, STORE_GONE_EXPIRED);
@@ -460,7 +468,8 @@ static struct dict_entry *find_live(struct store *s, struct db *d, const char *k
     if (s->snap) /* whatever the caller does next, the snapshot has the key as it was */
         snapshot_save(s, d, e);
     if (entry_expired(d, e, now)) {
-        delete_expired(s, d, e);
+        if (reap_expired())
+            delete_expired(s, d, e);
         return NULL;
     }
     return e;
@@ -980,7 +989,7 @@ static void scan_entry(void *arg, const struct dict_entry *e)
 {
     struct scan_state *st = arg;
     if (entry_expired(st->d, e, st->now)) {
-        if (st->nreap < SCAN_REAP_MAX)
+        if (st->nreap < SCAN_REAP_MAX && reap_expired())
             st->reap[st->nreap++] = e;
         return;
     }
@@ -1029,7 +1038,8 @@ bool store_random_key(struct store *s, int db, int64_t now, const char **key, si
             *klen = e->klen;
             return true;
         }
-        delete_expired(s, d, e);
+        if (reap_expired())
+            delete_expired(s, d, e);
     }
     return false;
 }
