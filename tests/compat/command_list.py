@@ -27,8 +27,6 @@ from expect import check, eq  # noqa: E402
 LACKS = {
     "acl": "one default user: no ACL",
     "failover": "no replication",
-    "psync": "no serving of replicas yet (percore replicates a master, replica.c)",
-    "sync": "no serving of replicas yet",
     "migrate": "no MIGRATE between servers",
     "restore-asking": "no MIGRATE between servers",
     "module": "no modules",
