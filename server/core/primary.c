@@ -674,9 +674,10 @@ static void adopt(int fd, const char *ip, int port, bool psync, const char *id, 
 /* __replsync gen: a shard's part (save.c begins its snapshot and puts the cut in its stream) */
 static void cmd_replsync_part(struct cmd_ctx *ctx)
 {
-    unsigned long long gen = strtoull(ctx->argv[1].ptr, NULL, 10);
+    long long gen = 0;
+    util_str_to_ll(ctx->argv[1].ptr, ctx->argv[1].len, &gen); /* argv is not NUL-terminated */
     atomic_store(&primary_feed_on, true);
-    if (!save_sync_part(ctx, gen)) /* a save under way: shard 0's timer asks again */
+    if (!save_sync_part(ctx, (uint64_t)gen)) /* a save under way: shard 0's timer asks again */
         atomic_store(&asked_gen, atomic_load(&cut_gen));
 }
 
