@@ -1,18 +1,23 @@
 #!/usr/bin/python3
-"""Replication from a Redis 7 master: percore replicas against a Redis replica.
+"""Replication, percore and Redis 7 as masters and as replicas, in every pairing.
 
-1. Full sync: a Redis master holds N keys (DEBUG POPULATE, 16-byte-ish
-   values); each replica in turn (a fresh process) is told REPLICAOF, and the
-   time until its link is up at the master's offset is measured -- the
-   master's RDB, the transfer, and the load into the replica.
+For each pair (a Redis master with a Redis replica and with percore replicas;
+a percore master with a Redis replica and a percore replica):
+1. Full sync: the master holds N keys (key:<i>, 16-byte values, written
+   through redis-cli --pipe);
+   the replica (a fresh process) is told REPLICAOF, and the time until its
+   link is up at the master's offset is measured -- the master's RDB (a fork
+   for Redis, the forkless snapshot for percore), the transfer, the load.
 2. Lag under load: redis-benchmark writes SETs of random keys to the master
    at full speed for --load-seconds; every 50 ms the master's offset minus
-   the replica's (bytes not yet applied) is sampled; after the load, the time
-   the replica takes to catch up.
+   the replica's (bytes not yet applied) is sampled, and turned into ms at
+   the stream's rate; after the load, the time the replica takes to catch up.
+3. WAIT 1 latency: one client, SET then WAIT 1 1000, --waits times: the
+   median and 99th percentile of the WAIT.
 
 Prints a table and writes bench/results/replica-sync.csv and .png.
 
-    bench/replica-sync.py [--keys N] [--percore build/percore-server] [--threads 1,2]
+    bench/replica-sync.py [--keys N] [--percore build/percore-server] [--threads 1,2] [--master-threads 2]
 
 Wall-clock figures on a shared machine are noisy: compare the rows of one run.
 """
@@ -61,10 +66,28 @@ def synced(master, replica):
         r.get("slave_repl_offset") == info(master, "replication")["master_repl_offset"]
 
 
-def measure(name, cmd, port, master, keys, load_s, logdir):
+def populate(port, n):
+    """n keys key:<i> with 16-byte values, as DEBUG POPULATE n key 16 makes them, through redis-cli --pipe
+    (percore has no DEBUG POPULATE)"""
+    p = subprocess.Popen(["redis-cli", "-p", str(port), "--pipe"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL)
+    batch = []
+    for i in range(n):
+        k, v = b"key:%d" % i, (b"value:%d" % i).ljust(16, b"x")
+        batch.append(b"*3\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$16\r\n%s\r\n" % (len(k), k, v))
+        if len(batch) == 10000:
+            p.stdin.write(b"".join(batch))
+            batch = []
+    p.stdin.write(b"".join(batch))
+    p.stdin.close()
+    p.wait()
+    if int(cli(port, "DBSIZE")) != n:
+        raise RuntimeError("populate: DBSIZE %s, not %d" % (cli(port, "DBSIZE"), n))
+
+
+def measure(name, cmd, port, master, keys, load_s, waits, logdir):
     """one replica, in a folder of its own, of a master holding `keys` keys again"""
     cli(master, "FLUSHALL")
-    cli(master, "DEBUG", "POPULATE", keys, "key", 16)
+    populate(master, keys)
     logdir = os.path.join(logdir, name.replace(" ", "-"))
     os.makedirs(logdir)
     p = start(cmd + ["--dir", logdir], port, logdir, "server")
@@ -79,6 +102,7 @@ def measure(name, cmd, port, master, keys, load_s, logdir):
                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         lags, end = [], time.monotonic() + load_s
         off0 = int(info(master, "replication")["master_repl_offset"])
+        cmds0 = int(info(master, "stats")["total_commands_processed"])
         while time.monotonic() < end:
             m = int(info(master, "replication")["master_repl_offset"])
             r = int(info(port, "replication").get("slave_repl_offset", "0"))
@@ -87,16 +111,49 @@ def measure(name, cmd, port, master, keys, load_s, logdir):
         bench.terminate()
         bench.wait()
         stream_bytes = int(info(master, "replication")["master_repl_offset"]) - off0
+        writes = int(info(master, "stats")["total_commands_processed"]) - cmds0
         t1 = time.monotonic()
         while not synced(master, port):
             time.sleep(0.01)
         catch_up = time.monotonic() - t1
-        return {"replica": name, "full_sync_s": round(full, 3), "lag_median_bytes": int(statistics.median(lags)),
-                "lag_max_bytes": max(lags), "stream_mb_per_s": round(stream_bytes / load_s / 1e6, 2),
-                "catch_up_s": round(catch_up, 3)}
+        rate = stream_bytes / load_s  # bytes a second
+        lat = wait_latencies(master, waits)
+        return {"pair": name, "full_sync_s": round(full, 3), "writes_per_s": int(writes / load_s),
+                "stream_mb_per_s": round(rate / 1e6, 2), "lag_median_bytes": int(statistics.median(lags)),
+                "lag_max_bytes": max(lags), "lag_median_ms": round(statistics.median(lags) / rate * 1000, 2),
+                "catch_up_s": round(catch_up, 3), "wait1_median_us": int(statistics.median(lat) * 1e6),
+                "wait1_p99_us": int(lat[int(len(lat) * 0.99) - 1] * 1e6)}
     finally:
         p.terminate()
         p.wait()
+
+
+def wait_latencies(master, n):
+    """SET then WAIT 1 1000 over one connection, n times: each WAIT's seconds, sorted"""
+    import socket
+    s = socket.create_connection(("127.0.0.1", master))
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    out = []
+    for i in range(n):
+        s.sendall(b"*3\r\n$3\r\nSET\r\n$4\r\nwait\r\n$%d\r\n%d\r\n" % (len(str(i)), i))
+        got = b""
+        while not got.endswith(b"\r\n"):
+            got += s.recv(64)
+        t = time.monotonic()
+        s.sendall(b"*3\r\n$4\r\nWAIT\r\n$1\r\n1\r\n$4\r\n1000\r\n")
+        got = b""
+        while not got.endswith(b"\r\n"):
+            got += s.recv(64)
+        out.append(time.monotonic() - t)
+        if got != b":1\r\n":
+            raise RuntimeError("WAIT 1 answered %r" % got)
+    s.close()
+    return sorted(out)
+
+
+def run_master(name, cmd, port, logdir):
+    return start(cmd + ["--port", str(port), "--save", "", "--appendonly", "no", "--dir", logdir,
+                        "--enable-debug-command", "yes", "--repl-backlog-size", "256mb"], port, logdir, name)
 
 
 def main():
@@ -106,30 +163,36 @@ def main():
     ap.add_argument("--redis", default="/usr/bin/redis-server")
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--load-seconds", type=float, default=5)
+    ap.add_argument("--master-threads", type=int, default=2)
+    ap.add_argument("--waits", type=int, default=2000)
     o = ap.parse_args()
     logdir = tempfile.mkdtemp(prefix="replica-sync-")
-    mport = free_port()
-    master = start([o.redis, "--port", str(mport), "--save", "", "--appendonly", "no", "--dir", logdir,
-                    "--repl-diskless-sync", "no", "--enable-debug-command", "yes", "--repl-backlog-size", "256mb"],
-                   mport, logdir, "master")
     rows = []
-    try:
-        print("master: %d keys (DEBUG POPULATE, again before each replica), RDB transfer disk-based" % o.keys)
-        port = free_port()  # a Redis replica, then percore at each thread count
-        rows.append(measure("redis replica", [o.redis, "--port", str(port), "--save", ""],
-                            port, mport, o.keys, o.load_seconds, logdir))
-        for t in [int(x) for x in o.threads.split(",")]:
-            port = free_port()
-            rows.append(measure("percore threads %d" % t,
-                                [o.percore, "--port", str(port), "--threads", str(t), "--save", ""],
-                                port, mport, o.keys, o.load_seconds, logdir))
-    finally:
-        master.terminate()
-        master.wait()
-    cols = ["replica", "full_sync_s", "stream_mb_per_s", "lag_median_bytes", "lag_max_bytes", "catch_up_s"]
-    print("%-20s %12s %16s %18s %16s %11s" % tuple(cols))
+    print("masters: %d keys (key:<i>, 16-byte values, again before each replica), the RDB sent disk-based" % o.keys)
+    masters = [("redis", [o.redis, "--repl-diskless-sync", "no"]),
+               ("percore t%d" % o.master_threads, [o.percore, "--threads", str(o.master_threads)])]
+    for mname, mcmd in masters:
+        mport = free_port()
+        mdir = os.path.join(logdir, "master-" + mname.replace(" ", "-"))
+        os.makedirs(mdir)
+        master = run_master("master", mcmd, mport, mdir)
+        try:
+            replicas = [("redis", [o.redis, "--save", ""])]
+            for t in [int(x) for x in o.threads.split(",")] if mname == "redis" else [o.master_threads]:
+                replicas.append(("percore t%d" % t, [o.percore, "--threads", str(t), "--save", ""]))
+            for rname, rcmd in replicas:
+                port = free_port()
+                rows.append(measure("%s -> %s" % (mname, rname), rcmd + ["--port", str(port)], port, mport, o.keys,
+                                    o.load_seconds, o.waits, mdir))
+        finally:
+            master.terminate()
+            master.wait()
+    cols = ["pair", "full_sync_s", "writes_per_s", "stream_mb_per_s", "lag_median_bytes", "lag_max_bytes",
+            "lag_median_ms", "catch_up_s", "wait1_median_us", "wait1_p99_us"]
+    fmt = "%-26s" + " %15s" * (len(cols) - 1)
+    print(fmt % tuple(cols))
     for r in rows:
-        print("%-20s %12s %16s %18s %16s %11s" % tuple(r[c] for c in cols))
+        print(fmt % tuple(r[c] for c in cols))
     os.makedirs(os.path.join(HERE, "results"), exist_ok=True)
     with open(os.path.join(HERE, "results", "replica-sync.csv"), "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=cols)
@@ -139,12 +202,14 @@ def main():
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
-        fig, ax = plt.subplots(1, 2, figsize=(10, 4))
-        names = [r["replica"] for r in rows]
+        fig, ax = plt.subplots(1, 3, figsize=(15, 4.5))
+        names = [r["pair"] for r in rows]
         ax[0].bar(names, [r["full_sync_s"] for r in rows])
-        ax[0].set_title("full sync of %d keys from Redis (s)" % o.keys)
+        ax[0].set_title("full sync of %d keys, master -> replica (s)" % o.keys)
         ax[1].bar(names, [r["lag_median_bytes"] for r in rows])
         ax[1].set_title("median lag under SET load (bytes)")
+        ax[2].bar(names, [r["wait1_median_us"] for r in rows])
+        ax[2].set_title("WAIT 1 after a SET, median (us)")
         for a in ax:
             a.tick_params(axis="x", labelrotation=20)
         fig.tight_layout()

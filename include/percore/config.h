@@ -122,6 +122,8 @@ struct config {
     int repl_ping_replica_period;  /* s between PINGs in the stream to the replicas */
     int min_replicas_to_write;     /* writes refused -NOREPLICAS with fewer good replicas, 0 off */
     int min_replicas_max_lag;      /* s since its last ACK for a replica to be good, 0 off */
+    bool repl_diskless_sync;       /* Redis's; kept, unused: the RDB is always written first */
+    int repl_diskless_sync_delay;  /* Redis's; kept, unused */
     long long maxmemory;        /* bytes over all shards, 0 no limit */
     enum maxmemory_policy maxmemory_policy;
     int maxmemory_samples;

@@ -16,7 +16,6 @@ sentinels (redis-server --sentinel).  Checked:
 import os
 import shutil
 import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -33,63 +32,10 @@ except ImportError:
     print("SKIP: python3-redis is not installed (apt-get install python3-redis)")
     sys.exit(77)
 
-REDIS = os.environ.get("REDIS_SERVER", "/usr/bin/redis-server")
-WAIT_S = 90  # sentinel timeouts, and a sanitizer build on a busy machine
-failures = []
+import sentinel_replica as base  # noqa: E402  the processes, polling and checks
 
-
-def check(ok, what):
-    if not ok:
-        failures.append(what)
-        print("FAIL " + what)
-    return ok
-
-
-def poll(fn, timeout=WAIT_S, step=0.2):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            if fn():
-                return True
-        except (redis.RedisError, OSError):
-            pass
-        time.sleep(step)
-    return False
-
-
-class Proc:
-    def __init__(self, name, args, port, workdir):
-        self.name, self.args, self.port, self.workdir = name, args, port, workdir
-        self.log = os.path.join(workdir, name + ".log")
-        self.p = None
-
-    def start(self):
-        self.p = subprocess.Popen(self.args, stdout=open(self.log, "ab"), stderr=subprocess.STDOUT,
-                                  stdin=subprocess.DEVNULL, cwd=self.workdir)
-        if not poll(lambda: redis.Redis(port=self.port, socket_timeout=2).ping(), 30, 0.05):
-            raise RuntimeError("%s did not start (log %s)" % (self.name, self.log))
-        return redis.Redis(port=self.port, socket_timeout=20)
-
-    def kill(self, sig=signal.SIGKILL):
-        if self.p and self.p.poll() is None:
-            self.p.send_signal(sig)
-            try:
-                self.p.wait(20)
-            except subprocess.TimeoutExpired:
-                self.p.kill()
-                self.p.wait()
-        return self.p.returncode if self.p else None
-
-    def tail(self, n=3000):
-        try:
-            with open(self.log, "rb") as f:
-                return f.read()[-n:].decode("utf-8", "replace")
-        except OSError:
-            return ""
-
-
-def info(r, section):
-    return r.info(section)
+REDIS, WAIT_S, Proc, poll, check, info = base.REDIS, base.WAIT_S, base.Proc, base.poll, base.check, base.info
+failures = base.failures
 
 
 def replicas_seen(s, want):
