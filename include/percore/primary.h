@@ -63,6 +63,8 @@ bool primary_too_few_replicas(int to_write, int max_lag);
  * continues the replica's at offset */
 void primary_demote(void);
 void primary_promote(long long offset);
+/* CLIENT KILL TYPE replica: every replica dropped (they connect again); how many */
+long long primary_kill_replicas(void);
 /* the stream's offset (a master's master_repl_offset) */
 long long primary_offset(void);
 /* INFO replication's connected_slaves and slaveN lines into buf (cut at cap); their length */

@@ -1030,8 +1030,13 @@ static void cmd_clients_part(struct cmd_ctx *ctx)
     arg_to_ll(&ctx->argv[2], &caller);
     struct conn_filter f;
     if (arg_is(&ctx->argv[1], "kill")) {
-        if (client_kill_filter_or_reply(ctx, ctx->argv, ctx->argc, 3, (uint64_t)caller, &f))
-            reply_int(ctx->out, conn_kill_local(&f));
+        if (!client_kill_filter_or_reply(ctx, ctx->argv, ctx->argc, 3, (uint64_t)caller, &f))
+            return;
+        long long killed = conn_kill_local(&f);
+        /* replicas are the sender thread's, not a shard's connections: shard 0's part drops them */
+        if (ctx->shard == 0 && f.type == CONN_TYPE_REPLICA && !f.id && !f.addr && !f.laddr)
+            killed += primary_kill_replicas();
+        reply_int(ctx->out, killed);
         return;
     }
     if (arg_is(&ctx->argv[1], "pause")) { /* `__clients pause <caller> <type> <end> <stamp>` */

@@ -896,6 +896,19 @@ void primary_demote(void)
     wake_sender();
 }
 
+long long primary_kill_replicas(void)
+{
+    long long n = 0;
+    pthread_mutex_lock(&lock);
+    for (int i = 0; i < npeers; i++) {
+        n += !peers[i]->dead;
+        peer_drop(peers[i], "Replica dropped by CLIENT KILL:");
+    }
+    pthread_mutex_unlock(&lock);
+    wake_sender();
+    return n;
+}
+
 void primary_promote(long long offset)
 {
     char id[41];

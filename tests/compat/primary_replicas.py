@@ -161,13 +161,17 @@ def main():
         check(m.set("nr", "1"), "min-replicas-to-write 2 with two good replicas: SET runs")
         m.config_set("min-replicas-to-write", "0")
 
-        # 2. a break the backlog covers: PSYNC +CONTINUE
+        # 2. breaks the backlog covers: PSYNC +CONTINUE (the replicas drop their master's link, then the
+        # master its replicas)
         before = m.info("stats")["sync_partial_ok"]
         for name, r in replicas:
             check(r.execute_command("CLIENT", "KILL", "TYPE", "master") == 1, "%s: CLIENT KILL TYPE master" % name)
         base.write_load(m, rng, 1500, "partial")
         base.wait_synced(m, replicas, "partial resync")
-        check(m.info("stats")["sync_partial_ok"] >= before + 2,
+        check(m.execute_command("CLIENT", "KILL", "TYPE", "replica") == 2, "the master's CLIENT KILL TYPE replica")
+        base.write_load(m, rng, 500, "partial2")
+        base.wait_synced(m, replicas, "partial resync")
+        check(m.info("stats")["sync_partial_ok"] >= before + 4,
               "the master counted no partial resync for both replicas (sync_partial_ok %d -> %d)" % (
                   before, m.info("stats")["sync_partial_ok"]))
         compare(m, replicas, "after a partial resync")
