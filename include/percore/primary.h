@@ -49,7 +49,8 @@ void primary_rdb_done(uint64_t gen, const char *path, bool ok);
 
 /* shard 0's timer: start the full sync replicas wait for (an in-process client's __replsync) */
 void primary_cron(struct shard *self);
-/* a shard's loop turn: its WAITs answered once enough replicas acknowledged, or timed out */
+/* a shard's doorbell (rung by the sender on an ACK, by the AOF writer on a written round) and timer: its
+ * WAITs answered once enough replicas acknowledged (or timed out), those of closed clients let go */
 extern atomic_int primary_waits;
 static inline bool primary_has_waits(void)
 {

@@ -260,6 +260,8 @@ static void shard_on_doorbell(evutil_socket_t fd, short what, void *arg)
     ssize_t rc = read(fd, &v, sizeof(v));
     (void)rc;
     replica_poked(self); /* shard 0: a master's link handed over, or to drop */
+    if (primary_has_waits()) /* WAITs: the sender rings on an ACK, the AOF writer on a written round */
+        primary_serve(self);
 }
 
 /*
@@ -319,6 +321,8 @@ static void shard_on_timer(evutil_socket_t fd, short what, void *arg)
         primary_cron(self);   /* a full sync replicas wait for */
     }
     conn_reap_idle(self, cfg->timeout);
+    if (primary_has_waits()) /* WAITs whose client went */
+        primary_serve(self);
     shard_publish_keyspace(self, true);
     struct timeval tv = {0, 1000000 / cfg->hz};
     evtimer_add(self->timer_ev, &tv);
@@ -631,8 +635,6 @@ static void shard_loop(struct shard *self)
             lazy_work |= load_step(self); /* keys the loader queued for this shard */
         if (save_has_work())
             save_serve(self); /* SAVEs whose file is written */
-        if (primary_has_waits())
-            primary_serve(self); /* WAITs acknowledged or timed out */
         if (self->system_stalled)
             handoff_retry_system(self);
         if (self->stalled)
