@@ -273,7 +273,7 @@ void dispatch_slot_complete(struct conn *c, struct slot *s)
         /* with its one latency sample (latency-tracking as its last part came) */
         const char *reply = s->sent ? s->sent : s->reply.buf;
         size_t len = s->sent ? s->sent_len : s->reply.len;
-        stats_cmd_outcome(&c->home->stats, s->cmd, reply, len, s->sample, s->ran_ns);
+        stats_cmd_outcome(&c->home->stats, s->cmd, reply, len, s->rejected, s->sample, s->ran_ns);
         if (s->ran && s->argv) /* one that keeps its arguments (split, stepped) is logged once it is done */
             slot_note_slow(c, s, config_current(), s->argc, s->argv);
     }
@@ -342,6 +342,7 @@ void dispatch_send_part(struct conn *c, struct slot *s, int target, int part, co
              * turns busy or ends, before another shard's is looked at) */
             char err[sizeof(FUNCTION_BUSY_ERROR) + 3];
             int n = snprintf(err, sizeof err, "-%s\r\n", script_busy_error(target));
+            s->rejected = true;
             dispatch_part_reply(c, s, part, err, (size_t)n);
             return;
         }
@@ -953,7 +954,7 @@ static void scan_start(struct conn *c, const struct command *cmd, int argc, cons
     uint64_t cursor;
     if (!cmd_scan_cursor_parse(&argv[1], &cursor)) {
         reply_error(dispatch_reply_target(c), "ERR invalid cursor");
-        stats_cmd_outcome(&c->home->stats, cmd, "-ERR", 4, false, 0);
+        stats_cmd_outcome(&c->home->stats, cmd, "-ERR", 4, false, false, 0);
         return;
     }
     long long want = 10;
@@ -1474,9 +1475,14 @@ static void fanout_done(struct conn *c, struct slot *s)
 
 void conn_fanout_locked(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv)
 {
-    if (shard_store_count() == 1)
-        run_inline(c, cmd, argc, argv, dispatch_reply_target(c), false, false);
-    else if (c->txid) /* inside EXEC, which holds every lock (CMD_WHOLE_IN_EXEC) */
+    if (shard_store_count() == 1) { /* its one part, here: an internal step, counted in no commandstats (the
+                                     * command that sent it is) */
+        struct call run = {
+            .cmd = cmd, .argv = argv, .argc = argc, .db = c->db, .resp = c->resp, .client = c->id, .conn = c,
+            .out = dispatch_reply_target(c), .flags = CALL_CHECK_MEMORY | CALL_EFFECTS, .txid = c->txid,
+        };
+        call(c->home, &run);
+    } else if (c->txid) /* inside EXEC, which holds every lock (CMD_WHOLE_IN_EXEC) */
         run_fanout(c, cmd, argc, argv);
     else
         txn_run_split(c, cmd, argc, argv);
@@ -1534,18 +1540,23 @@ static void run_special(struct conn *c, const struct command *cmd, int argc, con
  * A command refused before it runs (arity, NOAUTH, subscriber context), as
  * Redis's rejectCommand: the error, and a MULTI in progress fails at EXEC;
  * a refused EXEC itself answers EXECABORT with the reason and discards the
- * transaction and the watches, with or without a MULTI.
+ * transaction and the watches, with or without a MULTI.  Counted as Redis
+ * counts it: a rejected call of the (sub)command named, and the error sent
+ * (EXEC's: EXECABORT).
  */
 static void dispatch_reject(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv,
                             const char *err)
 {
     struct reply *out = dispatch_reply_target(c);
+    size_t before = out->len;
     if (cmd->flags & CMD_RUNS_QUEUE) {
         multi_exec_refused(c, cmd, argc, argv, out, strncmp(err, "ERR ", 4) == 0 ? err + 4 : err);
     } else {
         reply_error(out, err);
         txn_queue_failed(c);
     }
+    const struct command *run = command_resolve_subcommand(cmd, argc, argv); /* NULL: no such subcommand */
+    stats_cmd_rejected(&c->home->stats, run ? run : cmd, call_reply_since(out, before), out->len - before);
 }
 
 /* a replica's client (not its master): a write while replica-read-only, or anything but the stale-ok
@@ -1554,22 +1565,19 @@ static void dispatch_reject(struct conn *c, const struct command *cmd, int argc,
 static bool replica_refuses(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv,
                             const struct config *cfg)
 {
-    const char *err = NULL, *code = NULL;
+    const char *err = NULL;
     const struct command *run = command_resolve_subcommand(cmd, argc, argv); /* FUNCTION DELETE writes */
     uint64_t flags = (run ? run : cmd)->flags;
     if (cfg->replica_read_only && ((flags & CMD_WRITE) || ((flags & CMD_RUNS_QUEUE) && txn_queued_writes(c)))) {
         err = replica_readonly_error + 1;
-        code = "-READONLY";
     } else if (!cfg->replica_serve_stale_data && !replica_link_up()) {
         if (!(flags & CMD_STALE)) { /* CONFIG GET is stale-ok, CONFIG itself not */
             err = "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.";
-            code = "-MASTERDOWN";
         }
     }
     if (!err)
         return false;
     dispatch_reject(c, cmd, argc, argv, err);
-    stats_cmd_rejected(&c->home->stats, cmd, code, strlen(code));
     return true;
 }
 
@@ -1584,14 +1592,18 @@ static void dispatch_while_busy(struct conn *c, const struct command *cmd, int a
     if (!(cmd->flags & CMD_ALLOW_BUSY) ||
         (SHARD_STORE_SHARED && !self->busy_script && (cmd->flags & CMD_BUSY_WATCHES))) {
         dispatch_reject(c, cmd, argc, argv, script_busy_error(self->index));
-        stats_cmd_rejected(&self->stats, cmd, "-BUSY", 5);
         return;
     }
     struct cmd_ctx ctx = {
         .out = dispatch_reply_target(c), .argv = argv, .argc = argc, .db = c->db, .now = self->now,
         .config = config_current(), .stats = &self->cstats, .conn = c, .shard = self->index, .client = c->id,
     };
+    size_t before = ctx.out->len;
+    uint64_t t0 = stats_clock_ns();
     cmd->proc(&ctx);
+    /* counted as Redis's call() counts what runs while busy (a container: its subcommand, or rejected) */
+    stats_cmd_done(&self->stats, cmd, 1, t0, call_reply_since(ctx.out, before), ctx.out->len - before,
+                   ctx.config->latency_tracking);
 }
 
 bool dispatch_command(struct conn *c, int argc, const struct resp_arg *argv)
@@ -1616,12 +1628,10 @@ bool dispatch_command(struct conn *c, int argc, const struct resp_arg *argv)
     if ((cmd->arity > 0 && cmd->arity != argc) || argc < -cmd->arity) {
         snprintf(err, sizeof err, "ERR wrong number of arguments for '%s' command", cmd->name);
         dispatch_reject(c, cmd, argc, argv, err);
-        stats_cmd_rejected(&self->stats, cmd, "-ERR", 4);
         return true;
     }
     if (cfg->requirepass && cfg->requirepass[0] && !c->authenticated && !(cmd->flags & CMD_NO_AUTH)) {
         dispatch_reject(c, cmd, argc, argv, "NOAUTH Authentication required.");
-        stats_cmd_rejected(&self->stats, cmd, "-NOAUTH", 7);
         return true;
     }
     bool rdb_denies = save_denies_writes(cfg);
@@ -1631,7 +1641,6 @@ bool dispatch_command(struct conn *c, int argc, const struct resp_arg *argv)
         if (!rdb_denies)
             snprintf(err, sizeof err, "MISCONF Errors writing to the AOF file: %s", strerror(aof_last_write_errno()));
         dispatch_reject(c, cmd, argc, argv, rdb_denies ? misconf_error : err);
-        stats_cmd_rejected(&self->stats, cmd, "-MISCONF", 8);
         return true;
     }
     if (__builtin_expect(replica_now(), 0) && !c->repl_master && !c->loads_aof && replica_refuses(c, cmd, argc, argv, cfg))
@@ -1643,18 +1652,15 @@ bool dispatch_command(struct conn *c, int argc, const struct resp_arg *argv)
                  "allowed in this context",
                  refused);
         dispatch_reject(c, cmd, argc, argv, err);
-        stats_cmd_rejected(&self->stats, cmd, "-ERR", 4);
         return true;
     }
     if (__builtin_expect(c->monitor, 0) && (cmd->flags & (CMD_WRITE | CMD_READONLY | CMD_MAY_REPLICATE))) {
         /* Redis's monitors are replicas, which may not touch the keyspace */
         dispatch_reject(c, cmd, argc, argv, "ERR Replica can't interact with the keyspace");
-        stats_cmd_rejected(&self->stats, cmd, "-ERR", 4);
         return true;
     }
     if (shard_loading(self) && !c->exec_input && !c->loads_aof && load_refuses(cmd, argc, argv)) {
         dispatch_reject(c, cmd, argc, argv, "LOADING Redis is loading the dataset in memory");
-        stats_cmd_rejected(&self->stats, cmd, "-LOADING", 8);
         return true;
     }
     if (__builtin_expect(self->busy_script || (SHARD_STORE_SHARED && atomic_load_explicit(&script_busy_shards,

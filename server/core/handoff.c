@@ -122,6 +122,7 @@ struct batch {
     size_t bcap;
     struct reply replies;    /* written by the owner */
     bool over_limit;         /* the owner stopped: the client's replies passed its output hard limit */
+    int refused;             /* entries [0, refused) got -BUSY unrun (handoff_refuse_busy): rejected calls */
     bool delivery;           /* replies of entries an owner parked, executed by their home (conn's) */
     bool served;             /* a delivery: a blocked client's reply (block.c) */
     int wait_from;           /* returned: entries from here on are parked at the owner (-1: ran all);
@@ -161,6 +162,7 @@ static void batch_return(struct shard *self, struct batch *b)
     b->conn_id = 0;
     b->delivery = false;
     b->served = false;
+    b->refused = 0;
     reply_clear(&b->replies);
     if (self->batch_pool_len >= BATCH_POOL_MAX || b->bcap > (1u << 20) || b->replies.cap > (1u << 20)) {
         batch_destroy(b);
@@ -682,6 +684,8 @@ static void handoff_complete(struct shard *self, struct batch *b)
         conn_close_output_limit(c);
     } else if (!c->closed || shard_running(self)) { /* a multi-shard command must finish, to free its keys */
         int ran = b->wait_from >= 0 ? b->wait_from : b->n;
+        for (int i = 0; i < b->refused; i++) /* counted as Redis counts a command refused while busy */
+            b->entries[i].slot->rejected = true;
         for (int i = 0; i < ran; i++)
             batch_entry_reply(c, b, &b->entries[i]);
     }
@@ -817,6 +821,7 @@ void handoff_refuse_busy(struct shard *self)
                 e->reply_len = (size_t)len;
             }
         }
+        b->refused = i;
         if (b->delivery || i < b->n) {
             self->busy_held = b;
             self->busy_held_from = i;

@@ -1601,10 +1601,16 @@ static void cmd_script(struct cmd_ctx *ctx)
 {
     const struct resp_arg *sub = &ctx->argv[1];
     const struct subcommand *found;
-    if (script_running() && !cmd_arg_is(sub, "kill")) { /* from a busy script's hook: KILL alone */
-        reply_error(ctx->out, script_busy_error_here());
-    } else if (!command_subcommand_or_reply("script", ctx->argc, ctx->argv, ctx->out, &found)) {
+    /* as Redis's processCommand: an unknown subcommand or a wrong arity first (rejected, counted for the
+     * subcommand, an unknown one for none), then -BUSY from a busy script's hook (KILL alone runs) */
+    if (!command_subcommand_or_reply("script", ctx->argc, ctx->argv, ctx->out, &found)) {
+        stats_subcommand(found ? &found->cmd : NULL, true);
         return;
+    }
+    bool refused = script_running() && !cmd_arg_is(sub, "kill");
+    stats_subcommand(&found->cmd, refused); /* commandstats count "script|load", not "script" */
+    if (refused) {
+        reply_error(ctx->out, script_busy_error_here());
     } else if (cmd_arg_is(sub, "help")) {
         size_t n = sizeof script_help / sizeof script_help[0];
         reply_array(ctx->out, (long long)n);

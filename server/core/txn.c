@@ -660,6 +660,7 @@ static bool split_refused_busy(struct conn *c, struct slot *s)
         return false;
     char err[sizeof(FUNCTION_BUSY_ERROR) + 3];
     int n = snprintf(err, sizeof err, "-%s\r\n", script_busy_error(sh));
+    s->rejected = true; /* Redis's rejected call */
     t->merge_part(c, s, sh, err, (size_t)n);
     t->merge_done(c, s);
     return true;
@@ -1045,7 +1046,8 @@ void multi_exec(struct conn *c, const struct command *cmd, const struct resp_arg
     int busy = c->repl_master ? -1 : keyset_busy_shard(&m->keys, m->whole); /* a replica's master waits */
     if (busy < 0 && !c->repl_master)
         busy = keyset_busy_shard(&m->watched, false);
-    if (busy >= 0) { /* Redis's -EXECABORT for an EXEC read while busy */
+    if (busy >= 0) { /* Redis's -EXECABORT for an EXEC read while busy (a rejected call: exec's rejected_calls) */
+        stats_subcommand(cmd, true);
         multi_exec_refused(c, cmd, 1, argv, out, script_busy_error(busy));
         return;
     }

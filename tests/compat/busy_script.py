@@ -38,6 +38,13 @@ side.
 - written (one shard): WATCH and UNWATCH while a script that wrote is busy
   leave the script's write its effect on the other watches of its key.
 
+busy, functions, queued, elsewhere and transactions also compare INFO
+commandstats (calls, rejected_calls, failed_calls) and errorstats after
+their steps: a command refused with -BUSY (on its shard, waiting in a busy
+shard's inbox, a split command, an EXEC's -EXECABORT) is a rejected call and
+an errorstat_BUSY (EXECABORT) as in Redis, and what runs while busy (SCRIPT
+KILL, FUNCTION STATS) is counted under its subcommand.
+
 Every check polls; none asserts on timing (the threshold is 200 ms, and the
 test waits for the first -BUSY before it looks).  Standard library and
 Debian's python3-redis.  Exit 0 when all agree, 1 otherwise, 77 when
@@ -132,6 +139,32 @@ def wait_busy(r):
     return False
 
 
+def counts(r):
+    """INFO commandstats without times, errorstats and total_error_replies; PING's calls left out (wait_busy
+    sends PING until the first -BUSY, as many as it takes), and INFO, CLIENT INFO (conn_off_shard) and CONFIG
+    RESETSTAT, the test's own"""
+    out = {}
+    for name, d in r.info("commandstats").items():
+        if name in ("cmdstat_info", "cmdstat_client|info", "cmdstat_config|resetstat"):
+            continue
+        out[name] = (None if name == "cmdstat_ping" else d["calls"], d["rejected_calls"], d["failed_calls"])
+    for name, d in r.info("errorstats").items():
+        out[name] = d["count"] if isinstance(d, dict) else d  # redis-py: {"count": n}, or "count=n"
+    out["total_error_replies"] = r.info("stats")["total_error_replies"]
+    return out
+
+
+def counts_like(r, want):
+    """counts(r), polled until they are `want` (3 s at most: percore's INFO shows the aggregator's sum,
+    taken every stats-interval); want None: at once (the reference)"""
+    deadline = time.monotonic() + 3
+    while True:
+        got = counts(r)
+        if want is None or got == want or time.monotonic() > deadline:
+            return got
+        time.sleep(0.05)
+
+
 def wait_slow_logged(s, times=1):
     """until the server logged its script slow (both write Redis's line), without a request to its shard:
     percore's other shards send a command bound for a busy shard -BUSY at once, but one they sent before
@@ -187,6 +220,7 @@ def busy(o, work):
                 check(run.done.wait(DEADLINE_S), "%s: the script ended" % who)
                 out.append(("script's reply", run.result))
                 out.append(("after", reply(r, "GET", "k"), reply(r, "SCRIPT", "KILL")))
+            out.append(("counts", counts_like(r, got["redis"][-1][1] if "redis" in got else None)))
             got[who] = out
         finally:
             eq(s.stop(), 0, "%s: exit status" % who)
@@ -251,6 +285,7 @@ def functions(o, work):
             out += [("eval busy", reply(r, "PING"), reply(r, "FUNCTION", "STATS"), reply(r, "FUNCTION", "KILL"),
                      reply(r, "SCRIPT", "KILL"))]
             check(run.done.wait(DEADLINE_S), "%s: the script ended" % who)
+            out.append(("counts", counts_like(r, got["redis"][-1][1] if "redis" in got else None)))
             run = Runner(s.port, "wloop", ("w",), cmd="FCALL")
             check(wait_slow_logged(s, 3), "%s: busy function that wrote" % who)
             out.append(("unkillable", reply(r, "FUNCTION", "KILL")))
@@ -371,6 +406,7 @@ def queued(o, work):
                 check(a.done.wait(DEADLINE_S), "%s: answered" % who)
                 out.append(a.result)
             out.append(reply(conns[0], "GET", key))
+            out.append(counts_like(r, got["redis"][-1] if "redis" in got else None))
             got[who] = out
         finally:
             eq(s.stop(), 0, "%s: exit status" % who)
@@ -418,6 +454,7 @@ def elsewhere(o, work):
                 check(a.done.wait(DEADLINE_S), "%s: answered" % who)
                 out.append(a.result)
             out.append(reply(r, "MGET", key, other))
+            out.append(counts_like(r, got["redis"][-1] if "redis" in got else None))
             got[who] = out
         finally:
             eq(s.stop(), 0, "%s: exit status" % who)
@@ -457,6 +494,7 @@ def transactions(o, work):
             named.execute_command("MULTI")  # RESET dropped its watch
             named.execute_command("GET", "k")
             out.append(("unwatched exec", reply(named, "EXEC")))
+            out.append(("counts", counts_like(r, got["redis"][-1][1] if "redis" in got else None)))
             got[who] = out
         finally:
             eq(s.stop(), 0, "%s: exit status" % who)
