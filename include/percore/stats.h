@@ -187,7 +187,8 @@ static inline uint64_t stats_clock_ns(void)
  * the container's whole call (calls 1; containers run whole, on their home).
  */
 struct stats_sub {
-    const struct command *cmd;   /* the subcommand; NULL: unknown, counted for no command */
+    const struct command *cmd;   /* the subcommand; NULL: unknown, counted for no command (not rejected: this
+                                  * call is counted nowhere, a script that runs again elsewhere) */
     bool active;
     bool rejected;               /* its arity check refused it */
 };

@@ -1053,6 +1053,44 @@ struct store *dispatch_scratch_store(struct shard *self)
     return self->scratch_store;
 }
 
+static void gather_extra(struct conn *c, struct slot *s, const struct resp_arg *extra, size_t nextra);
+
+#define SCRIPT_ROUNDS_MAX 64 /* runs of a script over every shard that name keys not gathered yet */
+
+/*
+ * A script's run on copies named keys that were not copied (`found`,
+ * script.h's format): they are gathered and it runs again, under every
+ * shard's keyspace lock (s->script_whole); or, run under its declared keys'
+ * locks, its command is run again with every shard's keyspace locked, and
+ * this slot, answering nothing and counted for nothing, releases its locks.
+ */
+static void gather_found(struct conn *c, struct slot *s, const struct reply *found, size_t nfound)
+{
+    if (!s->script_whole) {
+        txn_run_script_whole(c, s->cmd, s->argc, s->argv); /* it waits for this slot (its connection's earlier) */
+        s->cmd = command_internal(CMD_I_LOCK);
+        s->silent = true;
+        dispatch_slot_complete(c, s);
+        return;
+    }
+    if (++s->rounds > SCRIPT_ROUNDS_MAX) {
+        reply_error(&s->reply, "ERR Script attempted to access too many keys that are not in KEYS and live on other "
+                               "shards");
+        dispatch_slot_complete(c, s);
+        return;
+    }
+    struct resp_arg *extra = mem_alloc(nfound * sizeof(*extra));
+    size_t off = 0;
+    for (size_t i = 0; i < nfound; i++) {
+        uint32_t len;
+        memcpy(&len, found->buf + off, 4);
+        extra[i] = (struct resp_arg){found->buf + off + 4, len};
+        off += 4 + len;
+    }
+    gather_extra(c, s, extra, nfound);
+    mem_release(extra);
+}
+
 static void gather_done(struct conn *c, struct slot *s)
 {
     struct shard *self = c->home;
@@ -1086,14 +1124,39 @@ static void gather_done(struct conn *c, struct slot *s)
                 store_set_expire(st, s->db, key->ptr, key->len, k.expire, self->now);
         }
     }
-    /* 2. the command, on the copies */
+    /* 2. the command, on the copies; a script that may run again over every shard (alone in its transaction,
+     * not in an EXEC's) notes the keys it names that were not copied (percore/script.h) */
     struct call run = {
         .cmd = s->cmd, .argv = s->argv, .argc = s->argc, .db = s->db, .resp = s->resp, .client = c->id,
         .conn = c, .store = st, .out = &s->reply, .flags = CALL_STATS | CALL_EVENTS,
     };
+    bool discover = (s->cmd->flags & CMD_MONITOR_FIRST) && (s->script_whole || s->txn);
+    struct reply found;
+    struct resp_arg *have = NULL;
+    struct script_discovery d = {0};
+    if (discover) {
+        reply_init(&found);
+        have = mem_alloc((s->nkeys + 1) * sizeof(*have));
+        for (uint32_t i = 0; i < s->nkeys; i++)
+            have[i] = s->argv[s->key_pos[i]];
+        d = (struct script_discovery){.have = have, .nhave = s->nkeys, .db = s->db, .found = &found};
+        script_discovery_set(&d);
+    }
     store_mark_copies(st, s->every_key);
     call(self, &run);
     store_mark_copies(st, false);
+    if (discover) {
+        script_discovery_set(NULL);
+        mem_release(have);
+        if (d.nfound) { /* its reply and its copies go: it runs again (script.c dropped its effects) */
+            store_flush(st, -1);
+            reply_clear(&s->reply);
+            gather_found(c, s, &found, d.nfound);
+            reply_deinit(&found);
+            return;
+        }
+        reply_deinit(&found);
+    }
     /* 3. what changed goes back to its owner */
     struct reply now_blob, args_bytes;
     reply_init(&now_blob);
@@ -1157,12 +1220,13 @@ static void gather_done(struct conn *c, struct slot *s)
 }
 
 static void run_gather(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv,
-                       const int *pos, int npos, slot_done_fn *done)
+                       const int *pos, int npos, slot_done_fn *done, bool script_whole)
 {
     const struct config *cfg = config_current();
     struct slot *s = dispatch_slot_create(c, cmd);
     slot_keep_argv(s, argc, argv);
     s->barrier = true;
+    s->script_whole = script_whole;
     s->key_pos = mem_alloc((size_t)npos * sizeof(int));
     for (int i = 0; i < npos; i++) { /* each distinct key once */
         bool seen = false;
@@ -1179,6 +1243,10 @@ static void run_gather(struct conn *c, const struct command *cmd, int argc, cons
     s->parts_left = (int)s->nkeys;
     int home = c->home->index;
     uint32_t nkeys = s->nkeys; /* `done` may gather more keys before the last of these is sent */
+    if (nkeys == 0) { /* a script over every shard that declared no key: it runs now, and names them */
+        done(c, s);
+        return;
+    }
     for (int pass = 0; pass < 2; pass++) {
         for (uint32_t i = 0; i < nkeys; i++) {
             const struct resp_arg *key = &s->argv[s->key_pos[i]];
@@ -1235,7 +1303,6 @@ static int key_list_cmp(const void *a, const void *b)
 
 static void pattern_gather_keys(struct conn *c, struct slot *s)
 {
-    const struct config *cfg = config_current();
     struct key_state k;
     uint64_t e = s->elem[0]; /* argv[1], the sorted key */
     s->every_key = true;
@@ -1270,35 +1337,55 @@ static void pattern_gather_keys(struct conn *c, struct slot *s)
         if (!seen)
             order[nextra++] = order[i];
     }
-    /* the command's argv, the pattern keys after its last argument (the handler sees argc: not them) */
-    struct resp_arg *argv = mem_alloc(((size_t)s->argc + nextra) * sizeof(*argv));
-    memcpy(argv, s->argv, (size_t)s->argc * sizeof(*argv));
+    struct resp_arg *extra = mem_alloc((nextra ? nextra : 1) * sizeof(*extra));
     for (size_t i = 0; i < nextra; i++)
-        argv[s->argc + i] = (struct resp_arg){l.bytes.buf + l.off[order[i]], l.len[order[i]]};
+        extra[i] = (struct resp_arg){l.bytes.buf + l.off[order[i]], l.len[order[i]]};
+    mem_release(order);
+    mem_release(l.off);
+    mem_release(l.len);
+    if (nextra == 0) {
+        mem_release(extra);
+        reply_deinit(&l.bytes);
+        gather_done(c, s);
+        return;
+    }
+    gather_extra(c, s, extra, nextra);
+    mem_release(extra);
+    reply_deinit(&l.bytes);
+}
+
+/* more keys (none of s's yet) gathered for s: its command's argv gets them after its last argument (the handler
+ * sees argc: not them), then their dumps are sent; s->on_done runs once they are in */
+static void gather_extra(struct conn *c, struct slot *s, const struct resp_arg *extra, size_t nextra)
+{
+    const struct config *cfg = config_current();
+    struct resp_arg *argv = mem_alloc(((size_t)s->argc + s->nkeys + nextra) * sizeof(*argv));
+    memcpy(argv, s->argv, (size_t)s->argc * sizeof(*argv));
+    /* keys gathered before (after argc too) keep their places */
+    uint32_t declared = s->nkeys;
+    int extra_at = s->argc;
+    for (uint32_t i = 0; i < declared; i++)
+        if (s->key_pos[i] >= extra_at)
+            extra_at = s->key_pos[i] + 1;
+    for (int i = s->argc; i < extra_at; i++)
+        argv[i] = s->argv[i];
+    for (size_t i = 0; i < nextra; i++)
+        argv[extra_at + (int)i] = extra[i];
     struct resp_arg *copy;
     char *bytes;
-    dispatch_argv_copy(s->argc + (int)nextra, argv, &copy, &bytes);
+    dispatch_argv_copy(extra_at + (int)nextra, argv, &copy, &bytes);
     mem_release(argv);
     mem_release(s->argv);
     mem_release(s->argv_bytes);
     s->argv = copy;
     s->argv_bytes = bytes;
-    uint32_t declared = s->nkeys;
     s->key_pos = mem_realloc(s->key_pos, (declared + nextra + 1) * sizeof(int));
     s->elem = mem_realloc(s->elem, (declared + nextra + 1) * sizeof(uint64_t));
     for (size_t i = 0; i < nextra; i++) {
-        s->key_pos[declared + i] = s->argc + (int)i;
+        s->key_pos[declared + i] = extra_at + (int)i;
         s->elem[declared + i] = 0;
     }
     s->nkeys = declared + (uint32_t)nextra;
-    mem_release(order);
-    mem_release(l.off);
-    mem_release(l.len);
-    reply_deinit(&l.bytes);
-    if (nextra == 0) {
-        gather_done(c, s);
-        return;
-    }
     s->parts_left = (int)nextra;
     /* remote owners first, ours last, so nothing completes the slot early; the last of ours may complete
      * and free it: the order is taken first, and nothing of s is read after that send */
@@ -1336,7 +1423,7 @@ static void run_pattern_gather(struct conn *c, const struct command *cmd, int ar
 {
     int *pos = mem_alloc((size_t)argc * sizeof(int));
     int n = command_key_positions(cmd, argc, argv, pos);
-    run_gather(c, cmd, argc, argv, pos, n, pattern_gather_keys);
+    run_gather(c, cmd, argc, argv, pos, n, pattern_gather_keys, false);
     mem_release(pos);
 }
 
@@ -1407,10 +1494,12 @@ static inline __attribute__((always_inline)) int keys_owner(const struct config 
  * once, when their reply is complete (slot_complete); each shard that runs
  * a part of one adds its time (stats.h).
  */
+static void part_script(struct conn *c, struct slot *s, int part, const char *reply, size_t len);
+
 static void run_remote(struct conn *c, const struct command *cmd, int owner, int argc, const struct resp_arg *argv)
 {
     struct slot *s = dispatch_slot_create(c, cmd);
-    s->on_part = part_whole;
+    s->on_part = __builtin_expect((cmd->flags & CMD_MONITOR_FIRST) != 0, 0) ? part_script : part_whole; /* EVAL */
     s->on_done = done_copy;
     send_one(c, s, owner, cmd, argc, argv);
 }
@@ -1790,9 +1879,81 @@ void dispatch_run_multi_shard(struct conn *c, const struct command *cmd, int arg
     } else if (cmd->route == ROUTE_OWNER || cmd->route == ROUTE_GATHER) {
         int *pos = mem_alloc((size_t)argc * sizeof(int));
         int n = command_key_positions(cmd, argc, argv, pos);
-        run_gather(c, cmd, argc, argv, pos, n, gather_done);
+        run_gather(c, cmd, argc, argv, pos, n, gather_done, false);
         mem_release(pos);
     } else {
         run_split(c, cmd, argc, argv, NULL);
     }
+}
+
+void dispatch_run_script_whole(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv)
+{
+    int *pos = mem_alloc(((size_t)argc + 1) * sizeof(int));
+    int n = command_key_positions(cmd, argc, argv, pos);
+    run_gather(c, cmd, argc, argv, pos, n, gather_done, true);
+    mem_release(pos);
+}
+
+/* the connection `client` of self (*found: it is one of self's), when a script it runs may run again */
+static struct conn *script_restart_conn(struct shard *self, uint64_t client, bool *found)
+{
+    *found = client_obeyed(client);
+    for (struct conn *c = self->conns; c && !*found; c = c->next)
+        if (c->id == client) {
+            *found = true;
+            if (!c->closed && !c->txid && !c->in_multi && !c->exec_input && !c->loads_aof && !c->repl_master &&
+                !c->cluster_port)
+                return c;
+        }
+    return NULL;
+}
+
+int dispatch_script_restartable(struct shard *self, uint64_t client)
+{
+    bool found;
+    struct conn *c = script_restart_conn(self, client, &found);
+    return c ? 1 : found ? 0 : -1;
+}
+
+void dispatch_script_restart(struct shard *self, uint64_t client, int argc, const struct resp_arg *argv)
+{
+    bool found;
+    struct conn *c = script_restart_conn(self, client, &found);
+    if (c)
+        txn_run_script_whole(c, command_lookup(argv[0].ptr, argv[0].len), argc, argv);
+}
+
+/*
+ * A script sent whole to its declared keys' owner that named an undeclared key of another shard there (before
+ * it wrote) answers DISPATCH_SCRIPT_AGAIN and its arguments (script.c): it runs again from here with every
+ * shard's keyspace locked, when nothing of its connection was sent after it (or it would run after commands
+ * that followed it) and it is no command of an EXEC; else it is refused, as before it could run again.  This
+ * slot, answering nothing and counted for nothing, makes way.
+ */
+static void part_script(struct conn *c, struct slot *s, int part, const char *reply, size_t len)
+{
+    if (len == 0 || reply[0] != DISPATCH_SCRIPT_AGAIN) {
+        part_whole(c, s, part, reply, len);
+        return;
+    }
+    uint32_t argc;
+    memcpy(&argc, reply + 1, 4);
+    struct resp_arg *argv = mem_alloc(((size_t)argc + 1) * sizeof(*argv));
+    size_t off = 5;
+    for (uint32_t i = 0; i < argc; i++) {
+        uint32_t n;
+        memcpy(&n, reply + off, 4);
+        argv[i] = (struct resp_arg){reply + off + 4, n};
+        off += 4 + n;
+    }
+    if (c->slot_tail == s && s->after.len == 0 && !s->txid && !c->closed && !c->in_multi && !c->exec_input) {
+        txn_run_script_whole(c, s->cmd, (int)argc, argv);
+        s->cmd = command_internal(CMD_I_LOCK);
+        s->silent = true;
+    } else {
+        static const char refused[] = "-ERR Script attempted to access a key that is not in KEYS and lives on "
+                                      "another shard\r\n";
+        part_copy(c, s, part, refused, sizeof refused - 1);
+    }
+    mem_release(argv);
 }

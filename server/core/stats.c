@@ -188,6 +188,8 @@ void stats_cmd_done_sub(struct stats *st, uint64_t ns, const char *reply, size_t
     struct stats_sub sub = stats_sub;
     stats_sub.active = false;
     stats_sub.cmd = NULL;
+    if (!sub.cmd && !sub.rejected) /* no call: a script that runs again elsewhere (script.c) */
+        return;
     if (sub.rejected || !sub.cmd) {
         stats_cmd_rejected(st, sub.cmd, reply, len);
         return;

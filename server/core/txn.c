@@ -528,12 +528,16 @@ void txn_start_deferred(struct conn *c)
 }
 
 /* a single command: every lock is held, run it; its own slot takes the transaction over */
-static void command_locked(struct conn *c, struct slot *s)
+static void single_locked(struct conn *c, struct slot *s, bool script)
 {
     struct txn *t = s->txn;
     s->txn = NULL;
     c->txid = t->id;
-    dispatch_run_multi_shard(c, command_lookup(t->argv[0].ptr, t->argv[0].len), t->argc, t->argv);
+    const struct command *cmd = command_lookup(t->argv[0].ptr, t->argv[0].len);
+    if (script)
+        dispatch_run_script_whole(c, cmd, t->argc, t->argv);
+    else
+        dispatch_run_multi_shard(c, cmd, t->argc, t->argv);
     c->txid = 0;
     struct slot *cmd_slot = c->slot_tail != s ? c->slot_tail : NULL;
     if (cmd_slot && !cmd_slot->complete && cmd_slot->txid == t->id)
@@ -541,6 +545,20 @@ static void command_locked(struct conn *c, struct slot *s)
     else /* it completed at once (an error before any part left) */
         txn_finish(c->home, t);
     dispatch_slot_complete(c, s);
+}
+
+static void command_locked(struct conn *c, struct slot *s) { single_locked(c, s, false); }
+
+static void script_whole_locked(struct conn *c, struct slot *s) { single_locked(c, s, true); }
+
+void txn_run_script_whole(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv)
+{
+    (void)cmd;
+    struct txn *t = txn_create(c->home);
+    t->argc = argc;
+    dispatch_argv_copy(argc, argv, &t->argv, &t->bytes);
+    t->whole = true; /* the keys it names are known only as it runs: every shard's keyspace */
+    txn_begin(c, t, script_whole_locked);
 }
 
 void txn_run_command(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv)
