@@ -215,7 +215,6 @@ struct script_run {
                                  * every shard's keyspace locked (every line raises again, as killed) */
     bool undoable;              /* every write so far is in the engine's undo record (several shards, not on
                                  * copies): a run again puts its keys back first */
-    int restartable;            /* dispatch_script_restartable's answer, asked at its first write (2: not yet) */
     int64_t start_ms;           /* when it began (monotonic) */
     int nkeys;                  /* the declared keys */
     const struct resp_arg *keys;
@@ -653,10 +652,7 @@ static bool undo_has(const struct reply *u, int db, const struct resp_arg *key)
 static void undo_note(struct script_run *run, struct script_engine *e, const struct command *cmd, int argc,
                       const struct resp_arg *argv)
 {
-    if (run->restartable == 2)
-        run->restartable = run->cluster || SHARD_STORE_SHARED ? 0 : dispatch_script_restartable(shard_self,
-                                                                                                run->ctx->client);
-    if (run->restartable == 0 || (cmd->flags & CMD_ANY_DB)) {
+    if (run->cluster || (cmd->flags & CMD_ANY_DB)) { /* whether it could run again is asked only when it must */
         run->undoable = false;
         return;
     }
@@ -1623,7 +1619,6 @@ void script_run(struct cmd_ctx *ctx, const struct script_call *sc)
         .on_copies = !SHARD_STORE_SHARED && ctx->store != self->store,
         .cluster = self->cluster_call,
         .undoable = shard_store_count() > 1 && !SHARD_STORE_SHARED && ctx->store == self->store,
-        .restartable = 2,
         .nkeys = sc->nkeys,
         .keys = &ctx->argv[3],
     };
