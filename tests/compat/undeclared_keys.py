@@ -6,7 +6,9 @@ them, against a real redis-server 7.0 side by side.
 
 - replies: one sequence of EVAL / EVALSHA / EVAL_RO / FCALL that read and
   write undeclared keys -- alone, beside declared keys of one or several
-  shards, after writing a declared or an undeclared key first, in pcall and
+  shards (percore: from a connection of another shard than the declared
+  key's, so that the script runs there first and again from its connection's
+  shard), after writing a declared or an undeclared key first, in pcall and
   redis.pcall, in loops over many keys, hashes, lists and TTLs, an error
   after a write (the write stands) -- gives Redis's replies, and every key
   ends as Redis's (type, value, whether it has a TTL).
@@ -31,6 +33,7 @@ from diff import Server  # noqa: E402
 import expect  # noqa: E402
 from expect import check, eq  # noqa: E402
 from sort_shards import shard_of  # noqa: E402
+from busy_script import conn_off_shard  # noqa: E402
 
 import redis  # noqa: E402
 
@@ -139,8 +142,11 @@ def replies(o, work):
     for who, binary, threads in both(o):
         s = start(binary, threads, "undeclared-replies-" + who)
         try:
-            r = redis.Redis(port=s.port, socket_timeout=DEADLINE_S)
             steps, keys = sequence(o.threads)
+            # percore: a connection of another shard than the declared d:0's, so that the scripts declaring it
+            # are sent there whole and run again from here
+            r = conn_off_shard(s.port, shard_of("d:0", threads)) if threads and threads > 1 else \
+                redis.Redis(port=s.port, socket_timeout=DEADLINE_S)
             out, sha = [], None
             for step in steps:
                 if step[0] == "EVALSHA":
