@@ -394,6 +394,22 @@ static void part_copy(struct conn *c, struct slot *s, int part, const char *repl
     reply_raw(&s->reply, reply, len);
 }
 
+static void done_copy(struct conn *c, struct slot *s);
+static void part_whole(struct conn *c, struct slot *s, int part, const char *reply, size_t len);
+static void part_script(struct conn *c, struct slot *s, int part, const char *reply, size_t len);
+
+bool dispatch_slot_answers_alone(const struct conn *c, const struct slot *s, const char *reply, size_t len)
+{
+    bool script = s->on_part == part_script && !(len && reply[0] == DISPATCH_SCRIPT_AGAIN); /* not to run again */
+    if (s->on_done != done_copy || (s->on_part != part_whole && s->on_part != part_copy && !script) ||
+        s->parts_left != 1)
+        return false;
+    for (const struct slot *q = c->slot_head; q; q = q->next)
+        if (q->txn || q->txn_end || q->barrier || q->bmulti || q->block_cancelling || q->block_target)
+            return false;
+    return true;
+}
+
 /* a command sent whole to one owner: at the head of its connection's queue, its reply goes straight to the
  * output (no copy into the slot and out again); done_copy follows at once */
 static void part_whole(struct conn *c, struct slot *s, int part, const char *reply, size_t len)

@@ -37,6 +37,10 @@ void dispatch_send_part(struct conn *c, struct slot *s, int target, int part, co
                         const struct resp_arg *argv);
 /* a command whose keys span shards, its keys held (txn.c) */
 void dispatch_run_multi_shard(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv);
+/* a busy script's hook (handoff_deliver_busy): does s's one part's reply (reply[0..len)) complete a remote
+ * command alone, with nothing in c's queue that its completion would start (a transaction, a barrier, a
+ * blocked command, a script run again)? */
+bool dispatch_slot_answers_alone(const struct conn *c, const struct slot *s, const char *reply, size_t len);
 /* a script, every shard's keyspace held (txn_run_script_whole): run on copies of the keys it names, gathered
  * as it names them (percore/script.h) */
 void dispatch_run_script_whole(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv);

@@ -1479,7 +1479,7 @@ static void script_hook(lua_State *L, lua_Debug *ar)
         script_busy_begin(self, run, elapsed);
     }
     if (!stop) {
-        shard_serve_busy(self, run->ctx->conn);
+        shard_serve_busy(self, run->ctx->conn, run->ctx->client);
         stop = (atomic_load(&self->script_kill) && !run->wrote) || !shard_running(self);
     }
     if (!stop)

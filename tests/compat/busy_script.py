@@ -32,6 +32,11 @@ side.
 - elsewhere (percore, threads > 1, not the global-lock build; Redis the same):
   while busy, from connections of other shards, an EXEC and split commands
   (MSET MGET DEL) that need the script's shard are refused whole at once.
+- answered (percore, threads > 1, not the global-lock build): a GET that a
+  connection of the script's shard sent to another shard just before the
+  script began (that shard was running a short script of its own) is
+  answered while the script is busy, as Redis would have answered it then,
+  not once the script ended.
 - transactions (one shard): WATCH UNWATCH MULTI DISCARD RESET (Redis 7.0's
   allow-busy) answered while busy, a command queued in MULTI then and EXEC
   as Redis; the watch taken while busy holds after; RESET reset.
@@ -413,6 +418,55 @@ def queued(o, work):
     eq(got["candidate"], got["redis"], "queued")
 
 
+def conn_on_shard(port, shard):
+    """a connection homed on `shard` (percore's CLIENT INFO says which)"""
+    for _ in range(256):
+        c = redis.Redis(port=port, socket_timeout=DEADLINE_S * 2)
+        if "shard=%d" % shard in c.execute_command("CLIENT", "INFO").decode().split():
+            return c
+        c.close()
+    raise AssertionError("no connection landed on shard %d" % shard)
+
+
+TIMED_READ = ("local t = redis.call('time') local start = t[1] * 1000 + math.floor(t[2] / 1000) "
+              "while true do t = redis.call('time') "
+              "if t[1] * 1000 + math.floor(t[2] / 1000) - start > tonumber(ARGV[1]) then return 1 end end")
+
+
+def answered(o, work):
+    """a reply that comes back to a connection of the busy shard is answered from the script's hook"""
+    if o.threads is None or o.threads < 2:
+        print("SKIP answered: one shard")
+        return
+    s = start(o.candidate, o.threads, "busy-answered", QUEUED_THRESHOLD_MS)
+    try:
+        r = redis.Redis(port=s.port)
+        if r.info("server").get("percore_build") == "global-lock":  # no handoff: every key is its thread's
+            print("SKIP answered: the global-lock build")
+            return
+        akey, bkey = "akey", "bkey:0"
+        while shard_of(bkey, o.threads) == shard_of(akey, o.threads):
+            bkey = "bkey:%d" % (int(bkey.split(":")[1]) + 1)
+        r.set(bkey, "bv")
+        x, script_conn = (conn_on_shard(s.port, shard_of(akey, o.threads)) for _ in range(2))
+        other = Asker(redis.Redis(port=s.port, socket_timeout=DEADLINE_S), ("EVAL", TIMED_READ, 1, bkey,
+                                                                             QUEUED_THRESHOLD_MS // 2))
+        time.sleep(0.2)  # bkey's shard runs that script: the GET below waits there
+        get = Asker(x, ("GET", bkey))
+        time.sleep(0.2)  # the GET sent, the script on akey's shard begins (it ends after bkey's shard's)
+        run = Asker(script_conn, ("EVAL", LOOP, 1, akey))  # from akey's shard too: it runs there at once
+        check(wait_slow_logged(s), "busy")
+        check(get.done.wait(DEADLINE_S / 2), "the GET sent before the script began is answered while it is busy")
+        eq(get.result, b"bv", "its reply")
+        check(not run.done.is_set(), "the script was still running")
+        check(other.done.wait(DEADLINE_S), "the other shard's script ended")
+        eq(reply(r, "SCRIPT", "KILL"), b"OK", "SCRIPT KILL")
+        check(run.done.wait(DEADLINE_S), "the script ended")
+        eq(reply(x, "GET", bkey), b"bv", "the connection after")
+    finally:
+        eq(s.stop(), 0, "exit status")
+
+
 def elsewhere(o, work):
     """while the script is busy, connections of other shards: an EXEC of a transaction begun before, and
     commands split over shards, that need the script's shard (a key, a watched key) get Redis's -EXECABORT
@@ -534,7 +588,7 @@ def written(o, work):
 
 
 def main():
-    return expect.main(globals(), "busy_script", "config,busy,unkillable,functions,shards,queued,elsewhere,transactions,written")
+    return expect.main(globals(), "busy_script", "config,busy,unkillable,functions,shards,queued,answered,elsewhere,transactions,written")
 
 if __name__ == "__main__":
     sys.exit(main())
