@@ -910,6 +910,11 @@ static int redis_generic_call(lua_State *L, bool raise)
     e->reply.resp = run->resp;
     if (cmd->flags & CMD_MAY_REPLICATE)
         run->published = true;
+    if (run->restart && (cmd->flags & CMD_MAY_REPLICATE)) { /* a run on copies that runs again: nothing leaves */
+        lua_settop(L, 0);
+        push_error_cstr(L, SCRIPT_RESTART);
+        return raise_error(L);
+    }
     if ((cmd->flags & CMD_WRITE) && run->undoable && !(cmd->flags & CMD_SELECTS_DB))
         undo_note(run, e, cmd, argc, e->argv);
     if (cmd->flags & CMD_WRITE) {
