@@ -865,8 +865,8 @@ void handoff_deliver_busy(struct shard *self, uint64_t running)
         struct batch *b = item;
         struct conn *c = b->conn;
         /* a connection-less batch (an unlock, a grant) only comes back */
-        bool now = !c || (!c->closed && c->id != running && !b->over_limit && b->wait_from < 0 && !b->delivery &&
-                          !b->served);
+        bool now = !c || (!c->closed && c->id != running && !c->repl_master && !c->loads_aof && !b->over_limit &&
+                          b->wait_from < 0 && !b->delivery && !b->served); /* a replica's master waits, as Redis's */
         for (int i = 0; c && now && i < b->n; i++) {
             const struct batch_entry *e = &b->entries[i];
             now = !e->waits && dispatch_slot_answers_alone(c, e->slot, b->replies.buf + e->reply_off, e->reply_len);
