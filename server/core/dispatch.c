@@ -1082,29 +1082,32 @@ static void gather_extra(struct conn *c, struct slot *s, const struct resp_arg *
  */
 static void gather_found(struct conn *c, struct slot *s, const struct reply *found, size_t nfound)
 {
-    if (!s->script_whole) {
-        txn_run_script_whole(c, s->cmd, s->argc, s->argv); /* it waits for this slot (its connection's earlier) */
-        s->cmd = command_internal(CMD_I_LOCK);
-        s->silent = true;
-        dispatch_slot_complete(c, s);
-        return;
-    }
-    if (++s->rounds > SCRIPT_ROUNDS_MAX) {
+    if (s->script_whole && ++s->rounds > SCRIPT_ROUNDS_MAX) {
         reply_error(&s->reply, "ERR Script attempted to access too many keys that are not in KEYS and live on other "
                                "shards");
         dispatch_slot_complete(c, s);
         return;
     }
-    struct resp_arg *extra = mem_alloc(nfound * sizeof(*extra));
+    /* its arguments, then the keys it named: gathered with its declared keys from the start */
+    struct resp_arg *argv = mem_alloc(((size_t)s->argc + nfound) * sizeof(*argv));
+    memcpy(argv, s->argv, (size_t)s->argc * sizeof(*argv));
     size_t off = 0;
     for (size_t i = 0; i < nfound; i++) {
         uint32_t len;
         memcpy(&len, found->buf + off, 4);
-        extra[i] = (struct resp_arg){found->buf + off + 4, len};
+        argv[s->argc + i] = (struct resp_arg){found->buf + off + 4, len};
         off += 4 + len;
     }
-    gather_extra(c, s, extra, nfound);
-    mem_release(extra);
+    if (!s->script_whole) {
+        txn_run_script_whole(c, s->cmd, s->argc, argv, (int)nfound); /* it waits for this slot (its connection's) */
+        s->cmd = command_internal(CMD_I_LOCK);
+        s->silent = true;
+        mem_release(argv);
+        dispatch_slot_complete(c, s);
+        return;
+    }
+    gather_extra(c, s, argv + s->argc, nfound);
+    mem_release(argv);
 }
 
 static void gather_done(struct conn *c, struct slot *s)
@@ -1236,11 +1239,12 @@ static void gather_done(struct conn *c, struct slot *s)
 }
 
 static void run_gather(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv,
-                       const int *pos, int npos, slot_done_fn *done, bool script_whole)
+                       const int *pos, int npos, slot_done_fn *done, bool script_whole, int nextra)
 {
     const struct config *cfg = config_current();
     struct slot *s = dispatch_slot_create(c, cmd);
-    slot_keep_argv(s, argc, argv);
+    slot_keep_argv(s, argc + nextra, argv);
+    s->argc = argc; /* keys after its arguments are gathered, not given to its handler */
     s->barrier = true;
     s->script_whole = script_whole;
     s->key_pos = mem_alloc((size_t)npos * sizeof(int));
@@ -1439,7 +1443,7 @@ static void run_pattern_gather(struct conn *c, const struct command *cmd, int ar
 {
     int *pos = mem_alloc((size_t)argc * sizeof(int));
     int n = command_key_positions(cmd, argc, argv, pos);
-    run_gather(c, cmd, argc, argv, pos, n, pattern_gather_keys, false);
+    run_gather(c, cmd, argc, argv, pos, n, pattern_gather_keys, false, 0);
     mem_release(pos);
 }
 
@@ -1895,18 +1899,21 @@ void dispatch_run_multi_shard(struct conn *c, const struct command *cmd, int arg
     } else if (cmd->route == ROUTE_OWNER || cmd->route == ROUTE_GATHER) {
         int *pos = mem_alloc((size_t)argc * sizeof(int));
         int n = command_key_positions(cmd, argc, argv, pos);
-        run_gather(c, cmd, argc, argv, pos, n, gather_done, false);
+        run_gather(c, cmd, argc, argv, pos, n, gather_done, false, 0);
         mem_release(pos);
     } else {
         run_split(c, cmd, argc, argv, NULL);
     }
 }
 
-void dispatch_run_script_whole(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv)
+void dispatch_run_script_whole(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv,
+                               int nextra)
 {
-    int *pos = mem_alloc(((size_t)argc + 1) * sizeof(int));
+    int *pos = mem_alloc(((size_t)argc + (size_t)nextra + 1) * sizeof(int));
     int n = command_key_positions(cmd, argc, argv, pos);
-    run_gather(c, cmd, argc, argv, pos, n, gather_done, true);
+    for (int i = 0; i < nextra; i++)
+        pos[n++] = argc + i;
+    run_gather(c, cmd, argc, argv, pos, n, gather_done, true, nextra);
     mem_release(pos);
 }
 
@@ -1931,12 +1938,12 @@ int dispatch_script_restartable(struct shard *self, uint64_t client)
     return c ? 1 : found ? 0 : -1;
 }
 
-void dispatch_script_restart(struct shard *self, uint64_t client, int argc, const struct resp_arg *argv)
+void dispatch_script_restart(struct shard *self, uint64_t client, int argc, const struct resp_arg *argv, int nextra)
 {
     bool found;
     struct conn *c = script_restart_conn(self, client, &found);
     if (c)
-        txn_run_script_whole(c, command_lookup(argv[0].ptr, argv[0].len), argc, argv);
+        txn_run_script_whole(c, command_lookup(argv[0].ptr, argv[0].len), argc, argv, nextra);
 }
 
 /*
@@ -1952,18 +1959,19 @@ static void part_script(struct conn *c, struct slot *s, int part, const char *re
         part_whole(c, s, part, reply, len);
         return;
     }
-    uint32_t argc;
+    uint32_t argc, nextra;
     memcpy(&argc, reply + 1, 4);
-    struct resp_arg *argv = mem_alloc(((size_t)argc + 1) * sizeof(*argv));
-    size_t off = 5;
-    for (uint32_t i = 0; i < argc; i++) {
+    memcpy(&nextra, reply + 5, 4);
+    struct resp_arg *argv = mem_alloc(((size_t)argc + nextra + 1) * sizeof(*argv));
+    size_t off = 9;
+    for (uint32_t i = 0; i < argc + nextra; i++) {
         uint32_t n;
         memcpy(&n, reply + off, 4);
         argv[i] = (struct resp_arg){reply + off + 4, n};
         off += 4 + n;
     }
     if (c->slot_tail == s && s->after.len == 0 && !s->txid && !c->closed && !c->in_multi && !c->exec_input) {
-        txn_run_script_whole(c, s->cmd, (int)argc, argv);
+        txn_run_script_whole(c, s->cmd, (int)argc, argv, (int)nextra);
         s->cmd = command_internal(CMD_I_LOCK);
         s->silent = true;
     } else {

@@ -43,16 +43,18 @@ void dispatch_run_multi_shard(struct conn *c, const struct command *cmd, int arg
 bool dispatch_slot_answers_alone(const struct conn *c, const struct slot *s, const char *reply, size_t len);
 /* a script, every shard's keyspace held (txn_run_script_whole): run on copies of the keys it names, gathered
  * as it names them (percore/script.h) */
-void dispatch_run_script_whole(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv);
+void dispatch_run_script_whole(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv,
+                               int nextra);
 /* may a script that runs inline on self for connection `client` (its id) run again with every shard's
  * keyspace locked?  (a connection of self, outside MULTI/EXEC, no replica's master, AOF loader or cluster
  * port); and run it so (nothing when it may not): its reply then comes from that run */
 int dispatch_script_restartable(struct shard *self, uint64_t client); /* 1 yes, 0 no, -1 not self's: a part
                                                                      * sent here (DISPATCH_SCRIPT_AGAIN) */
 /* the first byte of a script's reply that asks its home to run it again (no RESP reply starts so), then its
- * argc and each argument as a 4-byte length and the bytes */
+ * argc, the number of keys it named (nextra), and each argument then each key as a 4-byte length and the
+ * bytes */
 #define DISPATCH_SCRIPT_AGAIN '\x01'
-void dispatch_script_restart(struct shard *self, uint64_t client, int argc, const struct resp_arg *argv);
+void dispatch_script_restart(struct shard *self, uint64_t client, int argc, const struct resp_arg *argv, int nextra);
 /* does cmd read keys its patterns form (CMD_PATTERN_KEYS: SORT BY/GET), which may be on any shard?  Such a
  * command spanning shards runs with every shard's keyspace locked (txn_run_command, and EXEC) */
 bool dispatch_forms_pattern_keys(const struct command *cmd, int argc, const struct resp_arg *argv);

@@ -226,6 +226,7 @@ struct script_engine {
     struct script_run *run;     /* NULL between scripts */
     struct reply reply;         /* redis.call's reply, reused */
     struct reply undo;          /* the keys the run wrote, as they were before (undo_note), reused */
+    struct reply again;         /* the key a run that runs again named (copied with its declared keys then) */
     struct resp_arg *argv;      /* redis.call's arguments, reused (a Lua error may skip any free) */
     int argv_cap;
     struct {
@@ -758,6 +759,8 @@ static const char *keys_reachable(struct script_run *run, const struct command *
                 run->restart = true;
         } else if (!run->on_copies && dispatch_key_shard(cfg, key) != shard_self->index && restart_possible(run)) {
             run->restart = true; /* it stops here, and runs again over every shard */
+            reply_clear(&engine->again);
+            reply_raw(&engine->again, key->ptr, key->len);
             why = SCRIPT_RESTART;
         } else if (run->on_copies || dispatch_key_shard(cfg, key) != shard_self->index)
             why = "Script attempted to access a key that is not in KEYS and lives on another shard";
@@ -765,6 +768,8 @@ static const char *keys_reachable(struct script_run *run, const struct command *
                  keylock_holds_other(shard_self->locks, 0, run->db, key->ptr, key->len)) {
             if (restart_possible(run)) { /* it runs again over every shard, once that command is done */
                 run->restart = true;
+                reply_clear(&engine->again);
+                reply_raw(&engine->again, key->ptr, key->len);
                 why = SCRIPT_RESTART;
             } else {
                 why = "Script attempted to access a key that is not in KEYS while a multi-shard command holds it";
@@ -1251,6 +1256,7 @@ static struct script_engine *engine_get(void)
         memset(e, 0, sizeof(*e));
         reply_init(&e->reply);
         reply_init(&e->undo);
+        reply_init(&e->again);
         e->rand48[0] = 0x330E, e->rand48[1] = 0xABCD, e->rand48[2] = 0x1234; /* rand.c's initial state */
         engine = e;
         engine_state_reset(e);
@@ -1269,6 +1275,7 @@ void script_thread_teardown(void)
         lua_close(e->L);
     reply_deinit(&e->reply);
     reply_deinit(&e->undo);
+    reply_deinit(&e->again);
     mem_release(e->argv);
     mem_release(e);
     engine = NULL;
@@ -1662,20 +1669,28 @@ void script_run(struct cmd_ctx *ctx, const struct script_call *sc)
         }
         if (run.on_copies) {
             /* the gather runs it again (dispatch.c) */
-        } else if (dispatch_script_restartable(self, ctx->client) > 0) {
-            /* run inline: nothing written; no reply and no call counted here, the run again has them */
-            stats_subcommand(NULL, false);
-            dispatch_script_restart(self, ctx->client, ctx->argc, ctx->argv);
-        } else { /* a part for a client of another shard: its home runs it again (dispatch.c's part_script) */
-            char mark = DISPATCH_SCRIPT_AGAIN;
-            uint32_t argc = (uint32_t)ctx->argc;
-            reply_raw(ctx->out, &mark, 1);
-            reply_raw(ctx->out, (const char *)&argc, 4);
-            for (int i = 0; i < ctx->argc; i++) {
-                uint32_t n = (uint32_t)ctx->argv[i].len;
-                reply_raw(ctx->out, (const char *)&n, 4);
-                reply_raw(ctx->out, ctx->argv[i].ptr, ctx->argv[i].len);
+        } else {
+            /* its arguments, then the key it named: copied with its declared keys in the run again */
+            struct resp_arg *argv = mem_alloc(((size_t)ctx->argc + 1) * sizeof(*argv));
+            memcpy(argv, ctx->argv, (size_t)ctx->argc * sizeof(*argv));
+            argv[ctx->argc] = (struct resp_arg){e->again.buf ? e->again.buf : "", e->again.len};
+            if (dispatch_script_restartable(self, ctx->client) > 0) {
+                /* run inline: nothing written; no reply and no call counted here, the run again has them */
+                stats_subcommand(NULL, false);
+                dispatch_script_restart(self, ctx->client, ctx->argc, argv, 1);
+            } else { /* a part for a client of another shard: its home runs it again (dispatch.c's part_script) */
+                char mark = DISPATCH_SCRIPT_AGAIN;
+                uint32_t argc = (uint32_t)ctx->argc, nextra = 1;
+                reply_raw(ctx->out, &mark, 1);
+                reply_raw(ctx->out, (const char *)&argc, 4);
+                reply_raw(ctx->out, (const char *)&nextra, 4);
+                for (int i = 0; i <= ctx->argc; i++) {
+                    uint32_t n = (uint32_t)argv[i].len;
+                    reply_raw(ctx->out, (const char *)&n, 4);
+                    reply_raw(ctx->out, argv[i].ptr, argv[i].len);
+                }
             }
+            mem_release(argv);
         }
         return;
     }

@@ -96,6 +96,7 @@ struct txn {
     int next;                /* the first key of the unit to lock next; nkeys: all held */
     txn_locked_fn *locked;   /* every key held: what runs (on the lock slot) */
     int argc;                /* a single command's copy (txn_run_command) */
+    int nextra;              /* a script's (txn_run_script_whole): keys it named, after its argc arguments */
     struct resp_arg *argv;
     char *bytes;
     struct conn *conn;       /* while waiting for a grant */
@@ -535,7 +536,7 @@ static void single_locked(struct conn *c, struct slot *s, bool script)
     c->txid = t->id;
     const struct command *cmd = command_lookup(t->argv[0].ptr, t->argv[0].len);
     if (script)
-        dispatch_run_script_whole(c, cmd, t->argc, t->argv);
+        dispatch_run_script_whole(c, cmd, t->argc, t->argv, t->nextra);
     else
         dispatch_run_multi_shard(c, cmd, t->argc, t->argv);
     c->txid = 0;
@@ -551,12 +552,14 @@ static void command_locked(struct conn *c, struct slot *s) { single_locked(c, s,
 
 static void script_whole_locked(struct conn *c, struct slot *s) { single_locked(c, s, true); }
 
-void txn_run_script_whole(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv)
+void txn_run_script_whole(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv,
+                          int nextra)
 {
     (void)cmd;
     struct txn *t = txn_create(c->home);
     t->argc = argc;
-    dispatch_argv_copy(argc, argv, &t->argv, &t->bytes);
+    t->nextra = nextra;
+    dispatch_argv_copy(argc + nextra, argv, &t->argv, &t->bytes);
     t->whole = true; /* the keys it names are known only as it runs: every shard's keyspace */
     txn_begin(c, t, script_whole_locked);
 }
