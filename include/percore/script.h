@@ -41,6 +41,32 @@ struct reply;
 void script_kill_reply(struct reply *out, bool function);
 
 /* the calling shard thread's Lua state goes (its thread is ending); a no-op when it had none */
+/*
+ * Scripts that touch keys they did not declare, on other shards (Redis
+ * allows it outside cluster mode).  A script runs first where its declared
+ * keys are (inline, or on copies of keys of several shards); when it names a
+ * key that is not there and it has written nothing that can not be undone
+ * (inline: no write, no PUBLISH; on copies: nothing reaches a store before
+ * the end), it stops, answers nothing, and its command is run again with
+ * every shard's keyspace locked (txn.c), on copies of the keys it named
+ * (dispatch.c's script gather): each run that names a key not copied yet
+ * ends with the keys it named, which are gathered, and it runs again, until
+ * one run finds every key it names.  Atomic, as the lock holds every key.
+ *
+ * The discovery state of the script run on copies now, set by the gather
+ * around its call() (NULL: none): the keys copied (`have`, in db), and the
+ * ones it named that are not (`found`, each once, as length + bytes).
+ * Owner thread only.
+ */
+struct script_discovery {
+    const struct resp_arg *have; /* the keys copied */
+    size_t nhave;
+    int db;                      /* the database they are in */
+    struct reply *found;         /* keys named that are not copied: a 4-byte length then the bytes, each once */
+    size_t nfound;
+};
+void script_discovery_set(struct script_discovery *d);
+
 void script_thread_teardown(void);
 /* the shared script cache is freed (at exit, after every shard thread has stopped) */
 void script_teardown(void);

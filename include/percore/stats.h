@@ -187,7 +187,8 @@ static inline uint64_t stats_clock_ns(void)
  * the container's whole call (calls 1; containers run whole, on their home).
  */
 struct stats_sub {
-    const struct command *cmd;   /* the subcommand; NULL: unknown, counted for no command */
+    const struct command *cmd;   /* the subcommand; NULL: unknown, counted for no command (not rejected: this
+                                  * call is counted nowhere, a script that runs again elsewhere) */
     bool active;
     bool rejected;               /* its arity check refused it */
 };
@@ -252,11 +253,13 @@ static inline __attribute__((always_inline)) uint64_t stats_cmd_done(struct stat
  * Home shard: the reply of a client's call of cmd that did not run inline
  * is complete: count the call, failed if the reply is an error, as Redis
  * counts one call (the parts only added their time).  Redis's OOM error is
- * a refusal before anything ran: a rejected call, not a call.  `sample`:
- * and its one latency sample, the ns its handler ran in all (its parts).
+ * a refusal before anything ran: a rejected call, not a call; so is an
+ * error reply with `rejected` (-BUSY: refused unrun for a busy script).
+ * `sample`: and its one latency sample, the ns its handler ran in all (its
+ * parts).
  */
-void stats_cmd_outcome(struct stats *st, const struct command *cmd, const char *reply, size_t len, bool sample,
-                       uint64_t ns);
+void stats_cmd_outcome(struct stats *st, const struct command *cmd, const char *reply, size_t len, bool rejected,
+                       bool sample, uint64_t ns);
 
 /* main thread, at teardown once no thread runs: free a block's entries */
 void stats_block_deinit(struct stats *st);

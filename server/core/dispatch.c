@@ -274,7 +274,7 @@ void dispatch_slot_complete(struct conn *c, struct slot *s)
         /* with its one latency sample (latency-tracking as its last part came) */
         const char *reply = s->sent ? s->sent : s->reply.buf;
         size_t len = s->sent ? s->sent_len : s->reply.len;
-        stats_cmd_outcome(&c->home->stats, s->cmd, reply, len, s->sample, s->ran_ns);
+        stats_cmd_outcome(&c->home->stats, s->cmd, reply, len, s->rejected, s->sample, s->ran_ns);
         if (s->ran && s->argv) /* one that keeps its arguments (split, stepped) is logged once it is done */
             slot_note_slow(c, s, config_current(), s->argc, s->argv);
     }
@@ -343,6 +343,7 @@ void dispatch_send_part(struct conn *c, struct slot *s, int target, int part, co
              * turns busy or ends, before another shard's is looked at) */
             char err[sizeof(FUNCTION_BUSY_ERROR) + 3];
             int n = snprintf(err, sizeof err, "-%s\r\n", script_busy_error(target));
+            s->rejected = true;
             dispatch_part_reply(c, s, part, err, (size_t)n);
             return;
         }
@@ -392,6 +393,22 @@ static void part_copy(struct conn *c, struct slot *s, int part, const char *repl
     (void)c;
     (void)part;
     reply_raw(&s->reply, reply, len);
+}
+
+static void done_copy(struct conn *c, struct slot *s);
+static void part_whole(struct conn *c, struct slot *s, int part, const char *reply, size_t len);
+static void part_script(struct conn *c, struct slot *s, int part, const char *reply, size_t len);
+
+bool dispatch_slot_answers_alone(const struct conn *c, const struct slot *s, const char *reply, size_t len)
+{
+    bool script = s->on_part == part_script && !(len && reply[0] == DISPATCH_SCRIPT_AGAIN); /* not to run again */
+    if (s->on_done != done_copy || (s->on_part != part_whole && s->on_part != part_copy && !script) ||
+        s->parts_left != 1)
+        return false;
+    for (const struct slot *q = c->slot_head; q; q = q->next)
+        if (q->txn || q->txn_end || q->barrier || q->bmulti || q->block_cancelling || q->block_target)
+            return false;
+    return true;
 }
 
 /* a command sent whole to one owner: at the head of its connection's queue, its reply goes straight to the
@@ -954,7 +971,7 @@ static void scan_start(struct conn *c, const struct command *cmd, int argc, cons
     uint64_t cursor;
     if (!cmd_scan_cursor_parse(&argv[1], &cursor)) {
         reply_error(dispatch_reply_target(c), "ERR invalid cursor");
-        stats_cmd_outcome(&c->home->stats, cmd, "-ERR", 4, false, 0);
+        stats_cmd_outcome(&c->home->stats, cmd, "-ERR", 4, false, false, 0);
         return;
     }
     long long want = 10;
@@ -1053,6 +1070,47 @@ struct store *dispatch_scratch_store(struct shard *self)
     return self->scratch_store;
 }
 
+static void gather_extra(struct conn *c, struct slot *s, const struct resp_arg *extra, size_t nextra);
+
+#define SCRIPT_ROUNDS_MAX 64 /* runs of a script over every shard that name keys not gathered yet */
+
+/*
+ * A script's run on copies named keys that were not copied (`found`,
+ * script.h's format): they are gathered and it runs again, under every
+ * shard's keyspace lock (s->script_whole); or, run under its declared keys'
+ * locks, its command is run again with every shard's keyspace locked, and
+ * this slot, answering nothing and counted for nothing, releases its locks.
+ */
+static void gather_found(struct conn *c, struct slot *s, const struct reply *found, size_t nfound)
+{
+    if (s->script_whole && ++s->rounds > SCRIPT_ROUNDS_MAX) {
+        reply_error(&s->reply, "ERR Script attempted to access too many keys that are not in KEYS and live on other "
+                               "shards");
+        dispatch_slot_complete(c, s);
+        return;
+    }
+    /* its arguments, then the keys it named: gathered with its declared keys from the start */
+    struct resp_arg *argv = mem_alloc(((size_t)s->argc + nfound) * sizeof(*argv));
+    memcpy(argv, s->argv, (size_t)s->argc * sizeof(*argv));
+    size_t off = 0;
+    for (size_t i = 0; i < nfound; i++) {
+        uint32_t len;
+        memcpy(&len, found->buf + off, 4);
+        argv[s->argc + i] = (struct resp_arg){found->buf + off + 4, len};
+        off += 4 + len;
+    }
+    if (!s->script_whole) {
+        txn_run_script_whole(c, s->cmd, s->argc, argv, (int)nfound); /* it waits for this slot (its connection's) */
+        s->cmd = command_internal(CMD_I_LOCK);
+        s->silent = true;
+        mem_release(argv);
+        dispatch_slot_complete(c, s);
+        return;
+    }
+    gather_extra(c, s, argv + s->argc, nfound);
+    mem_release(argv);
+}
+
 static void gather_done(struct conn *c, struct slot *s)
 {
     struct shard *self = c->home;
@@ -1086,14 +1144,39 @@ static void gather_done(struct conn *c, struct slot *s)
                 store_set_expire(st, s->db, key->ptr, key->len, k.expire, self->now);
         }
     }
-    /* 2. the command, on the copies */
+    /* 2. the command, on the copies; a script that may run again over every shard (alone in its transaction,
+     * not in an EXEC's) notes the keys it names that were not copied (percore/script.h) */
     struct call run = {
         .cmd = s->cmd, .argv = s->argv, .argc = s->argc, .db = s->db, .resp = s->resp, .client = c->id,
         .conn = c, .store = st, .out = &s->reply, .flags = CALL_STATS | CALL_EVENTS,
     };
+    bool discover = (s->cmd->flags & CMD_MONITOR_FIRST) && (s->script_whole || s->txn);
+    struct reply found;
+    struct resp_arg *have = NULL;
+    struct script_discovery d = {0};
+    if (discover) {
+        reply_init(&found);
+        have = mem_alloc((s->nkeys + 1) * sizeof(*have));
+        for (uint32_t i = 0; i < s->nkeys; i++)
+            have[i] = s->argv[s->key_pos[i]];
+        d = (struct script_discovery){.have = have, .nhave = s->nkeys, .db = s->db, .found = &found};
+        script_discovery_set(&d);
+    }
     store_mark_copies(st, s->every_key);
     call(self, &run);
     store_mark_copies(st, false);
+    if (discover) {
+        script_discovery_set(NULL);
+        mem_release(have);
+        if (d.nfound) { /* its reply and its copies go: it runs again (script.c dropped its effects) */
+            store_flush(st, -1);
+            reply_clear(&s->reply);
+            gather_found(c, s, &found, d.nfound);
+            reply_deinit(&found);
+            return;
+        }
+        reply_deinit(&found);
+    }
     /* 3. what changed goes back to its owner */
     struct reply now_blob, args_bytes;
     reply_init(&now_blob);
@@ -1157,12 +1240,14 @@ static void gather_done(struct conn *c, struct slot *s)
 }
 
 static void run_gather(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv,
-                       const int *pos, int npos, slot_done_fn *done)
+                       const int *pos, int npos, slot_done_fn *done, bool script_whole, int nextra)
 {
     const struct config *cfg = config_current();
     struct slot *s = dispatch_slot_create(c, cmd);
-    slot_keep_argv(s, argc, argv);
+    slot_keep_argv(s, argc + nextra, argv);
+    s->argc = argc; /* keys after its arguments are gathered, not given to its handler */
     s->barrier = true;
+    s->script_whole = script_whole;
     s->key_pos = mem_alloc((size_t)npos * sizeof(int));
     for (int i = 0; i < npos; i++) { /* each distinct key once */
         bool seen = false;
@@ -1179,6 +1264,10 @@ static void run_gather(struct conn *c, const struct command *cmd, int argc, cons
     s->parts_left = (int)s->nkeys;
     int home = c->home->index;
     uint32_t nkeys = s->nkeys; /* `done` may gather more keys before the last of these is sent */
+    if (nkeys == 0) { /* a script over every shard that declared no key: it runs now, and names them */
+        done(c, s);
+        return;
+    }
     for (int pass = 0; pass < 2; pass++) {
         for (uint32_t i = 0; i < nkeys; i++) {
             const struct resp_arg *key = &s->argv[s->key_pos[i]];
@@ -1235,7 +1324,6 @@ static int key_list_cmp(const void *a, const void *b)
 
 static void pattern_gather_keys(struct conn *c, struct slot *s)
 {
-    const struct config *cfg = config_current();
     struct key_state k;
     uint64_t e = s->elem[0]; /* argv[1], the sorted key */
     s->every_key = true;
@@ -1270,35 +1358,55 @@ static void pattern_gather_keys(struct conn *c, struct slot *s)
         if (!seen)
             order[nextra++] = order[i];
     }
-    /* the command's argv, the pattern keys after its last argument (the handler sees argc: not them) */
-    struct resp_arg *argv = mem_alloc(((size_t)s->argc + nextra) * sizeof(*argv));
-    memcpy(argv, s->argv, (size_t)s->argc * sizeof(*argv));
+    struct resp_arg *extra = mem_alloc((nextra ? nextra : 1) * sizeof(*extra));
     for (size_t i = 0; i < nextra; i++)
-        argv[s->argc + i] = (struct resp_arg){l.bytes.buf + l.off[order[i]], l.len[order[i]]};
+        extra[i] = (struct resp_arg){l.bytes.buf + l.off[order[i]], l.len[order[i]]};
+    mem_release(order);
+    mem_release(l.off);
+    mem_release(l.len);
+    if (nextra == 0) {
+        mem_release(extra);
+        reply_deinit(&l.bytes);
+        gather_done(c, s);
+        return;
+    }
+    gather_extra(c, s, extra, nextra);
+    mem_release(extra);
+    reply_deinit(&l.bytes);
+}
+
+/* more keys (none of s's yet) gathered for s: its command's argv gets them after its last argument (the handler
+ * sees argc: not them), then their dumps are sent; s->on_done runs once they are in */
+static void gather_extra(struct conn *c, struct slot *s, const struct resp_arg *extra, size_t nextra)
+{
+    const struct config *cfg = config_current();
+    struct resp_arg *argv = mem_alloc(((size_t)s->argc + s->nkeys + nextra) * sizeof(*argv));
+    memcpy(argv, s->argv, (size_t)s->argc * sizeof(*argv));
+    /* keys gathered before (after argc too) keep their places */
+    uint32_t declared = s->nkeys;
+    int extra_at = s->argc;
+    for (uint32_t i = 0; i < declared; i++)
+        if (s->key_pos[i] >= extra_at)
+            extra_at = s->key_pos[i] + 1;
+    for (int i = s->argc; i < extra_at; i++)
+        argv[i] = s->argv[i];
+    for (size_t i = 0; i < nextra; i++)
+        argv[extra_at + (int)i] = extra[i];
     struct resp_arg *copy;
     char *bytes;
-    dispatch_argv_copy(s->argc + (int)nextra, argv, &copy, &bytes);
+    dispatch_argv_copy(extra_at + (int)nextra, argv, &copy, &bytes);
     mem_release(argv);
     mem_release(s->argv);
     mem_release(s->argv_bytes);
     s->argv = copy;
     s->argv_bytes = bytes;
-    uint32_t declared = s->nkeys;
     s->key_pos = mem_realloc(s->key_pos, (declared + nextra + 1) * sizeof(int));
     s->elem = mem_realloc(s->elem, (declared + nextra + 1) * sizeof(uint64_t));
     for (size_t i = 0; i < nextra; i++) {
-        s->key_pos[declared + i] = s->argc + (int)i;
+        s->key_pos[declared + i] = extra_at + (int)i;
         s->elem[declared + i] = 0;
     }
     s->nkeys = declared + (uint32_t)nextra;
-    mem_release(order);
-    mem_release(l.off);
-    mem_release(l.len);
-    reply_deinit(&l.bytes);
-    if (nextra == 0) {
-        gather_done(c, s);
-        return;
-    }
     s->parts_left = (int)nextra;
     /* remote owners first, ours last, so nothing completes the slot early; the last of ours may complete
      * and free it: the order is taken first, and nothing of s is read after that send */
@@ -1336,7 +1444,7 @@ static void run_pattern_gather(struct conn *c, const struct command *cmd, int ar
 {
     int *pos = mem_alloc((size_t)argc * sizeof(int));
     int n = command_key_positions(cmd, argc, argv, pos);
-    run_gather(c, cmd, argc, argv, pos, n, pattern_gather_keys);
+    run_gather(c, cmd, argc, argv, pos, n, pattern_gather_keys, false, 0);
     mem_release(pos);
 }
 
@@ -1407,10 +1515,12 @@ static inline __attribute__((always_inline)) int keys_owner(const struct config 
  * once, when their reply is complete (slot_complete); each shard that runs
  * a part of one adds its time (stats.h).
  */
+static void part_script(struct conn *c, struct slot *s, int part, const char *reply, size_t len);
+
 static void run_remote(struct conn *c, const struct command *cmd, int owner, int argc, const struct resp_arg *argv)
 {
     struct slot *s = dispatch_slot_create(c, cmd);
-    s->on_part = part_whole;
+    s->on_part = __builtin_expect((cmd->flags & CMD_MONITOR_FIRST) != 0, 0) ? part_script : part_whole; /* EVAL */
     s->on_done = done_copy;
     send_one(c, s, owner, cmd, argc, argv);
 }
@@ -1475,9 +1585,14 @@ static void fanout_done(struct conn *c, struct slot *s)
 
 void conn_fanout_locked(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv)
 {
-    if (shard_store_count() == 1)
-        run_inline(c, cmd, argc, argv, dispatch_reply_target(c), false, false);
-    else if (c->txid) /* inside EXEC, which holds every lock (CMD_WHOLE_IN_EXEC) */
+    if (shard_store_count() == 1) { /* its one part, here: an internal step, counted in no commandstats (the
+                                     * command that sent it is) */
+        struct call run = {
+            .cmd = cmd, .argv = argv, .argc = argc, .db = c->db, .resp = c->resp, .client = c->id, .conn = c,
+            .out = dispatch_reply_target(c), .flags = CALL_CHECK_MEMORY | CALL_EFFECTS, .txid = c->txid,
+        };
+        call(c->home, &run);
+    } else if (c->txid) /* inside EXEC, which holds every lock (CMD_WHOLE_IN_EXEC) */
         run_fanout(c, cmd, argc, argv);
     else
         txn_run_split(c, cmd, argc, argv);
@@ -1535,18 +1650,23 @@ static void run_special(struct conn *c, const struct command *cmd, int argc, con
  * A command refused before it runs (arity, NOAUTH, subscriber context), as
  * Redis's rejectCommand: the error, and a MULTI in progress fails at EXEC;
  * a refused EXEC itself answers EXECABORT with the reason and discards the
- * transaction and the watches, with or without a MULTI.
+ * transaction and the watches, with or without a MULTI.  Counted as Redis
+ * counts it: a rejected call of the (sub)command named, and the error sent
+ * (EXEC's: EXECABORT).
  */
 static void dispatch_reject(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv,
                             const char *err)
 {
     struct reply *out = dispatch_reply_target(c);
+    size_t before = out->len;
     if (cmd->flags & CMD_RUNS_QUEUE) {
         multi_exec_refused(c, cmd, argc, argv, out, strncmp(err, "ERR ", 4) == 0 ? err + 4 : err);
     } else {
         reply_error(out, err);
         txn_queue_failed(c);
     }
+    const struct command *run = command_resolve_subcommand(cmd, argc, argv); /* NULL: no such subcommand */
+    stats_cmd_rejected(&c->home->stats, run ? run : cmd, call_reply_since(out, before), out->len - before);
 }
 
 /* a replica's client (not its master): a write while replica-read-only, or anything but the stale-ok
@@ -1555,22 +1675,19 @@ static void dispatch_reject(struct conn *c, const struct command *cmd, int argc,
 static bool replica_refuses(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv,
                             const struct config *cfg)
 {
-    const char *err = NULL, *code = NULL;
+    const char *err = NULL;
     const struct command *run = command_resolve_subcommand(cmd, argc, argv); /* FUNCTION DELETE writes */
     uint64_t flags = (run ? run : cmd)->flags;
     if (cfg->replica_read_only && ((flags & CMD_WRITE) || ((flags & CMD_RUNS_QUEUE) && txn_queued_writes(c)))) {
         err = replica_readonly_error + 1;
-        code = "-READONLY";
     } else if (!cfg->replica_serve_stale_data && !replica_link_up()) {
         if (!(flags & CMD_STALE)) { /* CONFIG GET is stale-ok, CONFIG itself not */
             err = "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.";
-            code = "-MASTERDOWN";
         }
     }
     if (!err)
         return false;
     dispatch_reject(c, cmd, argc, argv, err);
-    stats_cmd_rejected(&c->home->stats, cmd, code, strlen(code));
     return true;
 }
 
@@ -1585,14 +1702,18 @@ static void dispatch_while_busy(struct conn *c, const struct command *cmd, int a
     if (!(cmd->flags & CMD_ALLOW_BUSY) ||
         (SHARD_STORE_SHARED && !self->busy_script && (cmd->flags & CMD_BUSY_WATCHES))) {
         dispatch_reject(c, cmd, argc, argv, script_busy_error(self->index));
-        stats_cmd_rejected(&self->stats, cmd, "-BUSY", 5);
         return;
     }
     struct cmd_ctx ctx = {
         .out = dispatch_reply_target(c), .argv = argv, .argc = argc, .db = c->db, .now = self->now,
         .config = config_current(), .stats = &self->cstats, .conn = c, .shard = self->index, .client = c->id,
     };
+    size_t before = ctx.out->len;
+    uint64_t t0 = stats_clock_ns();
     cmd->proc(&ctx);
+    /* counted as Redis's call() counts what runs while busy (a container: its subcommand, or rejected) */
+    stats_cmd_done(&self->stats, cmd, 1, t0, call_reply_since(ctx.out, before), ctx.out->len - before,
+                   ctx.config->latency_tracking);
 }
 
 bool dispatch_command(struct conn *c, int argc, const struct resp_arg *argv)
@@ -1617,12 +1738,10 @@ bool dispatch_command(struct conn *c, int argc, const struct resp_arg *argv)
     if ((cmd->arity > 0 && cmd->arity != argc) || argc < -cmd->arity) {
         snprintf(err, sizeof err, "ERR wrong number of arguments for '%s' command", cmd->name);
         dispatch_reject(c, cmd, argc, argv, err);
-        stats_cmd_rejected(&self->stats, cmd, "-ERR", 4);
         return true;
     }
     if (cfg->requirepass && cfg->requirepass[0] && !c->authenticated && !(cmd->flags & CMD_NO_AUTH)) {
         dispatch_reject(c, cmd, argc, argv, "NOAUTH Authentication required.");
-        stats_cmd_rejected(&self->stats, cmd, "-NOAUTH", 7);
         return true;
     }
     bool rdb_denies = save_denies_writes(cfg);
@@ -1632,7 +1751,6 @@ bool dispatch_command(struct conn *c, int argc, const struct resp_arg *argv)
         if (!rdb_denies)
             snprintf(err, sizeof err, "MISCONF Errors writing to the AOF file: %s", strerror(aof_last_write_errno()));
         dispatch_reject(c, cmd, argc, argv, rdb_denies ? misconf_error : err);
-        stats_cmd_rejected(&self->stats, cmd, "-MISCONF", 8);
         return true;
     }
     if (__builtin_expect(replica_now(), 0) && !c->repl_master && !c->loads_aof && replica_refuses(c, cmd, argc, argv, cfg))
@@ -1651,18 +1769,15 @@ bool dispatch_command(struct conn *c, int argc, const struct resp_arg *argv)
                  "allowed in this context",
                  refused);
         dispatch_reject(c, cmd, argc, argv, err);
-        stats_cmd_rejected(&self->stats, cmd, "-ERR", 4);
         return true;
     }
     if (__builtin_expect(c->monitor, 0) && (cmd->flags & (CMD_WRITE | CMD_READONLY | CMD_MAY_REPLICATE))) {
         /* Redis's monitors are replicas, which may not touch the keyspace */
         dispatch_reject(c, cmd, argc, argv, "ERR Replica can't interact with the keyspace");
-        stats_cmd_rejected(&self->stats, cmd, "-ERR", 4);
         return true;
     }
     if (shard_loading(self) && !c->exec_input && !c->loads_aof && load_refuses(cmd, argc, argv)) {
         dispatch_reject(c, cmd, argc, argv, "LOADING Redis is loading the dataset in memory");
-        stats_cmd_rejected(&self->stats, cmd, "-LOADING", 8);
         return true;
     }
     if (__builtin_expect(self->busy_script || (SHARD_STORE_SHARED && atomic_load_explicit(&script_busy_shards,
@@ -1792,9 +1907,85 @@ void dispatch_run_multi_shard(struct conn *c, const struct command *cmd, int arg
     } else if (cmd->route == ROUTE_OWNER || cmd->route == ROUTE_GATHER) {
         int *pos = mem_alloc((size_t)argc * sizeof(int));
         int n = command_key_positions(cmd, argc, argv, pos);
-        run_gather(c, cmd, argc, argv, pos, n, gather_done);
+        run_gather(c, cmd, argc, argv, pos, n, gather_done, false, 0);
         mem_release(pos);
     } else {
         run_split(c, cmd, argc, argv, NULL);
     }
+}
+
+void dispatch_run_script_whole(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv,
+                               int nextra)
+{
+    int *pos = mem_alloc(((size_t)argc + (size_t)nextra + 1) * sizeof(int));
+    int n = command_key_positions(cmd, argc, argv, pos);
+    for (int i = 0; i < nextra; i++)
+        pos[n++] = argc + i;
+    run_gather(c, cmd, argc, argv, pos, n, gather_done, true, nextra);
+    mem_release(pos);
+}
+
+/* the connection `client` of self (*found: it is one of self's), when a script it runs may run again */
+static struct conn *script_restart_conn(struct shard *self, uint64_t client, bool *found)
+{
+    *found = client_obeyed(client);
+    for (struct conn *c = self->conns; c && !*found; c = c->next)
+        if (c->id == client) {
+            *found = true;
+            if (!c->closed && !c->txid && !c->in_multi && !c->exec_input && !c->loads_aof && !c->repl_master &&
+                !c->cluster_port)
+                return c;
+        }
+    return NULL;
+}
+
+int dispatch_script_restartable(struct shard *self, uint64_t client)
+{
+    bool found;
+    struct conn *c = script_restart_conn(self, client, &found);
+    return c ? 1 : found ? 0 : -1;
+}
+
+void dispatch_script_restart(struct shard *self, uint64_t client, int argc, const struct resp_arg *argv, int nextra)
+{
+    bool found;
+    struct conn *c = script_restart_conn(self, client, &found);
+    if (c)
+        txn_run_script_whole(c, command_lookup(argv[0].ptr, argv[0].len), argc, argv, nextra);
+}
+
+/*
+ * A script sent whole to its declared keys' owner that named an undeclared key of another shard there (before
+ * it wrote) answers DISPATCH_SCRIPT_AGAIN and its arguments (script.c): it runs again from here with every
+ * shard's keyspace locked, when nothing of its connection was sent after it (or it would run after commands
+ * that followed it) and it is no command of an EXEC; else it is refused, as before it could run again.  This
+ * slot, answering nothing and counted for nothing, makes way.
+ */
+static void part_script(struct conn *c, struct slot *s, int part, const char *reply, size_t len)
+{
+    if (len == 0 || reply[0] != DISPATCH_SCRIPT_AGAIN) {
+        part_whole(c, s, part, reply, len);
+        return;
+    }
+    uint32_t argc, nextra;
+    memcpy(&argc, reply + 1, 4);
+    memcpy(&nextra, reply + 5, 4);
+    struct resp_arg *argv = mem_alloc(((size_t)argc + nextra + 1) * sizeof(*argv));
+    size_t off = 9;
+    for (uint32_t i = 0; i < argc + nextra; i++) {
+        uint32_t n;
+        memcpy(&n, reply + off, 4);
+        argv[i] = (struct resp_arg){reply + off + 4, n};
+        off += 4 + n;
+    }
+    if (c->slot_tail == s && s->after.len == 0 && !s->txid && !c->closed && !c->in_multi && !c->exec_input) {
+        txn_run_script_whole(c, s->cmd, (int)argc, argv, (int)nextra);
+        s->cmd = command_internal(CMD_I_LOCK);
+        s->silent = true;
+    } else {
+        static const char refused[] = "-ERR Script attempted to access a key that is not in KEYS and lives on "
+                                      "another shard\r\n";
+        part_copy(c, s, part, refused, sizeof refused - 1);
+    }
+    mem_release(argv);
 }

@@ -37,6 +37,24 @@ void dispatch_send_part(struct conn *c, struct slot *s, int target, int part, co
                         const struct resp_arg *argv);
 /* a command whose keys span shards, its keys held (txn.c) */
 void dispatch_run_multi_shard(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv);
+/* a busy script's hook (handoff_deliver_busy): does s's one part's reply (reply[0..len)) complete a remote
+ * command alone, with nothing in c's queue that its completion would start (a transaction, a barrier, a
+ * blocked command, a script run again)? */
+bool dispatch_slot_answers_alone(const struct conn *c, const struct slot *s, const char *reply, size_t len);
+/* a script, every shard's keyspace held (txn_run_script_whole): run on copies of the keys it names, gathered
+ * as it names them (percore/script.h) */
+void dispatch_run_script_whole(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv,
+                               int nextra);
+/* may a script that runs inline on self for connection `client` (its id) run again with every shard's
+ * keyspace locked?  (a connection of self, outside MULTI/EXEC, no replica's master, AOF loader or cluster
+ * port); and run it so (nothing when it may not): its reply then comes from that run */
+int dispatch_script_restartable(struct shard *self, uint64_t client); /* 1 yes, 0 no, -1 not self's: a part
+                                                                     * sent here (DISPATCH_SCRIPT_AGAIN) */
+/* the first byte of a script's reply that asks its home to run it again (no RESP reply starts so), then its
+ * argc, the number of keys it named (nextra), and each argument then each key as a 4-byte length and the
+ * bytes */
+#define DISPATCH_SCRIPT_AGAIN '\x01'
+void dispatch_script_restart(struct shard *self, uint64_t client, int argc, const struct resp_arg *argv, int nextra);
 /* does cmd read keys its patterns form (CMD_PATTERN_KEYS: SORT BY/GET), which may be on any shard?  Such a
  * command spanning shards runs with every shard's keyspace locked (txn_run_command, and EXEC) */
 bool dispatch_forms_pattern_keys(const struct command *cmd, int argc, const struct resp_arg *argv);

@@ -46,6 +46,7 @@
 #include "percore/rdb.h"
 #include "percore/reply.h"
 #include "percore/script.h"
+#include "percore/stats.h"
 #include "percore/store.h"
 #include "percore/util.h"
 
@@ -1096,10 +1097,13 @@ static void cmd_function(struct cmd_ctx *ctx)
 {
     const struct resp_arg *sub = &ctx->argv[1];
     const struct subcommand *found;
-    if (!command_subcommand_or_reply("function", ctx->argc, ctx->argv, ctx->out, &found))
+    if (!command_subcommand_or_reply("function", ctx->argc, ctx->argv, ctx->out, &found)) {
+        stats_subcommand(found ? &found->cmd : NULL, true); /* as Redis: rejected, an unknown one for none */
         return;
+    }
     size_t i = function_sub_index(sub);
-    if (script_running() && !cmd_arg_is(sub, "kill") && !cmd_arg_is(sub, "stats")) { /* from a busy hook */
+    bool refused = script_running() && !cmd_arg_is(sub, "kill") && !cmd_arg_is(sub, "stats"); /* a busy hook's */
+    if (refused) {
         reply_error(ctx->out, script_busy_error_here());
     } else if (cmd_arg_is(sub, "kill")) {
         script_kill_reply(ctx->out, true);
@@ -1110,11 +1114,15 @@ static void cmd_function(struct cmd_ctx *ctx)
             reply_simple(ctx->out, function_help[j]);
     } else if (function_subs[i].changes && atomic_load_explicit(&script_busy_shards, memory_order_relaxed)) {
         reply_error(ctx->out, script_busy_error(-1)); /* its part would wait for the busy shard's lock */
+        refused = true;
     } else if (function_subs[i].changes) {
         conn_fanout_locked(ctx->conn, &function_change_command, ctx->argc, ctx->argv);
     } else {
         function_subs[i].proc(ctx);
     }
+    /* commandstats count "function|load", not "function"; named after the change's own run (inline with one
+     * shard: a call() of its own), so that this call takes it */
+    stats_subcommand(&found->cmd, refused);
 }
 
 #define FCALL_CMD (CMD_NOSCRIPT | CMD_STALE | CMD_NUMKEYS | CMD_NUMKEYS_ZERO_OK | CMD_MONITOR_FIRST)

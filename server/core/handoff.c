@@ -41,7 +41,11 @@
  * the script's hook, which answers the clients' commands waiting in the
  * inbox -BUSY, as Redis answers what it reads while busy, and leaves the
  * rest (the first batch with an internal step, held, and all behind it) to
- * run in order once the script ended (handoff_refuse_busy).
+ * run in order once the script ended (handoff_refuse_busy).  The hook also
+ * completes our batches that came back with whole replies of our clients'
+ * remote commands whose completion starts nothing (handoff_deliver_busy);
+ * the first other one is held, it and those behind it completed in order
+ * once the script ended.
  *
  * Memory: batches are allocated, recycled and freed by their home shard.
  * A reply area that outgrows what the home gave it is grown by the owner;
@@ -122,6 +126,7 @@ struct batch {
     size_t bcap;
     struct reply replies;    /* written by the owner */
     bool over_limit;         /* the owner stopped: the client's replies passed its output hard limit */
+    int refused;             /* entries [0, refused) got -BUSY unrun (handoff_refuse_busy): rejected calls */
     bool delivery;           /* replies of entries an owner parked, executed by their home (conn's) */
     bool served;             /* a delivery: a blocked client's reply (block.c) */
     int wait_from;           /* returned: entries from here on are parked at the owner (-1: ran all);
@@ -161,6 +166,7 @@ static void batch_return(struct shard *self, struct batch *b)
     b->conn_id = 0;
     b->delivery = false;
     b->served = false;
+    b->refused = 0;
     reply_clear(&b->replies);
     if (self->batch_pool_len >= BATCH_POOL_MAX || b->bcap > (1u << 20) || b->replies.cap > (1u << 20)) {
         batch_destroy(b);
@@ -629,11 +635,20 @@ static inline __attribute__((always_inline)) void batch_entry_reply(struct conn 
         dispatch_part_reply(c, e->slot, e->part, b->replies.buf + e->reply_off, e->reply_len);
 }
 
-/* our batches that came back: completed */
+/* our batches that came back: completed (first the one a busy script's hook held, once it ended) */
 static size_t handoff_drain_done(struct shard *self)
 {
     void *items[32];
     size_t total = 0, m;
+    if (self->busy_done_held) {
+        if (self->busy_script)
+            return 0;
+        struct batch *b = self->busy_done_held;
+        self->busy_done_held = NULL;
+        self->aof_replies_came = true;
+        handoff_complete(self, b);
+        total++;
+    }
     while ((m = ring_pop_batch(self->done, items, 32)) > 0) {
         self->aof_replies_came = true;
         for (size_t i = 0; i < m; i++)
@@ -682,6 +697,8 @@ static void handoff_complete(struct shard *self, struct batch *b)
         conn_close_output_limit(c);
     } else if (!c->closed || shard_running(self)) { /* a multi-shard command must finish, to free its keys */
         int ran = b->wait_from >= 0 ? b->wait_from : b->n;
+        for (int i = 0; i < b->refused; i++) /* counted as Redis counts a command refused while busy */
+            b->entries[i].slot->rejected = true;
         for (int i = 0; i < ran; i++)
             batch_entry_reply(c, b, &b->entries[i]);
     }
@@ -817,6 +834,7 @@ void handoff_refuse_busy(struct shard *self)
                 e->reply_len = (size_t)len;
             }
         }
+        b->refused = i;
         if (b->delivery || i < b->n) {
             self->busy_held = b;
             self->busy_held_from = i;
@@ -826,6 +844,39 @@ void handoff_refuse_busy(struct shard *self)
         b->wait_from = -1;
         STATS_ADD(&self->stats, handoff_batches_received, 1);
         handoff_return(self, b);
+    }
+}
+
+/*
+ * Replies that came back to this shard's clients while a script is busy
+ * here: Redis would have answered them at once.  From the hook, a batch
+ * whose every entry is the whole reply of one remote command (a GET sent to
+ * another shard just before the script began), for a connection other than
+ * the script's own, whose queue holds nothing that completing it would start
+ * (a transaction, a barrier, a blocked command: dispatch_slot_answers_alone),
+ * completes now.  The first other batch stops it: that one waits in
+ * busy_done_held, the rest in the done ring, and they complete in order once
+ * the script ended (handoff_drain_done).
+ */
+void handoff_deliver_busy(struct shard *self, uint64_t running)
+{
+    void *item;
+    while (!self->busy_done_held && ring_pop_batch(self->done, &item, 1) == 1) {
+        struct batch *b = item;
+        struct conn *c = b->conn;
+        /* a connection-less batch (an unlock, a grant) only comes back */
+        bool now = !c || (!c->closed && c->id != running && !c->repl_master && !c->loads_aof && !b->over_limit &&
+                          b->wait_from < 0 && !b->delivery && !b->served); /* a replica's master waits, as Redis's */
+        for (int i = 0; c && now && i < b->n; i++) {
+            const struct batch_entry *e = &b->entries[i];
+            now = !e->waits && dispatch_slot_answers_alone(c, e->slot, b->replies.buf + e->reply_off, e->reply_len);
+        }
+        if (!now) {
+            self->busy_done_held = b;
+            return;
+        }
+        self->aof_replies_came = true;
+        handoff_complete(self, b);
     }
 }
 

@@ -30,6 +30,9 @@ bool handoff_retry(struct conn *c);
 size_t handoff_drain(struct shard *self);
 /* a script is busy here (its hook): answer the clients' commands waiting in the inbox -BUSY */
 void handoff_refuse_busy(struct shard *self);
+/* a busy script's hook: the replies that came back to our clients (not `running`'s, the script's client) that
+ * complete a remote command alone and start nothing go out now, the rest after the script (handoff.c) */
+void handoff_deliver_busy(struct shard *self, uint64_t running);
 /* ring the doorbells of shards we pushed to this turn that may be asleep */
 void handoff_ring(struct shard *self);
 /* a batch with no connection (a transaction's unlock or grant): pushed now or as soon as there is a credit */

@@ -42,6 +42,9 @@ struct slot {
     bool ran;                /* one of them ran (not only waited): one slowlog entry */
     bool sample;             /* and one latency sample (latency-tracking as its last part came) */
     bool complete;
+    bool rejected;           /* refused unrun (-BUSY: a script busy on its shard): a rejected call, as Redis's */
+    bool script_whole;       /* a script run with every shard's keyspace locked (dispatch_run_script_whole) */
+    uint8_t rounds;          /* its runs that named keys not gathered yet */
     bool txn_end;            /* EXEC's end: completes (freeing txn's locks) once every slot before it has */
     bool block_cancelling;   /* the owner was asked to drop it */
     struct slot *block_target; /* a cancel's: the blocked slot it is for */

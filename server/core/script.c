@@ -22,9 +22,14 @@
  * order), copies them into this shard's scratch store, runs the script on
  * the copies and writes back what changed, all before any other client may
  * touch them (txn.c, dispatch.c's gather).  A redis.call on a key that is
- * not declared works when the key lives on the shard the script runs on
- * (and not on copies); elsewhere it is refused with an error (the script's
- * earlier writes stand, as after any script error in Redis).
+ * not declared works at once when the key lives on the shard the script
+ * runs on (and not on copies); elsewhere the script is run again with every
+ * shard's keyspace locked, on copies of every key it names (see
+ * percore/script.h), when what it did so far can be undone (inline: nothing
+ * written or published yet); else (it wrote first, inline, or it runs
+ * inside MULTI/EXEC or for a client of another shard) it is refused with an
+ * error (the script's earlier writes stand, as after any script error in
+ * Redis).
  *
  * redis.call goes through call() (core/call.h) with CALL_NESTED: stats,
  * slowlog, keyspace events, WATCH and blocked clients, into the script's own
@@ -50,6 +55,7 @@
 #include "percore/log.h"
 #include "percore/mem.h"
 #include "percore/monitor.h"
+#include "percore/object.h"
 #include "percore/rcu_ptr.h"
 #include "percore/replica.h"
 #include "percore/reply.h"
@@ -75,6 +81,7 @@ int luaopen_bit(lua_State *L);
 #define SCRIPT_VERSION_NUM 0x07000f
 #define SCRIPT_GC_PERIOD 50
 #define SCRIPT_HOOK_PERIOD 100000 /* Lua instructions between two looks at the clock (Redis's) */
+#define SCRIPT_RESTART "restart"  /* the error that ends a run that starts again (never replied) */
 
 /* ---------------------------------------------------------------- the shared cache */
 
@@ -203,6 +210,11 @@ struct script_run {
     bool cluster;               /* its client is on a cluster port: Redis Cluster's errors */
     bool busy;                  /* past busy-reply-threshold: its shard serves its clients from the hook */
     bool killed;                /* SCRIPT KILL (or the shutdown) ended it: every line raises again */
+    bool published;             /* it ran a command that reaches others and can not be undone (PUBLISH) */
+    bool restart;               /* it named an undeclared key of another shard: it ends and runs again with
+                                 * every shard's keyspace locked (every line raises again, as killed) */
+    bool undoable;              /* every write so far is in the engine's undo record (several shards, not on
+                                 * copies): a run again puts its keys back first */
     int64_t start_ms;           /* when it began (monotonic) */
     int nkeys;                  /* the declared keys */
     const struct resp_arg *keys;
@@ -213,6 +225,8 @@ struct script_engine {
     uint64_t gen;               /* the cache generation it was made under */
     struct script_run *run;     /* NULL between scripts */
     struct reply reply;         /* redis.call's reply, reused */
+    struct reply undo;          /* the keys the run wrote, as they were before (undo_note), reused */
+    struct reply again;         /* the key a run that runs again named (copied with its declared keys then) */
     struct resp_arg *argv;      /* redis.call's arguments, reused (a Lua error may skip any free) */
     int argv_cap;
     struct {
@@ -586,6 +600,131 @@ static struct script_run *current_run_or_raise(lua_State *L, const char *what)
     return NULL;
 }
 
+static __thread struct script_discovery *discovery; /* the gather's, for the script it runs on copies */
+
+static void script_hook(lua_State *L, lua_Debug *ar);
+
+void script_discovery_set(struct script_discovery *d) { discovery = d; }
+
+/* is key among the discovery's copies, or already found? (found: record it when neither) */
+static bool discovery_note(struct script_discovery *d, const struct resp_arg *key)
+{
+    for (size_t i = 0; i < d->nhave; i++)
+        if (d->have[i].len == key->len && memcmp(d->have[i].ptr, key->ptr, key->len) == 0)
+            return true;
+    size_t off = 0;
+    for (size_t i = 0; i < d->nfound; i++) {
+        uint32_t len;
+        memcpy(&len, d->found->buf + off, 4);
+        if (len == key->len && memcmp(d->found->buf + off + 4, key->ptr, len) == 0)
+            return false;
+        off += 4 + len;
+    }
+    uint32_t len = (uint32_t)key->len;
+    reply_raw(d->found, (const char *)&len, 4);
+    reply_raw(d->found, key->ptr, key->len);
+    d->nfound++;
+    return false;
+}
+
+/*
+ * The undo record of a run not on copies, with several shards: before a write, each key it names (the first
+ * time) as it is -- db (4 bytes), key length (4) and bytes, exists (1), expire (8), value length (4) and
+ * serialized value -- so that a run that must start again over every shard (percore/script.h) can put its
+ * keys back.  A write to another database (MOVE, COPY ... DB) can not be undone so.
+ */
+static void undo_emit(void *arg, const void *p, size_t n) { reply_raw(arg, p, n); }
+
+static bool undo_has(const struct reply *u, int db, const struct resp_arg *key)
+{
+    for (size_t off = 0; off < u->len;) {
+        int32_t kdb;
+        uint32_t klen, vlen;
+        memcpy(&kdb, u->buf + off, 4);
+        memcpy(&klen, u->buf + off + 4, 4);
+        memcpy(&vlen, u->buf + off + 8 + klen + 9, 4);
+        if (kdb == db && klen == key->len && memcmp(u->buf + off + 8, key->ptr, klen) == 0)
+            return true;
+        off += 8 + klen + 13 + vlen;
+    }
+    return false;
+}
+
+static void undo_note(struct script_run *run, struct script_engine *e, const struct command *cmd, int argc,
+                      const struct resp_arg *argv)
+{
+    if (run->cluster || (cmd->flags & CMD_ANY_DB)) { /* whether it could run again is asked only when it must */
+        run->undoable = false;
+        return;
+    }
+    int stack_pos[16];
+    int *pos = argc <= 16 ? stack_pos : mem_alloc((size_t)argc * sizeof(int));
+    int n = command_key_positions(cmd, argc, argv, pos);
+    struct store *st = run->ctx->store;
+    int64_t now = run->ctx->now;
+    for (int i = 0; i < n; i++) {
+        const struct resp_arg *key = &argv[pos[i]];
+        if (undo_has(&e->undo, run->db, key))
+            continue;
+        int32_t db = run->db;
+        uint32_t klen = (uint32_t)key->len;
+        struct object *o = store_peek(st, run->db, key->ptr, key->len, now, NULL);
+        int64_t expire = o ? store_get_expire(st, run->db, key->ptr, key->len, now) : -1;
+        uint8_t exists = o != NULL;
+        reply_raw(&e->undo, (const char *)&db, 4);
+        reply_raw(&e->undo, (const char *)&klen, 4);
+        reply_raw(&e->undo, key->ptr, key->len);
+        reply_raw(&e->undo, (const char *)&exists, 1);
+        reply_raw(&e->undo, (const char *)&expire, 8);
+        size_t at = e->undo.len;
+        uint32_t vlen = 0;
+        reply_raw(&e->undo, (const char *)&vlen, 4);
+        if (o)
+            object_serialize(o, undo_emit, &e->undo);
+        vlen = (uint32_t)(e->undo.len - at - 4);
+        memcpy(e->undo.buf + at, &vlen, 4);
+    }
+    if (pos != stack_pos)
+        mem_release(pos);
+}
+
+/* put back the keys the run wrote (undo_note) */
+static void undo_apply(struct script_engine *e, struct store *st, int64_t now)
+{
+    struct reply *u = &e->undo;
+    for (size_t off = 0; off < u->len;) {
+        int32_t db;
+        uint32_t klen, vlen;
+        int64_t expire;
+        memcpy(&db, u->buf + off, 4);
+        memcpy(&klen, u->buf + off + 4, 4);
+        const char *key = u->buf + off + 8;
+        bool exists = u->buf[off + 8 + klen] != 0;
+        memcpy(&expire, u->buf + off + 8 + klen + 1, 8);
+        memcpy(&vlen, u->buf + off + 8 + klen + 9, 4);
+        const char *val = u->buf + off + 8 + klen + 13;
+        struct object *o = exists ? object_deserialize(val, vlen) : NULL;
+        if (o) {
+            store_set(st, db, key, klen, o, 0);
+            if (expire >= 0)
+                store_set_expire(st, db, key, klen, expire, now);
+        } else {
+            store_delete(st, db, key, klen, now);
+        }
+        off += 8 + klen + 13 + vlen;
+    }
+    reply_clear(u);
+}
+
+/* may a run not on copies stop now and run again with every keyspace locked?  Only when nothing it did must
+ * stay (no write, no PUBLISH), for a connection of this shard outside MULTI/EXEC (it runs again from here), or
+ * of another shard (a part: its home decides, dispatch.c's part_script) */
+static bool restart_possible(const struct script_run *run)
+{
+    return (!run->wrote || run->undoable) && !run->published && !run->cluster && !SHARD_STORE_SHARED &&
+           dispatch_script_restartable(shard_self, run->ctx->client) != 0;
+}
+
 static bool key_declared(const struct script_run *run, const struct resp_arg *key)
 {
     for (int i = 0; i < run->nkeys; i++)
@@ -595,7 +734,7 @@ static bool key_declared(const struct script_run *run, const struct resp_arg *ke
 }
 
 /* may the script touch cmd's keys from where it runs?  Else why not (a constant) */
-static const char *keys_reachable(const struct script_run *run, const struct command *cmd, int argc,
+static const char *keys_reachable(struct script_run *run, const struct command *cmd, int argc,
                                   const struct resp_arg *argv)
 {
     if (shard_store_count() == 1 && !run->cluster) /* one store holds every key (a cluster port's slots aside) */
@@ -615,11 +754,27 @@ static const char *keys_reachable(const struct script_run *run, const struct com
             why = "Script attempted to access keys of several shards in another database than its own";
         else if (key_declared(run, key))
             continue;
-        else if (run->on_copies || dispatch_key_shard(cfg, key) != shard_self->index)
+        else if (run->on_copies && discovery && discovery->db == run->db) {
+            if (!discovery_note(discovery, key)) /* not copied: this run goes on, its keys are gathered after */
+                run->restart = true;
+        } else if (!run->on_copies && dispatch_key_shard(cfg, key) != shard_self->index && restart_possible(run)) {
+            run->restart = true; /* it stops here, and runs again over every shard */
+            reply_clear(&engine->again);
+            reply_raw(&engine->again, key->ptr, key->len);
+            why = SCRIPT_RESTART;
+        } else if (run->on_copies || dispatch_key_shard(cfg, key) != shard_self->index)
             why = "Script attempted to access a key that is not in KEYS and lives on another shard";
         else if (keylock_count(shard_self->locks) &&
-                 keylock_holds_other(shard_self->locks, 0, run->db, key->ptr, key->len))
-            why = "Script attempted to access a key that is not in KEYS while a multi-shard command holds it";
+                 keylock_holds_other(shard_self->locks, 0, run->db, key->ptr, key->len)) {
+            if (restart_possible(run)) { /* it runs again over every shard, once that command is done */
+                run->restart = true;
+                reply_clear(&engine->again);
+                reply_raw(&engine->again, key->ptr, key->len);
+                why = SCRIPT_RESTART;
+            } else {
+                why = "Script attempted to access a key that is not in KEYS while a multi-shard command holds it";
+            }
+        }
     }
     if (pos != stack_pos)
         mem_release(pos);
@@ -660,7 +815,7 @@ static bool stream_block_given(int argc, const struct resp_arg *argv)
 
 
 /* the checks of Redis's scriptCall before a command runs: NULL, or the error */
-static const char *command_refusal(const struct script_run *run, const struct command **cmdp, int argc,
+static const char *command_refusal(struct script_run *run, const struct command **cmdp, int argc,
                                    const struct resp_arg *argv)
 {
     const struct command *cmd = command_lookup(argv[0].ptr, argv[0].len);
@@ -750,12 +905,23 @@ static int redis_generic_call(lua_State *L, bool raise)
     if (why) {
         lua_settop(L, 0);
         push_error_cstr(L, why);
-        return raise ? raise_error(L) : 1;
+        if (run->restart) /* it runs again over every shard: this run ends, whatever pcall it is in */
+            lua_sethook(L, script_hook, LUA_MASKLINE, 0);
+        return raise || run->restart ? raise_error(L) : 1;
     }
     struct cmd_ctx *ctx = run->ctx;
     struct shard *self = shard_self;
     reply_clear(&e->reply);
     e->reply.resp = run->resp;
+    if (cmd->flags & CMD_MAY_REPLICATE)
+        run->published = true;
+    if (run->restart && (cmd->flags & CMD_MAY_REPLICATE)) { /* a run on copies that runs again: nothing leaves */
+        lua_settop(L, 0);
+        push_error_cstr(L, SCRIPT_RESTART);
+        return raise_error(L);
+    }
+    if ((cmd->flags & CMD_WRITE) && run->undoable && !(cmd->flags & CMD_SELECTS_DB))
+        undo_note(run, e, cmd, argc, e->argv);
     if (cmd->flags & CMD_WRITE) {
         run->wrote = true;
         if (run->busy) /* SCRIPT KILL from now on answers -UNKILLABLE */
@@ -1089,6 +1255,8 @@ static struct script_engine *engine_get(void)
         e = mem_alloc(sizeof(*e));
         memset(e, 0, sizeof(*e));
         reply_init(&e->reply);
+        reply_init(&e->undo);
+        reply_init(&e->again);
         e->rand48[0] = 0x330E, e->rand48[1] = 0xABCD, e->rand48[2] = 0x1234; /* rand.c's initial state */
         engine = e;
         engine_state_reset(e);
@@ -1106,6 +1274,8 @@ void script_thread_teardown(void)
     if (e->L)
         lua_close(e->L);
     reply_deinit(&e->reply);
+    reply_deinit(&e->undo);
+    reply_deinit(&e->again);
     mem_release(e->argv);
     mem_release(e);
     engine = NULL;
@@ -1308,6 +1478,10 @@ static void script_hook(lua_State *L, lua_Debug *ar)
     struct shard *self = shard_self;
     if (!run || !self)
         return;
+    if (run->restart && !run->on_copies) { /* it runs again over every shard: no pcall goes on */
+        push_error_cstr(L, SCRIPT_RESTART);
+        raise_error(L);
+    }
     bool stop = run->killed || !shard_running(self);
     if (!stop && !run->busy) {
         int64_t elapsed = util_mono_ns() / 1000000 - run->start_ms;
@@ -1317,7 +1491,7 @@ static void script_hook(lua_State *L, lua_Debug *ar)
         script_busy_begin(self, run, elapsed);
     }
     if (!stop) {
-        shard_serve_busy(self, run->ctx->conn);
+        shard_serve_busy(self, run->ctx->conn, run->ctx->client);
         stop = (atomic_load(&self->script_kill) && !run->wrote) || !shard_running(self);
     }
     if (!stop)
@@ -1456,6 +1630,7 @@ void script_run(struct cmd_ctx *ctx, const struct script_call *sc)
         .allow_oom = (flags & SCRIPT_FLAG_ALLOW_OOM) != 0,
         .on_copies = !SHARD_STORE_SHARED && ctx->store != self->store,
         .cluster = self->cluster_call,
+        .undoable = shard_store_count() > 1 && !SHARD_STORE_SHARED && ctx->store == self->store,
         .nkeys = sc->nkeys,
         .keys = &ctx->argv[3],
     };
@@ -1470,6 +1645,7 @@ void script_run(struct cmd_ctx *ctx, const struct script_call *sc)
         push_array(L, args, nargs);
         lua_setglobal(L, "ARGV");
     }
+    reply_clear(&e->undo);
     e->run = &run;
     run.start_ms = util_mono_ns() / 1000000;
     lua_sethook(L, script_hook, LUA_MASKCOUNT, SCRIPT_HOOK_PERIOD);
@@ -1478,6 +1654,46 @@ void script_run(struct cmd_ctx *ctx, const struct script_call *sc)
     if (run.busy)
         script_busy_end(self);
     e->run = NULL;
+    if (run.restart) { /* it named an undeclared key of another shard: it runs again over every shard */
+        lua_settop(L, 0);
+        if (!run.on_copies)
+            undo_apply(e, ctx->store, ctx->now); /* the keys it wrote as they were */
+        { /* what it did goes (events, watches, the AOF): the run again does it */
+            if (ctx->effects) {
+                ctx->effects->n = 0;
+                ctx->effects->len = 0;
+                ctx->effects->changes = 0;
+                ctx->effects->prop_n = 0;
+                reply_clear(&ctx->effects->prop);
+            }
+        }
+        if (run.on_copies) {
+            /* the gather runs it again (dispatch.c) */
+        } else {
+            /* its arguments, then the key it named: copied with its declared keys in the run again */
+            struct resp_arg *argv = mem_alloc(((size_t)ctx->argc + 1) * sizeof(*argv));
+            memcpy(argv, ctx->argv, (size_t)ctx->argc * sizeof(*argv));
+            argv[ctx->argc] = (struct resp_arg){e->again.buf ? e->again.buf : "", e->again.len};
+            if (dispatch_script_restartable(self, ctx->client) > 0) {
+                /* run inline: nothing written; no reply and no call counted here, the run again has them */
+                stats_subcommand(NULL, false);
+                dispatch_script_restart(self, ctx->client, ctx->argc, argv, 1);
+            } else { /* a part for a client of another shard: its home runs it again (dispatch.c's part_script) */
+                char mark = DISPATCH_SCRIPT_AGAIN;
+                uint32_t argc = (uint32_t)ctx->argc, nextra = 1;
+                reply_raw(ctx->out, &mark, 1);
+                reply_raw(ctx->out, (const char *)&argc, 4);
+                reply_raw(ctx->out, (const char *)&nextra, 4);
+                for (int i = 0; i <= ctx->argc; i++) {
+                    uint32_t n = (uint32_t)argv[i].len;
+                    reply_raw(ctx->out, (const char *)&n, 4);
+                    reply_raw(ctx->out, argv[i].ptr, argv[i].len);
+                }
+            }
+            mem_release(argv);
+        }
+        return;
+    }
     if (err)
         reply_script_error(L, sc, ctx->out);
     else
@@ -1601,10 +1817,16 @@ static void cmd_script(struct cmd_ctx *ctx)
 {
     const struct resp_arg *sub = &ctx->argv[1];
     const struct subcommand *found;
-    if (script_running() && !cmd_arg_is(sub, "kill")) { /* from a busy script's hook: KILL alone */
-        reply_error(ctx->out, script_busy_error_here());
-    } else if (!command_subcommand_or_reply("script", ctx->argc, ctx->argv, ctx->out, &found)) {
+    /* as Redis's processCommand: an unknown subcommand or a wrong arity first (rejected, counted for the
+     * subcommand, an unknown one for none), then -BUSY from a busy script's hook (KILL alone runs) */
+    if (!command_subcommand_or_reply("script", ctx->argc, ctx->argv, ctx->out, &found)) {
+        stats_subcommand(found ? &found->cmd : NULL, true);
         return;
+    }
+    bool refused = script_running() && !cmd_arg_is(sub, "kill");
+    stats_subcommand(&found->cmd, refused); /* commandstats count "script|load", not "script" */
+    if (refused) {
+        reply_error(ctx->out, script_busy_error_here());
     } else if (cmd_arg_is(sub, "help")) {
         size_t n = sizeof script_help / sizeof script_help[0];
         reply_array(ctx->out, (long long)n);

@@ -382,7 +382,7 @@ static void shard_on_cluster_accept(evutil_socket_t fd, short what, void *arg)
 
 static void shard_flush_dirty(struct shard *self);
 
-void shard_serve_busy(struct shard *self, const struct conn *running)
+void shard_serve_busy(struct shard *self, const struct conn *running, uint64_t running_id)
 {
     enum { MAX_FDS = 1024 };
     struct pollfd fds[MAX_FDS];
@@ -411,6 +411,7 @@ void shard_serve_busy(struct shard *self, const struct conn *running)
         }
     }
     handoff_refuse_busy(self); /* other shards' clients: their commands waiting here */
+    handoff_deliver_busy(self, running_id); /* our clients' replies that came back, when they start nothing */
     shard_flush_dirty(self);
     handoff_ring(self);
 }
@@ -664,7 +665,8 @@ static void shard_loop(struct shard *self)
         atomic_store(&self->asleep, 1);
         atomic_thread_fence(memory_order_seq_cst);
         bool locks_moved = keylock_generation(self->locks) != self->locks_seen; /* keys freed since */
-        if (!ring_empty(self->inbox) || !ring_empty(self->done) || self->busy_held || lazy_work || locks_moved ||
+        if (!ring_empty(self->inbox) || !ring_empty(self->done) || self->busy_held || self->busy_done_held ||
+            lazy_work || locks_moved ||
             aof_again || (load_in_progress() && load_queued(self))) {
             atomic_store(&self->asleep, 0);
             event_base_loop(self->base, EVLOOP_NONBLOCK);

@@ -95,6 +95,8 @@ struct shard {
     struct batch *busy_held;  /* popped while a script was busy here, not all refused: it runs from
                                * busy_held_from once the script ended (handoff_refuse_busy), NULL none */
     int busy_held_from;
+    struct batch *busy_done_held; /* came back while a script was busy here and not answered from its hook
+                                   * (handoff_deliver_busy): completed first once the script ended, NULL none */
     struct slot *slot_pool;   /* released slots, for reuse */
     int slot_pool_len;
     struct batch *batch_pool;
@@ -161,7 +163,7 @@ void shard_set_recording(struct shard *self, bool on);
  * NOSAVE / QUIT, dispatch.c), their output written; running, the script's own client, is left alone.
  * Other shards' clients' commands waiting in the inbox get -BUSY (handoff_refuse_busy); nothing else of
  * the loop runs (no timer; the rest of the inbox and the replies coming back wait for the script's end) */
-void shard_serve_busy(struct shard *self, const struct conn *running);
+void shard_serve_busy(struct shard *self, const struct conn *running, uint64_t running_id);
 
 static inline bool shard_running(struct shard *self)
 {

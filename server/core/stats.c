@@ -162,11 +162,12 @@ void stats_cmd_rejected(struct stats *st, const struct command *cmd, const char 
     }
 }
 
-void stats_cmd_outcome(struct stats *st, const struct command *cmd, const char *reply, size_t len, bool sample,
-                       uint64_t ns)
+void stats_cmd_outcome(struct stats *st, const struct command *cmd, const char *reply, size_t len, bool rejected,
+                       bool sample, uint64_t ns)
 {
     static const char oom[] = "-OOM ";
-    if (len >= sizeof oom - 1 && memcmp(reply, oom, sizeof oom - 1) == 0) {
+    if (len && reply[0] == '-' &&
+        (rejected || (len >= sizeof oom - 1 && memcmp(reply, oom, sizeof oom - 1) == 0))) {
         stats_cmd_rejected(st, cmd, reply, len);
         return;
     }
@@ -187,6 +188,8 @@ void stats_cmd_done_sub(struct stats *st, uint64_t ns, const char *reply, size_t
     struct stats_sub sub = stats_sub;
     stats_sub.active = false;
     stats_sub.cmd = NULL;
+    if (!sub.cmd && !sub.rejected) /* no call: a script that runs again elsewhere (script.c) */
+        return;
     if (sub.rejected || !sub.cmd) {
         stats_cmd_rejected(st, sub.cmd, reply, len);
         return;

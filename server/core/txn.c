@@ -96,6 +96,7 @@ struct txn {
     int next;                /* the first key of the unit to lock next; nkeys: all held */
     txn_locked_fn *locked;   /* every key held: what runs (on the lock slot) */
     int argc;                /* a single command's copy (txn_run_command) */
+    int nextra;              /* a script's (txn_run_script_whole): keys it named, after its argc arguments */
     struct resp_arg *argv;
     char *bytes;
     struct conn *conn;       /* while waiting for a grant */
@@ -528,12 +529,16 @@ void txn_start_deferred(struct conn *c)
 }
 
 /* a single command: every lock is held, run it; its own slot takes the transaction over */
-static void command_locked(struct conn *c, struct slot *s)
+static void single_locked(struct conn *c, struct slot *s, bool script)
 {
     struct txn *t = s->txn;
     s->txn = NULL;
     c->txid = t->id;
-    dispatch_run_multi_shard(c, command_lookup(t->argv[0].ptr, t->argv[0].len), t->argc, t->argv);
+    const struct command *cmd = command_lookup(t->argv[0].ptr, t->argv[0].len);
+    if (script)
+        dispatch_run_script_whole(c, cmd, t->argc, t->argv, t->nextra);
+    else
+        dispatch_run_multi_shard(c, cmd, t->argc, t->argv);
     c->txid = 0;
     struct slot *cmd_slot = c->slot_tail != s ? c->slot_tail : NULL;
     if (cmd_slot && !cmd_slot->complete && cmd_slot->txid == t->id)
@@ -541,6 +546,22 @@ static void command_locked(struct conn *c, struct slot *s)
     else /* it completed at once (an error before any part left) */
         txn_finish(c->home, t);
     dispatch_slot_complete(c, s);
+}
+
+static void command_locked(struct conn *c, struct slot *s) { single_locked(c, s, false); }
+
+static void script_whole_locked(struct conn *c, struct slot *s) { single_locked(c, s, true); }
+
+void txn_run_script_whole(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv,
+                          int nextra)
+{
+    (void)cmd;
+    struct txn *t = txn_create(c->home);
+    t->argc = argc;
+    t->nextra = nextra;
+    dispatch_argv_copy(argc + nextra, argv, &t->argv, &t->bytes);
+    t->whole = true; /* the keys it names are known only as it runs: every shard's keyspace */
+    txn_begin(c, t, script_whole_locked);
 }
 
 void txn_run_command(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv)
@@ -660,6 +681,7 @@ static bool split_refused_busy(struct conn *c, struct slot *s)
         return false;
     char err[sizeof(FUNCTION_BUSY_ERROR) + 3];
     int n = snprintf(err, sizeof err, "-%s\r\n", script_busy_error(sh));
+    s->rejected = true; /* Redis's rejected call */
     t->merge_part(c, s, sh, err, (size_t)n);
     t->merge_done(c, s);
     return true;
@@ -1045,7 +1067,8 @@ void multi_exec(struct conn *c, const struct command *cmd, const struct resp_arg
     int busy = c->repl_master ? -1 : keyset_busy_shard(&m->keys, m->whole); /* a replica's master waits */
     if (busy < 0 && !c->repl_master)
         busy = keyset_busy_shard(&m->watched, false);
-    if (busy >= 0) { /* Redis's -EXECABORT for an EXEC read while busy */
+    if (busy >= 0) { /* Redis's -EXECABORT for an EXEC read while busy (a rejected call: exec's rejected_calls) */
+        stats_subcommand(cmd, true);
         multi_exec_refused(c, cmd, 1, argv, out, script_busy_error(busy));
         return;
     }

@@ -20,6 +20,11 @@ struct reply;
 
 /* a command whose keys span shards: lock them, run it, unlock */
 void txn_run_command(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv);
+/* a script that names keys it did not declare (percore/script.h): every shard's keyspace locked, it runs
+ * on copies of the keys it names (dispatch_run_script_whole), then unlock; argv[argc .. argc+nextra): keys it
+ * named already, copied with its declared ones */
+void txn_run_script_whole(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv,
+                          int nextra);
 /* the same for a split command (MSET MGET DEL EXISTS ...): each shard's part runs as its keys are locked */
 void txn_run_split(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv);
 /* dispatch_split_kept's parts, kept for txn_run_split to send */

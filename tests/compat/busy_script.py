@@ -32,11 +32,23 @@ side.
 - elsewhere (percore, threads > 1, not the global-lock build; Redis the same):
   while busy, from connections of other shards, an EXEC and split commands
   (MSET MGET DEL) that need the script's shard are refused whole at once.
+- answered (percore, threads > 1, not the global-lock build): a GET that a
+  connection of the script's shard sent to another shard just before the
+  script began (that shard was running a short script of its own) is
+  answered while the script is busy, as Redis would have answered it then,
+  not once the script ended.
 - transactions (one shard): WATCH UNWATCH MULTI DISCARD RESET (Redis 7.0's
   allow-busy) answered while busy, a command queued in MULTI then and EXEC
   as Redis; the watch taken while busy holds after; RESET reset.
 - written (one shard): WATCH and UNWATCH while a script that wrote is busy
   leave the script's write its effect on the other watches of its key.
+
+busy, functions, queued, elsewhere and transactions also compare INFO
+commandstats (calls, rejected_calls, failed_calls) and errorstats after
+their steps: a command refused with -BUSY (on its shard, waiting in a busy
+shard's inbox, a split command, an EXEC's -EXECABORT) is a rejected call and
+an errorstat_BUSY (EXECABORT) as in Redis, and what runs while busy (SCRIPT
+KILL, FUNCTION STATS) is counted under its subcommand.
 
 Every check polls; none asserts on timing (the threshold is 200 ms, and the
 test waits for the first -BUSY before it looks).  Standard library and
@@ -132,6 +144,32 @@ def wait_busy(r):
     return False
 
 
+def counts(r):
+    """INFO commandstats without times, errorstats and total_error_replies; PING's calls left out (wait_busy
+    sends PING until the first -BUSY, as many as it takes), and INFO, CLIENT INFO (conn_off_shard) and CONFIG
+    RESETSTAT, the test's own"""
+    out = {}
+    for name, d in r.info("commandstats").items():
+        if name in ("cmdstat_info", "cmdstat_client|info", "cmdstat_config|resetstat"):
+            continue
+        out[name] = (None if name == "cmdstat_ping" else d["calls"], d["rejected_calls"], d["failed_calls"])
+    for name, d in r.info("errorstats").items():
+        out[name] = d["count"] if isinstance(d, dict) else d  # redis-py: {"count": n}, or "count=n"
+    out["total_error_replies"] = r.info("stats")["total_error_replies"]
+    return out
+
+
+def counts_like(r, want):
+    """counts(r), polled until they are `want` (3 s at most: percore's INFO shows the aggregator's sum,
+    taken every stats-interval); want None: at once (the reference)"""
+    deadline = time.monotonic() + 3
+    while True:
+        got = counts(r)
+        if want is None or got == want or time.monotonic() > deadline:
+            return got
+        time.sleep(0.05)
+
+
 def wait_slow_logged(s, times=1):
     """until the server logged its script slow (both write Redis's line), without a request to its shard:
     percore's other shards send a command bound for a busy shard -BUSY at once, but one they sent before
@@ -187,6 +225,7 @@ def busy(o, work):
                 check(run.done.wait(DEADLINE_S), "%s: the script ended" % who)
                 out.append(("script's reply", run.result))
                 out.append(("after", reply(r, "GET", "k"), reply(r, "SCRIPT", "KILL")))
+            out.append(("counts", counts_like(r, got["redis"][-1][1] if "redis" in got else None)))
             got[who] = out
         finally:
             eq(s.stop(), 0, "%s: exit status" % who)
@@ -251,6 +290,7 @@ def functions(o, work):
             out += [("eval busy", reply(r, "PING"), reply(r, "FUNCTION", "STATS"), reply(r, "FUNCTION", "KILL"),
                      reply(r, "SCRIPT", "KILL"))]
             check(run.done.wait(DEADLINE_S), "%s: the script ended" % who)
+            out.append(("counts", counts_like(r, got["redis"][-1][1] if "redis" in got else None)))
             run = Runner(s.port, "wloop", ("w",), cmd="FCALL")
             check(wait_slow_logged(s, 3), "%s: busy function that wrote" % who)
             out.append(("unkillable", reply(r, "FUNCTION", "KILL")))
@@ -371,10 +411,60 @@ def queued(o, work):
                 check(a.done.wait(DEADLINE_S), "%s: answered" % who)
                 out.append(a.result)
             out.append(reply(conns[0], "GET", key))
+            out.append(counts_like(r, got["redis"][-1] if "redis" in got else None))
             got[who] = out
         finally:
             eq(s.stop(), 0, "%s: exit status" % who)
     eq(got["candidate"], got["redis"], "queued")
+
+
+def conn_on_shard(port, shard):
+    """a connection homed on `shard` (percore's CLIENT INFO says which)"""
+    for _ in range(256):
+        c = redis.Redis(port=port, socket_timeout=DEADLINE_S * 2)
+        if "shard=%d" % shard in c.execute_command("CLIENT", "INFO").decode().split():
+            return c
+        c.close()
+    raise AssertionError("no connection landed on shard %d" % shard)
+
+
+TIMED_READ = ("local t = redis.call('time') local start = t[1] * 1000 + math.floor(t[2] / 1000) "
+              "while true do t = redis.call('time') "
+              "if t[1] * 1000 + math.floor(t[2] / 1000) - start > tonumber(ARGV[1]) then return 1 end end")
+
+
+def answered(o, work):
+    """a reply that comes back to a connection of the busy shard is answered from the script's hook"""
+    if o.threads is None or o.threads < 2:
+        print("SKIP answered: one shard")
+        return
+    s = start(o.candidate, o.threads, "busy-answered", QUEUED_THRESHOLD_MS)
+    try:
+        r = redis.Redis(port=s.port)
+        if r.info("server").get("percore_build") == "global-lock":  # no handoff: every key is its thread's
+            print("SKIP answered: the global-lock build")
+            return
+        akey, bkey = "akey", "bkey:0"
+        while shard_of(bkey, o.threads) == shard_of(akey, o.threads):
+            bkey = "bkey:%d" % (int(bkey.split(":")[1]) + 1)
+        r.set(bkey, "bv")
+        x, script_conn = (conn_on_shard(s.port, shard_of(akey, o.threads)) for _ in range(2))
+        other = Asker(redis.Redis(port=s.port, socket_timeout=DEADLINE_S), ("EVAL", TIMED_READ, 1, bkey,
+                                                                             QUEUED_THRESHOLD_MS // 2))
+        time.sleep(0.2)  # bkey's shard runs that script: the GET below waits there
+        get = Asker(x, ("GET", bkey))
+        time.sleep(0.2)  # the GET sent, the script on akey's shard begins (it ends after bkey's shard's)
+        run = Asker(script_conn, ("EVAL", LOOP, 1, akey))  # from akey's shard too: it runs there at once
+        check(wait_slow_logged(s), "busy")
+        check(get.done.wait(DEADLINE_S / 2), "the GET sent before the script began is answered while it is busy")
+        eq(get.result, b"bv", "its reply")
+        check(not run.done.is_set(), "the script was still running")
+        check(other.done.wait(DEADLINE_S), "the other shard's script ended")
+        eq(reply(r, "SCRIPT", "KILL"), b"OK", "SCRIPT KILL")
+        check(run.done.wait(DEADLINE_S), "the script ended")
+        eq(reply(x, "GET", bkey), b"bv", "the connection after")
+    finally:
+        eq(s.stop(), 0, "exit status")
 
 
 def elsewhere(o, work):
@@ -418,6 +508,7 @@ def elsewhere(o, work):
                 check(a.done.wait(DEADLINE_S), "%s: answered" % who)
                 out.append(a.result)
             out.append(reply(r, "MGET", key, other))
+            out.append(counts_like(r, got["redis"][-1] if "redis" in got else None))
             got[who] = out
         finally:
             eq(s.stop(), 0, "%s: exit status" % who)
@@ -457,6 +548,7 @@ def transactions(o, work):
             named.execute_command("MULTI")  # RESET dropped its watch
             named.execute_command("GET", "k")
             out.append(("unwatched exec", reply(named, "EXEC")))
+            out.append(("counts", counts_like(r, got["redis"][-1][1] if "redis" in got else None)))
             got[who] = out
         finally:
             eq(s.stop(), 0, "%s: exit status" % who)
@@ -496,7 +588,7 @@ def written(o, work):
 
 
 def main():
-    return expect.main(globals(), "busy_script", "config,busy,unkillable,functions,shards,queued,elsewhere,transactions,written")
+    return expect.main(globals(), "busy_script", "config,busy,unkillable,functions,shards,queued,answered,elsewhere,transactions,written")
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -14,7 +14,8 @@
  * split MSET, a gathered SUNIONSTORE, MSETNX across shards and a SET), and
  * commands whose handler sends parts of its own: WATCH on keys of several
  * shards, and containers fanned out to every shard (SLOWLOG RESET, PUBSUB
- * NUMSUB), counted as their subcommand only -- no line for the container.
+ * NUMSUB), counted as their subcommand only -- no line for the container;
+ * so are SCRIPT's and FUNCTION's.
  * With 4 shards most of these cross shards, where the call is counted
  * once, on the home shard, by its whole reply.  percore's figures come from
  * the aggregator's snapshot: its INFO is polled (3 s at most) until they
@@ -33,11 +34,11 @@
 static const char *const compared[] = {
     "set", "get", "scan", "incr", "mset", "msetnx", "sunionstore", "sinterstore", "sadd",
     "flushall", "rename", "auth", "mget", "dbsize", "config|set", "del", "exists",
-    "watch", "unwatch", "slowlog|reset", "pubsub|numsub",
+    "watch", "unwatch", "slowlog|reset", "pubsub|numsub", "script|load", "script|exists", "function|list",
 };
 #define NCOMPARED (sizeof compared / sizeof compared[0])
 /* the containers of those subcommands: Redis counts no call of theirs */
-static const char *const uncounted[] = {"slowlog", "pubsub"};
+static const char *const uncounted[] = {"slowlog", "pubsub", "script", "function"};
 /* and the errorstat_<name> lines: each error reply counted once, refused or not (NOAUTH last:
  * Redis 7.0 has no line for it) */
 static const char *const compared_errors[] = {"ERR", "OOM", "WRONGTYPE", "NOAUTH"};
@@ -144,6 +145,10 @@ static void sequence(struct pair *p, struct pc_conn *ref2, struct pc_conn *cand2
     both(p, "UNWATCH", NULL);
     both(p, "SLOWLOG", "RESET", NULL);
     both(p, "PUBSUB", "NUMSUB", "cs:channel", NULL);
+    both(p, "SCRIPT", "LOAD", "return 1", NULL);
+    both(p, "SCRIPT", "EXISTS", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db", NULL);
+    both(p, "SCRIPT", "NOSUCH", NULL);
+    both(p, "FUNCTION", "LIST", NULL);
     both(p, "FLUSHALL", "foo", NULL);
     both(p, "RENAME", k[9], k[10], NULL);
     both(p, "RENAME", k[0], k[10], NULL);

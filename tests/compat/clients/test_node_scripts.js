@@ -12,9 +12,10 @@
 //    'succeeded' / 'failed' / 'retrying' events, the queue's job counts;
 //    delayed jobs (its addDelayedJob script PUBLISHes to the workers).
 //  - BullMQ with a hash-tagged prefix ({bull}, as BullMQ asks for Redis Cluster:
-//    its scripts build job keys they do not declare, which must live on the
-//    script's shard): 200 jobs and a delayed one through a worker, retries,
-//    QueueEvents over its events stream (XREAD BLOCK), the job counts.
+//    its scripts build job keys they do not declare, then on the script's
+//    shard) and with a plain one (bull: those keys on any shard): 200 jobs and
+//    a delayed one through a worker, retries, QueueEvents over its events
+//    stream (XREAD BLOCK), the job counts.
 // Starts its own server on a free port (node_harness.js).
 'use strict';
 const { check, eq, nodeModule, main } = require('./node_harness');
@@ -186,13 +187,13 @@ async function runBeeQueue(port) {
 }
 
 // BullMQ with a hash-tagged prefix ({bull}: every key of a queue on one shard, as BullMQ asks for Redis
-// Cluster; its scripts build job keys from the prefix, keys they do not declare): 200 jobs added, a worker
+// Cluster; its scripts build job keys from the prefix, keys they do not declare), and with a plain one (bull:
+// those keys on any shard, where such scripts run again over every shard): 200 jobs added, a worker
 // runs them 4 at a time, some fail once and are retried, a delayed job; QueueEvents reads the events stream
 // with XREAD BLOCK; the job counts and a return value read back
-async function runBullmq(port) {
+async function runBullmq(port, prefix) {
   const { Queue, Worker, QueueEvents } = nodeModule('bullmq');
   const connection = { host: '127.0.0.1', port, maxRetriesPerRequest: null };
-  const prefix = '{bull}';
   const queue = new Queue('jobs', { connection, prefix });
   await queue.obliterate({ force: true }).catch(() => {});
   const events = new QueueEvents('jobs', { connection, prefix });
@@ -229,7 +230,8 @@ async function run(port) {
   await runDefineScript(port);
   await runRateLimiter(port);
   await runBeeQueue(port);
-  await runBullmq(port);
+  await runBullmq(port, '{bull}');
+  await runBullmq(port, 'bull');
 }
 
 main('test_node_scripts', run);
