@@ -1024,7 +1024,9 @@ static void randomkey_done(struct conn *c, struct slot *s)
  * only as serialized copies (ARCHITECTURE.md rule 1).  A barrier: the connection
  * parses nothing more until the write-backs are done, so its next command
  * sees them.  Atomic against other clients it is not; that is the
- * transactions work.
+ * transactions work.  XREAD / XREADGROUP BLOCK that finds nothing on the
+ * copies, its keys still locked, waits at each owner instead
+ * (block_gathered_wait).
  */
 static void gather_part(struct conn *c, struct slot *s, int part, const char *reply, size_t len)
 {
@@ -1088,11 +1090,17 @@ static void gather_done(struct conn *c, struct slot *s)
     /* 2. the command, on the copies */
     struct call run = {
         .cmd = s->cmd, .argv = s->argv, .argc = s->argc, .db = s->db, .resp = s->resp, .client = c->id,
-        .conn = c, .store = st, .out = &s->reply, .flags = CALL_STATS | CALL_EVENTS,
+        .conn = c, .store = st, .out = &s->reply,
+        .flags = CALL_STATS | CALL_EVENTS | (s->may_block ? CALL_MAY_BLOCK : 0),
     };
     store_mark_copies(st, s->every_key);
-    call(self, &run);
+    enum call_result ran = call(self, &run);
     store_mark_copies(st, false);
+    if (ran == CALL_BLOCKED) { /* XREAD BLOCK found nothing (and changed nothing): it waits at each owner */
+        store_flush(st, -1);
+        block_gathered_wait(c, s);
+        return;
+    }
     /* 3. what changed goes back to its owner */
     struct reply now_blob, args_bytes;
     reply_init(&now_blob);
@@ -1162,6 +1170,9 @@ static void run_gather(struct conn *c, const struct command *cmd, int argc, cons
     struct slot *s = dispatch_slot_create(c, cmd);
     slot_keep_argv(s, argc, argv);
     s->barrier = true;
+    /* XREAD / XREADGROUP BLOCK that finds nothing waits (block.c), but not inside EXEC, which feeds its
+     * commands from exec_input */
+    s->may_block = (cmd->flags & CMD_BLOCKING) && c->exec_input == NULL;
     s->key_pos = mem_alloc((size_t)npos * sizeof(int));
     for (int i = 0; i < npos; i++) { /* each distinct key once */
         bool seen = false;
