@@ -275,6 +275,9 @@ enum {
                                    * call(): SCRIPT (its KILL), SHUTDOWN (with NOSAVE), QUIT, MULTI; the
                                    * handler refuses the rest with -BUSY; AUTH HELLO (the connection alone);
                                    * WATCH UNWATCH DISCARD RESET (with CMD_BUSY_WATCHES) */
+    CMD_ENDS_TXN = 1ull << 44,    /* ends the transaction or the connection (EXEC DISCARD QUIT RESET): inside
+                                   * MULTI past maxmemory it is not refused as the rest is (EXEC only when a
+                                   * deny-oom command is queued), as Redis's processCommand */
     CMD_BUSY_WATCHES = 1ull << 43, /* allow-busy, but it adds or drops the connection's watches, on their keys'
                                     * owners: the global-lock build runs it while busy only on the script's
                                     * thread, and refuses it -BUSY on the others (it would wait there for the

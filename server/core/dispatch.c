@@ -108,20 +108,26 @@ static const int evict_how[] = {
  * or no candidate left).  Eviction that freed some but stopped at its time
  * budget lets the command run, as Redis's EVICT_RUNNING does.
  */
-bool dispatch_memory_enforce(struct shard *self, const struct config *cfg, const struct command *cmd, int argc,
-                             const struct resp_arg *argv, struct reply *out)
+/* over this shard's budget once the policy evicted what it could (nothing: noeviction, no candidate left) */
+static bool memory_full(struct shard *self, const struct config *cfg)
 {
     if (replica_now() && cfg->replica_ignore_maxmemory) /* Redis's default: a replica's keys go when its master */
-        return true;                                      /* says, and its master's writes are never refused */
+        return false;                                     /* says, and its master's writes are never refused */
     enum maxmemory_policy p = cfg->maxmemory_policy;
     size_t budget = (size_t)cfg->maxmemory / (size_t)shard_store_count();
     size_t used = store_memory(self->store);
     if (used <= budget)
-        return true;
+        return false;
     size_t freed = 0;
     if (evict_how[p] >= 0)
         freed = store_evict(self->store, evict_how[p], cfg->maxmemory_samples, used - budget, self->now);
-    if (freed > 0 || !cmd) /* no cmd: the shard's timer, only evicting */
+    return freed == 0;
+}
+
+bool dispatch_memory_enforce(struct shard *self, const struct config *cfg, const struct command *cmd, int argc,
+                             const struct resp_arg *argv, struct reply *out)
+{
+    if (!memory_full(self, cfg) || !cmd) /* no cmd: the shard's timer, only evicting */
         return true;
     const struct command *run = command_resolve_subcommand(cmd, argc, argv); /* NULL: the container refuses it */
     if (!((run ? run : cmd)->flags & CMD_DENYOOM))
@@ -1559,6 +1565,29 @@ static void dispatch_reject(struct conn *c, const struct command *cmd, int argc,
     }
 }
 
+/*
+ * Inside MULTI past maxmemory, Redis 7.0's processCommand refuses with -OOM
+ * every command but those that end the transaction or the connection
+ * (queuing would only grow its memory), and EXEC too when a deny-oom
+ * command is queued: the transaction fails at EXEC (EXECABORT), or EXEC
+ * itself discards it saying why.  A command Redis's lookup refuses (an
+ * unknown subcommand) keeps that error.  The home shard's budget decides,
+ * as for a script's commands.  True: refused.
+ */
+static bool multi_refuses_oom(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv,
+                              const struct config *cfg)
+{
+    if ((cmd->flags & CMD_ENDS_TXN) && !((cmd->flags & CMD_RUNS_QUEUE) && txn_queued_denyoom(c)))
+        return false;
+    const struct command *run = command_resolve_subcommand(cmd, argc, argv); /* counted as Redis names it */
+    if (!run || !memory_full(c->home, cfg))
+        return false;
+    dispatch_reject(c, cmd, argc, argv, oom_error);
+    bool exec = cmd->flags & CMD_RUNS_QUEUE;
+    stats_cmd_rejected(&c->home->stats, run, exec ? "-EXECABORT" : "-OOM", exec ? 10 : 4);
+    return true;
+}
+
 /* a replica's client (not its master): a write while replica-read-only, or anything but the stale-ok
  * commands while the master's link is down and replica-serve-stale-data is no, is refused with Redis's
  * error (processCommand's order: READONLY first); true: refused */
@@ -1635,6 +1664,8 @@ bool dispatch_command(struct conn *c, int argc, const struct resp_arg *argv)
         stats_cmd_rejected(&self->stats, cmd, "-NOAUTH", 7);
         return true;
     }
+    if (__builtin_expect(txn_in_multi(c), 0) && cfg->maxmemory > 0 && multi_refuses_oom(c, cmd, argc, argv, cfg))
+        return true;
     bool rdb_denies = save_denies_writes(cfg);
     if ((rdb_denies || aof_denies_writes()) && /* Redis's processCommand: a write, an EXEC of writes, PING */
         ((cmd->flags & (CMD_WRITE | CMD_DENIED_ON_DISK_ERROR)) ||

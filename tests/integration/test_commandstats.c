@@ -11,7 +11,9 @@
  * key missing its value, WRONGTYPE in a gathered SINTERSTORE, FLUSHALL's
  * syntax error fanned out, RENAME of a missing key across shards), and
  * refusals before running (arity, NOAUTH, and OOM at maxmemory for a
- * split MSET, a gathered SUNIONSTORE, MSETNX across shards and a SET), and
+ * split MSET, a gathered SUNIONSTORE, MSETNX across shards and a SET; inside
+ * MULTI, every command as it is queued -- MULTI and WATCH too, not DISCARD --
+ * and EXEC of a queue holding a deny-oom command, XGROUP CREATE's too), and
  * commands whose handler sends parts of its own: WATCH on keys of several
  * shards, and containers fanned out to every shard (SLOWLOG RESET, PUBSUB
  * NUMSUB), counted as their subcommand only -- no line for the container.
@@ -33,14 +35,14 @@
 static const char *const compared[] = {
     "set", "get", "scan", "incr", "mset", "msetnx", "sunionstore", "sinterstore", "sadd",
     "flushall", "rename", "auth", "mget", "dbsize", "config|set", "del", "exists",
-    "watch", "unwatch", "slowlog|reset", "pubsub|numsub",
+    "watch", "unwatch", "slowlog|reset", "pubsub|numsub", "multi", "exec", "discard", "ping", "xgroup|create",
 };
 #define NCOMPARED (sizeof compared / sizeof compared[0])
 /* the containers of those subcommands: Redis counts no call of theirs */
 static const char *const uncounted[] = {"slowlog", "pubsub"};
 /* and the errorstat_<name> lines: each error reply counted once, refused or not (NOAUTH last:
  * Redis 7.0 has no line for it) */
-static const char *const compared_errors[] = {"ERR", "OOM", "WRONGTYPE", "NOAUTH"};
+static const char *const compared_errors[] = {"ERR", "OOM", "WRONGTYPE", "EXECABORT", "NOAUTH"};
 #define NERRORS (sizeof compared_errors / sizeof compared_errors[0])
 
 struct pair {
@@ -163,9 +165,43 @@ static void sequence(struct pair *p, struct pc_conn *ref2, struct pc_conn *cand2
         both(p, "SET", k[i], "v", NULL);
     both(p, "DEL", k[0], k[1], k[2], k[3], NULL); /* not denyoom: runs */
     both(p, "CONFIG", "SET", "maxmemory", "0", NULL);
+    /* refused inside MULTI past maxmemory (every shard holds a key: each is past its share) */
+    struct pair second = {ref2, cand2};
+    both(p, "MSET", k[0], "v", k[4], "v", k[8], "v", k[12], "v", NULL);
+    both(p, "MULTI", NULL);
+    both(p, "SET", k[0], "w", NULL);
+    both(p, "GET", k[0], NULL);
+    both(&second, "CONFIG", "SET", "maxmemory", "1", NULL);
+    both(p, "EXEC", NULL); /* a deny-oom command queued: EXECABORT ... because of: OOM ... */
+    both(p, "GET", k[0], NULL); /* outside MULTI a read runs */
+    both(p, "MULTI", NULL);
+    both(p, "GET", k[0], NULL);
+    both(p, "PING", NULL);
+    both(p, "MULTI", NULL);
+    both(p, "WATCH", k[0], NULL);
+    both(p, "CONFIG", "NOSUCH", NULL); /* the lookup's error first */
+    both(p, "GET", NULL);
+    both(p, "XGROUP", "CREATE", k[4], "g", "$", "MKSTREAM", NULL);
+    both(p, "DISCARD", NULL);
+    both(p, "MULTI", NULL);
+    both(p, "GET", k[0], NULL);
+    both(&second, "CONFIG", "SET", "maxmemory", "0", NULL);
+    both(p, "EXEC", NULL); /* EXECABORT: previous errors */
+    both(p, "MULTI", NULL);
+    both(p, "GET", k[0], NULL);
+    both(&second, "CONFIG", "SET", "maxmemory", "1", NULL);
+    both(p, "EXEC", NULL); /* reads only: it runs */
+    both(&second, "CONFIG", "SET", "maxmemory", "0", NULL);
+    both(p, "MULTI", NULL);
+    both(p, "XGROUP", "CREATE", k[4], "g", "$", "MKSTREAM", NULL);
+    both(&second, "CONFIG", "SET", "maxmemory", "1", NULL);
+    both(p, "EXEC", NULL); /* XGROUP CREATE is deny-oom */
+    both(p, "MULTI", NULL);
+    both(p, "RESET", NULL);
+    both(&second, "CONFIG", "SET", "maxmemory", "0", NULL);
+    both(p, "EXISTS", k[4], NULL);
     /* refused: NOAUTH, on a second connection while a password is set */
     both(p, "CONFIG", "SET", "requirepass", "pw", NULL);
-    struct pair second = {ref2, cand2};
     both(&second, "GET", k[0], NULL);
     both(&second, "AUTH", "pw", NULL);
     both(&second, "CONFIG", "SET", "requirepass", "", NULL);
