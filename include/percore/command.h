@@ -278,6 +278,9 @@ enum {
     CMD_ENDS_TXN = 1ull << 44,    /* ends the transaction or the connection (EXEC DISCARD QUIT RESET): inside
                                    * MULTI past maxmemory it is not refused as the rest is (EXEC only when a
                                    * deny-oom command is queued), as Redis's processCommand */
+    CMD_SUBCOMMANDS = 1ull << 45, /* a container whose one handler serves its subcommands (OBJECT MEMORY XGROUP
+                                   * XINFO FUNCTION SCRIPT): found by the dispatcher as Redis's lookupCommand
+                                   * finds them, refused there when unknown, counted as "object|encoding" */
     CMD_BUSY_WATCHES = 1ull << 43, /* allow-busy, but it adds or drops the connection's watches, on their keys'
                                     * owners: the global-lock build runs it while busy only on the script's
                                     * thread, and refuses it -BUSY on the others (it would wait there for the

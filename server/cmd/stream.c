@@ -1724,12 +1724,12 @@ const struct command command_family_stream[] = {
      "@read @stream @slow @blocking"},
     {"xreadgroup", cmd_xreadgroup, -7, CMD_WRITE | CMD_BLOCKING | CMD_KEYS_STREAMS, 1, -1, 1, ROUTE_GATHER,
      "@write @stream @slow @blocking"},
-    {"xgroup", cmd_xgroup, -2, CMD_WRITE, 2, 2, 1, ROUTE_OWNER, "@slow"}, /* containers: "@slow" alone */
+    {"xgroup", cmd_xgroup, -2, CMD_WRITE | CMD_SUBCOMMANDS, 2, 2, 1, ROUTE_OWNER, "@slow"}, /* containers: "@slow" alone */
     {"xack", cmd_xack, -4, CMD_WRITE | CMD_FAST, 1, 1, 1, ROUTE_OWNER, "@write @stream @fast"},
     {"xpending", cmd_xpending, -3, CMD_READONLY, 1, 1, 1, ROUTE_OWNER, "@read @stream @slow"},
     {"xclaim", cmd_xclaim, -6, CMD_WRITE | CMD_FAST, 1, 1, 1, ROUTE_OWNER, "@write @stream @fast"},
     {"xautoclaim", cmd_xautoclaim, -6, CMD_WRITE | CMD_FAST, 1, 1, 1, ROUTE_OWNER, "@write @stream @fast"},
-    {"xinfo", cmd_xinfo, -2, CMD_READONLY, 2, 2, 1, ROUTE_OWNER, "@slow"},
+    {"xinfo", cmd_xinfo, -2, CMD_READONLY | CMD_SUBCOMMANDS, 2, 2, 1, ROUTE_OWNER, "@slow"},
 };
 
 const size_t command_family_stream_count = sizeof command_family_stream / sizeof command_family_stream[0];

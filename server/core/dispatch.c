@@ -1634,6 +1634,24 @@ static void dispatch_while_busy(struct conn *c, const struct command *cmd, int a
     cmd->proc(&ctx);
 }
 
+/* a blocking command: it waits at its keys' owner when they have no data (block.c) */
+static bool dispatch_blocking(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv,
+                              const struct config *cfg, bool feed)
+{
+    if (c->cluster_port) {
+        struct reply *out = dispatch_reply_target(c);
+        size_t before = out->len;
+        if (cluster_refuse(c, cfg, cmd, argc, argv, out)) {
+            stats_cmd_rejected(&c->home->stats, cmd, call_reply_since(out, before), out->len - before);
+            return true;
+        }
+    }
+    if (feed)
+        monitor_feed(c, cmd, argc, argv);
+    block_run(c, cmd, argc, argv, keys_owner(cfg, cmd, argc, argv));
+    return true;
+}
+
 bool dispatch_command(struct conn *c, int argc, const struct resp_arg *argv)
 {
     struct shard *self = c->home;
@@ -1730,19 +1748,24 @@ bool dispatch_command(struct conn *c, int argc, const struct resp_arg *argv)
      * (so a part another shard's maxmemory refuses is seen too); EXEC once its commands ran (txn.c) */
     bool feed = __builtin_expect(monitor_any(), 0) && !(cmd->flags & CMD_FEEDS_MONITOR) &&
                 command_monitored(cmd, argc, argv);
-    if (cmd->flags & CMD_BLOCKING) { /* waits at its keys' owner when they have no data (block.c) */
-        if (c->cluster_port) {
-            struct reply *out = dispatch_reply_target(c);
-            size_t before = out->len;
-            if (cluster_refuse(c, cfg, cmd, argc, argv, out)) {
-                stats_cmd_rejected(&self->stats, cmd, call_reply_since(out, before), out->len - before);
-                return true;
-            }
+    if (__builtin_expect(cmd->flags & (CMD_BLOCKING | CMD_SUBCOMMANDS), 0)) { /* one test for both */
+        if (cmd->flags & CMD_BLOCKING)
+            return dispatch_blocking(c, cmd, argc, argv, cfg, feed);
+        /* the subcommand, as Redis's lookupCommand finds it: refused here when unknown or of the wrong arity
+         * (counted for it, or for none); else counted as "object|encoding" -- where it has keys it runs as
+         * its own table entry (same handler, keys and route), else its home's call is counted for it */
+        struct reply *out = dispatch_reply_target(c);
+        size_t before = out->len;
+        const struct subcommand *found;
+        if (!command_subcommand_or_reply(cmd->name, argc, argv, out, &found)) {
+            stats_cmd_rejected(&self->stats, found ? &found->cmd : NULL, call_reply_since(out, before),
+                               out->len - before);
+            return true;
         }
-        if (feed)
-            monitor_feed(c, cmd, argc, argv);
-        block_run(c, cmd, argc, argv, keys_owner(cfg, cmd, argc, argv));
-        return true;
+        if (cmd->route == ROUTE_HOME)
+            stats_subcommand_of(cmd, &found->cmd);
+        else
+            cmd = &found->cmd;
     }
     if (c->cluster_port) { /* a cluster node: redirected, or run here on this shard's keys */
         struct reply *out = dispatch_reply_target(c);
