@@ -1571,13 +1571,15 @@ static void dispatch_reject(struct conn *c, const struct command *cmd, int argc,
  * (queuing would only grow its memory), and EXEC too when a deny-oom
  * command is queued: the transaction fails at EXEC (EXECABORT), or EXEC
  * itself discards it saying why.  A command Redis's lookup refuses (an
- * unknown subcommand) keeps that error.  The home shard's budget decides,
+ * unknown subcommand), and one never allowed inside MULTI, keep their errors.  The home shard's budget decides,
  * as for a script's commands.  True: refused.
  */
 static bool multi_refuses_oom(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv,
                               const struct config *cfg)
 {
     if ((cmd->flags & CMD_ENDS_TXN) && !((cmd->flags & CMD_RUNS_QUEUE) && txn_queued_denyoom(c)))
+        return false;
+    if (cmd->flags & CMD_NO_MULTI) /* Redis refuses it inside MULTI first (txn_queue) */
         return false;
     const struct command *run = command_resolve_subcommand(cmd, argc, argv); /* counted as Redis names it */
     if (!run || !memory_full(c->home, cfg))

@@ -202,6 +202,7 @@ static void sequence(struct pair *p, struct pc_conn *ref2, struct pc_conn *cand2
     both(p, "MULTI", NULL);
     both(p, "WATCH", k[0], NULL);
     both(p, "CONFIG", "NOSUCH", NULL); /* the lookup's error first */
+    both(p, "SAVE", NULL);             /* and no-multi's */
     both(p, "GET", NULL);
     both(p, "XGROUP", "CREATE", k[4], "g", "$", "MKSTREAM", NULL);
     both(p, "DISCARD", NULL);
