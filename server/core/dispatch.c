@@ -1684,8 +1684,6 @@ bool dispatch_command(struct conn *c, int argc, const struct resp_arg *argv)
         stats_cmd_rejected(&self->stats, cmd, "-NOAUTH", 7);
         return true;
     }
-    if (__builtin_expect(txn_in_multi(c), 0) && cfg->maxmemory > 0 && multi_refuses_oom(c, cmd, argc, argv, cfg))
-        return true;
     bool rdb_denies = save_denies_writes(cfg);
     if ((rdb_denies || aof_denies_writes()) && /* Redis's processCommand: a write, an EXEC of writes, PING */
         ((cmd->flags & (CMD_WRITE | CMD_DENIED_ON_DISK_ERROR)) ||
@@ -1729,16 +1727,20 @@ bool dispatch_command(struct conn *c, int argc, const struct resp_arg *argv)
         c->reply = reply_was; /* parsed again then: its step is still to come */
         return false;
     }
-    if (txn_in_multi(c) && !(cmd->flags & CMD_NO_QUEUE)) { /* it runs at EXEC, and is counted then */
-        if (!command_subcommand_ok_or_reply(cmd, argc, argv, dispatch_reply_target(c))) {
-            txn_queue_failed(c); /* Redis refuses an unknown subcommand when it is queued */
-            stats_cmd_rejected(&self->stats, cmd, "-ERR", 4);
+    if (txn_in_multi(c)) {
+        if (cfg->maxmemory > 0 && multi_refuses_oom(c, cmd, argc, argv, cfg))
+            return true;
+        if (!(cmd->flags & CMD_NO_QUEUE)) { /* it runs at EXEC, and is counted then */
+            if (!command_subcommand_ok_or_reply(cmd, argc, argv, dispatch_reply_target(c))) {
+                txn_queue_failed(c); /* Redis refuses an unknown subcommand when it is queued */
+                stats_cmd_rejected(&self->stats, cmd, "-ERR", 4);
+                return true;
+            }
+            STATS_ADD(&self->stats, total_commands_processed, (uint64_t)-1);
+            if (!txn_queue(c, cmd, argc, argv, dispatch_reply_target(c)))
+                stats_cmd_rejected(&self->stats, cmd, "-ERR", 4);
             return true;
         }
-        STATS_ADD(&self->stats, total_commands_processed, (uint64_t)-1);
-        if (!txn_queue(c, cmd, argc, argv, dispatch_reply_target(c)))
-            stats_cmd_rejected(&self->stats, cmd, "-ERR", 4);
-        return true;
     }
     if (keylock_count(self->locks) && txn_keys_locked(self, cmd, argc, argv, c->db, c->txid)) { /* a multi-shard command holds one of its keys */
         STATS_ADD(&self->stats, total_commands_processed, (uint64_t)-1); /* counted when it runs */
