@@ -79,6 +79,8 @@ struct reply *conn_reset(struct conn *c);
 enum { CONN_PAUSE_WRITE = 1, CONN_PAUSE_ALL = 2 };
 /* the stamp of a pause or unpause asked on c's shard now: later ones win on every shard */
 uint64_t conn_pause_stamp(const struct conn *c);
+/* the same, asked on the calling shard thread */
+uint64_t conn_pause_stamp_here(void);
 /* the calling shard thread's part of a pause (type CONN_PAUSE_*, until end, unix ms) or unpause (type 0):
  * applied unless one with a later stamp was; the waiters resume from the shard's loop */
 void conn_pause_local(int type, long long end, uint64_t stamp);

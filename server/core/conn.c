@@ -1059,10 +1059,14 @@ bool conn_wait_if_paused(struct conn *c, const struct command *cmd)
     return true;
 }
 
-uint64_t conn_pause_stamp(const struct conn *c)
+static uint64_t pause_stamp_of(int shard)
 {
-    return (uint64_t)(util_mono_ns() / 1000) * CONFIG_MAX_THREADS + (uint64_t)c->home->index;
+    return (uint64_t)(util_mono_ns() / 1000) * CONFIG_MAX_THREADS + (uint64_t)shard;
 }
+
+uint64_t conn_pause_stamp(const struct conn *c) { return pause_stamp_of(c->home->index); }
+
+uint64_t conn_pause_stamp_here(void) { return pause_stamp_of(shard_self->index); }
 
 void conn_pause_local(int type, long long end, uint64_t stamp)
 {
