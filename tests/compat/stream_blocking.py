@@ -27,7 +27,8 @@ they come:
   stream written (that stream alone in the reply), several clients over
   overlapping keys, timeouts (RESP2 and RESP3), XREADGROUP `>` in the order
   clients blocked and its PEL, a stream deleted (-UNBLOCKED) or a group
-  destroyed (-NOGROUP) under XREADGROUP, CLIENT UNBLOCK, MULTI.
+  destroyed (-NOGROUP) under XREADGROUP, CLIENT UNBLOCK, MULTI, clients
+  that close while they wait (nothing delivered to them, nothing pending).
 
 Standard library only; exit 0 when all agree, 1 otherwise, 77 when
 redis-server is missing."""
@@ -44,7 +45,8 @@ BLOCKED_S = 0.3  # a blocked client answers nothing within this
 
 def scenario_steps():
     """(name, steps); a step: (client, command) sent and its reply read, (client, command, "block") sent,
-    nothing may come within BLOCKED_S, ("read", client) its reply read now, ("sleep", s)"""
+    nothing may come within BLOCKED_S, ("read", client) its reply read now, ("close", client) its
+    connection closed, ("sleep", s)"""
     return [
         ("dollar", [
             (0, "XADD s 1-0 a 1"),
@@ -251,6 +253,25 @@ def scenario_steps():
             (0, "MULTI"), (0, "XADD c 1-0 f v"), (0, "DEL d"), (0, "EXEC"),
             ("read", 1),
         ]),
+        ("shards-gone", [
+            (0, "XGROUP CREATE a g $ MKSTREAM"),
+            (0, "XGROUP CREATE b g $ MKSTREAM"),
+            (1, "XREAD BLOCK 0 STREAMS a b c $ $ $", "block"),
+            (2, "XREADGROUP GROUP g c BLOCK 0 STREAMS a b > >", "block"),
+            (3, "XREAD BLOCK 100 STREAMS c d $ $", "block"),
+            ("close", 1), ("close", 2), ("close", 3),
+            ("sleep", 0.3),
+            (0, "XADD a 1-0 f v"),
+            (0, "XADD b 1-0 f v"),
+            (0, "XADD c 1-0 f v"),
+            (0, "XPENDING a g"),
+            (0, "XPENDING b g"),
+            (0, "XINFO GROUPS b"),
+            (4, "CLIENT LIST TYPE PUBSUB"),
+            (4, "XREAD BLOCK 0 STREAMS a b $ $", "block"),
+            (0, "XADD a 2-0 f v"),
+            ("read", 4),
+        ]),
         ("multi-script", [
             (0, "XADD s 1-0 a 1"),
             (0, "MULTI"), (0, "XREAD BLOCK 0 STREAMS s $"), (0, "XREADGROUP GROUP g c BLOCK 0 STREAMS s >"),
@@ -289,6 +310,8 @@ def run(port, steps):
     for step in steps:
         if step[0] == "sleep":
             time.sleep(step[1])
+        elif step[0] == "close":
+            conns.pop(step[1]).close()
         elif step[0] == "read":
             got.append((step[1], conn(step[1]).read(5.0)))
         else:
