@@ -283,6 +283,8 @@ enum {
                                    * finds them, refused there when unknown, counted as "object|encoding";
                                    * below bit 31, so that the dispatcher tests it with CMD_BLOCKING in one
                                    * instruction (CMD_REPLIES_AFTER_SAVE, tested only in fan-outs, moved up) */
+    CMD_PROTECTED = 1ull << 47,   /* allowed only as enable-debug-command says (DEBUG): refused, and counted
+                                   * as a rejected call, before it is queued or run (conn_protected_refusal) */
     CMD_BUSY_WATCHES = 1ull << 43, /* allow-busy, but it adds or drops the connection's watches, on their keys'
                                     * owners: the global-lock build runs it while busy only on the script's
                                     * thread, and refuses it -BUSY on the others (it would wait there for the

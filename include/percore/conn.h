@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 struct conn;
+struct config;
 struct command;
 struct reply;
 struct resp_arg;
@@ -42,6 +43,8 @@ const char *conn_peer(const struct conn *c);
 const char *conn_local(const struct conn *c);
 /* Redis's connIsLocal: the peer is on loopback */
 bool conn_is_local(const struct conn *c);
+/* Redis's refusal of a CMD_PROTECTED command (DEBUG) to c under cfg's enable-debug-command, NULL: allowed */
+const char *conn_protected_refusal(const struct conn *c, const struct config *cfg);
 int conn_fd(const struct conn *c);
 /* seconds since connect, and since last command */
 long long conn_age(const struct conn *c, int64_t now);

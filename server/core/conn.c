@@ -157,6 +157,16 @@ bool conn_is_local(const struct conn *c)
     return conn_peer_is_loopback(c->peer);
 }
 
+const char *conn_protected_refusal(const struct conn *c, const struct config *cfg)
+{
+    enum config_protected_action allowed = cfg->enable_debug_command;
+    if (allowed == PROTECTED_ACTION_YES || (allowed == PROTECTED_ACTION_LOCAL && c && conn_is_local(c)))
+        return NULL;
+    return "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it "
+           "from a local connection, otherwise you need to set this option in the configuration file, and then "
+           "restart the server.";
+}
+
 static uint64_t conn_total_clients(void)
 {
     uint64_t n = 0;

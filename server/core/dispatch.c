@@ -1728,6 +1728,12 @@ bool dispatch_command(struct conn *c, int argc, const struct resp_arg *argv)
         return false;
     }
     if (txn_in_multi(c)) {
+        const char *protected_err = (cmd->flags & CMD_PROTECTED) ? conn_protected_refusal(c, cfg) : NULL;
+        if (protected_err) { /* Redis refuses DEBUG before queuing it: EXEC aborts */
+            dispatch_reject(c, cmd, argc, argv, protected_err);
+            stats_cmd_rejected(&self->stats, cmd, "-ERR", 4);
+            return true;
+        }
         if (cfg->maxmemory > 0 && multi_refuses_oom(c, cmd, argc, argv, cfg))
             return true;
         if (!(cmd->flags & CMD_NO_QUEUE)) { /* it runs at EXEC, and is counted then */

@@ -20,7 +20,9 @@
  * as the containers with keys whose subcommands run on the keys' owner
  * (OBJECT MEMORY XINFO XGROUP, here and on other shards) and FUNCTION and
  * SCRIPT; an unknown subcommand is counted for no command, one of the
- * wrong arity is its subcommand's rejected call.
+ * wrong arity is its subcommand's rejected call.  DEBUG, while
+ * enable-debug-command refuses it, is a rejected call, and inside MULTI
+ * refused as it is queued.
  * With 4 shards most of these cross shards, where the call is counted
  * once, on the home shard, by its whole reply.  percore's figures come from
  * the aggregator's snapshot: its INFO is polled (3 s at most) until they
@@ -41,7 +43,7 @@ static const char *const compared[] = {
     "flushall", "rename", "auth", "mget", "dbsize", "config|set", "del", "exists",
     "watch", "unwatch", "slowlog|reset", "pubsub|numsub", "multi", "exec", "discard", "ping", "xgroup|create",
     "object|encoding", "object|freq", "object|help", "memory|usage", "xinfo|stream", "xgroup|destroy",
-    "function|list", "script|exists", "script|flush",
+    "function|list", "script|exists", "script|flush", "debug",
 };
 #define NCOMPARED (sizeof compared / sizeof compared[0])
 /* the containers of those subcommands: Redis counts no call of theirs */
@@ -244,6 +246,12 @@ static void sequence(struct pair *p, struct pc_conn *ref2, struct pc_conn *cand2
     both(p, "MULTI", NULL);
     both(p, "OBJECT", "ENCODING", k[4], NULL);
     both(p, "SCRIPT", "EXISTS", "abc", NULL);
+    both(p, "EXEC", NULL);
+    /* DEBUG while enable-debug-command says no: refused before it runs (or is queued: EXEC aborts) */
+    both(p, "DEBUG", "SLEEP", "0", NULL);
+    both(p, "MULTI", NULL);
+    both(p, "DEBUG", "SLEEP", "0", NULL);
+    both(p, "PING", NULL);
     both(p, "EXEC", NULL);
     /* refused: NOAUTH, on a second connection while a password is set */
     both(p, "CONFIG", "SET", "requirepass", "pw", NULL);
