@@ -241,7 +241,7 @@ enum {
     CMD_LOCKS_ALL = 1u << 28,     /* ROUTE_FANOUT_OK without writing keys: its parts still run under every
                                    * shard's keyspace lock, in turn (SAVE BGSAVE: the snapshots are one cut);
                                    * a part that changes something is propagated alone (__function) */
-    CMD_REPLIES_AFTER_SAVE = 1u << 29, /* ROUTE_FANOUT_OK whose reply, its parts done and its locks freed, waits
+    CMD_REPLIES_AFTER_SAVE = 1ull << 46, /* ROUTE_FANOUT_OK whose reply, its parts done and its locks freed, waits
                                         * for the save they began (SAVE; save.h) */
     CMD_DENIED_ON_DISK_ERROR = 1u << 30, /* not a write, yet refused with -MISCONF as writes are (PING, as Redis
                                           * 7.0's processCommand) */
@@ -275,6 +275,16 @@ enum {
                                    * call(): SCRIPT (its KILL), SHUTDOWN (with NOSAVE), QUIT, MULTI; the
                                    * handler refuses the rest with -BUSY; AUTH HELLO (the connection alone);
                                    * WATCH UNWATCH DISCARD RESET (with CMD_BUSY_WATCHES) */
+    CMD_ENDS_TXN = 1ull << 44,    /* ends the transaction or the connection (EXEC DISCARD QUIT RESET): inside
+                                   * MULTI past maxmemory it is not refused as the rest is (EXEC only when a
+                                   * deny-oom command is queued), as Redis's processCommand */
+    CMD_SUBCOMMANDS = 1u << 29,   /* a container whose one handler serves its subcommands (OBJECT MEMORY XGROUP
+                                   * XINFO FUNCTION SCRIPT): found by the dispatcher as Redis's lookupCommand
+                                   * finds them, refused there when unknown, counted as "object|encoding";
+                                   * below bit 31, so that the dispatcher tests it with CMD_BLOCKING in one
+                                   * instruction (CMD_REPLIES_AFTER_SAVE, tested only in fan-outs, moved up) */
+    CMD_PROTECTED = 1ull << 47,   /* allowed only as enable-debug-command says (DEBUG): refused, and counted
+                                   * as a rejected call, before it is queued or run (conn_protected_refusal) */
     CMD_BUSY_WATCHES = 1ull << 43, /* allow-busy, but it adds or drops the connection's watches, on their keys'
                                     * owners: the global-lock build runs it while busy only on the script's
                                     * thread, and refuses it -BUSY on the others (it would wait there for the

@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 struct conn;
+struct config;
 struct command;
 struct reply;
 struct resp_arg;
@@ -42,6 +43,8 @@ const char *conn_peer(const struct conn *c);
 const char *conn_local(const struct conn *c);
 /* Redis's connIsLocal: the peer is on loopback */
 bool conn_is_local(const struct conn *c);
+/* Redis's refusal of a CMD_PROTECTED command (DEBUG) to c under cfg's enable-debug-command, NULL: allowed */
+const char *conn_protected_refusal(const struct conn *c, const struct config *cfg);
 int conn_fd(const struct conn *c);
 /* seconds since connect, and since last command */
 long long conn_age(const struct conn *c, int64_t now);
@@ -79,6 +82,8 @@ struct reply *conn_reset(struct conn *c);
 enum { CONN_PAUSE_WRITE = 1, CONN_PAUSE_ALL = 2 };
 /* the stamp of a pause or unpause asked on c's shard now: later ones win on every shard */
 uint64_t conn_pause_stamp(const struct conn *c);
+/* the same, asked on the calling shard thread */
+uint64_t conn_pause_stamp_here(void);
 /* the calling shard thread's part of a pause (type CONN_PAUSE_*, until end, unix ms) or unpause (type 0):
  * applied unless one with a later stamp was; the waiters resume from the shard's loop */
 void conn_pause_local(int type, long long end, uint64_t stamp);

@@ -58,6 +58,9 @@ void engine_client_close(struct conn *c);
 bool engine_client_idle(const struct conn *c);
 /* c waits in a blocking command (BLPOP, XREAD BLOCK ...) for data or its timeout */
 bool engine_client_blocked(const struct conn *c);
+/* end the CLIENT PAUSE in force on the calling shard, as CLIENT UNPAUSE's part there does -- which a
+ * pause of ALL would hold as any client's command (a driver's reset: call it on every shard) */
+void engine_unpause(void);
 /* the calling shard's event loop */
 struct event_base *engine_event_base(void);
 

@@ -189,6 +189,7 @@ static inline uint64_t stats_clock_ns(void)
 struct stats_sub {
     const struct command *cmd;   /* the subcommand; NULL: unknown, counted for no command (not rejected: this
                                   * call is counted nowhere, a script that runs again elsewhere) */
+    const struct command *container; /* whose call it is (NULL: the next counted); another's ignores it */
     bool active;
     bool rejected;               /* its arity check refused it */
 };
@@ -196,15 +197,24 @@ extern __thread struct stats_sub stats_sub;
 static inline void stats_subcommand(const struct command *sub, bool rejected)
 {
     stats_sub.cmd = sub;
+    stats_sub.container = NULL;
     stats_sub.rejected = rejected;
     stats_sub.active = true;
+}
+/* the next counted call of container is its subcommand sub's (dispatch.c: a CMD_SUBCOMMANDS container run
+ * on its home); a call of another command counts as its own, and drops this */
+static inline void stats_subcommand_of(const struct command *container, const struct command *sub)
+{
+    stats_subcommand(sub, false);
+    stats_sub.container = container;
 }
 
 /* owner thread: an error reply (its first word counts in errorstats) */
 void stats_error_reply(struct stats *st, const char *reply, size_t len);
 /* owner thread: cmd refused before running (NULL: unknown command) with an error reply */
 void stats_cmd_rejected(struct stats *st, const struct command *cmd, const char *reply, size_t len);
-void stats_cmd_done_sub(struct stats *st, uint64_t ns, const char *reply, size_t len, bool track);
+void stats_cmd_done_sub(struct stats *st, const struct command *cmd, uint64_t ns, const char *reply, size_t len,
+                        bool track);
 
 /*
  * Owner thread: one run of cmd took ns and wrote reply[0..len); `calls` is
@@ -243,7 +253,7 @@ static inline __attribute__((always_inline)) uint64_t stats_cmd_done(struct stat
     uint64_t now = stats_clock_ns();
     /* the subcommand is the container's whole call, not a part it ran here meanwhile (conn_fanout's) */
     if (__builtin_expect(stats_sub.active, 0) && calls)
-        stats_cmd_done_sub(st, now - start, reply, len, track);
+        stats_cmd_done_sub(st, cmd, now - start, reply, len, track);
     else
         stats_cmd_account(st, cmd, calls, now - start, reply, len, track);
     return now;

@@ -31,6 +31,7 @@
 #include "percore/reply.h"
 #include "percore/rread.h"
 #include "percore/shard.h"
+#include "percore/stats.h"
 #include "percore/store.h"
 #include "percore/util.h"
 
@@ -39,10 +40,6 @@
 #include <string.h>
 #include <time.h>
 
-static const char debug_refused[] =
-    "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it from a "
-    "local connection, otherwise you need to set this option in the configuration file, and then restart the "
-    "server.";
 
 /* ---------------------------------------------------------------- the shards' parts */
 
@@ -253,9 +250,11 @@ static void debug_sleep(struct cmd_ctx *ctx)
 
 static void cmd_debug(struct cmd_ctx *ctx)
 {
-    enum config_protected_action allowed = ctx->config->enable_debug_command;
-    if (allowed == PROTECTED_ACTION_NO || (allowed == PROTECTED_ACTION_LOCAL && !conn_is_local(ctx->conn))) {
-        reply_error(ctx->out, debug_refused);
+    const char *refused = conn_protected_refusal(ctx->conn, ctx->config);
+    if (refused) { /* Redis refuses it before it runs: a rejected call (inside MULTI: dispatch.c) */
+        stats_subcommand_of(&command_family_debug[0], &command_family_debug[0]);
+        stats_sub.rejected = true;
+        reply_error(ctx->out, refused);
         return;
     }
     const struct resp_arg *sub = &ctx->argv[1];
@@ -288,7 +287,7 @@ static void cmd_debug(struct cmd_ctx *ctx)
 }
 
 const struct command command_family_debug[] = {
-    {"debug", cmd_debug, -2, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, ROUTE_HOME,
+    {"debug", cmd_debug, -2, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_PROTECTED, 0, 0, 0, ROUTE_HOME,
      "@admin @slow @dangerous"},
 };
 const size_t command_family_debug_count = sizeof command_family_debug / sizeof command_family_debug[0];

@@ -24,8 +24,8 @@ enum { MULTI_CMD_MULTI, MULTI_CMD_EXEC, MULTI_CMD_DISCARD, MULTI_CMD_WATCH, MULT
 const struct command command_family_multi[] = {
     [MULTI_CMD_MULTI] = {"multi", cmd_multi, 1, TX | CMD_FAST | CMD_NO_QUEUE | CMD_OPENS_TXN | CMD_ALLOW_BUSY, 0, 0, 0, ROUTE_HOME,
                          "@fast @transaction"},
-    [MULTI_CMD_EXEC] = {"exec", cmd_exec, 1, TX | CMD_NO_QUEUE | CMD_FEEDS_MONITOR | CMD_SKIP_SLOWLOG | CMD_RUNS_QUEUE, 0, 0, 0, ROUTE_HOME, "@slow @transaction"},
-    [MULTI_CMD_DISCARD] = {"discard", cmd_discard, 1, TX | CMD_FAST | CMD_NO_QUEUE | BUSY, 0, 0, 0, ROUTE_HOME, "@fast @transaction"},
+    [MULTI_CMD_EXEC] = {"exec", cmd_exec, 1, TX | CMD_NO_QUEUE | CMD_ENDS_TXN | CMD_FEEDS_MONITOR | CMD_SKIP_SLOWLOG | CMD_RUNS_QUEUE, 0, 0, 0, ROUTE_HOME, "@slow @transaction"},
+    [MULTI_CMD_DISCARD] = {"discard", cmd_discard, 1, TX | CMD_FAST | CMD_NO_QUEUE | CMD_ENDS_TXN | BUSY, 0, 0, 0, ROUTE_HOME, "@fast @transaction"},
     [MULTI_CMD_WATCH] = {"watch", cmd_watch, -2, TX | CMD_FAST | CMD_NO_QUEUE | BUSY, 1, -1, 1, ROUTE_HOME, "@fast @transaction"},
     [MULTI_CMD_UNWATCH] = {"unwatch", cmd_unwatch, 1, TX | CMD_FAST | BUSY, 0, 0, 0, ROUTE_HOME, "@fast @transaction"},
 };

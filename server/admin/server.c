@@ -2346,14 +2346,14 @@ void server_redactions(const struct command *cmd, int argc, const struct resp_ar
 const struct command command_family_server[] = {
     CMD("ping", cmd_ping, -1, CMD_FAST | CMD_SUBSCRIBER_OK | CMD_DENIED_ON_DISK_ERROR, "@fast @connection"),
     CMD("echo", cmd_echo, 2, LS | CMD_FAST, "@fast @connection"),
-    CMD("quit", cmd_quit, -1, NLS | CMD_FAST | CMD_NO_AUTH | CMD_NO_QUEUE | CMD_SUBSCRIBER_OK | CMD_ALLOW_BUSY,
-        "@fast @connection"),
+    CMD("quit", cmd_quit, -1, NLS | CMD_FAST | CMD_NO_AUTH | CMD_NO_QUEUE | CMD_ENDS_TXN | CMD_SUBSCRIBER_OK |
+        CMD_ALLOW_BUSY, "@fast @connection"),
     CMD("select", cmd_select, 2, LS | CMD_FAST | CMD_SELECTS_DB | CMD_NO_CLUSTER, "@fast @connection"),
     /* allow-busy, as Redis's: they change the connection alone */
     CMD("auth", cmd_auth, -2, NLS | CMD_FAST | CMD_NO_AUTH | CMD_REDACTS | CMD_ALLOW_BUSY, "@fast @connection"),
     CMD("hello", cmd_hello, -1, NLS | CMD_FAST | CMD_NO_AUTH | CMD_REDACTS | CMD_ALLOW_BUSY, "@fast @connection"),
-    CMD("reset", cmd_reset, 1, NLS | CMD_FAST | CMD_NO_AUTH | CMD_NO_QUEUE | CMD_SUBSCRIBER_OK | CMD_ALLOW_BUSY |
-        CMD_BUSY_WATCHES, "@fast @connection"),
+    CMD("reset", cmd_reset, 1, NLS | CMD_FAST | CMD_NO_AUTH | CMD_NO_QUEUE | CMD_ENDS_TXN | CMD_SUBSCRIBER_OK |
+        CMD_ALLOW_BUSY | CMD_BUSY_WATCHES, "@fast @connection"),
     CMD("client", cmd_client, -2, CMD_KEEPS_CACHING, "@slow"),
     CMD("command", cmd_command, -1, LS, "@slow @connection"),
     CMD("config", cmd_config, -2, CMD_REDACTS, "@slow"),

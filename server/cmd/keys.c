@@ -933,8 +933,8 @@ const struct command command_family_keys[] = {
     {"dump", cmd_dump, 2, CMD_READONLY, 1, 1, 1, ROUTE_OWNER, "@keyspace @read @slow"},
     {"restore", cmd_restore, -4, CMD_WRITE | CMD_DENYOOM, 1, 1, 1, ROUTE_OWNER,
      "@keyspace @write @slow @dangerous"},
-    {"object", cmd_object, -2, CMD_READONLY, 2, 2, 1, ROUTE_OWNER, "@slow"}, /* containers: "@slow" alone */
-    {"memory", cmd_memory, -2, CMD_READONLY, 2, 2, 1, ROUTE_OWNER, "@slow"},
+    {"object", cmd_object, -2, CMD_READONLY | CMD_SUBCOMMANDS, 2, 2, 1, ROUTE_OWNER, "@slow"}, /* containers: "@slow" alone */
+    {"memory", cmd_memory, -2, CMD_READONLY | CMD_SUBCOMMANDS, 2, 2, 1, ROUTE_OWNER, "@slow"},
 };
 
 const size_t command_family_keys_count =

@@ -1,6 +1,6 @@
 /*
  * stream: the stream command family (Redis 7.0's t_stream.c): XADD XRANGE
- * XREVRANGE XLEN XDEL XTRIM XSETID XREAD (BLOCK only when there is data)
+ * XREVRANGE XLEN XDEL XTRIM XSETID XREAD XREADGROUP (BLOCK: core/block.c)
  * XINFO (STREAM, and GROUPS/CONSUMERS of a stream without groups).
  *
  * Design: the value is store/stream.c's; this file parses and answers as
@@ -19,8 +19,9 @@
  * keys on several shards are gathered onto one (ROUTE_GATHER) and read
  * there.  They are CMD_BLOCKING: with BLOCK and nothing to read they wait at
  * their keys' owner (core/block.c, which resolves `$` as it registers the
- * waiter and serves it when an entry comes); inside MULTI and scripts, and
- * for keys of several shards, they answer nil at once.
+ * waiter and serves it when an entry comes; over keys of several shards,
+ * after the gathered run found nothing, at each owner); inside MULTI and
+ * scripts they answer nil at once.
  *
  * Threading: handlers run on the shard that owns (or gathered) the keys and
  * touch only ctx->store.
@@ -1723,12 +1724,12 @@ const struct command command_family_stream[] = {
      "@read @stream @slow @blocking"},
     {"xreadgroup", cmd_xreadgroup, -7, CMD_WRITE | CMD_BLOCKING | CMD_KEYS_STREAMS, 1, -1, 1, ROUTE_GATHER,
      "@write @stream @slow @blocking"},
-    {"xgroup", cmd_xgroup, -2, CMD_WRITE, 2, 2, 1, ROUTE_OWNER, "@slow"}, /* containers: "@slow" alone */
+    {"xgroup", cmd_xgroup, -2, CMD_WRITE | CMD_SUBCOMMANDS, 2, 2, 1, ROUTE_OWNER, "@slow"}, /* containers: "@slow" alone */
     {"xack", cmd_xack, -4, CMD_WRITE | CMD_FAST, 1, 1, 1, ROUTE_OWNER, "@write @stream @fast"},
     {"xpending", cmd_xpending, -3, CMD_READONLY, 1, 1, 1, ROUTE_OWNER, "@read @stream @slow"},
     {"xclaim", cmd_xclaim, -6, CMD_WRITE | CMD_FAST, 1, 1, 1, ROUTE_OWNER, "@write @stream @fast"},
     {"xautoclaim", cmd_xautoclaim, -6, CMD_WRITE | CMD_FAST, 1, 1, 1, ROUTE_OWNER, "@write @stream @fast"},
-    {"xinfo", cmd_xinfo, -2, CMD_READONLY, 2, 2, 1, ROUTE_OWNER, "@slow"},
+    {"xinfo", cmd_xinfo, -2, CMD_READONLY | CMD_SUBCOMMANDS, 2, 2, 1, ROUTE_OWNER, "@slow"},
 };
 
 const size_t command_family_stream_count = sizeof command_family_stream / sizeof command_family_stream[0];

@@ -37,7 +37,9 @@
  * compared with its group's last ID each time; a stream deleted or a group
  * destroyed (XGROUP DESTROY signals its key) answers XREADGROUP Redis's
  * -UNBLOCKED / -NOGROUP.  Served, the command runs again for that key alone.  Over
- * keys of several shards they do not wait (gathered, answered at once).
+ * keys of several shards they are gathered (dispatch.c) under their keys'
+ * locks, and when the copies hold nothing, wait as one part per shard
+ * (block_gathered_wait; "keys on several shards" below).
  */
 #include "block.h"
 
@@ -853,6 +855,15 @@ static bool block_timeout(const struct command *cmd, int argc, const struct resp
  * The home holds one connection reference per part that may still send it a
  * reply, so that neither the connection nor the slot goes while an owner may
  * name them.
+ *
+ * XREAD and XREADGROUP over several shards have no probe and take: their
+ * attempt is the gathered run (dispatch.c), which reads every stream at once
+ * as Redis does; finding nothing, with its keys still locked, each owner
+ * queues its part (its `$` resolved there, then), as above.  A part served
+ * reads its stream alone; one served after the answer took nothing back: an
+ * XREAD's is dropped, an XREADGROUP's (its entries now pending for the
+ * consumer) joins the answer, or is the answer when none came before the
+ * timeout, so that nothing it delivered is lost.
  */
 enum { BM_NONE, BM_WAITING, BM_LEAVING }; /* per owner: its part, as the home knows it */
 enum { BM_ATTEMPT, BM_REGISTER, BM_WAIT, BM_PUSH, BM_DROP };
@@ -1249,6 +1260,50 @@ static void bm_undo(struct conn *c, struct slot *s, int owner, const char *reply
 
 static void bm_dropped(struct conn *c, struct slot *s);
 
+/* an aggregate's header: its type and length (false: not an array or map) */
+static bool reply_agg_header(const char *reply, size_t len, char *type, long long *n, size_t *header)
+{
+    struct rread r;
+    rread_init(&r, reply, len);
+    if (!rread_agg(&r, type, n) || *n < 0 || (*type != '*' && *type != '%'))
+        return false;
+    *header = len - rread_left(&r);
+    return true;
+}
+
+/* a stream part served after the answer was decided: an XREADGROUP's entries are the consumer's now
+ * (pending, or acknowledged with NOACK), so they reach it -- the answer, when it has none (timed out), else
+ * one more stream in it; an XREAD's are dropped */
+static void bm_stream_late(struct conn *c, struct slot *s, const char *reply, size_t len)
+{
+    (void)c;
+    struct block_multi *bm = s->bmulti;
+    if (!(s->cmd->flags & CMD_WRITE))
+        return;
+    if (!bm->taken) {
+        bm->taken = true;
+        reply_clear(&s->reply);
+        reply_raw(&s->reply, reply, len);
+        return;
+    }
+    char t1, t2;
+    long long n1, n2;
+    size_t h1, h2;
+    if (!reply_agg_header(s->reply.buf, s->reply.len, &t1, &n1, &h1) ||
+        !reply_agg_header(reply, len, &t2, &n2, &h2) || t1 != t2)
+        return; /* the answer is an error: Redis's client would have had that alone */
+    struct reply merged;
+    reply_init(&merged);
+    merged.resp = s->reply.resp;
+    char head[32];
+    reply_raw(&merged, head, (size_t)snprintf(head, sizeof head, "%c%lld\r\n", t1, n1 + n2));
+    reply_raw(&merged, s->reply.buf + h1, s->reply.len - h1);
+    reply_raw(&merged, reply + h2, len - h2);
+    reply_clear(&s->reply);
+    reply_raw(&s->reply, merged.buf, merged.len);
+    reply_deinit(&merged);
+}
+
 static void bm_served(struct conn *c, struct slot *s, int owner, const char *reply, size_t len)
 {
     struct shard *self = c->home;
@@ -1267,6 +1322,11 @@ static void bm_served(struct conn *c, struct slot *s, int owner, const char *rep
             reply_raw(&s->reply, reply, len);
             bm_drop(c, s);
         }
+    } else if (s->cmd->flags & CMD_KEYS_STREAMS) { /* dropping: a read takes nothing back */
+        if (data && !c->closed)
+            bm_stream_late(c, s, reply, len);
+        if (s->parts_left == 0)
+            bm_dropped(c, s);
     } else { /* dropping: answered already, timed out, unblocked or gone -- what it took goes back */
         if (data)
             bm_undo(c, s, owner, reply, len);
@@ -1386,12 +1446,26 @@ void block_run_multi(struct conn *c, const struct command *cmd, int argc, const 
     bm_probe(c, s);
 }
 
+void block_gathered_wait(struct conn *c, struct slot *s)
+{
+    struct block_multi *bm = mem_calloc(1, sizeof(*bm));
+    s->bmulti = bm;
+    bm->db = s->db;
+    bm->may_block = true;
+    bm->owner = mem_calloc((size_t)shard_count(), 1);
+    reply_init(&bm->elem);
+    long long ms = 0;
+    s->cursor = block_timeout(s->cmd, s->argc, s->argv, &ms) ? (uint64_t)ms : 0;
+    reply_clear(&s->reply);
+    bm_none(c, s);
+}
+
 void block_run(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv, int owner)
 {
     struct shard *self = c->home;
     if (SHARD_STORE_SHARED || owner == -2)
         owner = self->index; /* one store; or no keys (an arity error the handler answers) */
-    if (owner == -1 && (cmd->flags & CMD_KEYS_STREAMS)) { /* XREAD over several shards: gathered, answered at once */
+    if (owner == -1 && (cmd->flags & CMD_KEYS_STREAMS)) { /* XREAD over several shards: gathered first */
         if (c->txid)
             dispatch_run_multi_shard(c, cmd, argc, argv);
         else

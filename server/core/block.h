@@ -48,6 +48,9 @@ void block_owner_run(struct shard *self, const struct command *cmd, int argc, co
 /* a blocking command whose keys live on several shards, run while its keys are locked */
 void block_run_multi(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv);
 void block_multi_free(struct slot *s);
+/* a gathered XREAD / XREADGROUP BLOCK (s: its slot, its keys still locked) found nothing on the copies:
+ * each owner of its keys queues its part, then the locks go and it waits as block_run_multi's commands do */
+void block_gathered_wait(struct conn *c, struct slot *s);
 /* run a blocking command (its keys on owner, -1 several shards, -2 none) */
 void block_run(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv, int owner);
 /* CLIENT UNBLOCK: false when c is not blocked; error: answer UNBLOCKED instead of the timeout reply */

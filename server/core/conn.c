@@ -157,6 +157,16 @@ bool conn_is_local(const struct conn *c)
     return conn_peer_is_loopback(c->peer);
 }
 
+const char *conn_protected_refusal(const struct conn *c, const struct config *cfg)
+{
+    enum config_protected_action allowed = cfg->enable_debug_command;
+    if (allowed == PROTECTED_ACTION_YES || (allowed == PROTECTED_ACTION_LOCAL && c && conn_is_local(c)))
+        return NULL;
+    return "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it "
+           "from a local connection, otherwise you need to set this option in the configuration file, and then "
+           "restart the server.";
+}
+
 static uint64_t conn_total_clients(void)
 {
     uint64_t n = 0;
@@ -1059,10 +1069,14 @@ bool conn_wait_if_paused(struct conn *c, const struct command *cmd)
     return true;
 }
 
-uint64_t conn_pause_stamp(const struct conn *c)
+static uint64_t pause_stamp_of(int shard)
 {
-    return (uint64_t)(util_mono_ns() / 1000) * CONFIG_MAX_THREADS + (uint64_t)c->home->index;
+    return (uint64_t)(util_mono_ns() / 1000) * CONFIG_MAX_THREADS + (uint64_t)shard;
 }
+
+uint64_t conn_pause_stamp(const struct conn *c) { return pause_stamp_of(c->home->index); }
+
+uint64_t conn_pause_stamp_here(void) { return pause_stamp_of(shard_self->index); }
 
 void conn_pause_local(int type, long long end, uint64_t stamp)
 {

@@ -109,20 +109,26 @@ static const int evict_how[] = {
  * or no candidate left).  Eviction that freed some but stopped at its time
  * budget lets the command run, as Redis's EVICT_RUNNING does.
  */
-bool dispatch_memory_enforce(struct shard *self, const struct config *cfg, const struct command *cmd, int argc,
-                             const struct resp_arg *argv, struct reply *out)
+/* over this shard's budget once the policy evicted what it could (nothing: noeviction, no candidate left) */
+static bool memory_full(struct shard *self, const struct config *cfg)
 {
     if (replica_now() && cfg->replica_ignore_maxmemory) /* Redis's default: a replica's keys go when its master */
-        return true;                                      /* says, and its master's writes are never refused */
+        return false;                                     /* says, and its master's writes are never refused */
     enum maxmemory_policy p = cfg->maxmemory_policy;
     size_t budget = (size_t)cfg->maxmemory / (size_t)shard_store_count();
     size_t used = store_memory(self->store);
     if (used <= budget)
-        return true;
+        return false;
     size_t freed = 0;
     if (evict_how[p] >= 0)
         freed = store_evict(self->store, evict_how[p], cfg->maxmemory_samples, used - budget, self->now);
-    if (freed > 0 || !cmd) /* no cmd: the shard's timer, only evicting */
+    return freed == 0;
+}
+
+bool dispatch_memory_enforce(struct shard *self, const struct config *cfg, const struct command *cmd, int argc,
+                             const struct resp_arg *argv, struct reply *out)
+{
+    if (!memory_full(self, cfg) || !cmd) /* no cmd: the shard's timer, only evicting */
         return true;
     const struct command *run = command_resolve_subcommand(cmd, argc, argv); /* NULL: the container refuses it */
     if (!((run ? run : cmd)->flags & CMD_DENYOOM))
@@ -1042,7 +1048,9 @@ static void randomkey_done(struct conn *c, struct slot *s)
  * only as serialized copies (ARCHITECTURE.md rule 1).  A barrier: the connection
  * parses nothing more until the write-backs are done, so its next command
  * sees them.  Atomic against other clients it is not; that is the
- * transactions work.
+ * transactions work.  XREAD / XREADGROUP BLOCK that finds nothing on the
+ * copies, its keys still locked, waits at each owner instead
+ * (block_gathered_wait).
  */
 static void gather_part(struct conn *c, struct slot *s, int part, const char *reply, size_t len)
 {
@@ -1148,7 +1156,8 @@ static void gather_done(struct conn *c, struct slot *s)
      * not in an EXEC's) notes the keys it names that were not copied (percore/script.h) */
     struct call run = {
         .cmd = s->cmd, .argv = s->argv, .argc = s->argc, .db = s->db, .resp = s->resp, .client = c->id,
-        .conn = c, .store = st, .out = &s->reply, .flags = CALL_STATS | CALL_EVENTS,
+        .conn = c, .store = st, .out = &s->reply,
+        .flags = CALL_STATS | CALL_EVENTS | (s->may_block ? CALL_MAY_BLOCK : 0),
     };
     bool discover = (s->cmd->flags & CMD_MONITOR_FIRST) && (s->script_whole || s->txn);
     struct reply found;
@@ -1163,7 +1172,7 @@ static void gather_done(struct conn *c, struct slot *s)
         script_discovery_set(&d);
     }
     store_mark_copies(st, s->every_key);
-    call(self, &run);
+    enum call_result ran = call(self, &run);
     store_mark_copies(st, false);
     if (discover) {
         script_discovery_set(NULL);
@@ -1176,6 +1185,11 @@ static void gather_done(struct conn *c, struct slot *s)
             return;
         }
         reply_deinit(&found);
+    }
+    if (ran == CALL_BLOCKED) { /* XREAD BLOCK found nothing (and changed nothing): it waits at each owner */
+        store_flush(st, -1);
+        block_gathered_wait(c, s);
+        return;
     }
     /* 3. what changed goes back to its owner */
     struct reply now_blob, args_bytes;
@@ -1248,6 +1262,9 @@ static void run_gather(struct conn *c, const struct command *cmd, int argc, cons
     s->argc = argc; /* keys after its arguments are gathered, not given to its handler */
     s->barrier = true;
     s->script_whole = script_whole;
+    /* XREAD / XREADGROUP BLOCK that finds nothing waits (block.c), but not inside EXEC, which feeds its
+     * commands from exec_input */
+    s->may_block = (cmd->flags & CMD_BLOCKING) && c->exec_input == NULL;
     s->key_pos = mem_alloc((size_t)npos * sizeof(int));
     for (int i = 0; i < npos; i++) { /* each distinct key once */
         bool seen = false;
@@ -1669,6 +1686,29 @@ static void dispatch_reject(struct conn *c, const struct command *cmd, int argc,
     stats_cmd_rejected(&c->home->stats, run ? run : cmd, call_reply_since(out, before), out->len - before);
 }
 
+/*
+ * Inside MULTI past maxmemory, Redis 7.0's processCommand refuses with -OOM
+ * every command but those that end the transaction or the connection
+ * (queuing would only grow its memory), and EXEC too when a deny-oom
+ * command is queued: the transaction fails at EXEC (EXECABORT), or EXEC
+ * itself discards it saying why.  A command Redis's lookup refuses (an
+ * unknown subcommand), and one never allowed inside MULTI, keep their errors.  The home shard's budget decides,
+ * as for a script's commands.  True: refused.
+ */
+static bool multi_refuses_oom(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv,
+                              const struct config *cfg)
+{
+    if ((cmd->flags & CMD_ENDS_TXN) && !((cmd->flags & CMD_RUNS_QUEUE) && txn_queued_denyoom(c)))
+        return false;
+    if (cmd->flags & CMD_NO_MULTI) /* Redis refuses it inside MULTI first (txn_queue) */
+        return false;
+    const struct command *run = command_resolve_subcommand(cmd, argc, argv); /* counted as Redis names it */
+    if (!run || !memory_full(c->home, cfg))
+        return false;
+    dispatch_reject(c, cmd, argc, argv, oom_error); /* counted there, as its subcommand, by its reply */
+    return true;
+}
+
 /* a replica's client (not its master): a write while replica-read-only, or anything but the stale-ok
  * commands while the master's link is down and replica-serve-stale-data is no, is refused with Redis's
  * error (processCommand's order: READONLY first); true: refused */
@@ -1716,6 +1756,24 @@ static void dispatch_while_busy(struct conn *c, const struct command *cmd, int a
                    ctx.config->latency_tracking);
 }
 
+/* a blocking command: it waits at its keys' owner when they have no data (block.c) */
+static bool dispatch_blocking(struct conn *c, const struct command *cmd, int argc, const struct resp_arg *argv,
+                              const struct config *cfg, bool feed)
+{
+    if (c->cluster_port) {
+        struct reply *out = dispatch_reply_target(c);
+        size_t before = out->len;
+        if (cluster_refuse(c, cfg, cmd, argc, argv, out)) {
+            stats_cmd_rejected(&c->home->stats, cmd, call_reply_since(out, before), out->len - before);
+            return true;
+        }
+    }
+    if (feed)
+        monitor_feed(c, cmd, argc, argv);
+    block_run(c, cmd, argc, argv, keys_owner(cfg, cmd, argc, argv));
+    return true;
+}
+
 bool dispatch_command(struct conn *c, int argc, const struct resp_arg *argv)
 {
     struct shard *self = c->home;
@@ -1759,7 +1817,6 @@ bool dispatch_command(struct conn *c, int argc, const struct resp_arg *argv)
         ((cmd->flags & CMD_WRITE) || ((cmd->flags & CMD_RUNS_QUEUE) && txn_queued_writes(c))) &&
         primary_too_few_replicas(cfg->min_replicas_to_write, cfg->min_replicas_max_lag)) {
         dispatch_reject(c, cmd, argc, argv, "NOREPLICAS Not enough good replicas to write.");
-        stats_cmd_rejected(&self->stats, cmd, "-NOREPLICAS", 11);
         return true;
     }
     const char *refused = c->pubsub && !c->exec_input ? pubsub_refused_command(c, cmd, argc, argv) : NULL;
@@ -1790,16 +1847,25 @@ bool dispatch_command(struct conn *c, int argc, const struct resp_arg *argv)
         c->reply = reply_was; /* parsed again then: its step is still to come */
         return false;
     }
-    if (txn_in_multi(c) && !(cmd->flags & CMD_NO_QUEUE)) { /* it runs at EXEC, and is counted then */
-        if (!command_subcommand_ok_or_reply(cmd, argc, argv, dispatch_reply_target(c))) {
-            txn_queue_failed(c); /* Redis refuses an unknown subcommand when it is queued */
-            stats_cmd_rejected(&self->stats, cmd, "-ERR", 4);
+    if (txn_in_multi(c)) {
+        const char *protected_err = (cmd->flags & CMD_PROTECTED) ? conn_protected_refusal(c, cfg) : NULL;
+        if (protected_err) { /* Redis refuses DEBUG before queuing it: EXEC aborts */
+            dispatch_reject(c, cmd, argc, argv, protected_err);
             return true;
         }
-        STATS_ADD(&self->stats, total_commands_processed, (uint64_t)-1);
-        if (!txn_queue(c, cmd, argc, argv, dispatch_reply_target(c)))
-            stats_cmd_rejected(&self->stats, cmd, "-ERR", 4);
-        return true;
+        if (cfg->maxmemory > 0 && multi_refuses_oom(c, cmd, argc, argv, cfg))
+            return true;
+        if (!(cmd->flags & CMD_NO_QUEUE)) { /* it runs at EXEC, and is counted then */
+            if (!command_subcommand_ok_or_reply(cmd, argc, argv, dispatch_reply_target(c))) {
+                txn_queue_failed(c); /* Redis refuses an unknown subcommand when it is queued */
+                stats_cmd_rejected(&self->stats, cmd, "-ERR", 4);
+                return true;
+            }
+            STATS_ADD(&self->stats, total_commands_processed, (uint64_t)-1);
+            if (!txn_queue(c, cmd, argc, argv, dispatch_reply_target(c)))
+                stats_cmd_rejected(&self->stats, cmd, "-ERR", 4);
+            return true;
+        }
     }
     if (keylock_count(self->locks) && txn_keys_locked(self, cmd, argc, argv, c->db, c->txid)) { /* a multi-shard command holds one of its keys */
         STATS_ADD(&self->stats, total_commands_processed, (uint64_t)-1); /* counted when it runs */
@@ -1811,19 +1877,24 @@ bool dispatch_command(struct conn *c, int argc, const struct resp_arg *argv)
      * (so a part another shard's maxmemory refuses is seen too); EXEC once its commands ran (txn.c) */
     bool feed = __builtin_expect(monitor_any(), 0) && !(cmd->flags & CMD_FEEDS_MONITOR) &&
                 command_monitored(cmd, argc, argv);
-    if (cmd->flags & CMD_BLOCKING) { /* waits at its keys' owner when they have no data (block.c) */
-        if (c->cluster_port) {
-            struct reply *out = dispatch_reply_target(c);
-            size_t before = out->len;
-            if (cluster_refuse(c, cfg, cmd, argc, argv, out)) {
-                stats_cmd_rejected(&self->stats, cmd, call_reply_since(out, before), out->len - before);
-                return true;
-            }
+    if (__builtin_expect(cmd->flags & (CMD_BLOCKING | CMD_SUBCOMMANDS), 0)) { /* one test for both */
+        if (cmd->flags & CMD_BLOCKING)
+            return dispatch_blocking(c, cmd, argc, argv, cfg, feed);
+        /* the subcommand, as Redis's lookupCommand finds it: refused here when unknown or of the wrong arity
+         * (counted for it, or for none); else counted as "object|encoding" -- where it has keys it runs as
+         * its own table entry (same handler, keys and route), else its home's call is counted for it */
+        struct reply *out = dispatch_reply_target(c);
+        size_t before = out->len;
+        const struct subcommand *found;
+        if (!command_subcommand_or_reply(cmd->name, argc, argv, out, &found)) {
+            stats_cmd_rejected(&self->stats, found ? &found->cmd : NULL, call_reply_since(out, before),
+                               out->len - before);
+            return true;
         }
-        if (feed)
-            monitor_feed(c, cmd, argc, argv);
-        block_run(c, cmd, argc, argv, keys_owner(cfg, cmd, argc, argv));
-        return true;
+        if (cmd->route == ROUTE_HOME)
+            stats_subcommand_of(cmd, &found->cmd);
+        else
+            cmd = &found->cmd;
     }
     if (c->cluster_port) { /* a cluster node: redirected, or run here on this shard's keys */
         struct reply *out = dispatch_reply_target(c);

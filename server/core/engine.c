@@ -67,6 +67,12 @@ bool engine_client_idle(const struct conn *c)
 
 bool engine_client_blocked(const struct conn *c) { return c->blocked != NULL; }
 
+void engine_unpause(void)
+{
+    shard_wake_up(shard_self);
+    conn_pause_local(0, 0, conn_pause_stamp_here());
+}
+
 struct event_base *engine_event_base(void) { return shard_self->base; }
 
 /* a loopback port nobody listens on (the shards need one; no client uses it) */

@@ -1131,7 +1131,8 @@ const struct command command_family_function[] = {
     {"fcall", cmd_fcall, -3, FCALL_CMD | CMD_MAY_REPLICATE, 2, 0, 0, ROUTE_GATHER, "@slow @scripting"},
     {"fcall_ro", cmd_fcall_ro, -3, FCALL_CMD | CMD_READONLY, 2, 0, 0, ROUTE_GATHER, "@slow @scripting"},
     {"function", cmd_function, -2,
-     CMD_NOSCRIPT | CMD_STALE | CMD_ALLOW_BUSY | CMD_AFTER_PENDING | CMD_WHOLE_IN_EXEC, 0, 0, 0, ROUTE_HOME,
+     CMD_NOSCRIPT | CMD_STALE | CMD_ALLOW_BUSY | CMD_AFTER_PENDING | CMD_WHOLE_IN_EXEC | CMD_SUBCOMMANDS, 0, 0, 0,
+     ROUTE_HOME,
      "@slow"}, /* a container: "@slow" alone, as Redis's */
 };
 const size_t command_family_function_count = sizeof command_family_function / sizeof command_family_function[0];

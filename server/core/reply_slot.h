@@ -64,6 +64,7 @@ struct slot {
     uint16_t *key_shard;     /* MGET/MSETNX: owner shard of each key */
     int *key_pos;            /* gathered commands: argv positions of the distinct keys */
     bool every_key;          /* gathered: its keys are every key its command reads (SORT's pattern keys too) */
+    bool may_block;          /* gathered XREAD / XREADGROUP BLOCK: it may wait (not inside EXEC; block.c) */
     uint64_t *elem;          /* MGET: offset << 32 | length of key i's element in gather */
     /* multi-step commands (RENAME, MSETNX, SCAN) */
     uint64_t cursor;         /* SCAN: the shard-local cursor of the last part */

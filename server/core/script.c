@@ -1866,7 +1866,8 @@ const struct command command_family_script[] = {
     {"evalsha", cmd_evalsha, -3, SCRIPT_CMD | CMD_MAY_REPLICATE, 2, 0, 0, ROUTE_GATHER, "@slow @scripting"},
     {"eval_ro", cmd_eval_ro, -3, SCRIPT_CMD | CMD_READONLY, 2, 0, 0, ROUTE_GATHER, "@slow @scripting"},
     {"evalsha_ro", cmd_evalsha_ro, -3, SCRIPT_CMD | CMD_READONLY, 2, 0, 0, ROUTE_GATHER, "@slow @scripting"},
-    {"script", cmd_script, -2, CMD_NOSCRIPT | CMD_STALE | CMD_ALLOW_BUSY | CMD_AFTER_PENDING, 0, 0, 0, ROUTE_HOME, "@slow"},
+    {"script", cmd_script, -2, CMD_NOSCRIPT | CMD_STALE | CMD_ALLOW_BUSY | CMD_AFTER_PENDING | CMD_SUBCOMMANDS, 0, 0, 0,
+     ROUTE_HOME, "@slow"},
 };
 const size_t command_family_script_count = sizeof command_family_script / sizeof command_family_script[0];
 

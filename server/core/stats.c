@@ -183,11 +183,16 @@ void stats_cmd_outcome(struct stats *st, const struct command *cmd, const char *
     }
 }
 
-void stats_cmd_done_sub(struct stats *st, uint64_t ns, const char *reply, size_t len, bool track)
+void stats_cmd_done_sub(struct stats *st, const struct command *cmd, uint64_t ns, const char *reply, size_t len,
+                        bool track)
 {
     struct stats_sub sub = stats_sub;
     stats_sub.active = false;
     stats_sub.cmd = NULL;
+    if (sub.container && sub.container != cmd) { /* left by a container that did not run after all */
+        stats_cmd_account(st, cmd, 1, ns, reply, len, track);
+        return;
+    }
     if (!sub.cmd && !sub.rejected) /* no call: a script that runs again elsewhere (script.c) */
         return;
     if (sub.rejected || !sub.cmd) {

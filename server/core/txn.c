@@ -961,6 +961,9 @@ bool txn_queue(struct conn *c, const struct command *cmd, int argc, const struct
     }
     m->count++;
     m->flags |= cmd->flags;
+    const struct command *run = command_resolve_subcommand(cmd, argc, argv); /* XGROUP CREATE is deny-oom */
+    if (run)
+        m->flags |= run->flags & CMD_DENYOOM;
     m->whole |= keyspace_wide(cmd) || (cmd->flags & CMD_WHOLE_IN_EXEC) || dispatch_forms_pattern_keys(cmd, argc, argv);
     keyset_add_command(&m->keys, config_current(), cmd, argc, argv, m->db);
     long long db;
@@ -1125,6 +1128,11 @@ void multi_unwatch(struct conn *c, struct reply *out)
 bool txn_queued_writes(const struct conn *c)
 {
     return c->in_multi && (c->multi->flags & (CMD_WRITE | CMD_MAY_REPLICATE));
+}
+
+bool txn_queued_denyoom(const struct conn *c)
+{
+    return c->in_multi && (c->multi->flags & CMD_DENYOOM);
 }
 
 void txn_reset(struct conn *c)

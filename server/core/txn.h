@@ -64,6 +64,8 @@ void multi_exec_refused(struct conn *c, const struct command *cmd, int argc, con
                         struct reply *out, const char *why);
 /* would EXEC run a write (Redis's mstate.cmd_flags: CMD_WRITE or CMD_MAY_REPLICATE)?  false outside MULTI */
 bool txn_queued_writes(const struct conn *c);
+/* would EXEC run a deny-oom command (Redis's mstate.cmd_flags & CMD_DENYOOM)?  false outside MULTI */
+bool txn_queued_denyoom(const struct conn *c);
 /* RESET: the MULTI in progress is discarded and every watch dropped (Redis's discardTransaction) */
 void txn_reset(struct conn *c);
 /* EXEC's last queued command has been dispatched */

@@ -21,7 +21,14 @@ they come:
 - XREAD and XREADGROUP clients waiting on one stream: one entry serves the
   first group reader and the XREAD behind the second;
 - XREAD BLOCK inside MULTI answers nil at once; a script's XREAD BLOCK is
-  refused with Redis's error.
+  refused with Redis's error;
+- the same over streams whose keys live on several shards (a b c d: four
+  shards at threads 4): `$` resolved as the client blocks, woken by the first
+  stream written (that stream alone in the reply), several clients over
+  overlapping keys, timeouts (RESP2 and RESP3), XREADGROUP `>` in the order
+  clients blocked and its PEL, a stream deleted (-UNBLOCKED) or a group
+  destroyed (-NOGROUP) under XREADGROUP, CLIENT UNBLOCK, MULTI, clients
+  that close while they wait (nothing delivered to them, nothing pending).
 
 Standard library only; exit 0 when all agree, 1 otherwise, 77 when
 redis-server is missing."""
@@ -38,7 +45,8 @@ BLOCKED_S = 0.3  # a blocked client answers nothing within this
 
 def scenario_steps():
     """(name, steps); a step: (client, command) sent and its reply read, (client, command, "block") sent,
-    nothing may come within BLOCKED_S, ("read", client) its reply read now, ("sleep", s)"""
+    nothing may come within BLOCKED_S, ("read", client) its reply read now, ("close", client) its
+    connection closed, ("sleep", s)"""
     return [
         ("dollar", [
             (0, "XADD s 1-0 a 1"),
@@ -148,6 +156,122 @@ def scenario_steps():
             (0, "XADD s 6-0 c 3"),
             ("read", 1),
         ]),
+        # keys a b c d live on four shards (threads 4): the waits below span shards
+        ("shards-dollar", [
+            (0, "XADD a 1-0 x 1"),
+            (0, "XADD c 1-0 x 1"),
+            (0, "XREAD STREAMS a b c d 0 0 0 0"),
+            (0, "XREAD COUNT 1 BLOCK 0 STREAMS a b c 0 0 0"),
+            (1, "XREAD BLOCK 0 STREAMS a b c d $ $ $ $", "block"),
+            (0, "XADD other 1-0 x y"),
+            (0, "XADD b 5-0 y 2"),
+            ("read", 1),
+            (1, "XREAD BLOCK 0 STREAMS a b c d $ $ $ $", "block"),
+            (0, "XADD a 2-0 z 3"),
+            ("read", 1),
+            (1, "XREAD COUNT 2 BLOCK 0 STREAMS a b 2-0 5-0", "block"),
+            (0, "XADD b 6-0 w 4"),
+            ("read", 1),
+        ]),
+        ("shards-many", [
+            (1, "XREAD BLOCK 0 STREAMS a b $ $", "block"),
+            (2, "XREAD BLOCK 0 STREAMS b c $ $", "block"),
+            (3, "XREAD BLOCK 0 STREAMS c d $ $", "block"),
+            (0, "XADD b 1-0 f v"),
+            ("read", 1), ("read", 2),
+            (0, "XADD d 1-0 f v"),
+            ("read", 3),
+        ]),
+        ("shards-timeout", [
+            (1, "XREAD BLOCK 100 STREAMS a b c $ $ $", "block"),
+            ("sleep", 0.3),
+            ("read", 1),
+            (2, "HELLO 3"),
+            (2, "XREAD BLOCK 100 STREAMS a d 0 0", "block"),
+            ("sleep", 0.3),
+            ("read", 2),
+            (0, "XADD a 1-0 f v"),
+            (2, "XREAD BLOCK 0 STREAMS a d $ $", "block"),
+            (0, "XADD d 1-0 f v"),
+            ("read", 2),
+            (0, "XGROUP CREATE a g $"),
+            (0, "XGROUP CREATE d g $"),
+            (2, "XREADGROUP GROUP g c BLOCK 100 STREAMS a d > >", "block"),
+            ("sleep", 0.3),
+            ("read", 2),
+        ]),
+        ("shards-group", [
+            (0, "XGROUP CREATE a g $ MKSTREAM"),
+            (0, "XGROUP CREATE b g $ MKSTREAM"),
+            (1, "XREADGROUP GROUP g alice COUNT 1 BLOCK 0 STREAMS a b > >", "block"),
+            (2, "XREADGROUP GROUP g bob COUNT 1 BLOCK 0 STREAMS a b > >", "block"),
+            (3, "XREADGROUP GROUP g carol NOACK BLOCK 0 STREAMS b a > >", "block"),
+            (0, "XADD b 1-0 f 1"),
+            ("read", 1),
+            (0, "XADD a 1-0 f 2"),
+            ("read", 2),
+            (0, "XADD b 2-0 f 3"),
+            ("read", 3),
+            (0, "XPENDING a g"),
+            (0, "XPENDING b g"),
+            (0, "XINFO GROUPS a"),
+            (0, "XINFO GROUPS b"),
+            (0, "XREADGROUP GROUP g alice STREAMS a b 0 0"),
+        ]),
+        ("shards-group-gone", [
+            (0, "XGROUP CREATE a g $ MKSTREAM"),
+            (0, "XGROUP CREATE b g $ MKSTREAM"),
+            (1, "XREADGROUP GROUP g alice BLOCK 0 STREAMS a b > >", "block"),
+            (2, "XREAD BLOCK 0 STREAMS a b $ $", "block"),
+            (0, "DEL b"),
+            ("read", 1),
+            (0, "XGROUP CREATE b g $ MKSTREAM"),
+            (1, "XREADGROUP GROUP g alice BLOCK 0 STREAMS a b > >", "block"),
+            (0, "XGROUP DESTROY a g"),
+            ("read", 1),
+            (0, "XADD b 1-0 f v"),
+            ("read", 2),
+        ]),
+        ("shards-unblock", [
+            (1, "CLIENT ID"),
+            (1, "XREAD BLOCK 0 STREAMS a b c $ $ $", "block"),
+            (0, "CLIENT UNBLOCK {id1}"),
+            ("read", 1),
+            (1, "XREAD BLOCK 0 STREAMS a b $ $", "block"),
+            (0, "CLIENT UNBLOCK {id1} ERROR"),
+            ("read", 1),
+            (0, "CLIENT UNBLOCK {id1}"),
+            (0, "XADD a 1-0 f v"),
+            (1, "PING"),
+        ]),
+        ("shards-multi", [
+            (0, "MULTI"), (0, "XREAD BLOCK 0 STREAMS a b $ $"), (0, "XREAD BLOCK 0 STREAMS a b 0 0"),
+            (0, "XREADGROUP GROUP g c BLOCK 0 STREAMS a b > >"), (0, "EXEC"),
+            (0, "XADD b 1-0 f v"),
+            (0, "MULTI"), (0, "XREAD BLOCK 0 STREAMS a b 0 0"), (0, "EXEC"),
+            (1, "XREAD BLOCK 0 STREAMS a b c $ $ $", "block"),
+            (0, "MULTI"), (0, "XADD c 1-0 f v"), (0, "DEL d"), (0, "EXEC"),
+            ("read", 1),
+        ]),
+        ("shards-gone", [
+            (0, "XGROUP CREATE a g $ MKSTREAM"),
+            (0, "XGROUP CREATE b g $ MKSTREAM"),
+            (1, "XREAD BLOCK 0 STREAMS a b c $ $ $", "block"),
+            (2, "XREADGROUP GROUP g c BLOCK 0 STREAMS a b > >", "block"),
+            (3, "XREAD BLOCK 100 STREAMS c d $ $", "block"),
+            ("close", 1), ("close", 2), ("close", 3),
+            ("sleep", 0.3),
+            (0, "XADD a 1-0 f v"),
+            (0, "XADD b 1-0 f v"),
+            (0, "XADD c 1-0 f v"),
+            (0, "XPENDING a g"),
+            (0, "XPENDING b g"),
+            (0, "XINFO GROUPS b"),
+            (4, "CLIENT LIST TYPE PUBSUB"),
+            (4, "XREAD BLOCK 0 STREAMS a b $ $", "block"),
+            (0, "XADD a 2-0 f v"),
+            ("read", 4),
+        ]),
         ("multi-script", [
             (0, "XADD s 1-0 a 1"),
             (0, "MULTI"), (0, "XREAD BLOCK 0 STREAMS s $"), (0, "XREADGROUP GROUP g c BLOCK 0 STREAMS s >"),
@@ -186,6 +310,8 @@ def run(port, steps):
     for step in steps:
         if step[0] == "sleep":
             time.sleep(step[1])
+        elif step[0] == "close":
+            conns.pop(step[1]).close()
         elif step[0] == "read":
             got.append((step[1], conn(step[1]).read(5.0)))
         else:

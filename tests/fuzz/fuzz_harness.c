@@ -27,10 +27,11 @@
  * start-up only), and logging goes to /dev/null.  The targets keep SHUTDOWN
  * out of what they send.
  *
- * What a stream leaves behind, and what is reset.  After every stream an
- * authenticated harness client sends CLIENT UNPAUSE (a CLIENT PAUSE outlives
- * its client; a pause of ALL, though, holds that too until it ends),
- * FLUSHALL (every database, SWAPDB's effects included), SLOWLOG RESET,
+ * What a stream leaves behind, and what is reset.  After every stream each
+ * shard ends the CLIENT PAUSE the stream may have left (it outlives its
+ * client) without a command, which a pause of ALL would hold as any
+ * client's (engine_unpause, a job on every shard); then an authenticated
+ * harness client sends FLUSHALL (every database, SWAPDB's effects included), SLOWLOG RESET,
  * SCRIPT FLUSH and FUNCTION FLUSH, and, when the stream may have changed the
  * config, a CONFIG SET of every runtime-settable key back to its start-up
  * value (found at start-up by setting each to its own value); each must
@@ -86,6 +87,7 @@ struct job {
     size_t len;
     uint8_t control;        /* fuzz_input.h: how the stream is cut into pieces */
     bool admin;             /* the harness's own: authenticated whatever requirepass says */
+    bool unpause;           /* no client: the shard ends the pause in force (engine_unpause) */
     char *replies;          /* admin jobs: every reply byte (malloc'd, the caller frees) */
     size_t replies_len;
     /* the shard's side */
@@ -308,6 +310,11 @@ static void on_post(evutil_socket_t fd, short what, void *arg)
     posted[r - runners] = NULL;
     pthread_mutex_unlock(&job_lock);
     r->job = j;
+    if (j->unpause) {
+        engine_unpause();
+        job_finish(r);
+        return;
+    }
     fuzz_chunks_init(&j->chunks, j->control);
     j->client = engine_client_open(on_replies, r);
     if (j->admin)
@@ -428,14 +435,18 @@ void fuzz_harness_start(const char *name)
     while (atomic_load(&runners_ready) < FUZZ_SHARDS)
         usleep(1000);
     build_config_reset();
-    reset_always = "CLIENT UNPAUSE\r\nFLUSHALL\r\nSLOWLOG RESET\r\nSCRIPT FLUSH\r\nFUNCTION FLUSH\r\n";
+    reset_always = "FLUSHALL\r\nSLOWLOG RESET\r\nSCRIPT FLUSH\r\nFUNCTION FLUSH\r\n";
 }
 
 void fuzz_harness_run(const char *stream, size_t len, uint8_t control, bool config)
 {
     struct job j = {.bytes = stream, .len = len, .control = control};
     run_job(&j, control & FUZZ_FLAG ? FUZZ_SHARDS - 1 : 0);
+    for (int shard = 0; shard < FUZZ_SHARDS; shard++) { /* before any command: a pause of ALL would hold it */
+        struct job unpause = {.unpause = true};
+        run_job(&unpause, shard);
+    }
     if (config)
         run_reset(reset_config, reset_config_count);
-    run_reset(reset_always, 5);
+    run_reset(reset_always, 4);
 }

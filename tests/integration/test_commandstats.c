@@ -11,11 +11,18 @@
  * key missing its value, WRONGTYPE in a gathered SINTERSTORE, FLUSHALL's
  * syntax error fanned out, RENAME of a missing key across shards), and
  * refusals before running (arity, NOAUTH, and OOM at maxmemory for a
- * split MSET, a gathered SUNIONSTORE, MSETNX across shards and a SET), and
+ * split MSET, a gathered SUNIONSTORE, MSETNX across shards and a SET; inside
+ * MULTI, every command as it is queued -- MULTI and WATCH too, not DISCARD --
+ * and EXEC of a queue holding a deny-oom command, XGROUP CREATE's too), and
  * commands whose handler sends parts of its own: WATCH on keys of several
  * shards, and containers fanned out to every shard (SLOWLOG RESET, PUBSUB
- * NUMSUB), counted as their subcommand only -- no line for the container;
- * so are SCRIPT's and FUNCTION's.
+ * NUMSUB), counted as their subcommand only -- no line for the container,
+ * as the containers with keys whose subcommands run on the keys' owner
+ * (OBJECT MEMORY XINFO XGROUP, here and on other shards) and FUNCTION and
+ * SCRIPT; an unknown subcommand is counted for no command, one of the
+ * wrong arity is its subcommand's rejected call.  DEBUG, while
+ * enable-debug-command refuses it, is a rejected call, and inside MULTI
+ * refused as it is queued.
  * With 4 shards most of these cross shards, where the call is counted
  * once, on the home shard, by its whole reply.  percore's figures come from
  * the aggregator's snapshot: its INFO is polled (3 s at most) until they
@@ -34,14 +41,17 @@
 static const char *const compared[] = {
     "set", "get", "scan", "incr", "mset", "msetnx", "sunionstore", "sinterstore", "sadd",
     "flushall", "rename", "auth", "mget", "dbsize", "config|set", "del", "exists",
-    "watch", "unwatch", "slowlog|reset", "pubsub|numsub", "script|load", "script|exists", "function|list",
+    "watch", "unwatch", "slowlog|reset", "pubsub|numsub", "multi", "exec", "discard", "ping", "xgroup|create",
+    "object|encoding", "object|freq", "object|help", "memory|usage", "xinfo|stream", "xgroup|destroy",
+    "function|list", "script|load", "script|exists", "script|flush", "debug",
 };
 #define NCOMPARED (sizeof compared / sizeof compared[0])
 /* the containers of those subcommands: Redis counts no call of theirs */
-static const char *const uncounted[] = {"slowlog", "pubsub", "script", "function"};
+static const char *const uncounted[] = {"slowlog", "pubsub", "object", "memory", "xinfo", "xgroup", "function",
+                                        "script"};
 /* and the errorstat_<name> lines: each error reply counted once, refused or not (NOAUTH last:
  * Redis 7.0 has no line for it) */
-static const char *const compared_errors[] = {"ERR", "OOM", "WRONGTYPE", "NOAUTH"};
+static const char *const compared_errors[] = {"ERR", "OOM", "WRONGTYPE", "EXECABORT", "NOAUTH"};
 #define NERRORS (sizeof compared_errors / sizeof compared_errors[0])
 
 struct pair {
@@ -69,6 +79,21 @@ static void both(struct pair *p, const char *arg0, ...)
         pc_expect_bytes_n(what, c, cl, r, rl);
     free(r);
     free(c);
+}
+
+/* the same command to both, their replies not compared (MEMORY USAGE: the sizes differ) */
+static void both_any(struct pair *p, const char *arg0, ...)
+{
+    const char *argv[64];
+    int argc = 0;
+    va_list ap;
+    va_start(ap, arg0);
+    for (const char *a = arg0; a && argc < 64; a = va_arg(ap, const char *))
+        argv[argc++] = a;
+    va_end(ap);
+    size_t rl, cl;
+    free(pc_conn_cmd(p->ref, &rl, argc, argv));
+    free(pc_conn_cmd(p->cand, &cl, argc, argv));
 }
 
 /* "calls=..,rejected_calls=..,failed_calls=.." of cmdstat_<name>, "" when there is none */
@@ -168,9 +193,72 @@ static void sequence(struct pair *p, struct pc_conn *ref2, struct pc_conn *cand2
         both(p, "SET", k[i], "v", NULL);
     both(p, "DEL", k[0], k[1], k[2], k[3], NULL); /* not denyoom: runs */
     both(p, "CONFIG", "SET", "maxmemory", "0", NULL);
+    /* refused inside MULTI past maxmemory (every shard holds a key: each is past its share) */
+    struct pair second = {ref2, cand2};
+    both(p, "MSET", k[0], "v", k[4], "v", k[8], "v", k[12], "v", NULL);
+    both(p, "MULTI", NULL);
+    both(p, "SET", k[0], "w", NULL);
+    both(p, "GET", k[0], NULL);
+    both(&second, "CONFIG", "SET", "maxmemory", "1", NULL);
+    both(p, "EXEC", NULL); /* a deny-oom command queued: EXECABORT ... because of: OOM ... */
+    both(p, "GET", k[0], NULL); /* outside MULTI a read runs */
+    both(p, "MULTI", NULL);
+    both(p, "GET", k[0], NULL);
+    both(p, "PING", NULL);
+    both(p, "MULTI", NULL);
+    both(p, "WATCH", k[0], NULL);
+    both(p, "CONFIG", "NOSUCH", NULL); /* the lookup's error first */
+    both(p, "SAVE", NULL);             /* and no-multi's */
+    both(p, "GET", NULL);
+    both(p, "XGROUP", "CREATE", k[4], "g", "$", "MKSTREAM", NULL);
+    both(p, "DISCARD", NULL);
+    both(p, "MULTI", NULL);
+    both(p, "GET", k[0], NULL);
+    both(&second, "CONFIG", "SET", "maxmemory", "0", NULL);
+    both(p, "EXEC", NULL); /* EXECABORT: previous errors */
+    both(p, "MULTI", NULL);
+    both(p, "GET", k[0], NULL);
+    both(&second, "CONFIG", "SET", "maxmemory", "1", NULL);
+    both(p, "EXEC", NULL); /* reads only: it runs */
+    both(&second, "CONFIG", "SET", "maxmemory", "0", NULL);
+    both(p, "MULTI", NULL);
+    both(p, "XGROUP", "CREATE", k[4], "g", "$", "MKSTREAM", NULL);
+    both(&second, "CONFIG", "SET", "maxmemory", "1", NULL);
+    both(p, "EXEC", NULL); /* XGROUP CREATE is deny-oom */
+    both(p, "MULTI", NULL);
+    both(p, "RESET", NULL);
+    both(&second, "CONFIG", "SET", "maxmemory", "0", NULL);
+    both(p, "EXISTS", k[4], NULL);
+    /* containers with one handler for their subcommands, here and on other shards */
+    for (int i = 0; i < 16; i += 4) {
+        both(p, "OBJECT", "ENCODING", k[i], NULL);
+        both_any(p, "MEMORY", "USAGE", k[i], NULL);
+        both(p, "XINFO", "STREAM", k[i], NULL);
+    }
+    both(p, "OBJECT", "FREQ", k[8], NULL);
+    both(p, "OBJECT", "ENCODING", NULL);
+    both(p, "OBJECT", "ENCODING", k[0], k[4], NULL);
+    both(p, "OBJECT", "NOSUCH", NULL);
+    both(p, "OBJECT", "HELP", NULL);
+    both(p, "MEMORY", "NOSUCH", k[0], NULL);
+    both(p, "XGROUP", "DESTROY", k[12], "g", NULL);
+    both(p, "XINFO", "NOSUCH", NULL);
+    both(p, "FUNCTION", "LIST", NULL);
+    both(p, "FUNCTION", "NOSUCH", NULL);
+    both(p, "SCRIPT", "EXISTS", "abc", NULL);
+    both(p, "SCRIPT", "FLUSH", NULL);
+    both(p, "MULTI", NULL);
+    both(p, "OBJECT", "ENCODING", k[4], NULL);
+    both(p, "SCRIPT", "EXISTS", "abc", NULL);
+    both(p, "EXEC", NULL);
+    /* DEBUG while enable-debug-command says no: refused before it runs (or is queued: EXEC aborts) */
+    both(p, "DEBUG", "SLEEP", "0", NULL);
+    both(p, "MULTI", NULL);
+    both(p, "DEBUG", "SLEEP", "0", NULL);
+    both(p, "PING", NULL);
+    both(p, "EXEC", NULL);
     /* refused: NOAUTH, on a second connection while a password is set */
     both(p, "CONFIG", "SET", "requirepass", "pw", NULL);
-    struct pair second = {ref2, cand2};
     both(&second, "GET", k[0], NULL);
     both(&second, "AUTH", "pw", NULL);
     both(&second, "CONFIG", "SET", "requirepass", "", NULL);
