@@ -269,15 +269,19 @@ void primary_feed(const char *p, size_t n)
         wake_sender();
 }
 
-/* under lock: replicas waiting for a sync join the one whose cut came, if its file is not written yet */
+/* under lock: replicas waiting for a sync join the last one whose cut came, while the stream still holds
+ * what followed its cut and its file is to come or was written (it may be written before the writer
+ * reaches the cut): its RDB and the stream from its cut are the dataset now */
 static void assign_waiting(void)
 {
     bool unserved = false;
+    bool joinable = cut_gen_locked != 0 && cut_off >= stream.base &&
+                    (rdb_gen < cut_gen_locked || (rdb_gen == cut_gen_locked && rdb_ok));
     for (int i = 0; i < npeers; i++) {
         struct peer *p = peers[i];
         if (p->state != PEER_WAIT_SYNC || p->dead)
             continue;
-        if (cut_gen_locked == 0 || rdb_gen >= cut_gen_locked) {
+        if (!joinable) {
             unserved = true;
             continue;
         }

@@ -184,6 +184,11 @@ def main():
         sloth.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
         sloth.sendall(b"*3\r\n$5\r\nPSYNC\r\n$1\r\n?\r\n$2\r\n-1\r\n")
         m.config_set("client-output-buffer-limit", "replica 2mb 1mb 60")
+        # its sync's cut taken (its RDB sent or being sent): what follows is owed to it in the stream
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not any(r["port"] == 0 and r["state"] != "wait_bgsave"
+                                                      for r in replica_rows(m)):
+            time.sleep(0.05)
         blob = "x" * 50000
         for i in range(400):  # 20 MB of stream the sloth never reads
             m.set("blob:%d" % (i % 10), blob)
