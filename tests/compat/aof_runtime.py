@@ -160,12 +160,15 @@ def incr_path(d):
     return os.path.join(d, AOFDIR, incr[-1]) if incr else None
 
 
-def holds(path, tail):
+def holds(path, needles):
+    """the file holds every one of needles (the records of several shards reach it in any order: a write on
+    one shard may follow a later one of another's in the file, as they touch different keys)"""
     try:
         with open(path, "rb") as f:
-            return f.read().endswith(tail)
+            text = f.read()
     except (OSError, TypeError):
         return False
+    return all(n in text for n in needles)
 
 
 # ---------------------------------------------------------------- scenarios
@@ -254,7 +257,8 @@ def misconf_run(o, work, label, room):
                 r.set("fill:%d" % i, "x" * 10000)
             r.set("last", "written")
             path = incr_path(d)
-            check(poll(lambda: holds(path, b"$7\r\nwritten\r\n")), "%s: the writes reached %s" % (who, path))
+            records = [b"$7\r\nwritten\r\n"] + [b"\r\nfill:%d\r\n" % i for i in range(20)]
+            check(poll(lambda: holds(path, records)), "%s: the writes reached %s" % (who, path))
             size = os.path.getsize(path)
             prlimit(p.pid, size + room)
             out.append(("SET big (%d bytes, room %d)" % (1 << 16, room), reply(r, "SET", "big", "y" * (1 << 16))))
