@@ -26,7 +26,8 @@
  * offset the buffer still holds, past the first cut since this server
  * became a master, continues (+CONTINUE) instead.
  *
- * The sender thread owns the replicas' sockets (never a shard: a shard's
+ * The sender thread, started when the first replica asks, owns the
+ * replicas' sockets (never a shard: a shard's
  * loop does not wait on a replica): it writes what each is owed
  * (keepalive newlines while a sync is prepared, the RDB by sendfile, the
  * stream), reads their REPLCONF ACKs, drops the silent ones past
@@ -162,7 +163,7 @@ static int nshards;
 
 static int wake_fd = -1;
 static pthread_t sender;
-static bool sender_running;
+static bool sender_running;       /* under lock: started by the first replica */
 static atomic_bool sender_stop;
 
 /* ---------------------------------------------------------------- helpers */
@@ -645,6 +646,19 @@ static void adopt(int fd, const char *ip, int port, bool psync, const char *id, 
             break;
         }
     }
+    if (!sender_running) { /* the first replica starts the sender (the thread waits for this lock) */
+        atomic_store(&sender_stop, false);
+        if (pthread_create(&sender, NULL, sender_main, NULL) != 0) {
+            pthread_mutex_unlock(&lock);
+            log_warn("Cannot start the replication sender thread: replica %s refused", name);
+            if (p->slot >= 0)
+                atomic_store(&acks[p->slot].ack, -1);
+            close(fd);
+            mem_release(p);
+            return;
+        }
+        sender_running = true;
+    }
     log_notice("Replica %s asks for synchronization", name);
     long long master = stream.base + (long long)stream.len;
     bool ours = psync && idlen == 40 && memcmp(id, replid, 40) == 0;
@@ -1011,23 +1025,20 @@ int primary_setup(int shards)
     sync_full = sync_partial_ok = sync_partial_err = 0;
     primary_promote(0);
     atomic_store(&demoted, replica_now());
-    wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    atomic_store(&sender_stop, false);
-    if (pthread_create(&sender, NULL, sender_main, NULL) != 0) {
-        log_warn("Cannot start the replication sender thread");
-        return -1;
-    }
-    sender_running = true;
-    return 0;
+    wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK); /* the sender starts with the first replica (adopt) */
+    return wake_fd >= 0 ? 0 : -1;
 }
 
 void primary_teardown(void)
 {
-    if (sender_running) {
+    pthread_mutex_lock(&lock);
+    bool running = sender_running;
+    sender_running = false;
+    pthread_mutex_unlock(&lock);
+    if (running) {
         atomic_store(&sender_stop, true);
         wake_sender();
         pthread_join(sender, NULL);
-        sender_running = false;
     }
     for (int i = 0; i < npeers; i++)
         peer_free(peers[i]);
