@@ -943,7 +943,6 @@ void primary_promote(long long offset)
 
 size_t primary_info(char *buf, size_t cap)
 {
-    const struct config *cfg = config_current();
     int64_t now = util_ms_time();
     size_t n = 0;
 #define OUT(...) (n += (size_t)snprintf(buf + (n < cap ? n : cap), n < cap ? cap - n : 0, __VA_ARGS__))
@@ -961,7 +960,6 @@ size_t primary_info(char *buf, size_t cap)
             peer_state_names[p->state], p->ack < 0 ? 0 : p->ack, (long long)(now - p->ack_ms) / 1000);
     }
     pthread_mutex_unlock(&lock);
-    (void)cfg;
 #undef OUT
     return n < cap ? n : cap;
 }
